@@ -1,0 +1,246 @@
+/**
+ * Every interface between the parts of agent-fix. Implementations live in sandbox/, worker/ and src/;
+ * this file holds types only, so any part may import it without pulling code along.
+ */
+import type { z } from "zod";
+
+// ---------------------------------------------------------------------------------------------
+// Sandbox: where untrusted code runs. A failed or timed-out command is a result, not an exception.
+// ---------------------------------------------------------------------------------------------
+
+export interface ExecOptions {
+  /** Directory to run in, absolute or relative to `workdir`. Default: the session's current directory. */
+  cwd?: string;
+  /** Kill the command (and every process it started) after this long. Default: the sandbox's default. */
+  timeoutMs?: number;
+  /**
+   * Extra variables for this command only. A command given `env` runs in a subshell, so neither the
+   * variables nor a `cd` persist. Never pass credentials the agent must not see.
+   */
+  env?: Record<string, string>;
+  /** Aborting kills the running command and disposes the sandbox. */
+  signal?: AbortSignal;
+}
+
+export interface ExecResult {
+  /** The command's exit status; 137 when it was killed (timeout or out of memory). */
+  exitCode: number;
+  /** stdout and stderr interleaved in the order written, capped: head and tail kept, a line says what was cut. */
+  output: string;
+  timedOut: boolean;
+  /** The output was cut to fit the cap. */
+  truncated: boolean;
+  /** The kernel's out-of-memory killer ended a process of this command. */
+  oomKilled: boolean;
+  durationMs: number;
+  /** The shell had died (e.g. `exit`) or was killed and has been restarted: cwd and variables are reset. */
+  sessionRestarted: boolean;
+}
+
+export interface SandboxLimits {
+  memoryBytes: number;
+  /** CPU cores, fractional allowed. */
+  cpus: number;
+  /** Maximum number of processes (fork bomb containment). */
+  pids: number;
+}
+
+export interface SandboxCreateOptions {
+  /** Host directory copied into the sandbox as the repository (becomes `workdir`). */
+  sourceDir: string;
+  /** Job id, recorded as a label so orphans can be traced and reaped. */
+  jobId: string;
+  /** Network access while the sandbox starts; default false. Setup may need it, the agent never has it. */
+  network?: boolean;
+  limits?: Partial<SandboxLimits>;
+  /** The only environment variables the sandbox sees (an allow-list; never the worker's own environment). */
+  env?: Record<string, string>;
+  /** Default per-command timeout. */
+  defaultTimeoutMs?: number;
+}
+
+export interface Sandbox {
+  readonly id: string;
+  readonly driver: "docker" | "local";
+  /** Absolute path of the repository root inside the sandbox (`/workspace` in Docker). */
+  readonly workdir: string;
+  /** Image tag (Docker) or a description of the host (local): recorded in trajectories. */
+  readonly image: string;
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /**
+   * Byte-exact read of a file under `workdir` (relative or absolute path). Throws SandboxError with code
+   * `path_outside_workspace`, `not_found`, `is_directory` or `file_too_large`.
+   */
+  readFile(path: string, options?: { maxBytes?: number }): Promise<Buffer>;
+  /** Byte-exact write, creating parent directories; same path rules and errors as readFile. */
+  writeFile(path: string, data: Buffer | string): Promise<void>;
+  /** Connect or cut the network (Docker). The local driver cannot isolate and says so. */
+  setNetwork(enabled: boolean): Promise<void>;
+  /** Remove the container and its volume (or the temp dir). Idempotent. */
+  dispose(): Promise<void>;
+}
+
+export interface SandboxProvider {
+  readonly driver: "docker" | "local";
+  create(options: SandboxCreateOptions): Promise<Sandbox>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model: one chat completion. Messages follow OpenAI's chat format so any compatible API fits.
+// ---------------------------------------------------------------------------------------------
+
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
+  | { role: "tool"; content: string; tool_call_id: string };
+
+export type AssistantMessage = Extract<ChatMessage, { role: "assistant" }>;
+
+/** A tool as offered to a function-calling model (OpenAI `tools[].function`). */
+export interface FunctionSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ModelUsage {
+  promptTokens: number;
+  cachedPromptTokens: number;
+  completionTokens: number;
+}
+
+export interface ModelResponse {
+  message: AssistantMessage;
+  usage: ModelUsage;
+  costUsd: number;
+}
+
+export interface Model {
+  /** e.g. `openai:gpt-4.1` or `replay:FILE`; recorded in trajectories. */
+  readonly name: string;
+  query(messages: ChatMessage[], tools: FunctionSpec[], signal?: AbortSignal): Promise<ModelResponse>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools and the Agent-Computer Interface (worker/aci/).
+// ---------------------------------------------------------------------------------------------
+
+/** What the viewer and shell remember between steps. */
+export interface AciState {
+  /** Open file, relative to the repository root; null when none. */
+  openFile: string | null;
+  /** First line of the viewer window (1-based). */
+  windowStart: number;
+  /** The shell's current directory (absolute, inside the sandbox). */
+  workingDir: string;
+}
+
+export interface ToolContext {
+  sandbox: Sandbox;
+  state: AciState;
+  signal?: AbortSignal;
+}
+
+export interface ToolResult {
+  observation: string;
+  /** The arguments were missing, malformed or the tool unknown: the loop counts a format error. */
+  formatError?: boolean;
+  /** Set by `submit`: the episode ends with this patch ("" = no changes). */
+  submission?: string;
+}
+
+/**
+ * One definition per tool: the zod object (its key order is the positional order in text mode)
+ * yields both the OpenAI function schema and the text-mode documentation.
+ */
+export interface Tool<Args extends Record<string, unknown> = Record<string, unknown>> {
+  name: string;
+  /** One paragraph shown to the model. */
+  doc: string;
+  parameters: z.ZodObject<z.ZodRawShape>;
+  /** Text mode: the argument that takes the lines after the command line, up to `end_of_edit`. */
+  multilineArg?: keyof Args & string;
+  run(args: Args, context: ToolContext): Promise<ToolResult>;
+}
+
+/** The ACI as the agent loop sees it: a bundle of tools over one sandbox. */
+export interface Environment {
+  readonly bundle: string;
+  readonly version: string;
+  readonly tools: readonly Tool[];
+  functionSpecs(): FunctionSpec[];
+  /** Documentation of every tool for the system prompt (text-mode and function-calling alike). */
+  docs(): string;
+  /** Validates the arguments and runs the tool; never throws for bad input from the model. */
+  execute(name: string, args: unknown, signal?: AbortSignal): Promise<ToolResult>;
+  state(): AciState;
+  /** The current diff against the starting commit, as `submit` would produce it. */
+  diff(): Promise<string>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trajectory: field names follow SWE-agent's `.traj` so their tools can read ours.
+// ---------------------------------------------------------------------------------------------
+
+export type ExitStatus =
+  | "submitted"
+  | "exit_format"
+  | "exit_step_limit"
+  | "exit_cost"
+  | "exit_time"
+  | "exit_context"
+  | "exit_api"
+  | "exit_replay_exhausted"
+  | "exit_cancelled"
+  | "exit_error"
+  | `submitted (${string})`;
+
+export interface TrajectoryStep {
+  thought: string;
+  action: string;
+  observation: string;
+  response: string;
+  execution_time: number;
+  state: { open_file: string | null; working_dir: string };
+  tool: string;
+  args: unknown;
+  tokens: { sent: number; received: number };
+}
+
+export interface GateRecord {
+  attempt: number;
+  passed: boolean;
+  output: string;
+  durationMs: number;
+}
+
+export interface TrajectoryInfo {
+  exit_status: ExitStatus | null;
+  submission: string | null;
+  model_stats: { tokens_sent: number; tokens_received: number; api_calls: number; instance_cost: number };
+  gate: GateRecord[];
+  model: string;
+  config_hash: string;
+  tool_bundle: string;
+  aci_version: string;
+  sandbox_image: string;
+  started_at: string;
+  finished_at: string | null;
+  [extra: string]: unknown;
+}
+
+export interface Trajectory {
+  trajectory: TrajectoryStep[];
+  history: ChatMessage[];
+  info: TrajectoryInfo;
+}
+
+/** Runs the repository's tests on a submitted patch (the pipeline's gate). */
+export type Gate = (patch: string, signal?: AbortSignal) => Promise<{ passed: boolean; output: string }>;
