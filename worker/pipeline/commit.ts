@@ -1,0 +1,92 @@
+import { AgentFixError } from "../../src/errors.js";
+import { forbiddenChanges } from "./forbidden-paths.js";
+import { git } from "./git.js";
+
+export interface CommitIdentity {
+  name: string;
+  email: string;
+}
+
+export interface CommitPatchOptions {
+  /** The host checkout (never the sandbox's copy). */
+  dir: string;
+  /** The agent's submission, a `git diff` of the workspace. */
+  patch: string;
+  identity: CommitIdentity;
+  issueNumber: number;
+  issueTitle: string;
+  /** Globs from the repository config; a change under any of them stops the run before a push. */
+  forbiddenPaths: readonly string[];
+}
+
+/** The branch an issue's fix lives on: the same one on every retrigger. */
+export function fixBranch(issueNumber: number): string {
+  return `agent-fix/issue-${issueNumber}`;
+}
+
+/** Applies the submitted patch on the host checkout and commits it as the app, after the path check. */
+export async function commitPatch(
+  options: CommitPatchOptions,
+): Promise<{ sha: string; changedPaths: string[] }> {
+  if (options.patch.trim() === "") {
+    throw new AgentFixError("The agent submitted no change", { code: "empty_patch", fault: "model" });
+  }
+  const patch = options.patch.endsWith("\n") ? options.patch : `${options.patch}\n`;
+  await git(["apply", "--index", "--binary", "--whitespace=nowarn", "-"], {
+    cwd: options.dir,
+    input: patch,
+  }).catch((error: unknown) => {
+    throw new AgentFixError(`The submitted patch does not apply to the default branch: ${String(error)}`, {
+      code: "patch_does_not_apply",
+      fault: "model",
+      cause: error,
+    });
+  });
+  // --no-renames lists both sides of a rename, so moving a file out of a forbidden path is caught too.
+  const changed = (await git(["diff", "--cached", "--name-only", "--no-renames", "-z"], { cwd: options.dir }))
+    .split("\0")
+    .filter(Boolean);
+  const forbidden = forbiddenChanges(changed, options.forbiddenPaths);
+  if (forbidden.length > 0) {
+    throw new AgentFixError(`The change touches paths the agent may not change: ${forbidden.join(", ")}`, {
+      code: "forbidden_path",
+      fault: "model",
+      hint: "Nothing was pushed. Adjust `forbidden_paths` in .github/agent-fix.yml if this change is wanted.",
+    });
+  }
+  const { name, email } = options.identity;
+  const message = `${options.issueTitle}\n\nFixes #${options.issueNumber}\n`;
+  await git(
+    [
+      "-c",
+      `user.name=${name}`,
+      "-c",
+      `user.email=${email}`,
+      "commit",
+      "--quiet",
+      "--no-verify",
+      `--author=${name} <${email}>`,
+      "-F",
+      "-",
+    ],
+    { cwd: options.dir, input: message },
+  );
+  const sha = (await git(["rev-parse", "HEAD"], { cwd: options.dir })).trim();
+  return { sha, changedPaths: changed };
+}
+
+/** Pushes HEAD to the issue's branch. Only that branch is ever force-pushed (the `+` of one refspec). */
+export async function pushFixBranch(options: {
+  dir: string;
+  issueNumber: number;
+  token: string;
+  signal?: AbortSignal;
+}): Promise<string> {
+  const branch = fixBranch(options.issueNumber);
+  await git(["push", "--quiet", "origin", `+HEAD:refs/heads/${branch}`], {
+    cwd: options.dir,
+    token: options.token,
+    signal: options.signal,
+  });
+  return branch;
+}
