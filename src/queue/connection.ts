@@ -1,0 +1,22 @@
+/**
+ * Redis connections for the queue. The webhook side fails fast (GitHub waits 10 s for the reply, so
+ * a request must not hang on a Redis outage); BullMQ workers and subscribers retry forever.
+ */
+import { Redis } from "ioredis";
+
+export type RedisRole = "producer" | "worker" | "subscriber";
+
+export async function connectRedis(url: string, role: RedisRole): Promise<Redis> {
+  const failFast = role === "producer";
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: !failFast,
+    maxRetriesPerRequest: failFast ? 1 : null,
+    connectTimeout: 5_000,
+    connectionName: `agent-fix-${role}`,
+  });
+  // ioredis emits "error" on every failed reconnect; without a listener Node would crash the process.
+  redis.on("error", () => {});
+  await redis.connect();
+  return redis;
+}

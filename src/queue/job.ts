@@ -1,0 +1,49 @@
+/**
+ * The payload of a fix job as it sits in Redis: ids only, never a token. The worker mints its own
+ * installation token from `installationId` when it runs the job.
+ */
+import { z } from "zod";
+
+export const FIX_JOB_NAME = "fix";
+
+export const jobTriggerSchema = z.enum(["label", "comment", "review"]);
+export type JobTrigger = z.infer<typeof jobTriggerSchema>;
+
+export const fixJobDataSchema = z
+  .object({
+    installationId: z.number().int().positive(),
+    owner: z.string().min(1),
+    repo: z.string().min(1),
+    repoId: z.number().int().positive(),
+    /** The issue to fix; for a review job, the issue the pull request fixes (or the PR itself). */
+    issueNumber: z.number().int().positive(),
+    /** Login of the person who labelled, commented or reviewed. */
+    requestedBy: z.string().min(1),
+    trigger: jobTriggerSchema,
+    /** X-GitHub-Delivery of the webhook that started the run (for tracing). */
+    deliveryId: z.string().min(1),
+    /** The status comment on the issue, edited in place as the run moves on. */
+    statusCommentId: z.number().int().positive().optional(),
+    /** Review jobs: the app's pull request whose review asked for changes. */
+    pullNumber: z.number().int().positive().optional(),
+  })
+  .strict();
+export type FixJobData = z.infer<typeof fixJobDataSchema>;
+
+/** Parses job data read back from Redis; a mismatch names the field. */
+export function parseFixJobData(data: unknown): FixJobData {
+  const result = fixJobDataSchema.safeParse(data);
+  if (!result.success) {
+    const issues = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new Error(`Invalid fix job data: ${issues}`);
+  }
+  return result.data;
+}
+
+/**
+ * One id per issue (and kind), so a run queued or running for an issue is never added twice.
+ * BullMQ refuses most custom ids that contain ":", hence the dashes.
+ */
+export function fixJobId(repoId: number, issueNumber: number, kind: "fix" | "review" = "fix"): string {
+  return `${kind}-${repoId}-${issueNumber}`;
+}

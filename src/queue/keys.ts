@@ -1,0 +1,17 @@
+/** Redis key and channel names of one fix queue, beside BullMQ's own keys under the same prefix. */
+export interface QueueNames {
+  readonly prefix: string;
+  readonly name: string;
+}
+
+export function cancelFlagKey(names: QueueNames, jobId: string): string {
+  return `${names.prefix}:${names.name}:cancel:${jobId}`;
+}
+
+export function claimKey(names: QueueNames, jobId: string): string {
+  return `${names.prefix}:${names.name}:claim:${jobId}`;
+}
+
+export function cancelChannel(names: QueueNames): string {
+  return `${names.prefix}:${names.name}:cancel`;
+}
