@@ -1,5 +1,5 @@
 import type { Gate, Sandbox } from "../../src/contracts.js";
-import { type TestCommand, type TestRun, runTests } from "./baseline.js";
+import { runTests, type TestCommand, type TestRun } from "./baseline.js";
 import { globToRegExp } from "./forbidden-paths.js";
 
 /** Where tests live when the repository config names no patterns: the usual layouts of common ecosystems. */
