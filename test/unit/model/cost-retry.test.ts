@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { retrySchema } from "../../../src/config/model.js";
+import { costOf, lookupPrice } from "../../../worker/model/cost.js";
+import { backoffDelay, parseRetryAfter } from "../../../worker/model/retry.js";
+
+const prices = {
+  asOf: "2025-08-15",
+  models: { "gpt-4.1": { input: 2, output: 8 }, "gpt-4.1-mini": { input: 0.4, output: 1.6 } },
+};
+
+describe("price table", () => {
+  it("matches exact names, then the longest dated prefix, and says when a model is unknown", () => {
+    expect(lookupPrice(prices, "gpt-4.1-mini").price?.input).toBe(0.4);
+    expect(lookupPrice(prices, "gpt-4.1-mini-2025-04-14").price?.input).toBe(0.4);
+    expect(lookupPrice(prices, "gpt-4.1-2025-04-14").note).toBe("prices of gpt-4.1 as of 2025-08-15");
+    const unknown = lookupPrice(prices, "llama3");
+    expect(unknown.price).toBeNull();
+    expect(unknown.note).toContain("not in the price table");
+    expect(costOf({ promptTokens: 10, cachedPromptTokens: 0, completionTokens: 10 }, unknown.price)).toBe(0);
+  });
+
+  it("charges cached input at the input rate when no cached rate is given", () => {
+    const usage = { promptTokens: 1_000_000, cachedPromptTokens: 500_000, completionTokens: 0 };
+    expect(costOf(usage, { input: 2, output: 8 })).toBe(2);
+    expect(costOf(usage, { input: 2, cachedInput: 0.5, output: 8 })).toBe(1.25);
+  });
+});
+
+describe("backoff", () => {
+  const config = retrySchema.parse({ initialDelayMs: 100, maxDelayMs: 1000, multiplier: 3, jitter: 0.5 });
+  it("grows by the multiplier, is capped, and jitters within ±jitter", () => {
+    expect([1, 2, 3, 4].map((n) => backoffDelay(config, n, () => 0.5))).toEqual([100, 300, 900, 1000]);
+    expect(backoffDelay(config, 1, () => 0)).toBe(50);
+    expect(backoffDelay(config, 1, () => 1)).toBe(150);
+  });
+
+  it("reads Retry-After as seconds, as an HTTP date, and retry-after-ms", () => {
+    const headers = (entries: Record<string, string>) => new Headers(entries);
+    expect(parseRetryAfter(headers({ "retry-after": "3" }))).toBe(3000);
+    expect(parseRetryAfter(headers({ "retry-after-ms": "250", "retry-after": "3" }))).toBe(250);
+    const now = Date.parse("2026-01-01T00:00:00Z");
+    expect(parseRetryAfter(headers({ "retry-after": "Thu, 01 Jan 2026 00:00:10 GMT" }), now)).toBe(10_000);
+    expect(parseRetryAfter(headers({ "retry-after": "soon" }))).toBeUndefined();
+    expect(parseRetryAfter(headers({}))).toBeUndefined();
+  });
+});
