@@ -1,0 +1,42 @@
+import type { Probot, ProbotOctokit } from "probot";
+import { GitHubError } from "../../src/errors.js";
+
+/** Installation credentials, minted on the host from the app's private key; none of it enters a sandbox. */
+export interface InstallationAuth {
+  /** An API client authenticated as the installation (tokens renewed by Probot's auth strategy). */
+  octokit(installationId: number): Promise<ProbotOctokit>;
+  /** A freshly minted installation token, for git over HTTP (clone, push). */
+  token(installationId: number): Promise<string>;
+}
+
+/** Step 1 over Probot's app authentication (GHE_HOST / GHE_PROTOCOL decide where it points). */
+export function probotInstallationAuth(probot: Pick<Probot, "auth">): InstallationAuth {
+  return {
+    octokit: (installationId) =>
+      probot.auth(installationId).catch((error: unknown) => rethrow(error, installationId)),
+    async token(installationId) {
+      const app = await probot.auth();
+      // refresh: git needs a token with its full lifetime left, not a cached one about to lapse.
+      const auth = (await app
+        .auth({ type: "installation", installationId, refresh: true })
+        .catch((error: unknown) => rethrow(error, installationId))) as { token?: string };
+      if (!auth.token) {
+        throw new GitHubError(`No installation token for installation ${installationId}`, {
+          code: "installation_token_missing",
+          retryable: false,
+        });
+      }
+      return auth.token;
+    },
+  };
+}
+
+function rethrow(error: unknown, installationId: number): never {
+  const status = (error as { status?: number }).status ?? 0;
+  throw new GitHubError(`Could not authenticate as installation ${installationId}: ${String(error)}`, {
+    code: status === 404 ? "installation_not_found" : "installation_auth_failed",
+    retryable: status === 0 || status >= 500 || status === 429,
+    hint: status === 404 ? "The app was uninstalled from this repository or account." : undefined,
+    cause: error,
+  });
+}

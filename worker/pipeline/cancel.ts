@@ -1,0 +1,34 @@
+import { AgentFixError } from "../../src/errors.js";
+
+/** Why a run's AbortSignal fired: a person (or the issue closing) cancelled it, or the worker is stopping. */
+export interface AbortReason {
+  kind: "cancelled" | "shutdown";
+  by: string;
+  reason: string;
+}
+
+/** BullMQ's cancelJob takes a string reason; it becomes the signal's `reason`. */
+export function encodeAbortReason(reason: AbortReason): string {
+  return JSON.stringify(reason);
+}
+
+export function decodeAbortReason(value: unknown): AbortReason {
+  if (typeof value === "string") {
+    try {
+      const parsed = JSON.parse(value) as Partial<AbortReason>;
+      if (parsed.kind === "cancelled" || parsed.kind === "shutdown") {
+        return { kind: parsed.kind, by: String(parsed.by ?? "someone"), reason: String(parsed.reason ?? "") };
+      }
+    } catch {
+      // not ours: fall through
+    }
+  }
+  return { kind: "cancelled", by: "someone", reason: String(value ?? "cancelled") };
+}
+
+/** The error a run ends with once its signal fired: not retried. */
+export class RunCancelledError extends AgentFixError {
+  constructor(readonly abort: AbortReason) {
+    super(`Run cancelled by ${abort.by}`, { code: "run_cancelled", fault: "user", retryable: false });
+  }
+}
