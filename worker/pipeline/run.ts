@@ -63,7 +63,8 @@ export interface RunInput {
   setupSecrets: Record<string, string>;
   identity: CommitIdentity;
   sandboxes: SandboxProvider;
-  runAgent: AgentRunner;
+  /** The agent loop for this repository's config (model, limits, tools). */
+  agentFor: (config: PipelineRepoConfig) => Promise<AgentRunner>;
   publisher: Publisher;
   status: StatusReporter;
   signal: AbortSignal;
@@ -125,7 +126,8 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
         return { kind: "no_pull_request", reason, trajectory: null };
       }
       await status.progress("agent", `step 0 of at most ${config.maxSteps}`);
-      trajectory = await input.runAgent({
+      const runAgent = await input.agentFor(config);
+      trajectory = await runAgent({
         sandbox,
         problemStatement: problemStatement(input.issue),
         gate: createGate(
