@@ -1,0 +1,95 @@
+/**
+ * Every edit of both bundles goes through here: the file as it would be is checked by the syntax gate
+ * on the host, and only an edit that introduces no new syntax error is written back.
+ */
+import type { Sandbox } from "../../src/contracts.js";
+import { checkEdit } from "./lint/gate.js";
+import type { SyntaxProblem } from "./lint/syntax-errors.js";
+import { replaceLines, serializeTextFile, type TextFile, textOf } from "./text-file.js";
+import { renderWindow } from "./viewer.js";
+
+export type GatedWrite =
+  | { written: true; file: TextFile; checked: boolean }
+  | { written: false; errors: SyntaxProblem[]; proposed: TextFile };
+
+export const rule = "-------------------------------------------------";
+
+/** Replaces lines start..end of `file` with `replacement`, writing only when the gate lets it pass. */
+export async function gatedReplace(options: {
+  sandbox: Sandbox;
+  absolute: string;
+  /** The path the syntax checker is chosen by. */
+  relative: string;
+  file: TextFile;
+  start: number;
+  end: number;
+  replacement: string[];
+  lint: boolean;
+}): Promise<GatedWrite> {
+  const { file, start, end, replacement } = options;
+  const proposed = replaceLines(file, start, end, replacement);
+  let checked = false;
+  if (options.lint) {
+    const verdict = await checkEdit(options.relative, textOf(file), textOf(proposed), {
+      start,
+      end,
+      newLineCount: replacement.length,
+    });
+    if (verdict.checked && verdict.newErrors.length > 0)
+      return { written: false, errors: verdict.newErrors, proposed };
+    checked = verdict.checked;
+  }
+  await options.sandbox.writeFile(options.absolute, serializeTextFile(proposed));
+  return { written: true, file: proposed, checked };
+}
+
+/** The rejection text of SWE-agent, with the new errors, the edit as it would have looked and the original. */
+export function rejectionMessage(options: {
+  path: string;
+  errors: SyntaxProblem[];
+  original: TextFile;
+  proposed: TextFile;
+  start: number;
+  end: number;
+  newLineCount: number;
+}): string {
+  const { path, start } = options;
+  const context = 5;
+  const proposedWindow = renderWindow(
+    path,
+    options.proposed.lines,
+    Math.max(1, start - context),
+    options.newLineCount + 2 * context,
+  );
+  const originalCount = Math.max(0, options.end - start + 1);
+  const originalWindow = renderWindow(
+    path,
+    options.original.lines,
+    Math.max(1, start - context),
+    originalCount + 2 * context,
+  );
+  return [
+    "Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.",
+    "",
+    "ERRORS:",
+    ...options.errors.map((error) => `- ${error.line}:${error.column}: ${error.message}`),
+    "",
+    "This is how your edit would have looked if applied",
+    rule,
+    proposedWindow,
+    rule,
+    "",
+    "This is the original code before your edit",
+    rule,
+    originalWindow,
+    rule,
+    "Your changes have NOT been applied. Please fix your edit command and try again.",
+    "You either need to 1) Specify the correct start/end line arguments or 2) Correct your edit code.",
+    "DO NOT re-run the same failed edit command. Running it again will lead to the same error.",
+  ].join("\n");
+}
+
+/** Said after an edit of a file whose language has no checker. */
+export function uncheckedNote(path: string): string {
+  return `(No syntax check is available for the language of ${path}; the edit was written without one.)`;
+}

@@ -1,0 +1,42 @@
+/**
+ * Entry point of the Agent-Computer Interface: an Environment of tools over one sandbox.
+ * Creating it records the base commit (making a repository if the workdir has none) and prepares the
+ * persistent shell (pagers off, editors refused, current directory at the repository root).
+ */
+import type { AciConfig } from "../../src/config/aci.js";
+import type { Environment, Sandbox } from "../../src/contracts.js";
+import { SandboxError } from "../../src/errors.js";
+import { bundleTools } from "./bundles.js";
+import { AciEnvironment } from "./environment.js";
+import { recordBaseCommit } from "./git.js";
+import type { AciRuntime } from "./tool.js";
+import { sessionSetup } from "./tools/shell-tools.js";
+
+export { aciVersion } from "./environment.js";
+
+export async function createEnvironment(options: {
+  sandbox: Sandbox;
+  config: AciConfig;
+}): Promise<Environment> {
+  const { sandbox, config } = options;
+  const setup = await sandbox.exec(
+    `${sessionSetup(sandbox.workdir)}; command -v rg >/dev/null && command -v git >/dev/null`,
+    {
+      timeoutMs: config.toolTimeoutMs,
+    },
+  );
+  if (setup.exitCode !== 0) {
+    throw new SandboxError("the sandbox lacks ripgrep (rg) or git, which the ACI needs", {
+      code: "aci_tools_missing",
+      retryable: false,
+      hint: "Install ripgrep and git in the sandbox image (sandbox/image/Dockerfile).",
+    });
+  }
+  const runtime: AciRuntime = {
+    config,
+    root: sandbox.workdir,
+    baseCommit: await recordBaseCommit(sandbox, config.toolTimeoutMs),
+    editHistory: new Map(),
+  };
+  return new AciEnvironment(config.bundle, bundleTools(config.bundle, runtime), sandbox, runtime, config);
+}

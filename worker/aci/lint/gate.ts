@@ -1,0 +1,88 @@
+/**
+ * The syntax gate: an edit is rejected only for errors it introduces. Errors of the file before the
+ * edit are mapped through the edit (lines below it shift, lines inside it are dropped) and every error
+ * of the file after the edit that is not among them is new. As SWE-agent does, errors above the edit
+ * in a file that was already broken are not blamed on the edit (error recovery can move them).
+ */
+import { type Checker, checkerLabel, checkersFor } from "./languages.js";
+import { type SyntaxProblem, syntaxErrors } from "./syntax-errors.js";
+
+export interface EditSpan {
+  /** First replaced line (1-based) in the file before the edit. */
+  start: number;
+  /** Last replaced line (inclusive); start - 1 for a pure insertion. */
+  end: number;
+  /** Number of lines that replace them. */
+  newLineCount: number;
+}
+
+export type GateVerdict =
+  | { checked: false }
+  | { checked: true; language: string; newErrors: SyntaxProblem[] };
+
+const cache = new Map<string, { text: string; problems: SyntaxProblem[] }>();
+const cacheSize = 16;
+
+async function cachedErrors(checker: Checker, text: string): Promise<SyntaxProblem[]> {
+  const label = checkerLabel(checker);
+  const hit = cache.get(label + text.length);
+  if (hit && hit.text === text) return hit.problems;
+  const problems = await syntaxErrors(checker, text);
+  if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
+  cache.set(label + text.length, { text, problems });
+  return problems;
+}
+
+function key(problem: SyntaxProblem, line = problem.line): string {
+  return `${line}:${problem.column}:${problem.kind}`;
+}
+
+export function newProblems(
+  before: SyntaxProblem[],
+  after: SyntaxProblem[],
+  span: EditSpan,
+): SyntaxProblem[] {
+  const shift = span.newLineCount - (span.end - span.start + 1);
+  const known = new Map<string, number>();
+  for (const problem of before) {
+    if (problem.line >= span.start && problem.line <= span.end) continue;
+    const line = problem.line > span.end ? problem.line + shift : problem.line;
+    const mapped = key(problem, line);
+    known.set(mapped, (known.get(mapped) ?? 0) + 1);
+  }
+  const fresh: SyntaxProblem[] = [];
+  for (const problem of after) {
+    const id = key(problem);
+    const count = known.get(id) ?? 0;
+    if (count > 0) {
+      known.set(id, count - 1);
+      continue;
+    }
+    if (before.length > 0 && problem.line < span.start) continue;
+    fresh.push(problem);
+  }
+  return fresh;
+}
+
+/** Checks an edit of `filePath` from `before` to `after` (LF text). */
+export async function checkEdit(
+  filePath: string,
+  before: string,
+  after: string,
+  span: EditSpan,
+): Promise<GateVerdict> {
+  const checkers = checkersFor(filePath);
+  if (checkers.length === 0) return { checked: false };
+  let first: GateVerdict | undefined;
+  for (const checker of checkers) {
+    const [old, now] = await Promise.all([cachedErrors(checker, before), cachedErrors(checker, after)]);
+    const verdict: GateVerdict = {
+      checked: true,
+      language: checkerLabel(checker),
+      newErrors: newProblems(old, now, span),
+    };
+    if (verdict.newErrors.length === 0) return verdict;
+    first ??= verdict;
+  }
+  return first!;
+}

@@ -1,0 +1,95 @@
+/** Finds the syntax errors of a text: tree-sitter ERROR and MISSING nodes, JSON.parse, the yaml parser. */
+import { parseAllDocuments } from "yaml";
+import { parserFor } from "./grammars.js";
+import type { Checker } from "./languages.js";
+
+export interface SyntaxProblem {
+  /** 1-based. */
+  line: number;
+  /** 1-based. */
+  column: number;
+  /** Stable kind used to match an error before and after an edit. */
+  kind: string;
+  message: string;
+}
+
+/** Errors past this many are not listed: one broken file can yield thousands of nodes. */
+const maxProblems = 200;
+
+function snippet(text: string): string {
+  const firstLine = text.split("\n")[0]!.trim();
+  return firstLine.length > 40 ? `${firstLine.slice(0, 40)}...` : firstLine;
+}
+
+interface ErrorNode {
+  type: string;
+  isError: boolean;
+  isMissing: boolean;
+  hasError: boolean;
+  text: string;
+  startPosition: { row: number; column: number };
+  children: (ErrorNode | null)[];
+}
+
+function collectTreeErrors(node: ErrorNode, out: SyntaxProblem[]): void {
+  if (out.length >= maxProblems) return;
+  const at = { line: node.startPosition.row + 1, column: node.startPosition.column + 1 };
+  if (node.isMissing) {
+    out.push({ ...at, kind: `missing ${node.type}`, message: `missing \`${node.type}\`` });
+    return;
+  }
+  if (node.isError) {
+    const near = snippet(node.text);
+    out.push({ ...at, kind: "error", message: near ? `unexpected \`${near}\`` : "syntax error" });
+    return;
+  }
+  if (!node.hasError) return;
+  for (const child of node.children) if (child) collectTreeErrors(child, out);
+}
+
+function positionToLineColumn(text: string, position: number): { line: number; column: number } {
+  const before = text.slice(0, position);
+  const line = before.split("\n").length;
+  return { line, column: position - (before.lastIndexOf("\n") + 1) + 1 };
+}
+
+function jsonErrors(text: string): SyntaxProblem[] {
+  try {
+    JSON.parse(text);
+    return [];
+  } catch (error) {
+    const message = (error as Error).message;
+    const position = /at position (\d+)/.exec(message);
+    const at = position
+      ? positionToLineColumn(text, Number(position[1]))
+      : positionToLineColumn(text, text.trimEnd().length);
+    return [{ ...at, kind: "json", message: message.replace(/ in JSON at position \d+.*$/, "") }];
+  }
+}
+
+function yamlErrors(text: string): SyntaxProblem[] {
+  const problems: SyntaxProblem[] = [];
+  for (const document of parseAllDocuments(text)) {
+    for (const error of document.errors) {
+      const at = error.linePos?.[0] ?? { line: 1, col: 1 };
+      const message = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+      problems.push({ line: at.line, column: at.col, kind: error.code, message });
+    }
+  }
+  return problems;
+}
+
+export async function syntaxErrors(checker: Checker, text: string): Promise<SyntaxProblem[]> {
+  if (checker.kind === "json") return text.trim() === "" ? [] : jsonErrors(text);
+  if (checker.kind === "yaml") return yamlErrors(text);
+  const parser = await parserFor(checker.grammar);
+  const tree = parser.parse(text);
+  if (!tree) throw new Error(`tree-sitter returned no tree for ${checker.grammar}`);
+  try {
+    const problems: SyntaxProblem[] = [];
+    collectTreeErrors(tree.rootNode as unknown as ErrorNode, problems);
+    return problems;
+  } finally {
+    tree.delete();
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * find_file, search_dir, search_file: summarised and capped. Directory searches run ripgrep inside the
+ * sandbox and stop reading after one more result than the cap, so a flood costs no more than the cap.
+ */
+import { z } from "zod";
+import type { ToolContext } from "../../../src/contracts.js";
+import { readFailureMessage, readTextFile } from "../files.js";
+import { displayPath, outsideRepositoryMessage, resolveRepoPath, shellQuote } from "../paths.js";
+import { type AciRuntime, type AciTool, defineTool, noFileOpen, observation, stringArg } from "../tool.js";
+
+const noDirectory = "__ACI_NO_SUCH_DIRECTORY__";
+
+/** Runs `rgArgs` over a directory in the sandbox; null output means the directory does not exist. */
+async function ripgrepLines(runtime: AciRuntime, context: ToolContext, relativeDir: string, rgArgs: string) {
+  // An explicit "." keeps rg from reading stdin; its "./" prefix is removed below.
+  const target = relativeDir === "" ? " -- ." : ` -- ${shellQuote(relativeDir)}`;
+  const check = relativeDir === "" ? "true" : `[ -d ${shellQuote(relativeDir)} ]`;
+  const command = `if ${check}; then rg ${rgArgs}${target} 2>/dev/null | head -n ${runtime.config.searchCap + 1}; else echo ${noDirectory}; fi`;
+  const result = await context.sandbox.exec(command, {
+    cwd: runtime.root,
+    timeoutMs: runtime.config.toolTimeoutMs,
+    ...(context.signal ? { signal: context.signal } : {}),
+  });
+  if (result.timedOut) return { timedOut: true } as const;
+  const lines = result.output
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => (relativeDir === "" && line.startsWith("./") ? line.slice(2) : line));
+  if (lines[0] === noDirectory) return null;
+  return { lines } as const;
+}
+
+function resolveDir(runtime: AciRuntime, context: ToolContext, dir: string | undefined) {
+  if (dir === undefined || dir.trim() === "") return { relative: "" };
+  return resolveRepoPath(runtime.root, context.state.workingDir, dir);
+}
+
+const timedOutMessage = (what: string) =>
+  `The search for ${what} took too long and was stopped. Search a smaller directory or a more specific term.`;
+
+export function searchTools(runtime: AciRuntime): AciTool[] {
+  const cap = runtime.config.searchCap;
+  const findFile = defineTool({
+    name: "find_file",
+    doc: "Finds all files with the given name or glob pattern (e.g. *.py) in dir. If dir is not provided, searches the whole repository. Files ignored by .gitignore and hidden files are skipped.",
+    parameters: z.object({
+      file_name: stringArg("the name of the file, or a glob pattern, to search for"),
+      dir: stringArg("the directory to search in (if not provided, the repository root)").optional(),
+    }),
+    run: async (args, context) => {
+      const dir = resolveDir(runtime, context, args.dir);
+      if (!dir) return observation(outsideRepositoryMessage(args.dir!, runtime.root));
+      const shown = displayPath(dir.relative);
+      const found = await ripgrepLines(
+        runtime,
+        context,
+        dir.relative,
+        `--files --no-messages -g ${shellQuote(args.file_name)}`,
+      );
+      if (found === null) return observation(`Directory ${args.dir} not found`);
+      if ("timedOut" in found) return observation(timedOutMessage(`"${args.file_name}"`));
+      const term = `"${args.file_name}" in ${shown}`;
+      if (found.lines.length === 0) return observation(`No matches found for ${term}`);
+      if (found.lines.length > cap)
+        return observation(`More than ${cap} files matched for ${term}. Please narrow your search.`);
+      const paths = found.lines.sort();
+      return observation(
+        [`Found ${paths.length} matches for ${term}:`, ...paths, `End of matches for ${term}`].join("\n"),
+      );
+    },
+  });
+  const searchDir = defineTool({
+    name: "search_dir",
+    doc: "Searches for search_term (matched literally, not as a regular expression) in all files in dir and lists the files that contain it, with the number of matching lines in each; it does not show the lines themselves (use search_file for that). If dir is not provided, searches the whole repository. Files ignored by .gitignore, hidden and binary files are skipped.",
+    parameters: z.object({
+      search_term: stringArg("the term to search for"),
+      dir: stringArg("the directory to search in (if not provided, the repository root)").optional(),
+    }),
+    run: async (args, context) => {
+      if (args.search_term.includes("\n")) return observation("Error: search_term must be a single line.");
+      const dir = resolveDir(runtime, context, args.dir);
+      if (!dir) return observation(outsideRepositoryMessage(args.dir!, runtime.root));
+      const shown = displayPath(dir.relative);
+      const found = await ripgrepLines(
+        runtime,
+        context,
+        dir.relative,
+        `-c --no-messages -F -e ${shellQuote(args.search_term)}`,
+      );
+      if (found === null) return observation(`Directory ${args.dir} not found`);
+      if ("timedOut" in found) return observation(timedOutMessage(`"${args.search_term}"`));
+      const term = `"${args.search_term}" in ${shown}`;
+      if (found.lines.length === 0) return observation(`No matches found for ${term}`);
+      if (found.lines.length > cap)
+        return observation(`More than ${cap} files matched for ${term}. Please narrow your search.`);
+      const counts = found.lines
+        .map((line) => {
+          const colon = line.lastIndexOf(":");
+          return { path: line.slice(0, colon), count: Number(line.slice(colon + 1)) };
+        })
+        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+      const total = counts.reduce((sum, entry) => sum + entry.count, 0);
+      return observation(
+        [
+          `Found ${total} matches for ${term}:`,
+          ...counts.map((entry) => `${entry.path} (${entry.count} matches)`),
+          `End of matches for ${term}`,
+        ].join("\n"),
+      );
+    },
+  });
+  const searchFile = defineTool({
+    name: "search_file",
+    doc: "Searches for search_term (matched literally) in file and shows each matching line with its line number. If file is not provided, searches the open file.",
+    parameters: z.object({
+      search_term: stringArg("the term to search for"),
+      file: stringArg("the file to search in (if not provided, the open file)").optional(),
+    }),
+    run: async (args, context) => {
+      let relative: string;
+      if (args.file === undefined || args.file.trim() === "") {
+        if (context.state.openFile === null) return observation(noFileOpen);
+        relative = context.state.openFile;
+      } else {
+        const target = resolveRepoPath(runtime.root, context.state.workingDir, args.file);
+        if (!target) return observation(outsideRepositoryMessage(args.file, runtime.root));
+        relative = target.relative;
+      }
+      const read = await readTextFile(
+        context.sandbox,
+        `${runtime.root}/${relative}`,
+        runtime.config.maxFileBytes,
+      );
+      if (!read.ok) {
+        if (read.reason === "not_found" || read.reason === "is_directory") {
+          return observation(
+            `Usage: search_file <search_term> [<file>]\nError: File name ${args.file ?? relative} not found. Please provide a valid file name.`,
+          );
+        }
+        return observation(readFailureMessage(read.reason, relative, runtime.config.maxFileBytes));
+      }
+      const term = `"${args.search_term}" in ${relative}`;
+      const matches: string[] = [];
+      read.file.lines.forEach((line, index) => {
+        if (line.includes(args.search_term)) matches.push(`Line ${index + 1}:${line}`);
+      });
+      if (matches.length === 0) return observation(`No matches found for ${term}`);
+      if (matches.length > cap)
+        return observation(`More than ${cap} lines matched for ${term}. Please narrow your search.`);
+      return observation(
+        [`Found ${matches.length} matches for ${term}:`, ...matches, `End of matches for ${term}`].join("\n"),
+      );
+    },
+  });
+  return [findFile, searchDir, searchFile];
+}

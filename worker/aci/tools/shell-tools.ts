@@ -1,0 +1,88 @@
+/** `bash` runs a command in the sandbox's persistent shell; `submit` ends the episode with the diff. */
+import { z } from "zod";
+import type { ToolContext } from "../../../src/contracts.js";
+import { workingTreeDiff } from "../git.js";
+import { interactiveCommandProblem } from "../interactive.js";
+import { type AciRuntime, type AciTool, defineTool, observation, stringArg } from "../tool.js";
+
+export const noOutput = "Your command ran successfully and did not produce any output.";
+
+/** Variables and directory every session starts with; sent again when the shell had to restart. */
+export function sessionSetup(root: string): string {
+  const refuseEditor = `echo 'agent-fix: no interactive editor is available; pass the text on the command line (e.g. git commit -m MESSAGE).' >&2; false`;
+  return [
+    "export PAGER=cat GIT_PAGER=cat MANPAGER=cat SYSTEMD_PAGER=cat LESS=-FRX TERM=dumb",
+    `export EDITOR=${quote(refuseEditor)} VISUAL=${quote(refuseEditor)} GIT_EDITOR=${quote(refuseEditor)}`,
+    "export GIT_TERMINAL_PROMPT=0 PIP_NO_INPUT=1 DEBIAN_FRONTEND=noninteractive PYTHONUNBUFFERED=1",
+    `cd ${quote(root)}`,
+  ].join("; ");
+}
+
+function quote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Reads the shell's directory after a command (a `cd` persists in the session). */
+async function syncWorkingDir(runtime: AciRuntime, context: ToolContext): Promise<void> {
+  const result = await context.sandbox.exec("pwd", { timeoutMs: runtime.config.toolTimeoutMs });
+  const dir = result.output.trim().split("\n").at(-1);
+  if (result.exitCode === 0 && dir?.startsWith("/")) context.state.workingDir = dir;
+}
+
+export function shellTools(runtime: AciRuntime): AciTool[] {
+  const timeoutSeconds = Math.round(runtime.config.commandTimeoutMs / 1000);
+  const bash = defineTool({
+    name: "bash",
+    doc: `Runs a bash command in the repository's shell; the current directory and exported variables persist between commands. There is no terminal and no input: interactive programs (editors, pagers, REPLs without a script) are refused, pagers are off. A command running longer than ${timeoutSeconds} seconds is killed.`,
+    parameters: z.object({ command: stringArg("the command to run").min(1) }),
+    run: async (args, context) => {
+      const problem = interactiveCommandProblem(args.command);
+      if (problem) return observation(problem);
+      const result = await context.sandbox.exec(args.command, {
+        timeoutMs: runtime.config.commandTimeoutMs,
+        ...(context.signal ? { signal: context.signal } : {}),
+      });
+      const notes: string[] = [];
+      if (result.timedOut) {
+        notes.push(
+          `The command ran longer than ${timeoutSeconds} seconds and was killed. Run long commands in the background (e.g. \`cmd > out.log 2>&1 &\`, then read out.log), or with a smaller scope (fewer tests or files).`,
+        );
+      } else if (result.oomKilled) {
+        notes.push("The command ran out of memory and was killed. Run it with a smaller scope.");
+      }
+      if (result.sessionRestarted) {
+        await context.sandbox.exec(sessionSetup(runtime.root), { timeoutMs: runtime.config.toolTimeoutMs });
+        notes.push("The shell was restarted: the current directory and variables were reset.");
+      }
+      await syncWorkingDir(runtime, context);
+      const output = result.output.replace(/\n+$/, "");
+      if (output === "" && notes.length === 0) {
+        return observation(
+          result.exitCode === 0
+            ? noOutput
+            : `The command failed with exit status ${result.exitCode} and did not produce any output.`,
+        );
+      }
+      return observation([output, ...notes].filter((part) => part !== "").join("\n"));
+    },
+  });
+  const submit = defineTool({
+    name: "submit",
+    doc: "Submits your current changes (the diff of the repository against the commit you started from, new files included) and ends the session.",
+    parameters: z.object({}),
+    run: (_args, context) => runSubmit(runtime, context),
+  });
+  return [bash, submit];
+}
+
+export async function runSubmit(runtime: AciRuntime, context: ToolContext) {
+  const patch = await workingTreeDiff(context.sandbox, runtime.baseCommit, runtime.config.toolTimeoutMs);
+  const files = (patch.match(/^diff --git /gm) ?? []).length;
+  return {
+    observation:
+      patch === ""
+        ? "Submitted: no changes (the repository is the same as the commit you started from)."
+        : `Submitted: ${files} file${files === 1 ? "" : "s"} changed.`,
+    submission: patch,
+  };
+}
