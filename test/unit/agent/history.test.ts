@@ -13,8 +13,9 @@ function conversation(observations: number): HistoryEntry[] {
 
 const whole = (messages: ChatMessage[]) =>
   messages
-    .filter((m) => m.role === "user" && m.content.startsWith("obs"))
-    .map((m) => m.content.split("\n")[0]);
+    .map((m) => (m.role === "user" ? m.content : ""))
+    .filter((content) => content.startsWith("obs"))
+    .map((content) => content.split("\n")[0]);
 
 describe("history processors", () => {
   it("last_n keeps the last 5 observations whole and collapses the rest with their line count", () => {
