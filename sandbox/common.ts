@@ -1,0 +1,126 @@
+/**
+ * What both drivers share: the environment allow-list, defaults, and the `exec` logic over two
+ * persistent shells (the agent's shell, and a control shell for killing, file operations and probes).
+ */
+import path from "node:path";
+import type { ExecOptions, ExecResult, Sandbox, SandboxLimits } from "../src/contracts.js";
+import { SandboxError } from "../src/errors.js";
+import { assertEnvNames, type ShellSession } from "./shell-session.js";
+
+export const DEFAULT_LIMITS: SandboxLimits = { memoryBytes: 2 * 1024 ** 3, cpus: 1, pids: 512 };
+export const DEFAULT_TIMEOUT_MS = 120_000;
+/** Cap of one command's captured output (head + tail). */
+export const DEFAULT_MAX_OUTPUT_CHARS = 100_000;
+/** Cap of readFile / writeFile. */
+export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+/** Fixed variables every sandbox gets; nothing of the worker's own environment. */
+export function safeEnv(home: string, path: string): Record<string, string> {
+  return {
+    PATH: path,
+    HOME: home,
+    USER: "agent",
+    LANG: "C.UTF-8",
+    LC_ALL: "C.UTF-8",
+    TERM: "dumb",
+    PAGER: "cat",
+    GIT_PAGER: "cat",
+    GIT_TERMINAL_PROMPT: "0",
+    NO_COLOR: "1",
+    PYTHONUNBUFFERED: "1",
+    DEBIAN_FRONTEND: "noninteractive",
+  };
+}
+
+/** The allow-list given in the options on top of the fixed variables. */
+export function sandboxEnv(
+  fixed: Record<string, string>,
+  extra: Record<string, string> | undefined,
+): Record<string, string> {
+  assertEnvNames(extra);
+  return { ...fixed, ...(extra ?? {}) };
+}
+
+export function envList(env: Record<string, string>): string[] {
+  return Object.entries(env).map(([k, v]) => `${k}=${v}`);
+}
+
+export function outsideError(requested: string, workdir: string): SandboxError {
+  return new SandboxError(`path is outside the workspace ${workdir}: ${requested}`, {
+    code: "path_outside_workspace",
+    hint: "Use a path inside the repository.",
+  });
+}
+
+export function disposedError(): SandboxError {
+  return new SandboxError("the sandbox has been disposed", { code: "sandbox_disposed" });
+}
+
+export function abortedError(reason: unknown): SandboxError {
+  return new SandboxError("the command was cancelled; the sandbox has been disposed", {
+    code: "aborted",
+    cause: reason,
+  });
+}
+
+export interface SessionSandboxSettings {
+  defaultTimeoutMs: number;
+  maxOutputChars: number;
+  maxFileBytes: number;
+}
+
+/** exec() over a persistent agent shell; drivers add files, network and disposal. */
+export abstract class SessionSandbox implements Sandbox {
+  abstract readonly id: string;
+  abstract readonly driver: "docker" | "local";
+  abstract readonly workdir: string;
+  abstract readonly image: string;
+  protected disposed = false;
+  protected abstract readonly agent: ShellSession;
+
+  constructor(protected readonly settings: SessionSandboxSettings) {}
+
+  abstract readFile(path: string, options?: { maxBytes?: number }): Promise<Buffer>;
+  abstract writeFile(path: string, data: Buffer | string): Promise<void>;
+  abstract setNetwork(enabled: boolean): Promise<void>;
+  abstract dispose(): Promise<void>;
+
+  /** Docker: did the kernel's OOM killer act since the last call? */
+  protected async oomKilledSinceLastCheck(): Promise<boolean> {
+    return false;
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    if (this.disposed) throw disposedError();
+    if (options.signal?.aborted) {
+      await this.dispose();
+      throw abortedError(options.signal.reason);
+    }
+    assertEnvNames(options.env);
+    const timeoutMs = options.timeoutMs ?? this.settings.defaultTimeoutMs;
+    if (!(timeoutMs > 0))
+      throw new SandboxError(`invalid timeout: ${timeoutMs}`, { code: "invalid_argument" });
+    const result = await this.agent.run(command, {
+      timeoutMs,
+      maxOutputChars: this.settings.maxOutputChars,
+      ...(options.cwd !== undefined ? { cwd: path.posix.resolve(this.workdir, options.cwd) } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (result.aborted) {
+      await this.dispose();
+      throw abortedError(options.signal?.reason);
+    }
+    if (this.disposed) throw disposedError();
+    const oomKilled = await this.oomKilledSinceLastCheck();
+    return {
+      exitCode: result.exitCode,
+      output: result.output,
+      timedOut: result.timedOut,
+      truncated: result.truncated,
+      oomKilled,
+      durationMs: Math.round(result.durationMs * 100) / 100,
+      sessionRestarted: result.sessionRestarted,
+    };
+  }
+}
