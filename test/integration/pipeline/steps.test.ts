@@ -1,0 +1,102 @@
+import { execFileSync } from "node:child_process";
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LocalSandboxProvider } from "../../../sandbox/local.js";
+import type { Sandbox } from "../../../src/contracts.js";
+import { runBaseline } from "../../../worker/pipeline/baseline.js";
+import { createGate, patchPaths, proveTests } from "../../../worker/pipeline/gate.js";
+import { runSetup } from "../../../worker/pipeline/setup.js";
+
+// The pipeline's in-sandbox steps over the local driver (the Docker driver runs them in test/e2e).
+const SAMPLE = join(import.meta.dirname, "../../fixtures/sample-repo");
+const TEST = { command: "python3 -m unittest discover -s tests", timeoutMs: 60_000 };
+const FIX =
+  "diff --git a/textstats/stats.py b/textstats/stats.py\n--- a/textstats/stats.py\n+++ b/textstats/stats.py\n" +
+  '@@ -18,4 +18,6 @@ def median(values):\n         raise ValueError("median() of an empty sequence")\n' +
+  "     ordered = sorted(values)\n     middle = len(ordered) // 2\n+    if len(ordered) % 2 == 0:\n" +
+  "+        return (ordered[middle - 1] + ordered[middle]) / 2\n     return ordered[middle]\n";
+const NEW_TEST =
+  "diff --git a/tests/test_stats.py b/tests/test_stats.py\n--- a/tests/test_stats.py\n+++ b/tests/test_stats.py\n" +
+  "@@ -16,6 +16,9 @@ class MedianTest(unittest.TestCase):\n     def test_odd_length(self):\n" +
+  "         self.assertEqual(median([3, 1, 2]), 2)\n \n+    def test_even_length(self):\n" +
+  "+        self.assertEqual(median([4, 1, 3, 2]), 2.5)\n+\n     def test_empty(self):\n" +
+  "         with self.assertRaises(ValueError):\n             median([])\n";
+
+describe("pipeline steps in a sandbox", () => {
+  let root: string;
+  let sandbox: Sandbox;
+  const provider = new LocalSandboxProvider({ warn: () => {} });
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), "af-steps-"));
+    const repo = join(root, "repo");
+    await cp(SAMPLE, repo, { recursive: true });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: repo });
+    git("init", "-q", "-b", "main");
+    git("add", ".");
+    git("commit", "-qm", "sample");
+    sandbox = await provider.create({ sourceDir: repo, jobId: "steps-test" });
+  });
+  afterAll(async () => {
+    await sandbox?.dispose();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("gives setup commands their secrets one command at a time and names a failing command", async () => {
+    const secrets = { REGISTRY_TOKEN: "s3cret-value" };
+    const ok = await runSetup(sandbox, {
+      commands: ['test "$REGISTRY_TOKEN" = s3cret-value', "true"],
+      secrets,
+      networkWasOn: false,
+      timeoutMs: 10_000,
+    });
+    expect(ok.commands.map((c) => c.exitCode)).toEqual([0, 0]);
+    // Nothing persists into the agent's session.
+    expect((await sandbox.exec('echo "[$REGISTRY_TOKEN]"')).output.trim()).toBe("[]");
+    const error = await runSetup(sandbox, {
+      commands: ['echo "using $REGISTRY_TOKEN"; exit 3'],
+      secrets,
+      networkWasOn: false,
+      timeoutMs: 10_000,
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "setup_failed", fault: "repository" });
+    expect((error as Error).message).toContain("exited 3");
+    expect((error as Error).message).toContain("using ***");
+    expect((error as Error).message).not.toContain("s3cret-value");
+  });
+
+  it("runs the baseline, fails the gate on the buggy code's new test, passes it on the fix", async () => {
+    const baseline = await runBaseline(sandbox, TEST);
+    expect(baseline.passed).toBe(true);
+    const runs: boolean[] = [];
+    const gate = createGate(sandbox, TEST, (run) => runs.push(run.passed));
+
+    await sandbox.writeFile("patch.diff", NEW_TEST);
+    expect((await sandbox.exec("git apply patch.diff && rm patch.diff")).exitCode).toBe(0);
+    const failing = await gate(NEW_TEST);
+    expect(failing.passed).toBe(false);
+    expect(failing.output).toContain("failed (exit 1)");
+    expect(failing.output).toContain("test_even_length");
+
+    await sandbox.writeFile("patch.diff", FIX);
+    expect((await sandbox.exec("git apply patch.diff && rm patch.diff")).exitCode).toBe(0);
+    const passing = await gate(FIX + NEW_TEST);
+    expect(passing).toMatchObject({ passed: true });
+    expect(runs).toEqual([false, true]);
+  });
+
+  it("proves the new test fails without the fix", async () => {
+    const patch = FIX + NEW_TEST;
+    expect(patchPaths(patch)).toEqual(["textstats/stats.py", "tests/test_stats.py"]);
+    const proof = await proveTests(sandbox, TEST, patch);
+    expect(proof.testFiles).toEqual(["tests/test_stats.py"]);
+    expect(proof.before?.passed).toBe(false);
+    expect(proof.before?.output).toContain("test_even_length");
+    // Only the code change was taken back out; the new test is still there.
+    expect((await sandbox.readFile("tests/test_stats.py")).toString()).toContain("test_even_length");
+    expect((await sandbox.readFile("textstats/stats.py")).toString()).not.toContain("% 2 == 0");
+  });
+});

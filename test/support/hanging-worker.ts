@@ -1,0 +1,19 @@
+/**
+ * A worker process for the stalled-recovery test: takes a job from the named queue, prints
+ * `active JOB_ID`, and never finishes, so the test can SIGKILL it mid-run.
+ * Usage: tsx test/support/hanging-worker.ts REDIS_URL PREFIX QUEUE LOCK_MS
+ */
+import { startFixWorker } from "../../worker/index.js";
+
+const [redisUrl = "", prefix = "", queueName = "", lockMs = "2000"] = process.argv.slice(2);
+await startFixWorker({
+  redisUrl,
+  prefix,
+  queueName,
+  lockDurationMs: Number(lockMs),
+  log: () => {},
+  process: (job) => {
+    console.log(`active ${job.id}`);
+    return new Promise(() => {});
+  },
+});

@@ -1,0 +1,126 @@
+/**
+ * Worker process entry: a BullMQ Worker over the fix queue. Takes jobs with a configurable
+ * concurrency, renews its locks through long runs (a dead worker's job is picked up by another after
+ * the lock lapses), hears cancels from any webhook process, reaps orphaned sandboxes, and on SIGTERM
+ * stops taking jobs, lets runs finish within a grace period, then cancels the rest (their status
+ * comments end as cancelled).
+ */
+import { type Job, Worker } from "bullmq";
+import {
+  connectRedis,
+  DEFAULT_QUEUE_NAME,
+  DEFAULT_QUEUE_PREFIX,
+  type FixJobData,
+  subscribeToCancels,
+} from "../src/queue/index.js";
+import { cancelChannel } from "../src/queue/keys.js";
+import { encodeAbortReason } from "./pipeline/cancel.js";
+
+export type FixJobProcessor = (job: Job<FixJobData>, signal: AbortSignal) => Promise<unknown>;
+
+export interface FixWorkerOptions {
+  redisUrl: string;
+  queueName?: string;
+  prefix?: string;
+  /** Jobs run at once by this process; each holds one sandbox. */
+  concurrency?: number;
+  /** How long a lock lives without renewal (renewed every half): the time before a dead worker's job moves on. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  process: FixJobProcessor;
+  /** Removes sandboxes left behind by dead workers; run at start and every `reaperIntervalMs`. */
+  reap?: () => Promise<unknown>;
+  reaperIntervalMs?: number;
+  log?: (message: string) => void;
+}
+
+export interface FixWorker {
+  readonly worker: Worker<FixJobData>;
+  /** Jobs this process is running now. */
+  activeJobs(): string[];
+  /** Stop taking jobs, wait up to `graceMs` for the running ones, cancel what is left, close. */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+export async function startFixWorker(options: FixWorkerOptions): Promise<FixWorker> {
+  const log = options.log ?? ((message: string) => console.log(`[worker] ${message}`));
+  const name = options.queueName ?? DEFAULT_QUEUE_NAME;
+  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+  const connection = await connectRedis(options.redisUrl, "worker");
+  const subscriber = await connectRedis(options.redisUrl, "subscriber");
+  const running = new Map<string, Promise<unknown>>();
+
+  if (options.reap) await options.reap().catch((error: unknown) => log(`reaper failed: ${String(error)}`));
+  const reaper = options.reap
+    ? setInterval(
+        () => void options.reap?.().catch((error: unknown) => log(`reaper failed: ${String(error)}`)),
+        options.reaperIntervalMs ?? 5 * 60_000,
+      )
+    : undefined;
+  reaper?.unref();
+
+  // Three parameters: BullMQ passes the AbortSignal only to processors that declare it.
+  const processor = async (job: Job<FixJobData>, _token: string | undefined, signal?: AbortSignal) => {
+    const id = job.id ?? "";
+    const run = options.process(job, signal ?? new AbortController().signal);
+    running.set(id, run);
+    try {
+      return await run;
+    } finally {
+      running.delete(id);
+    }
+  };
+  const lockDuration = options.lockDurationMs ?? 60_000;
+  const worker = new Worker<FixJobData>(name, processor, {
+    connection: connection as never,
+    prefix,
+    concurrency: options.concurrency ?? 1,
+    lockDuration,
+    stalledInterval: options.stalledIntervalMs ?? Math.max(1_000, Math.floor(lockDuration / 2)),
+    // A job whose worker died twice is reported failed rather than looping forever.
+    maxStalledCount: 2,
+  });
+  worker.on("error", (error) => log(`worker error: ${error.message}`));
+  worker.on("failed", (job, error) => log(`job ${job?.id} failed: ${error.message}`));
+  worker.on("completed", (job) => log(`job ${job.id} completed`));
+
+  const unsubscribe = await subscribeToCancels(subscriber, cancelChannel({ prefix, name }), (request) => {
+    if (
+      worker.cancelJob(
+        request.jobId,
+        encodeAbortReason({ kind: "cancelled", by: request.by, reason: request.reason }),
+      )
+    ) {
+      log(`cancelled job ${request.jobId} (${request.reason}, by ${request.by})`);
+    }
+  });
+  await worker.waitUntilReady();
+  log(`taking jobs from ${prefix}:${name} (concurrency ${worker.concurrency})`);
+
+  let closing: Promise<void> | undefined;
+  const shutdown = (graceMs: number): Promise<void> => {
+    closing ??= (async () => {
+      if (reaper) clearInterval(reaper);
+      await worker.pause(true);
+      const all = Promise.allSettled([...running.values()]);
+      const timedOut = await Promise.race([all.then(() => false), delay(graceMs).then(() => true)]);
+      if (timedOut) {
+        log(`grace period over: cancelling ${running.size} run(s)`);
+        worker.cancelAllJobs(
+          encodeAbortReason({ kind: "shutdown", by: "the worker shutting down", reason: "shutdown" }),
+        );
+        await Promise.allSettled([...running.values()]);
+      }
+      await worker.close();
+      await unsubscribe().catch(() => {});
+      subscriber.disconnect();
+      connection.disconnect();
+    })();
+    return closing;
+  };
+  return { worker, activeJobs: () => [...running.keys()], shutdown };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
