@@ -1,0 +1,167 @@
+/**
+ * History benchmark: replays a fixed 40-step trajectory (generated deterministically from a seed: a real
+ * session's mix of file windows, searches, edits and test runs) through each history processor, and
+ * reports the prompt tokens sent over the run and `prefix_reuse`: the share of each request's prompt that
+ * repeats the previous request's prompt from its start (what a provider's prompt cache can serve),
+ * averaged over requests 2..40. Tokens are estimated as characters / 4 (worker/model/tokens.ts) over the
+ * messages as sent; the prefix is measured on the serialised messages, in characters.
+ * Ends with one JSON line; the default is the processor with the fewest tokens among those with
+ * prefix_reuse >= 0.7 and at least 30% fewer tokens than full history.
+ */
+import { readFileSync } from "node:fs";
+import { parse } from "yaml";
+import { agentConfigSchema, type HistoryProcessorName } from "../src/config/agent.js";
+import type { ChatMessage } from "../src/contracts.js";
+import { type HistoryEntry, type HistoryOptions, processHistory } from "../worker/agent/history.js";
+import { estimatePromptTokens } from "../worker/model/tokens.js";
+
+const STEPS = 40;
+
+function random(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+function codeLines(rand: () => number, count: number, from: number): string {
+  const words = ["total", "items", "config", "result", "value", "index", "parser", "token", "self", "return"];
+  const pick = () => words[Math.floor(rand() * words.length)]!;
+  return Array.from({ length: count }, (_, i) => {
+    const indent = " ".repeat(4 * Math.floor(rand() * 3));
+    return `${from + i}:${indent}${pick()} = ${pick()}(${pick()}, ${pick()})  # ${pick()}`;
+  }).join("\n");
+}
+
+/** The fixed trajectory: [assistant turn, observation] pairs. */
+export function fixedTrajectory(): { action: ChatMessage; observation: string }[] {
+  const rand = random(20241130);
+  const steps: { action: ChatMessage; observation: string }[] = [];
+  for (let i = 1; i <= STEPS; i++) {
+    const kind = ["open", "search", "edit", "bash", "scroll"][Math.floor(rand() * 5)]!;
+    let call: string;
+    let observation: string;
+    if (kind === "open" || kind === "scroll") {
+      const start = 1 + Math.floor(rand() * 300);
+      call =
+        kind === "open" ? `open {"path":"src/module_${i % 7}.py","line_number":${start}}` : "scroll_down {}";
+      observation = `[File: src/module_${i % 7}.py (412 lines total)]\n(${start - 1} more lines above)\n${codeLines(rand, 100, start)}\n(${312 - start} more lines below)`;
+    } else if (kind === "search") {
+      const files = 3 + Math.floor(rand() * 12);
+      call = `search_dir {"search_term":"token_${i}"}`;
+      observation = `Found ${files * 2} matches for "token_${i}" in /workspace:\n${Array.from({ length: files }, (_, k) => `/workspace/src/pkg_${k}/file_${i}.py (2 matches)`).join("\n")}\nEnd of matches for "token_${i}" in /workspace`;
+    } else if (kind === "edit") {
+      const start = 1 + Math.floor(rand() * 300);
+      call = `edit {"start_line":${start},"end_line":${start + 2},"replacement_text":"    value = parse(token)\\n    return value"}`;
+      observation = `[File: src/module_${i % 7}.py (411 lines total)]\n(${start - 1} more lines above)\n${codeLines(rand, 100, start)}\n(${311 - start} more lines below)`;
+    } else {
+      const lines = 10 + Math.floor(rand() * 60);
+      call = `bash {"command":"python -m pytest tests/test_${i % 5}.py -x -q"}`;
+      observation = Array.from(
+        { length: lines },
+        (_, k) => `tests/test_${i % 5}.py::test_case_${k} ${rand() < 0.9 ? "PASSED" : "FAILED"}`,
+      ).join("\n");
+    }
+    observation += `\n(Open file: src/module_${i % 7}.py)\n(Current directory: /workspace)`;
+    const [name, args] = [call.slice(0, call.indexOf(" ")), call.slice(call.indexOf(" ") + 1)];
+    const thought = `Step ${i}: given the previous output, the next thing to check is ${name} on the code around the failure.`;
+    steps.push({
+      action: {
+        role: "assistant",
+        content: thought,
+        tool_calls: [{ id: `call_${i}`, type: "function", function: { name, arguments: args } }],
+      },
+      observation,
+    });
+  }
+  return steps;
+}
+
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+function simulate(options: HistoryOptions, system: string, instance: string) {
+  const steps = fixedTrajectory();
+  const entries: HistoryEntry[] = [
+    { kind: "system", message: { role: "system", content: system } },
+    { kind: "instance", message: { role: "user", content: instance } },
+  ];
+  let tokens = 0;
+  let previous = "";
+  const reuse: number[] = [];
+  for (let request = 1; request <= STEPS; request++) {
+    const messages = processHistory(entries, options);
+    tokens += estimatePromptTokens(messages);
+    const serialised = messages.map((message) => JSON.stringify(message)).join("\n");
+    if (request > 1) reuse.push(commonPrefix(previous, serialised) / serialised.length);
+    previous = serialised;
+    const step = steps[request - 1]!;
+    entries.push({ kind: "action", message: step.action });
+    entries.push({
+      kind: "observation",
+      message: { role: "tool", tool_call_id: `call_${request}`, content: step.observation },
+    });
+  }
+  return { tokens, prefixReuse: reuse.reduce((sum, value) => sum + value, 0) / reuse.length };
+}
+
+const defaults = agentConfigSchema.parse(
+  parse(readFileSync(new URL("../config/default.yaml", import.meta.url), "utf8")).agent,
+);
+const { keepLast, blockSize } = defaults.history;
+const system = defaults.prompts.system
+  .replace(
+    "{{tool_docs}}",
+    "open <path> [<line_number>]\n    Opens the file at the given path in the editor.\n".repeat(12),
+  )
+  .replace("{{action_format_instructions}}", "Call exactly one function per reply.");
+const instance = defaults.prompts.instance
+  .replace("{{repo_name}}", "acme/widgets")
+  .replace("{{issue_title}}", "parse_total returns the wrong sum for empty input")
+  .replace(
+    "{{issue_body}}",
+    "When the list is empty the function raises instead of returning 0.\n".repeat(8),
+  );
+
+const results = {} as Record<HistoryProcessorName, { tokens: number; prefixReuse: number }>;
+for (const processor of ["full", "last_n", "block"] as const) {
+  results[processor] = simulate({ processor, keepLast, blockSize }, system, instance);
+}
+const full = results.full.tokens;
+console.log(
+  `history benchmark: ${STEPS} requests, keepLast ${keepLast}, blockSize ${blockSize}, tokens = chars / 4`,
+);
+for (const [name, { tokens, prefixReuse }] of Object.entries(results)) {
+  console.log(
+    `${name.padEnd(7)} tokens ${String(tokens).padStart(8)}  vs full ${(tokens / full).toFixed(3)}  prefix_reuse ${prefixReuse.toFixed(3)}`,
+  );
+}
+for (const size of [5, 20]) {
+  const variant = simulate({ processor: "block", keepLast, blockSize: size }, system, instance);
+  console.log(
+    `block/${size} tokens ${String(variant.tokens).padStart(8)}  vs full ${(variant.tokens / full).toFixed(3)}  prefix_reuse ${variant.prefixReuse.toFixed(3)}  (for comparison)`,
+  );
+}
+const eligible = (["last_n", "block"] as const).filter(
+  (name) => results[name].prefixReuse >= 0.7 && results[name].tokens <= 0.7 * full,
+);
+const chosen = eligible.sort((a, b) => results[a].tokens - results[b].tokens)[0] ?? "full";
+console.log(
+  `default: ${chosen} (config/default.yaml agent.history.processor is ${defaults.history.processor})`,
+);
+console.log(
+  JSON.stringify({
+    tokens_full: results.full.tokens,
+    tokens_last5: results.last_n.tokens,
+    tokens_block: results.block.tokens,
+    prefix_reuse_full: Number(results.full.prefixReuse.toFixed(4)),
+    prefix_reuse_last5: Number(results.last_n.prefixReuse.toFixed(4)),
+    prefix_reuse_block: Number(results.block.prefixReuse.toFixed(4)),
+    default: chosen,
+  }),
+);
