@@ -3,12 +3,21 @@
  * concrete parts (sandbox provider, model, agent, GitHub writers), runs the pipeline, and maps
  * errors to BullMQ: retryable ones are retried (with a status line saying so), the rest fail for good.
  */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { Job } from "bullmq";
 import { UnrecoverableError } from "bullmq";
 import type { ProbotOctokit } from "probot";
+import { parse as parseYaml } from "yaml";
+import { type AciConfig, aciConfigSchema } from "../src/config/aci.js";
+import { type AgentConfig, agentConfigSchema } from "../src/config/agent.js";
+import { type ModelConfig, modelConfigSchema } from "../src/config/model.js";
 import type { SandboxProvider } from "../src/contracts.js";
-import { AgentFixError } from "../src/errors.js";
+import { AgentFixError, ConfigError } from "../src/errors.js";
 import { type FixJobData, parseFixJobData } from "../src/queue/index.js";
+import { createEnvironment } from "./aci/index.js";
+import { runAgent } from "./agent/index.js";
+import { createModel } from "./model/index.js";
 import type { AgentRunner } from "./pipeline/agent.js";
 import type { InstallationAuth } from "./pipeline/auth.js";
 import { type AbortReason, decodeAbortReason } from "./pipeline/cancel.js";
@@ -66,7 +75,11 @@ export function createFixProcessor(deps: ProcessorDeps) {
       const outcome = await runFix({
         jobId,
         issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
-        repository: { cloneUrl: repository.data.clone_url, defaultBranch: repository.data.default_branch },
+        repository: {
+          fullName: repository.data.full_name,
+          cloneUrl: repository.data.clone_url,
+          defaultBranch: repository.data.default_branch,
+        },
         requestedBy: data.requestedBy,
         token: () => deps.auth.token(data.installationId),
         loadConfig: deps.loadConfig,
@@ -142,4 +155,89 @@ function githubFailure(error: unknown, what: string): AgentFixError {
       cause: error,
     },
   );
+}
+
+/** The operator's defaults (config/default.yaml): tools, loop and model; a repository config narrows them. */
+export interface OperatorConfig {
+  aci: AciConfig;
+  agent: AgentConfig;
+  model: ModelConfig;
+}
+
+export const DEFAULT_CONFIG_PATH = join(import.meta.dirname, "..", "config", "default.yaml");
+
+export async function loadOperatorConfig(path = DEFAULT_CONFIG_PATH): Promise<OperatorConfig> {
+  const raw = (parseYaml(await readFile(path, "utf8")) ?? {}) as Record<string, unknown>;
+  const section = <T>(
+    name: string,
+    schema: { safeParse(v: unknown): { success: boolean; data?: T; error?: unknown } },
+  ) => {
+    const parsed = schema.safeParse(raw[name] ?? {});
+    if (!parsed.success) {
+      const issues = (parsed.error as { issues: { path: PropertyKey[]; message: string }[] }).issues;
+      const first = issues[0];
+      throw new ConfigError(`${path}: ${name}.${first?.path.join(".")}: ${first?.message}`, {
+        code: "operator_config_invalid",
+        hint: "Fix the key named above; config/default.yaml documents every key.",
+      });
+    }
+    return parsed.data as T;
+  };
+  return {
+    aci: section<AciConfig>("aci", aciConfigSchema),
+    agent: section<AgentConfig>("agent", agentConfigSchema),
+    model: section<ModelConfig>("model", modelConfigSchema),
+  };
+}
+
+export interface AgentWiring {
+  operator: OperatorConfig;
+  /** Overrides everything (tests, demo, operators pinning a model): `openai:NAME` or `replay:FILE`. */
+  modelOverride?: string;
+  /** Where trajectories are written, one `JOB.traj` per run. */
+  trajectoryDir?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The agent loop over the ACI, with the repository's model, limits and tool bundle applied. */
+export async function createAgentRunner(
+  wiring: AgentWiring,
+  repo: Pick<PipelineRepoConfig, "maxSteps"> & {
+    model?: string | undefined;
+    maxCostUsd?: number | undefined;
+    maxWallTimeSeconds?: number | undefined;
+    toolBundle?: AciConfig["bundle"] | undefined;
+  },
+  jobId: string,
+): Promise<AgentRunner> {
+  const { operator } = wiring;
+  const model = await createModel(wiring.modelOverride ?? repo.model, {
+    config: operator.model,
+    ...(wiring.env ? { env: wiring.env } : {}),
+  });
+  const agentConfig: AgentConfig = {
+    ...operator.agent,
+    limits: {
+      ...operator.agent.limits,
+      maxSteps: repo.maxSteps,
+      ...(repo.maxCostUsd ? { maxCostUsd: repo.maxCostUsd } : {}),
+      ...(repo.maxWallTimeSeconds ? { maxWallTimeSeconds: repo.maxWallTimeSeconds } : {}),
+    },
+  };
+  const aciConfig: AciConfig = { ...operator.aci, ...(repo.toolBundle ? { bundle: repo.toolBundle } : {}) };
+  return async (input) => {
+    const environment = await createEnvironment({ sandbox: input.sandbox, config: aciConfig });
+    return runAgent({
+      model,
+      environment,
+      config: agentConfig,
+      issue: { title: input.issue.title, body: input.issue.body },
+      repoName: input.repoName,
+      gate: input.gate,
+      signal: input.signal,
+      sandboxImage: input.sandbox.image,
+      ...(wiring.trajectoryDir ? { trajectoryPath: join(wiring.trajectoryDir, `${jobId}.traj`) } : {}),
+      onStep: (event) => input.onStep({ step: event.step, entry: event.entry }),
+    });
+  };
 }

@@ -8,8 +8,9 @@ export interface AgentStepEvent {
 
 export interface AgentRunInput {
   sandbox: Sandbox;
-  /** The issue as the agent reads it: title, then body. */
-  problemStatement: string;
+  issue: { number: number; title: string; body: string };
+  /** `owner/name`, for the agent's first prompt. */
+  repoName: string;
   gate: Gate;
   onStep: (event: AgentStepEvent) => void;
   signal: AbortSignal;
@@ -17,11 +18,6 @@ export interface AgentRunInput {
 
 /** The agent loop of worker/agent/ as the pipeline sees it; the processor binds model and config. */
 export type AgentRunner = (input: AgentRunInput) => Promise<Trajectory>;
-
-/** Step 6: what the issue says, in the form the agent's first prompt takes. */
-export function problemStatement(issue: { number: number; title: string; body: string | null }): string {
-  return `Issue #${issue.number}: ${issue.title}\n\n${(issue.body ?? "").trim()}`.trim();
-}
 
 /** A run ends well only with a submission the gate accepted (the gate's last record passed). */
 export function gatePassed(trajectory: Trajectory): boolean {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
-import { type AgentRunner, gatePassed, problemStatement } from "./agent.js";
+import { type AgentRunner, gatePassed } from "./agent.js";
 import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { type CommitIdentity, commitPatch, fixBranch, pushFixBranch } from "./commit.js";
@@ -54,7 +54,7 @@ export interface Publisher {
 export interface RunInput {
   jobId: string;
   issue: { number: number; title: string; body: string | null };
-  repository: { cloneUrl: string; defaultBranch: string };
+  repository: { fullName: string; cloneUrl: string; defaultBranch: string };
   requestedBy: string;
   /** A fresh installation token each call (clone and push happen minutes apart). */
   token: () => Promise<string>;
@@ -129,7 +129,8 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       const runAgent = await input.agentFor(config);
       trajectory = await runAgent({
         sandbox,
-        problemStatement: problemStatement(input.issue),
+        issue: { ...input.issue, body: input.issue.body ?? "" },
+        repoName: input.repository.fullName,
         gate: createGate(
           sandbox,
           test,

@@ -1,0 +1,78 @@
+import { execFileSync } from "node:child_process";
+import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LocalSandboxProvider } from "../../../sandbox/local.js";
+import type { Sandbox } from "../../../src/contracts.js";
+import { gatePassed } from "../../../worker/pipeline/agent.js";
+import { createGate, proveTests } from "../../../worker/pipeline/gate.js";
+import { createAgentRunner, loadOperatorConfig } from "../../../worker/processor.js";
+
+// The demo's recorded trajectory, through the real ACI and agent loop, on the sample repository.
+const FIXTURES = join(import.meta.dirname, "../../fixtures");
+const TEST = { command: "python3 -m unittest discover -s tests", timeoutMs: 60_000 };
+
+describe("the sample repository's replay trajectory", () => {
+  let root: string;
+  let sandbox: Sandbox;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), "af-replay-"));
+    const repo = join(root, "repo");
+    await cp(join(FIXTURES, "sample-repo"), repo, { recursive: true });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: repo });
+    git("init", "-q", "-b", "main");
+    git("add", ".");
+    git("commit", "-qm", "sample");
+    sandbox = await new LocalSandboxProvider({ warn: () => {} }).create({
+      sourceDir: repo,
+      jobId: "replay-test",
+    });
+  });
+  afterAll(async () => {
+    await sandbox?.dispose();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("fixes median, adds a test that fails without the fix, and passes the gate", async () => {
+    const operator = await loadOperatorConfig();
+    const runAgent = await createAgentRunner(
+      {
+        operator,
+        modelOverride: `replay:${join(FIXTURES, "replay", "sample-median.jsonl")}`,
+        trajectoryDir: root,
+      },
+      { maxSteps: 20 },
+      "replay-job",
+    );
+    const steps: number[] = [];
+    const trajectory = await runAgent({
+      sandbox,
+      issue: {
+        number: 1,
+        title: "median() is wrong for an even number of values",
+        body: "median([1, 2, 3, 4]) returns 3.",
+      },
+      repoName: "octo/textstats",
+      gate: createGate(sandbox, TEST),
+      onStep: ({ step }) => steps.push(step),
+      signal: new AbortController().signal,
+    });
+    expect(trajectory.info.exit_status).toBe("submitted");
+    expect(gatePassed(trajectory)).toBe(true);
+    expect(trajectory.info.submission).toContain(
+      "+        return (ordered[middle - 1] + ordered[middle]) / 2",
+    );
+    expect(trajectory.info.submission).toContain("+    def test_even_length(self):");
+    expect(steps.at(-1)).toBe(trajectory.trajectory.length);
+    // Written to disk as JOB.traj, SWE-agent field names.
+    const saved = JSON.parse(await readFile(join(root, "replay-job.traj"), "utf8"));
+    expect(saved.info.exit_status).toBe("submitted");
+
+    const proof = await proveTests(sandbox, TEST, trajectory.info.submission ?? "");
+    expect(proof.testFiles).toEqual(["tests/test_stats.py"]);
+    expect(proof.before?.passed).toBe(false);
+  });
+});
