@@ -1,0 +1,243 @@
+/**
+ * A git server for tests: clone and push over smart HTTP through `git http-backend` (CGI) behind a
+ * node http server, with bare repositories in a temp dir and the same token check as the GitHub
+ * stand-in (`Authorization: basic x-access-token:TOKEN`, as GitHub accepts). It records every push.
+ */
+import { execFile, spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/** Answers whether a token is currently valid, and for which owner/repo ("" when it is not). */
+export type TokenCheck = (
+  token: string,
+  owner: string,
+  repo: string,
+) => "ok" | "expired" | "unknown" | "forbidden";
+
+export interface PushRecord {
+  owner: string;
+  repo: string;
+  /** ref -> sha before and after the push ("" = absent). */
+  before: Record<string, string>;
+  after: Record<string, string>;
+  at: string;
+}
+
+export interface GitHandlerOptions {
+  root: string;
+  checkToken: TokenCheck;
+  pushes: PushRecord[];
+}
+
+const GIT_PATH = /^\/([^/]+)\/([^/]+?)\.git(\/(?:info\/refs|git-upload-pack|git-receive-pack))$/;
+
+/** Handles a git smart-HTTP request; returns false when the path is not a git path. */
+export function handleGitRequest(
+  options: GitHandlerOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): boolean {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const match = GIT_PATH.exec(url.pathname);
+  if (!match) return false;
+  const [, owner = "", repo = "", action = ""] = match;
+  const token = tokenFrom(req.headers.authorization);
+  if (!token) {
+    res.writeHead(401, { "WWW-Authenticate": 'Basic realm="GitHub"' }).end("Authentication required\n");
+    return true;
+  }
+  const verdict = options.checkToken(token, owner, repo);
+  if (verdict !== "ok") {
+    res.writeHead(verdict === "forbidden" ? 403 : 401, { "WWW-Authenticate": 'Basic realm="GitHub"' });
+    res.end(`Token ${verdict}\n`);
+    return true;
+  }
+  const isPush = action === "/git-receive-pack" || url.searchParams.get("service") === "git-receive-pack";
+  void serveCgi(
+    options,
+    req,
+    res,
+    `/${owner}/${repo}.git${action}`,
+    url.search.slice(1),
+    isPush,
+    owner,
+    repo,
+  );
+  return true;
+}
+
+function tokenFrom(header: string | undefined): string | null {
+  if (!header) return null;
+  const [scheme = "", value = ""] = header.split(" ", 2);
+  if (/^basic$/i.test(scheme)) {
+    const decoded = Buffer.from(value, "base64").toString("utf8");
+    const colon = decoded.indexOf(":");
+    return colon >= 0 ? decoded.slice(colon + 1) : null;
+  }
+  if (/^(token|bearer)$/i.test(scheme)) return value;
+  return null;
+}
+
+async function serveCgi(
+  options: GitHandlerOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathInfo: string,
+  query: string,
+  isPush: boolean,
+  owner: string,
+  repo: string,
+): Promise<void> {
+  const repoDir = join(options.root, owner, `${repo}.git`);
+  const before = isPush && req.method === "POST" ? await listRefs(repoDir) : null;
+  const child = spawn("git", ["http-backend"], {
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      GIT_PROJECT_ROOT: options.root,
+      GIT_HTTP_EXPORT_ALL: "1",
+      PATH_INFO: pathInfo,
+      REQUEST_METHOD: req.method ?? "GET",
+      QUERY_STRING: query,
+      CONTENT_TYPE: req.headers["content-type"] ?? "",
+      ...(req.headers["content-length"] ? { CONTENT_LENGTH: req.headers["content-length"] } : {}),
+      ...(req.headers["content-encoding"] ? { HTTP_CONTENT_ENCODING: req.headers["content-encoding"] } : {}),
+      ...(req.headers["git-protocol"] ? { GIT_PROTOCOL: String(req.headers["git-protocol"]) } : {}),
+      REMOTE_USER: "x-access-token",
+      REMOTE_ADDR: "127.0.0.1",
+    },
+  });
+  req.pipe(child.stdin);
+  const chunks: Buffer[] = [];
+  child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+  child.stderr.on("data", () => {});
+  const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? 1)));
+  const output = Buffer.concat(chunks);
+  let split = output.indexOf("\r\n\r\n");
+  let sepLength = 4;
+  if (split < 0) {
+    split = output.indexOf("\n\n");
+    sepLength = 2;
+  }
+  if (code !== 0 && split < 0) {
+    res.writeHead(500).end(`git http-backend exited ${code}\n`);
+    return;
+  }
+  const headers: Record<string, string> = {};
+  let status = 200;
+  for (const line of output.subarray(0, split).toString("utf8").split(/\r?\n/)) {
+    const colon = line.indexOf(":");
+    if (colon < 0) continue;
+    const name = line.slice(0, colon).trim();
+    const value = line.slice(colon + 1).trim();
+    if (/^status$/i.test(name)) status = Number.parseInt(value, 10);
+    else headers[name] = value;
+  }
+  // Record before answering, so a client that sees its push done also sees it recorded.
+  if (before) {
+    const after = await listRefs(repoDir);
+    if (JSON.stringify(after) !== JSON.stringify(before)) {
+      options.pushes.push({ owner, repo, before, after, at: new Date().toISOString() });
+    }
+  }
+  res.writeHead(status, headers).end(output.subarray(split + sepLength));
+}
+
+export async function listRefs(repoDir: string): Promise<Record<string, string>> {
+  const { stdout } = await run("git", ["for-each-ref", "--format=%(refname) %(objectname)"], {
+    cwd: repoDir,
+  });
+  const refs: Record<string, string> = {};
+  for (const line of stdout.split("\n")) {
+    const [ref, sha] = line.split(" ");
+    if (ref && sha) refs[ref] = sha;
+  }
+  return refs;
+}
+
+const GIT_IDENTITY = {
+  GIT_AUTHOR_NAME: "Stand-in",
+  GIT_AUTHOR_EMAIL: "stand-in@example.com",
+  GIT_COMMITTER_NAME: "Stand-in",
+  GIT_COMMITTER_EMAIL: "stand-in@example.com",
+};
+
+/**
+ * Creates `root/OWNER/REPO.git` with one commit holding `files` on `defaultBranch`. A hook refuses
+ * pushes to the default branch, like branch protection: only `agent-fix/*` branches may be pushed.
+ */
+export async function createBareRepo(
+  root: string,
+  owner: string,
+  repo: string,
+  files: Record<string, string>,
+  defaultBranch = "main",
+): Promise<string> {
+  const bare = join(root, owner, `${repo}.git`);
+  const work = await mkdtemp(join(tmpdir(), "af-git-seed-"));
+  try {
+    await mkdir(dirname(bare), { recursive: true });
+    await run("git", ["init", "--quiet", "--bare", "--initial-branch", defaultBranch, bare]);
+    await run("git", ["init", "--quiet", "--initial-branch", defaultBranch, work]);
+    for (const [path, content] of Object.entries(files)) {
+      await mkdir(dirname(join(work, path)), { recursive: true });
+      await writeFile(join(work, path), content);
+    }
+    const env = { ...process.env, ...GIT_IDENTITY };
+    await run("git", ["add", "-A"], { cwd: work, env });
+    await run("git", ["commit", "--quiet", "-m", "Initial commit"], { cwd: work, env });
+    await run("git", ["push", "--quiet", bare, `HEAD:refs/heads/${defaultBranch}`], { cwd: work, env });
+    const hook = `#!/bin/sh\nif [ "$1" = "refs/heads/${defaultBranch}" ]; then echo "protected branch ${defaultBranch}: push refused" >&2; exit 1; fi\n`;
+    await writeFile(join(bare, "hooks", "update"), hook, { mode: 0o755 });
+    return bare;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Reads a file at `ref` from a bare repository; null when absent. */
+export async function readRepoFile(repoDir: string, ref: string, path: string): Promise<Buffer | null> {
+  try {
+    const { stdout } = await run("git", ["show", `${ref}:${path}`], {
+      cwd: repoDir,
+      encoding: "buffer",
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout;
+  } catch {
+    return null;
+  }
+}
+
+export interface GitServer {
+  readonly url: string;
+  readonly root: string;
+  readonly pushes: PushRecord[];
+  close(): Promise<void>;
+}
+
+/** A standalone git server; the GitHub stand-in mounts the same handler on its own port instead. */
+export async function startGitServer(checkToken: TokenCheck, root?: string): Promise<GitServer> {
+  const dir = root ?? (await mkdtemp(join(tmpdir(), "af-git-")));
+  const options: GitHandlerOptions = { root: dir, checkToken, pushes: [] };
+  const server = createServer((req, res) => {
+    if (!handleGitRequest(options, req, res)) res.writeHead(404).end("Not found\n");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    root: dir,
+    pushes: options.pushes,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (!root) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

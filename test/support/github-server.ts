@@ -1,0 +1,272 @@
+/**
+ * A real HTTP server standing in for GitHub (Enterprise-style: REST under /api/v3, git under
+ * /OWNER/REPO.git on the same host), for Probot through GHE_HOST/GHE_PROTOCOL and for the worker.
+ * App JWTs are verified against the app's key; installation tokens expire and are checked on every
+ * request, git included. Everything done is recorded in `state` for tests to assert on.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ProbotOctokit } from "probot";
+import { createBareRepo, handleGitRequest, listRefs, type PushRecord } from "./git-server.js";
+import { type AppKeys, checkAppJwt, checkToken, generateAppKeys, issueToken } from "./github/auth.js";
+import { type Actor, type RouteContext, routes } from "./github/routes.js";
+import { type StandInIssue, StandInState, type StandInUser } from "./github/state.js";
+
+export type { PushRecord } from "./git-server.js";
+export * from "./github/state.js";
+
+/**
+ * Probot's Octokit without client-side throttling (which spaces writes a second apart for GitHub's
+ * secondary rate limits) and without retries: for tests against the stand-in.
+ */
+export const StandInOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+  ...options,
+  // A function, not an object: Probot's own defaults would otherwise replace `throttle` whole.
+  throttle: { ...(options.throttle as object), enabled: false },
+  retry: { enabled: false },
+}));
+
+export interface GitHubServerOptions {
+  appId?: number;
+  appSlug?: string;
+  /** Lifetime of installation tokens; GitHub's is one hour. */
+  tokenTtlMs?: number;
+}
+
+export interface AddRepoOptions {
+  owner: string;
+  name: string;
+  files: Record<string, string>;
+  defaultBranch?: string;
+  installationId?: number;
+  /** login -> admin | maintain | write | triage | read */
+  permissions?: Record<string, string>;
+}
+
+interface Fault {
+  method: string;
+  path: RegExp;
+  status: number;
+  remaining: number;
+}
+
+export class GitHubServer {
+  readonly state = new StandInState();
+  readonly pushes: PushRecord[] = [];
+  readonly appId: number;
+  readonly appSlug: string;
+  readonly keys: AppKeys;
+  /** The app's bot user: author of its comments and pull requests. */
+  readonly bot: StandInUser;
+  tokenTtlMs: number;
+  private server: Server | undefined;
+  private gitRoot = "";
+  private baseUrl = "";
+  private faults: Fault[] = [];
+
+  constructor(options: GitHubServerOptions = {}) {
+    this.appId = options.appId ?? 4711;
+    this.appSlug = options.appSlug ?? "agent-fix-test";
+    this.tokenTtlMs = options.tokenTtlMs ?? 60 * 60 * 1000;
+    this.keys = generateAppKeys();
+    this.bot = { login: `${this.appSlug}[bot]`, id: 90_000, type: "Bot" };
+  }
+
+  /** http://127.0.0.1:PORT; the REST API is at `${url}/api/v3`. */
+  get url(): string {
+    return this.baseUrl;
+  }
+  get apiUrl(): string {
+    return `${this.baseUrl}/api/v3`;
+  }
+  /** For Probot: GHE_HOST. */
+  get host(): string {
+    return new URL(this.baseUrl).host;
+  }
+
+  async start(): Promise<this> {
+    this.gitRoot = await mkdtemp(join(tmpdir(), "af-github-"));
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
+    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    if (this.server) {
+      this.server.closeAllConnections();
+      await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+    }
+    if (this.gitRoot) await rm(this.gitRoot, { recursive: true, force: true });
+  }
+
+  async addRepo(options: AddRepoOptions) {
+    const defaultBranch = options.defaultBranch ?? "main";
+    await createBareRepo(this.gitRoot, options.owner, options.name, options.files, defaultBranch);
+    const repo = {
+      id: this.state.id(),
+      owner: options.owner,
+      name: options.name,
+      defaultBranch,
+      installationId: options.installationId ?? 1,
+      permissions: new Map(Object.entries(options.permissions ?? {})),
+    };
+    this.state.repos.push(repo);
+    return repo;
+  }
+
+  addIssue(
+    owner: string,
+    repo: string,
+    issue: { title: string; body?: string; labels?: string[]; user?: string },
+  ): StandInIssue {
+    const created: StandInIssue = {
+      owner,
+      repo,
+      number: this.state.nextNumber(owner, repo),
+      title: issue.title,
+      body: issue.body ?? "",
+      state: "open",
+      labels: issue.labels ?? [],
+      user: { login: issue.user ?? "reporter", id: 555, type: "User" },
+    };
+    this.state.issues.push(created);
+    return created;
+  }
+
+  /** Mints an installation token as the app would (for tests that act as the worker). */
+  mintToken(installationId = 1): string {
+    return issueToken(this.state, installationId, this.tokenTtlMs).token;
+  }
+
+  /** Makes every token issued so far expired, as if an hour had passed. */
+  expireAllTokens(): void {
+    for (const token of this.state.tokens.values()) token.expiresAt = Date.now() - 1;
+  }
+
+  /** The next `times` requests matching `method` and `path` answer `status` (e.g. 502, 403 rate limit). */
+  failNext(method: string, path: RegExp, status: number, times = 1): void {
+    this.faults.push({ method, path, status, remaining: times });
+  }
+
+  /** Branch name -> sha of a repository, as pushed so far. */
+  async branches(owner: string, repo: string): Promise<Record<string, string>> {
+    const refs = await listRefs(join(this.gitRoot, owner, `${repo}.git`));
+    return Object.fromEntries(
+      Object.entries(refs)
+        .filter(([ref]) => ref.startsWith("refs/heads/"))
+        .map(([ref, sha]) => [ref.slice("refs/heads/".length), sha]),
+    );
+  }
+
+  /** Path of a bare repository (to inspect commits with git). */
+  repoDir(owner: string, repo: string): string {
+    return join(this.gitRoot, owner, `${repo}.git`);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const handledGit = handleGitRequest(
+      {
+        root: this.gitRoot,
+        pushes: this.pushes,
+        checkToken: (token, owner, name) => this.gitTokenVerdict(token, owner, name),
+      },
+      req,
+      res,
+    );
+    if (handledGit) return;
+    const url = new URL(req.url ?? "/", this.baseUrl);
+    const path = url.pathname.replace(/^\/api\/v3/, "");
+    const method = req.method ?? "GET";
+    const send = (status: number, body?: unknown, actor = "anonymous", raw?: Buffer) => {
+      this.state.requests.push({ method, path, status, actor });
+      if (raw) res.writeHead(status, { "content-type": "application/vnd.github.raw" }).end(raw);
+      else if (body === undefined) res.writeHead(status).end();
+      else
+        res
+          .writeHead(status, { "content-type": "application/json; charset=utf-8" })
+          .end(JSON.stringify(body));
+    };
+    const fault = this.faults.find((f) => f.method === method && f.path.test(path) && f.remaining > 0);
+    if (fault) {
+      fault.remaining--;
+      send(fault.status, { message: `Injected failure ${fault.status}` });
+      return;
+    }
+    const route = routes.find((r) => r.method === method && r.pattern.test(path));
+    if (!route) return send(404, { message: `Not Found: the stand-in has no ${method} ${path}` });
+    const actor = this.authenticate(req.headers.authorization, route.auth);
+    if ("error" in actor) return send(401, { message: actor.error });
+    let body: Record<string, unknown> = {};
+    const text = await readBody(req);
+    if (text) {
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        return send(400, { message: "Problems parsing JSON" });
+      }
+    }
+    const ctx: RouteContext = {
+      state: this.state,
+      base: this.baseUrl,
+      gitRoot: this.gitRoot,
+      appId: this.appId,
+      appSlug: this.appSlug,
+      bot: this.bot,
+      tokenTtlMs: this.tokenTtlMs,
+      issueToken: (id) => issueToken(this.state, id, this.tokenTtlMs),
+      actor,
+      params: (route.pattern.exec(path) ?? []).slice(1),
+      query: url.searchParams,
+      body,
+      accept: String(req.headers.accept ?? ""),
+    };
+    const label = actor.kind === "app" ? "app" : `installation:${actor.installationId}`;
+    try {
+      const result = await route.handler(ctx);
+      send(result.status, result.body, label, result.raw);
+    } catch (error) {
+      send(500, { message: `Stand-in error: ${error instanceof Error ? error.message : error}` }, label);
+    }
+  }
+
+  private authenticate(header: string | undefined, kind: "app" | "installation"): Actor | { error: string } {
+    const [scheme = "", value = ""] = (header ?? "").split(" ", 2);
+    if (!value) return { error: "Requires authentication" };
+    if (kind === "app") {
+      if (!/^bearer$/i.test(scheme)) return { error: "A JSON web token could not be decoded" };
+      const problem = checkAppJwt(value, this.appId, this.keys.publicKeyPem);
+      return problem ? { error: `A JSON web token could not be decoded: ${problem}` } : { kind: "app" };
+    }
+    const verdict = checkToken(this.state, value);
+    if (!verdict.ok) return { error: `Bad credentials (token ${verdict.reason})` };
+    return { kind: "installation", installationId: verdict.installationId };
+  }
+
+  private gitTokenVerdict(
+    token: string,
+    owner: string,
+    name: string,
+  ): "ok" | "expired" | "unknown" | "forbidden" {
+    const verdict = checkToken(this.state, token);
+    if (!verdict.ok) return verdict.reason;
+    const repo = this.state.repo(owner, name);
+    return repo && repo.installationId === verdict.installationId ? "ok" : "forbidden";
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+export async function startGitHubServer(options: GitHubServerOptions = {}): Promise<GitHubServer> {
+  return new GitHubServer(options).start();
+}

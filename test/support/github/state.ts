@@ -1,0 +1,127 @@
+/**
+ * What the GitHub stand-in knows and records: repositories, issues, comments, reactions, labels,
+ * pull requests, review requests, permissions, and every API request it answered.
+ */
+
+export interface StandInUser {
+  login: string;
+  id: number;
+  type: "User" | "Bot";
+}
+
+export interface StandInComment {
+  id: number;
+  owner: string;
+  repo: string;
+  issueNumber: number;
+  body: string;
+  user: StandInUser;
+  createdAt: string;
+  updatedAt: string;
+  /** Every body this comment had, oldest first (edits in place are visible). */
+  history: string[];
+}
+
+export interface StandInReaction {
+  id: number;
+  owner: string;
+  repo: string;
+  /** Issue number, or undefined for a reaction on a comment. */
+  issueNumber?: number;
+  commentId?: number;
+  content: string;
+  user: StandInUser;
+}
+
+export interface StandInIssue {
+  owner: string;
+  repo: string;
+  number: number;
+  title: string;
+  body: string;
+  state: "open" | "closed";
+  labels: string[];
+  user: StandInUser;
+}
+
+export interface StandInPull {
+  owner: string;
+  repo: string;
+  number: number;
+  title: string;
+  body: string;
+  head: string;
+  base: string;
+  draft: boolean;
+  state: "open" | "closed";
+  user: StandInUser;
+  reviewRequests: string[];
+}
+
+export interface StandInRepo {
+  id: number;
+  owner: string;
+  name: string;
+  defaultBranch: string;
+  installationId: number;
+  /** login -> admin | maintain | write | triage | read */
+  permissions: Map<string, string>;
+}
+
+export interface RequestRecord {
+  method: string;
+  path: string;
+  status: number;
+  /** "app" (JWT), "installation:ID", or "anonymous". */
+  actor: string;
+}
+
+export interface IssuedToken {
+  token: string;
+  installationId: number;
+  expiresAt: number;
+}
+
+export class StandInState {
+  readonly repos: StandInRepo[] = [];
+  readonly issues: StandInIssue[] = [];
+  readonly comments: StandInComment[] = [];
+  readonly reactions: StandInReaction[] = [];
+  readonly pulls: StandInPull[] = [];
+  readonly tokens = new Map<string, IssuedToken>();
+  readonly requests: RequestRecord[] = [];
+  private nextId = 1000;
+
+  id(): number {
+    return this.nextId++;
+  }
+
+  repo(owner: string, name: string): StandInRepo | undefined {
+    return this.repos.find((r) => r.owner === owner && r.name === name);
+  }
+
+  issue(owner: string, repo: string, number: number): StandInIssue | undefined {
+    return this.issues.find((i) => i.owner === owner && i.repo === repo && i.number === number);
+  }
+
+  pull(owner: string, repo: string, number: number): StandInPull | undefined {
+    return this.pulls.find((p) => p.owner === owner && p.repo === repo && p.number === number);
+  }
+
+  /** Issues and pull requests share one number sequence per repository, as on GitHub. */
+  nextNumber(owner: string, repo: string): number {
+    const numbers = [
+      ...this.issues.filter((i) => i.owner === owner && i.repo === repo).map((i) => i.number),
+      ...this.pulls.filter((p) => p.owner === owner && p.repo === repo).map((p) => p.number),
+    ];
+    return Math.max(0, ...numbers) + 1;
+  }
+
+  commentsOn(owner: string, repo: string, issueNumber: number): StandInComment[] {
+    return this.comments.filter((c) => c.owner === owner && c.repo === repo && c.issueNumber === issueNumber);
+  }
+
+  permission(repo: StandInRepo, login: string): string {
+    return repo.permissions.get(login) ?? "none";
+  }
+}
