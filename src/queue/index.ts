@@ -25,3 +25,4 @@ export {
   type JobTrigger,
   parseFixJobData,
 } from "./job.js";
+export { cancelChannel, cancelFlagKey, claimKey, type QueueNames } from "./keys.js";

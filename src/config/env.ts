@@ -1,0 +1,78 @@
+/**
+ * The process environment of the webhook server and the worker, one line per variable. Without
+ * APP_ID/PRIVATE_KEY the server runs Probot's manifest flow (register the app with one click).
+ */
+import { z } from "zod";
+import { ConfigError } from "../errors.js";
+
+const flag = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const envSchema = z.object({
+  APP_ID: z.coerce.number().int().positive().optional(), // the GitHub App's id (App settings page)
+  PRIVATE_KEY: z.string().min(1).optional(), // the App's private key, PEM text (newlines may be written \n)
+  PRIVATE_KEY_PATH: z.string().min(1).optional(), // or a path to the .pem file
+  WEBHOOK_SECRET: z.string().min(1).optional(), // secret GitHub signs webhooks with
+  WEBHOOK_PATH: z.string().startsWith("/").default("/api/github/webhooks"), // where webhooks are received
+  GHE_HOST: z.string().min(1).optional(), // GitHub Enterprise (or the test stand-in) host[:port]
+  GHE_PROTOCOL: z.enum(["http", "https"]).default("https"), // its protocol
+  HOST: z.string().default("0.0.0.0"), // address the server listens on
+  PORT: int(0, 65_535).default(3000), // port the server listens on
+  PUBLIC_URL: z.url().optional(), // where the app is reachable; trajectories are linked from here
+  AGENT_FIX_REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//)
+    .default("redis://127.0.0.1:6379"), // the queue's Redis (REDIS_URL is Probot's)
+  AGENT_FIX_QUEUE_PREFIX: z.string().min(1).default("agent-fix"), // Redis key prefix of the queue
+  AGENT_FIX_LABEL: z.string().min(1).default("agent-fix"), // the label that starts a run
+  AGENT_FIX_COMMAND: z
+    .string()
+    .regex(/^\/\S+$/)
+    .default("/agent-fix"), // the comment command that starts a run
+  AGENT_FIX_CONCURRENCY: int(1, 64).default(1), // jobs one worker process runs at once
+  AGENT_FIX_JOB_ATTEMPTS: int(1, 10).default(3), // attempts of a job failing with a transient error
+  AGENT_FIX_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(60), // on SIGTERM, time for running jobs to finish
+  AGENT_FIX_GITHUB_THROTTLE: flag.default(true), // client-side GitHub rate limiting (off only for tests)
+  NODE_ENV: z.string().default("development"), // "production" disables the manifest flow
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"), // log verbosity
+});
+
+export type Env = z.output<typeof envSchema>;
+
+const examples: Record<string, string> = {
+  APP_ID: "APP_ID=123456",
+  PORT: "PORT=3000",
+  PUBLIC_URL: "PUBLIC_URL=https://agent-fix.example.com",
+  AGENT_FIX_REDIS_URL: "AGENT_FIX_REDIS_URL=redis://127.0.0.1:6379",
+  AGENT_FIX_COMMAND: "AGENT_FIX_COMMAND=/agent-fix",
+  AGENT_FIX_CONCURRENCY: "AGENT_FIX_CONCURRENCY=2",
+  GHE_PROTOCOL: "GHE_PROTOCOL=https",
+  AGENT_FIX_GITHUB_THROTTLE: "AGENT_FIX_GITHUB_THROTTLE=true",
+};
+
+/** Parses the environment; a wrong variable is a ConfigError naming it, with an example. */
+export function parseEnv(env: NodeJS.ProcessEnv = process.env): Env {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const result = envSchema.safeParse(present);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    const first = String(result.error.issues[0]?.path[0] ?? "");
+    throw new ConfigError(`Invalid environment: ${problems.join("; ")}`, {
+      code: "env_invalid",
+      hint: examples[first] ? `For example: ${examples[first]}` : "See the comments in src/config/env.ts.",
+    });
+  }
+  const parsed = result.data;
+  if (parsed.PRIVATE_KEY) parsed.PRIVATE_KEY = parsed.PRIVATE_KEY.replace(/\\n/g, "\n");
+  return parsed;
+}
+
+/** True when the app can authenticate to GitHub; false means the manifest (setup) flow. */
+export function hasAppCredentials(env: Env): boolean {
+  return env.APP_ID !== undefined && (env.PRIVATE_KEY !== undefined || env.PRIVATE_KEY_PATH !== undefined);
+}
+
+/** The REST API base URL: github.com, or GitHub Enterprise / the stand-in through GHE_HOST. */
+export function githubApiUrl(env: Pick<Env, "GHE_HOST" | "GHE_PROTOCOL">): string {
+  return env.GHE_HOST ? `${env.GHE_PROTOCOL}://${env.GHE_HOST}/api/v3` : "https://api.github.com";
+}
