@@ -2,6 +2,7 @@
 import type { ToolBundleName } from "../../src/config/aci.js";
 import type { AciRuntime, AciTool } from "./tool.js";
 import { editTool } from "./tools/edit-tool.js";
+import { editorTools } from "./tools/editor-tools.js";
 import { searchTools } from "./tools/search-tools.js";
 import { shellTools } from "./tools/shell-tools.js";
 import { viewerTools } from "./tools/viewer-tools.js";
@@ -10,7 +11,7 @@ export function bundleTools(bundle: ToolBundleName, runtime: AciRuntime): AciToo
   const [findFile, searchDir, searchFile] = searchTools(runtime);
   const [bash, submit] = shellTools(runtime);
   if (bundle === "editor") {
-    return [findFile!, searchDir!, searchFile!, bash!, submit!];
+    return [...editorTools(runtime), findFile!, searchDir!, searchFile!, bash!, submit!];
   }
   return [findFile!, searchDir!, searchFile!, ...viewerTools(runtime), editTool(runtime), bash!, submit!];
 }

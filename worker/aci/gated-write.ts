@@ -3,7 +3,7 @@
  * on the host, and only an edit that introduces no new syntax error is written back.
  */
 import type { Sandbox } from "../../src/contracts.js";
-import { checkEdit } from "./lint/gate.js";
+import { checkEdit, type EditSpan } from "./lint/gate.js";
 import type { SyntaxProblem } from "./lint/syntax-errors.js";
 import { replaceLines, serializeTextFile, type TextFile, textOf } from "./text-file.js";
 import { renderWindow } from "./viewer.js";
@@ -14,11 +14,33 @@ export type GatedWrite =
 
 export const rule = "-------------------------------------------------";
 
-/** Replaces lines start..end of `file` with `replacement`, writing only when the gate lets it pass. */
-export async function gatedReplace(options: {
+/** Writes `proposed` over `file` only when the gate finds no new error in the changed span. */
+export async function gatedWrite(options: {
   sandbox: Sandbox;
   absolute: string;
   /** The path the syntax checker is chosen by. */
+  relative: string;
+  file: TextFile;
+  proposed: TextFile;
+  span: EditSpan;
+  lint: boolean;
+}): Promise<GatedWrite> {
+  const { file, proposed } = options;
+  let checked = false;
+  if (options.lint) {
+    const verdict = await checkEdit(options.relative, textOf(file), textOf(proposed), options.span);
+    if (verdict.checked && verdict.newErrors.length > 0)
+      return { written: false, errors: verdict.newErrors, proposed };
+    checked = verdict.checked;
+  }
+  await options.sandbox.writeFile(options.absolute, serializeTextFile(proposed));
+  return { written: true, file: proposed, checked };
+}
+
+/** Replaces lines start..end of `file` with `replacement`, writing only when the gate lets it pass. */
+export function gatedReplace(options: {
+  sandbox: Sandbox;
+  absolute: string;
   relative: string;
   file: TextFile;
   start: number;
@@ -27,20 +49,11 @@ export async function gatedReplace(options: {
   lint: boolean;
 }): Promise<GatedWrite> {
   const { file, start, end, replacement } = options;
-  const proposed = replaceLines(file, start, end, replacement);
-  let checked = false;
-  if (options.lint) {
-    const verdict = await checkEdit(options.relative, textOf(file), textOf(proposed), {
-      start,
-      end,
-      newLineCount: replacement.length,
-    });
-    if (verdict.checked && verdict.newErrors.length > 0)
-      return { written: false, errors: verdict.newErrors, proposed };
-    checked = verdict.checked;
-  }
-  await options.sandbox.writeFile(options.absolute, serializeTextFile(proposed));
-  return { written: true, file: proposed, checked };
+  return gatedWrite({
+    ...options,
+    proposed: replaceLines(file, start, end, replacement),
+    span: { start, end, newLineCount: replacement.length },
+  });
 }
 
 /** The rejection text of SWE-agent, with the new errors, the edit as it would have looked and the original. */
