@@ -44,7 +44,10 @@ function collectTreeErrors(node: ErrorNode, out: SyntaxProblem[]): void {
     return;
   }
   if (!node.hasError) return;
+  const found = out.length;
   for (const child of node.children) if (child) collectTreeErrors(child, out);
+  // Some grammars hide the MISSING token inside a node (C#: an identifier): blame that node.
+  if (out.length === found) out.push({ ...at, kind: `incomplete ${node.type}`, message: `incomplete \`${node.type}\`` });
 }
 
 function positionToLineColumn(text: string, position: number): { line: number; column: number } {
