@@ -1,0 +1,23 @@
+export { type CommentData, type GitHubApi, httpStatus, type PullData, type RepoRef } from "./api.js";
+export { fitComment, GITHUB_BODY_LIMIT } from "./limits.js";
+export { hasWriteAccess } from "./permissions.js";
+export { type PullRequestBodyInput, renderPullRequestBody, type TestProofView } from "./pr-body.js";
+export {
+  fixBranchName,
+  openOrUpdatePullRequest,
+  type PullRequestInput,
+  type PullRequestResult,
+  requestReview,
+} from "./pull-request.js";
+export {
+  createStatusComment,
+  type IssueRef,
+  renderStatus,
+  STATUS_MARKER,
+  type StatusContext,
+  type StatusPhase,
+  type StatusView,
+  statusPhases,
+  updateStatusComment,
+} from "./status.js";
+export { renderTrajectorySummary, SUMMARY_MARKER, type SummaryOptions } from "./summary.js";

@@ -1,0 +1,15 @@
+/** Who may command the app: users with write access to the repository (write, maintain or admin). */
+import { type GitHubApi, httpStatus, type RepoRef } from "./api.js";
+
+const WRITE_ROLES = new Set(["admin", "maintain", "write"]);
+
+export async function hasWriteAccess(api: GitHubApi, repo: RepoRef, login: string): Promise<boolean> {
+  try {
+    const { data } = await api.rest.repos.getCollaboratorPermissionLevel({ ...repo, username: login });
+    return WRITE_ROLES.has(data.permission) || WRITE_ROLES.has(data.role_name ?? "");
+  } catch (error) {
+    // 404: not a collaborator (or unknown user): no access.
+    if (httpStatus(error) === 404) return false;
+    throw error;
+  }
+}

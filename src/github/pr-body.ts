@@ -1,0 +1,68 @@
+/**
+ * The pull request body: what the change does (the agent's final message), `Fixes #N`, how it was
+ * tested, and the proof reviewers want when the change adds tests: they failed before and pass after.
+ */
+import { fitComment } from "./limits.js";
+
+export interface TestProofView {
+  /** Test files the change adds or modifies. */
+  testFiles: string[];
+  /** Those tests, applied alone to the unchanged code, failed (as a good regression test should). */
+  failedBefore: boolean;
+  /** With the whole change, the test command passed. */
+  passedAfter: boolean;
+}
+
+export interface PullRequestBodyInput {
+  issueNumber: number;
+  /** The agent's final message: what it changed and why. */
+  summary: string;
+  testCommand: string;
+  /** The test command's result on the unchanged code. */
+  baselinePassed: boolean;
+  /** Gate attempts until the tests passed. */
+  gateAttempts: number;
+  proof?: TestProofView;
+  model: string;
+  /** Link to the summary comment or the full trajectory. */
+  trajectoryUrl?: string;
+}
+
+export function renderPullRequestBody(input: PullRequestBodyInput): string {
+  const lines = [
+    input.summary.trim() || "_The agent gave no description of its change._",
+    "",
+    `Fixes #${input.issueNumber}`,
+    "",
+    "## How this was tested",
+    "",
+    `- \`${input.testCommand}\` on the unchanged code (baseline): ${input.baselinePassed ? "passed" : "**failed**"}`,
+    `- \`${input.testCommand}\` with this change: passed${input.gateAttempts > 1 ? ` (after ${input.gateAttempts} attempts)` : ""}`,
+  ];
+  if (!input.baselinePassed) {
+    lines.push(
+      "",
+      "> ⚠️ The tests already failed before this change; review what this change fixes with care.",
+    );
+  }
+  if (input.proof && input.proof.testFiles.length > 0) {
+    const files = input.proof.testFiles.map((f) => `\`${f}\``).join(", ");
+    lines.push("", "### The new tests fail before the change and pass after it", "");
+    lines.push(`Tests added or changed: ${files}.`, "");
+    lines.push("| | unchanged code + new tests | this change |", "|---|---|---|");
+    lines.push(
+      `| result | ${input.proof.failedBefore ? "❌ failed" : "✅ passed"} | ${input.proof.passedAfter ? "✅ passed" : "❌ failed"} |`,
+    );
+    if (!input.proof.failedBefore) {
+      lines.push(
+        "",
+        "Note: the new tests did **not** fail on the unchanged code, so they do not prove the bug is fixed.",
+      );
+    }
+  } else {
+    lines.push("", "This change adds or modifies no test files.");
+  }
+  lines.push("", "---", `Draft opened by agent-fix with \`${input.model}\`. Review before merging.`);
+  if (input.trajectoryUrl) lines.push(`[Trajectory](${input.trajectoryUrl})`);
+  return fitComment(lines.join("\n"));
+}

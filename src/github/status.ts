@@ -1,0 +1,114 @@
+/**
+ * The one status comment on the issue, edited in place as the run moves on and always ending in a
+ * final state: the pull request, the reason it stopped, or cancelled (by whom).
+ */
+import type { GitHubApi, RepoRef } from "./api.js";
+import { fitComment } from "./limits.js";
+
+/** Hidden marker that identifies the app's status comment among the issue's comments. */
+export const STATUS_MARKER = "<!-- agent-fix:status -->";
+
+export const statusPhases = [
+  "queued",
+  "cloning",
+  "setting_up",
+  "baseline",
+  "agent",
+  "testing",
+  "publishing",
+] as const;
+export type StatusPhase = (typeof statusPhases)[number];
+
+const phaseLabels: Record<StatusPhase, string> = {
+  queued: "Queued",
+  cloning: "Cloning the repository",
+  setting_up: "Setting up",
+  baseline: "Running the tests before any change (baseline)",
+  agent: "Working on a fix",
+  testing: "Testing the change",
+  publishing: "Opening the pull request",
+};
+
+export type StatusView =
+  | { kind: "progress"; phase: StatusPhase; detail?: string; step?: number; maxSteps?: number }
+  | { kind: "succeeded"; pullRequest: { number: number; url: string }; note?: string }
+  | { kind: "failed"; reason: string; summary?: string }
+  | { kind: "cancelled"; by: string; reason?: string };
+
+export interface StatusContext {
+  requestedBy: string;
+  /** Link to the full trajectory (PUBLIC_URL), when served. */
+  trajectoryUrl?: string;
+}
+
+export function renderStatus(view: StatusView, context: StatusContext): string {
+  const lines = [STATUS_MARKER];
+  switch (view.kind) {
+    case "progress": {
+      const current = statusPhases.indexOf(view.phase);
+      lines.push(`**agent-fix** is working on this issue (requested by @${context.requestedBy}).`, "");
+      statusPhases.forEach((phase, i) => {
+        let label = phaseLabels[phase];
+        if (phase === "agent" && view.phase === "agent" && view.step !== undefined) {
+          label += `: step ${view.step}${view.maxSteps ? ` of at most ${view.maxSteps}` : ""}`;
+        }
+        const mark = i < current ? "- [x]" : "- [ ]";
+        lines.push(`${mark} ${i === current ? `**${label}**` : label}${i === current ? " ⏳" : ""}`);
+      });
+      if (view.detail) lines.push("", view.detail);
+      lines.push("", "Comment `/agent-fix stop` or remove the label to cancel.");
+      break;
+    }
+    case "succeeded":
+      lines.push(
+        `✅ **agent-fix** opened draft pull request #${view.pullRequest.number}: ${view.pullRequest.url}`,
+        "",
+        `The repository's tests pass on the change. Review requested from @${context.requestedBy}.`,
+      );
+      if (view.note) lines.push("", view.note);
+      break;
+    case "failed":
+      lines.push(`❌ **agent-fix** stopped without a pull request.`, "", `**Why:** ${view.reason}`);
+      if (view.summary) lines.push("", view.summary);
+      break;
+    case "cancelled":
+      lines.push(
+        `🛑 **agent-fix** run cancelled by @${view.by.replace(/^@/, "")}${view.reason ? ` (${view.reason})` : ""}.`,
+      );
+      lines.push("", "Add the label again or comment `/agent-fix` to start a new run.");
+      break;
+  }
+  if (context.trajectoryUrl && view.kind !== "progress")
+    lines.push("", `[Full trajectory](${context.trajectoryUrl})`);
+  return fitComment(lines.join("\n"));
+}
+
+export interface IssueRef extends RepoRef {
+  issueNumber: number;
+}
+
+/** Posts the status comment and returns its id (stored in the job so it can be edited in place). */
+export async function createStatusComment(
+  api: GitHubApi,
+  issue: IssueRef,
+  view: StatusView,
+  context: StatusContext,
+): Promise<number> {
+  const { data } = await api.rest.issues.createComment({
+    owner: issue.owner,
+    repo: issue.repo,
+    issue_number: issue.issueNumber,
+    body: renderStatus(view, context),
+  });
+  return data.id;
+}
+
+export async function updateStatusComment(
+  api: GitHubApi,
+  repo: RepoRef,
+  commentId: number,
+  view: StatusView,
+  context: StatusContext,
+): Promise<void> {
+  await api.rest.issues.updateComment({ ...repo, comment_id: commentId, body: renderStatus(view, context) });
+}
