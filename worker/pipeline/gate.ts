@@ -1,20 +1,7 @@
+import { DEFAULT_TEST_PATHS } from "../../src/config/repo.js";
 import type { Gate, Sandbox } from "../../src/contracts.js";
 import { runTests, type TestCommand, type TestRun } from "./baseline.js";
 import { globToRegExp } from "./forbidden-paths.js";
-
-/** Where tests live when the repository config names no patterns: the usual layouts of common ecosystems. */
-export const DEFAULT_TEST_PATTERNS = [
-  "**/test_*.py",
-  "**/*_test.py",
-  "**/tests/**",
-  "**/test/**",
-  "**/__tests__/**",
-  "**/*.test.*",
-  "**/*.spec.*",
-  "**/spec/**",
-  "**/*_test.go",
-  "**/*Test.java",
-];
 
 /**
  * Step 6's gate: the test command in the sandbox on the submitted change. The workspace already holds
@@ -60,7 +47,7 @@ export async function proveTests(
   sandbox: Sandbox,
   test: TestCommand,
   patch: string,
-  patterns: readonly string[] = DEFAULT_TEST_PATTERNS,
+  patterns: readonly string[] = DEFAULT_TEST_PATHS,
   signal?: AbortSignal,
 ): Promise<TestProof> {
   const regexps = patterns.map(globToRegExp);

@@ -25,17 +25,26 @@ export interface PipelineRepoConfig {
   limits?: Partial<SandboxLimits>;
 }
 
-export type RunPhase = "cloning" | "setting_up" | "baseline" | "agent" | "publishing";
+export type RunPhase = "cloning" | "setting_up" | "baseline" | "agent" | "testing" | "publishing";
+
+export interface ProgressInfo {
+  step?: number;
+  maxSteps?: number;
+  /** One line for people, e.g. why a retry is coming. */
+  note?: string;
+}
 
 /** The status comment on the issue, edited in place. Every run ends in exactly one final call. */
 export interface StatusReporter {
-  progress(phase: RunPhase, detail?: string): Promise<void>;
+  progress(phase: RunPhase, info?: ProgressInfo): Promise<void>;
   succeeded(pullRequest: { number: number; url: string }): Promise<void>;
   failed(reason: string, trajectory?: Trajectory): Promise<void>;
   cancelled(by: string): Promise<void>;
 }
 
 export interface PullRequestDraft {
+  issueNumber: number;
+  testCommand: string;
   branch: string;
   base: string;
   title: string;
@@ -72,9 +81,15 @@ export interface RunInput {
   workRoot?: string;
 }
 
-export type RunOutcome =
+/** Milliseconds spent in each step (for logs and bench/pipeline.ts). */
+export type RunTimings = Partial<
+  Record<"clone" | "sandbox" | "setup" | "baseline" | "agent" | "tests" | "publish", number>
+>;
+
+export type RunOutcome = { timings: RunTimings } & (
   | { kind: "pull_request"; number: number; url: string; trajectory: Trajectory }
-  | { kind: "no_pull_request"; reason: string; trajectory: Trajectory | null };
+  | { kind: "no_pull_request"; reason: string; trajectory: Trajectory | null }
+);
 
 /**
  * The steps of one fix job, in order. Errors propagate (the processor maps them to retry or not and
@@ -82,6 +97,14 @@ export type RunOutcome =
  */
 export async function runFix(input: RunInput): Promise<RunOutcome> {
   const { signal, status } = input;
+  const timings: RunTimings = {};
+  let mark = Date.now();
+  /** Adds the time since the last lap to `step`. */
+  const lap = (step: keyof RunTimings) => {
+    const now = Date.now();
+    timings[step] = (timings[step] ?? 0) + (now - mark);
+    mark = now;
+  };
   const root = await mkdtemp(join(input.workRoot ?? tmpdir(), "agent-fix-"));
   try {
     await status.progress("cloning");
@@ -93,6 +116,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       signal,
     });
     const config = await input.loadConfig(checkout.dir);
+    lap("clone");
 
     await status.progress("setting_up");
     const sandbox = await startSandbox(input.sandboxes, {
@@ -101,6 +125,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       networkForSetup: config.setupNetwork && config.setup.length > 0,
       ...(config.limits ? { limits: config.limits } : {}),
     });
+    lap("sandbox");
     const onAbort = () => void sandbox.dispose().catch(() => {});
     signal.addEventListener("abort", onAbort, { once: true });
     let trajectory: Trajectory;
@@ -115,42 +140,55 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
         timeoutMs: config.setupTimeoutMs,
         signal,
       });
+      lap("setup");
       await status.progress("baseline");
       baseline = await runBaseline(sandbox, test, signal);
+      lap("tests");
       if (!baseline.passed && !config.openPrWhenBaselineFails) {
         const reason =
           `The tests already fail on ${input.repository.defaultBranch} before any change ` +
           `(\`${config.testCommand}\` exited ${baseline.exitCode}), so a passing run could not be told apart. ` +
-          "Fix the tests, or set `open_pr_when_baseline_fails: true` in .github/agent-fix.yml.";
+          "Fix the tests, or set `openPullRequestWhenBaselineFails: true` in .github/agent-fix.yml.";
         await status.failed(reason);
-        return { kind: "no_pull_request", reason, trajectory: null };
+        return { kind: "no_pull_request", reason, trajectory: null, timings };
       }
-      await status.progress("agent", `step 0 of at most ${config.maxSteps}`);
+      await status.progress("agent", { step: 0, maxSteps: config.maxSteps });
       const runAgent = await input.agentFor(config);
-      trajectory = await runAgent({
-        sandbox,
-        issue: { ...input.issue, body: input.issue.body ?? "" },
-        repoName: input.repository.fullName,
-        gate: createGate(
+      const stepStatus = throttled(
+        (update: { phase: RunPhase; info: ProgressInfo }) => status.progress(update.phase, update.info),
+        2_000,
+      );
+      try {
+        trajectory = await runAgent({
           sandbox,
-          test,
-          () => void status.progress("agent", "testing the change").catch(() => {}),
-        ),
-        onStep: ({ step }) =>
-          void status.progress("agent", `step ${step} of at most ${config.maxSteps}`).catch(() => {}),
-        signal,
-      });
+          issue: { ...input.issue, body: input.issue.body ?? "" },
+          repoName: input.repository.fullName,
+          gate: createGate(sandbox, test, () => stepStatus.push({ phase: "testing", info: {} })),
+          onStep: ({ step }) =>
+            stepStatus.push({ phase: "agent", info: { step, maxSteps: config.maxSteps } }),
+          signal,
+        });
+      } finally {
+        stepStatus.stop();
+      }
       signal.throwIfAborted();
+      lap("agent");
+      // The gate's test runs happened inside the agent's time: move them to the tests' account.
+      const gateMs = trajectory.info.gate.reduce((sum, record) => sum + record.durationMs, 0);
+      timings.agent = (timings.agent ?? 0) - gateMs;
+      timings.tests = (timings.tests ?? 0) + gateMs;
       if (!gatePassed(trajectory)) {
         const reason = explainNoPullRequest(trajectory, config.testCommand);
         await status.failed(reason, trajectory);
-        return { kind: "no_pull_request", reason, trajectory };
+        return { kind: "no_pull_request", reason, trajectory, timings };
       }
       proof = await proveTests(sandbox, test, trajectory.info.submission ?? "", config.testPaths, signal);
+      lap("tests");
     } finally {
       signal.removeEventListener("abort", onAbort);
       await sandbox.dispose();
     }
+    lap("sandbox");
 
     await status.progress("publishing");
     await commitPatch({
@@ -168,6 +206,8 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       signal,
     });
     const draft: PullRequestDraft = {
+      issueNumber: input.issue.number,
+      testCommand: config.testCommand,
       branch,
       base: input.repository.defaultBranch,
       title: input.issue.title,
@@ -181,10 +221,47 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     });
     await input.publisher.postSummary(pr.number, draft);
     await status.succeeded(pr);
-    return { kind: "pull_request", ...pr, trajectory };
+    lap("publish");
+    return { kind: "pull_request", ...pr, trajectory, timings };
   } finally {
     await rm(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * Status updates during the agent's steps: at most one every `intervalMs`, the latest one winning, and
+ * never awaited by the loop (a slow GitHub must not slow the agent) nor allowed to throw into it.
+ */
+function throttled<T>(
+  update: (value: T) => Promise<void>,
+  intervalMs: number,
+): { push: (value: T) => void; stop: () => void } {
+  let last = 0;
+  let pending: T | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    if (pending === null) return;
+    const value = pending;
+    pending = null;
+    last = Date.now();
+    void update(value).catch(() => {});
+  };
+  let stopped = false;
+  return {
+    push(value) {
+      if (stopped) return;
+      pending = value;
+      if (timer) return;
+      timer = setTimeout(flush, Math.max(0, last + intervalMs - Date.now()));
+      timer.unref();
+    },
+    // Called before any final status, so a late step line can never overwrite it.
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
 }
 
 /** Why a run opened no pull request, in words a maintainer can act on. */
