@@ -5,6 +5,7 @@
  * stops taking jobs, lets runs finish within a grace period, then cancels the rest (their status
  * comments end as cancelled).
  */
+import { pathToFileURL } from "node:url";
 import { type Job, Worker } from "bullmq";
 import {
   connectRedis,
@@ -123,4 +124,35 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** `npm run start:worker`: the worker alone, configured from the environment. */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<FixWorker> {
+  const { createProcessorFromEnv } = await import("./processor.js");
+  const built = await createProcessorFromEnv(env);
+  const fixWorker = await startFixWorker(built.workerOptions);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(
+      `[worker] ${signal}: finishing runs (grace ${Math.round(built.graceMs / 1000)} s), taking no new jobs`,
+    );
+    void fixWorker
+      .shutdown(built.graceMs)
+      .then(() => built.close())
+      .then(() => process.exit(0));
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+  return fixWorker;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    console.error(`[worker] cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    const hint = (error as { hint?: string }).hint;
+    if (hint) console.error(`[worker] ${hint}`);
+    process.exit(1);
+  });
 }

@@ -3,32 +3,55 @@
  * concrete parts (sandbox provider, model, agent, GitHub writers), runs the pipeline, and maps
  * errors to BullMQ: retryable ones are retried (with a status line saying so), the rest fail for good.
  */
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import type { Job } from "bullmq";
 import { UnrecoverableError } from "bullmq";
-import type { ProbotOctokit } from "probot";
+import { createProbot, type Probot, ProbotOctokit } from "probot";
 import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { DockerSandboxProvider } from "../sandbox/docker.js";
+import { LocalSandboxProvider } from "../sandbox/local.js";
 import { type AciConfig, aciConfigSchema } from "../src/config/aci.js";
 import { type AgentConfig, agentConfigSchema } from "../src/config/agent.js";
+import { type Env, hasAppCredentials, parseEnv } from "../src/config/env.js";
 import { type ModelConfig, modelConfigSchema } from "../src/config/model.js";
 import type { SandboxProvider } from "../src/contracts.js";
 import { AgentFixError, ConfigError } from "../src/errors.js";
-import { type FixJobData, parseFixJobData } from "../src/queue/index.js";
+import {
+  connectRedis,
+  DEFAULT_QUEUE_NAME,
+  type FixJobData,
+  parseFixJobData,
+  readCancelRequest,
+} from "../src/queue/index.js";
 import { createEnvironment } from "./aci/index.js";
 import { runAgent } from "./agent/index.js";
 import { createModel } from "./model/index.js";
 import type { AgentRunner } from "./pipeline/agent.js";
-import type { InstallationAuth } from "./pipeline/auth.js";
+import { type InstallationAuth, probotInstallationAuth } from "./pipeline/auth.js";
 import { type AbortReason, decodeAbortReason } from "./pipeline/cancel.js";
 import type { CommitIdentity } from "./pipeline/commit.js";
+import { type LoadedRepoConfig, loadRepoConfig } from "./pipeline/config.js";
+import { githubPublisher, githubStatusReporter } from "./pipeline/publish.js";
 import {
   type PipelineRepoConfig,
   type Publisher,
   type RunOutcome,
+  type RunTimings,
   runFix,
   type StatusReporter,
 } from "./pipeline/run.js";
+
+/** Kept by BullMQ as the job's return value: what happened, and where the time went. */
+export interface JobResult {
+  kind: RunOutcome["kind"];
+  url?: string;
+  number?: number;
+  reason?: string;
+  exitStatus: string | null;
+  timings: RunTimings;
+}
 
 /** What one job needs, built once per process (or per test). */
 export interface ProcessorDeps {
@@ -41,7 +64,7 @@ export interface ProcessorDeps {
   publisher(octokit: ProbotOctokit, job: FixJobData): Publisher;
   /** The agent for this repository's config (model, limits, tools). */
   agent(config: PipelineRepoConfig, job: FixJobData): Promise<AgentRunner>;
-  loadConfig(checkoutDir: string): Promise<PipelineRepoConfig>;
+  loadConfig(checkoutDir: string, job: FixJobData): Promise<PipelineRepoConfig>;
   /** Operator-configured setup secrets for `owner/repo` (never the GitHub token). */
   setupSecrets(fullName: string): Record<string, string>;
   /** A cancel that arrived before this worker held the job. */
@@ -52,10 +75,7 @@ export interface ProcessorDeps {
 
 export function createFixProcessor(deps: ProcessorDeps) {
   const log = deps.log ?? ((message: string) => console.log(`[worker] ${message}`));
-  return async function processFixJob(
-    job: Job<FixJobData>,
-    signal: AbortSignal,
-  ): Promise<RunOutcome["kind"]> {
+  return async function processFixJob(job: Job<FixJobData>, signal: AbortSignal): Promise<JobResult> {
     const data = parseFixJobData(job.data);
     const jobId = job.id ?? "";
     const octokit = await deps.auth.octokit(data.installationId).catch((error: unknown) => {
@@ -82,7 +102,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
         },
         requestedBy: data.requestedBy,
         token: () => deps.auth.token(data.installationId),
-        loadConfig: deps.loadConfig,
+        loadConfig: (dir) => deps.loadConfig(dir, data),
         setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
         identity: deps.identity,
         sandboxes: deps.sandboxes,
@@ -93,7 +113,14 @@ export function createFixProcessor(deps: ProcessorDeps) {
         ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
       });
       log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
-      return outcome.kind;
+      return {
+        kind: outcome.kind,
+        ...(outcome.kind === "pull_request"
+          ? { url: outcome.url, number: outcome.number }
+          : { reason: outcome.reason }),
+        exitStatus: outcome.trajectory?.info.exit_status ?? null,
+        timings: outcome.timings,
+      };
     } catch (error) {
       const abort =
         (error as { abort?: AbortReason }).abort ??
@@ -114,7 +141,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
       } else {
         log(`job ${jobId}: retrying after ${describe(error)}`);
         await finalStatus(() =>
-          status.progress("cloning", `retrying after a transient error: ${describe(error)}`),
+          status.progress("cloning", { note: `Retrying after a transient error: ${describe(error)}` }),
         );
       }
       throw wrapped;
@@ -240,4 +267,178 @@ export async function createAgentRunner(
       onStep: (event) => input.onStep({ step: event.step, entry: event.entry }),
     });
   };
+}
+
+/** The worker's own variables, beside the shared ones of src/config/env.ts; one line each. */
+export const workerEnvSchema = z.object({
+  AGENT_FIX_LOCK_MS: z.coerce.number().int().min(1000).default(60_000), // a dead worker's job moves on this long after its last lock renewal
+  AGENT_FIX_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).optional(), // how often workers look for such jobs (default: half the lock)
+  AGENT_FIX_SANDBOX: z.enum(["docker", "local"]).default("docker"), // local isolates nothing: development only
+  AGENT_FIX_SANDBOX_IMAGE: z.string().min(1).optional(), // default: the versioned image of sandbox/version.ts
+  AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
+  AGENT_FIX_CONFIG: z.string().min(1).default(DEFAULT_CONFIG_PATH), // the operator's defaults (tools, loop, model)
+  AGENT_FIX_TRAJECTORY_DIR: z.string().min(1).default("trajectories"), // one JOB.traj per run
+  AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"NAME": "value"}}: for that repository's setup only
+  AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
+});
+export type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
+
+export function parseWorkerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
+  const shared = parseEnv(env);
+  if (!hasAppCredentials(shared) || shared.APP_ID === undefined) {
+    throw new ConfigError("APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are needed by the worker", {
+      code: "env_invalid",
+      hint: "Register the app first (npm start without credentials runs the manifest flow), then set both in .env.",
+    });
+  }
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = workerEnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`Invalid environment: ${issue.path.join(".")}: ${issue.message}`, {
+      code: "env_invalid",
+      hint: "See the comments in worker/processor.ts (workerEnvSchema).",
+    });
+  }
+  parseSetupSecrets(parsed.data.AGENT_FIX_SETUP_SECRETS); // fail at start, not on the first job
+  return { ...shared, ...parsed.data, APP_ID: shared.APP_ID };
+}
+
+function parseSetupSecrets(text: string): Record<string, Record<string, string>> {
+  const schema = z.record(z.string(), z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()));
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw new ConfigError("environment variable AGENT_FIX_SETUP_SECRETS is not valid", {
+      code: "worker_env_invalid",
+      hint: 'Use JSON like {"owner/repo": {"NPM_TOKEN": "..."}}: variable names as keys, strings as values.',
+    });
+  }
+  return parsed.data;
+}
+
+export interface BuiltWorker {
+  /** Options for startFixWorker (worker/index.ts). */
+  workerOptions: {
+    redisUrl: string;
+    prefix: string;
+    queueName: string;
+    concurrency: number;
+    lockDurationMs: number;
+    stalledIntervalMs?: number;
+    process: (job: Job<FixJobData>, signal: AbortSignal) => Promise<JobResult>;
+  };
+  graceMs: number;
+  /** Releases what the processor holds (Redis connection). */
+  close(): Promise<void>;
+}
+
+/** Builds the concrete parts from the environment: the one place the worker's classes are made. */
+export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<BuiltWorker> {
+  const settings = parseWorkerEnv(env);
+  const operator = await loadOperatorConfig(settings.AGENT_FIX_CONFIG);
+  const probot = createProbot({
+    // Client-side rate limiting spaces writes a second apart: right for GitHub, off for the stand-ins.
+    ...(settings.AGENT_FIX_GITHUB_THROTTLE
+      ? {}
+      : { overrides: { Octokit: ProbotOctokit.defaults({ throttle: { enabled: false } }) } }),
+    env: {
+      APP_ID: String(settings.APP_ID),
+      ...(settings.PRIVATE_KEY ? { PRIVATE_KEY: settings.PRIVATE_KEY } : {}),
+      ...(settings.PRIVATE_KEY_PATH ? { PRIVATE_KEY_PATH: settings.PRIVATE_KEY_PATH } : {}),
+      ...(settings.GHE_HOST ? { GHE_HOST: settings.GHE_HOST, GHE_PROTOCOL: settings.GHE_PROTOCOL } : {}),
+      LOG_LEVEL: settings.LOG_LEVEL,
+    },
+  });
+  const auth = probotInstallationAuth(probot);
+  const identity = await appIdentity(probot, settings);
+  const docker = settings.AGENT_FIX_SANDBOX === "docker";
+  const dockerProvider = docker
+    ? new DockerSandboxProvider(
+        settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {},
+      )
+    : undefined;
+  const sandboxes: SandboxProvider = dockerProvider ?? new LocalSandboxProvider();
+  const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker");
+  const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME, redis };
+  const secrets = parseSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS);
+  const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
+  await mkdir(trajectoryDir, { recursive: true });
+  const defaultMaxSteps = operator.agent.limits.maxSteps;
+  const repoConfigs = new Map<string, LoadedRepoConfig>();
+
+  const deps: ProcessorDeps = {
+    auth,
+    sandboxes,
+    identity,
+    status: (octokit, job) => githubStatusReporter(octokit, job),
+    publisher: (octokit, job) => githubPublisher(octokit, job),
+    agent: (config, job) => {
+      const loaded = repoConfigs.get(jobKey(job));
+      return createAgentRunner(
+        {
+          operator,
+          trajectoryDir,
+          env,
+          ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
+        },
+        loaded?.agent ?? { maxSteps: config.maxSteps },
+        `${job.owner}-${job.repo}-${job.issueNumber}-${Date.now()}`,
+      );
+    },
+    loadConfig: async (dir, job) => {
+      const loaded = await loadRepoConfig(dir, defaultMaxSteps);
+      repoConfigs.set(jobKey(job), loaded);
+      return loaded;
+    },
+    setupSecrets: (fullName) => secrets[fullName] ?? {},
+    pendingCancel: async (jobId) => {
+      const request = await readCancelRequest(names, jobId);
+      return request ? { kind: "cancelled", by: request.by, reason: request.reason } : null;
+    },
+    ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}),
+  };
+  const workerOptions: BuiltWorker["workerOptions"] = {
+    redisUrl: settings.AGENT_FIX_REDIS_URL,
+    prefix: settings.AGENT_FIX_QUEUE_PREFIX,
+    queueName: DEFAULT_QUEUE_NAME,
+    concurrency: settings.AGENT_FIX_CONCURRENCY,
+    lockDurationMs: settings.AGENT_FIX_LOCK_MS,
+    ...(settings.AGENT_FIX_STALLED_INTERVAL_MS
+      ? { stalledIntervalMs: settings.AGENT_FIX_STALLED_INTERVAL_MS }
+      : {}),
+    process: createFixProcessor(deps),
+  };
+  return {
+    workerOptions,
+    graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,
+    close: async () => void redis.disconnect(),
+  };
+}
+
+function jobKey(job: FixJobData): string {
+  return `${job.repoId}:${job.issueNumber}`;
+}
+
+/** `SLUG[bot]` with GitHub's noreply address, so commits show as the app's. */
+async function appIdentity(probot: Probot, settings: WorkerEnv): Promise<CommitIdentity> {
+  const app = await probot.auth();
+  const { data } = await app.rest.apps.getAuthenticated().catch((error: unknown) => {
+    throw new ConfigError(`Cannot authenticate as the GitHub App ${settings.APP_ID}: ${String(error)}`, {
+      code: "app_auth_failed",
+      hint: "Check APP_ID, PRIVATE_KEY and GHE_HOST.",
+    });
+  });
+  const slug = data?.slug ?? "agent-fix";
+  const login = `${slug}[bot]`;
+  const user = await app.rest.users.getByUsername({ username: login }).catch(() => null);
+  const host = settings.GHE_HOST
+    ? `users.noreply.${settings.GHE_HOST.replace(/:\d+$/, "")}`
+    : "users.noreply.github.com";
+  return { name: login, email: user ? `${user.data.id}+${login}@${host}` : `${login}@${host}` };
 }

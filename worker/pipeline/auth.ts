@@ -16,17 +16,18 @@ export function probotInstallationAuth(probot: Pick<Probot, "auth">): Installati
       probot.auth(installationId).catch((error: unknown) => rethrow(error, installationId)),
     async token(installationId) {
       const app = await probot.auth();
-      // refresh: git needs a token with its full lifetime left, not a cached one about to lapse.
-      const auth = (await app
-        .auth({ type: "installation", installationId, refresh: true })
-        .catch((error: unknown) => rethrow(error, installationId))) as { token?: string };
-      if (!auth.token) {
+      // A fresh token through the REST endpoint (the app JWT rides on the client's own base URL, so
+      // GitHub Enterprise and the stand-in work): git needs one with its full lifetime left.
+      const { data } = await app.rest.apps
+        .createInstallationAccessToken({ installation_id: installationId })
+        .catch((error: unknown) => rethrow(error, installationId));
+      if (!data.token) {
         throw new GitHubError(`No installation token for installation ${installationId}`, {
           code: "installation_token_missing",
           retryable: false,
         });
       }
-      return auth.token;
+      return data.token;
     },
   };
 }

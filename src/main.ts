@@ -1,0 +1,48 @@
+/**
+ * `npm start`: the webhook server and a worker in one process (one machine, the simplest setup).
+ * `npm run start:server` and `npm run start:worker` run them apart, for several workers sharing one
+ * Redis. Without app credentials this runs Probot's manifest flow, so registering the app is a click.
+ *
+ * This file is the one place in src/ allowed to import worker/ (.dependency-cruiser.cjs): it is a
+ * process entry that composes both sides, not shared code.
+ */
+import { pathToFileURL } from "node:url";
+import { main as startWorker } from "../worker/index.js";
+import { hasAppCredentials, parseEnv } from "./config/env.js";
+import { startAppServer, main as startServer } from "./server.js";
+
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const parsed = parseEnv(env);
+  if (!hasAppCredentials(parsed)) {
+    // Manifest flow: Probot serves the registration page and writes the credentials to .env.
+    await startServer();
+    return;
+  }
+  const role = env.AGENT_FIX_ROLE ?? "all";
+  if (role === "worker") {
+    await startWorker(env);
+    return;
+  }
+  const app = await startAppServer(parsed);
+  app.probot.log.info(`agent-fix listening on ${app.url}${parsed.WEBHOOK_PATH}`);
+  if (role === "server") {
+    process.once("SIGTERM", () => void app.close().then(() => process.exit(0)));
+    process.once("SIGINT", () => void app.close().then(() => process.exit(0)));
+    return;
+  }
+  // The worker installs its own SIGTERM handling (finish or cancel runs, final status comments);
+  // the server stops taking webhooks at the same signal.
+  await startWorker(env);
+  const closeServer = () => void app.close().catch(() => {});
+  process.once("SIGTERM", closeServer);
+  process.once("SIGINT", closeServer);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    console.error(`agent-fix cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    const hint = (error as { hint?: string }).hint;
+    if (hint) console.error(hint);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,85 @@
+import { execFileSync } from "node:child_process";
+import Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireRedis, requireSandboxImage } from "../support/services.js";
+import { Stack } from "../support/stack.js";
+import { type IssueRef, waitFor } from "../support/stack-parts.js";
+
+// Real Redis, real Docker sandboxes, the real app and worker; GitHub is the stand-in, the model a replay.
+const ready = (await requireRedis()) && (await requireSandboxImage());
+
+describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
+  const stack = new Stack();
+  let issue: IssueRef;
+
+  beforeAll(async () => {
+    await stack.start();
+    const repo = await stack.addSampleRepo();
+    issue = stack.addIssue(repo);
+  });
+  afterAll(() => stack.stop());
+
+  it("opens one draft PR with the fix, the proof, the app as author, a review request and the summary", async () => {
+    expect(await stack.label(issue)).toBeLessThan(300);
+    const status = await waitFor(
+      "the status comment to reach a final state",
+      () => {
+        const comment = stack.statusComment(issue);
+        return comment && !comment.body.includes("⏳") ? comment : undefined;
+      },
+      240_000,
+    );
+    expect(status.body).toContain("opened draft pull request #");
+
+    const pulls = stack.pulls(issue);
+    expect(pulls).toHaveLength(1);
+    const pr = pulls[0]!;
+    expect(pr).toMatchObject({
+      head: "agent-fix/issue-1",
+      base: "main",
+      draft: true,
+      state: "open",
+      title: issue.title,
+    });
+    expect(pr.body).toContain("Fixes #1");
+    expect(pr.body).toContain("It now returns their mean");
+    expect(pr.body).toContain("`tests/test_stats.py`");
+    expect(pr.body).toMatch(/❌ failed \| ✅ passed/);
+    expect(pr.reviewRequests).toEqual(["maintainer"]);
+    expect(status.body).toContain(`#${pr.number}`);
+
+    // The trajectory summary on the pull request.
+    const summary = stack.github.state.commentsOn(issue.owner, issue.repo, pr.number);
+    expect(summary).toHaveLength(1);
+    expect(summary[0]!.body).toContain("<!-- agent-fix:summary -->");
+    expect(summary[0]!.body).toContain("submit");
+
+    // The pushed commit: authored by the app, issue title and Fixes #1, the fix itself; main untouched.
+    const bare = stack.github.repoDir(issue.owner, issue.repo);
+    const git = (...args: string[]) =>
+      execFileSync("git", ["--git-dir", bare, ...args], { encoding: "utf8" });
+    expect(git("log", "-1", "--format=%an|%cn|%s|%b", "agent-fix/issue-1").trim()).toBe(
+      `agent-fix-e2e[bot]|agent-fix-e2e[bot]|${issue.title}|Fixes #1`,
+    );
+    expect(git("show", "agent-fix/issue-1:textstats/stats.py")).toContain(
+      "(ordered[middle - 1] + ordered[middle]) / 2",
+    );
+    expect(git("rev-list", "--count", "main").trim()).toBe("1");
+
+    // What people saw on the issue: eyes at once, the status moving through the steps, then final.
+    expect(
+      stack.github.state.reactions.some((r) => r.issueNumber === issue.number && r.content === "eyes"),
+    ).toBe(true);
+    const seen = [...status.history, status.body].join("\n");
+    for (const phase of ["Queued", "Setting up", "baseline", "Working on a fix"])
+      expect(seen).toContain(phase);
+    expect(stack.github.state.commentsOn(issue.owner, issue.repo, issue.number)).toHaveLength(1);
+
+    // No sandbox left behind.
+    const left = await new Docker().listContainers({
+      all: true,
+      filters: { label: ["agent-fix.job"] },
+    });
+    expect(left.filter((c) => c.Labels["agent-fix.job"]?.includes(`-${issue.repoId}-`))).toEqual([]);
+  });
+});

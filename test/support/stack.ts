@@ -1,0 +1,183 @@
+/**
+ * The whole product on one machine, as the end-to-end tests, the demo and the pipeline benchmark run
+ * it: the GitHub and git stand-in, the real webhook server (src/server.ts) and the real worker
+ * (worker/index.ts + worker/processor.ts), sharing the real Redis, with sandboxes on the real Docker
+ * engine. Only addresses differ from production: GHE_HOST/GHE_PROTOCOL point at the stand-in.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseEnv } from "../../src/config/env.js";
+import { type AppServer, startAppServer } from "../../src/server.js";
+import { type FixWorker, startFixWorker } from "../../worker/index.js";
+import { createProcessorFromEnv } from "../../worker/processor.js";
+import { GitHubServer, type StandInIssue } from "./github-server.js";
+import { redisUrl } from "./services.js";
+import {
+  filesOf,
+  type IssueRef,
+  labelPayload,
+  SAMPLE_ISSUE,
+  SAMPLE_REPLAY,
+  SAMPLE_REPO_DIR,
+  sendWebhook,
+} from "./stack-parts.js";
+
+export interface StackOptions {
+  /** `replay:FILE` (default: the sample's recorded fix) or `openai:NAME`. */
+  model?: string;
+  sandbox?: "docker" | "local";
+  /** Start an in-process worker (default true); tests of worker death start child workers instead. */
+  worker?: boolean;
+  /** Short locks so a killed worker's job moves on quickly (tests). */
+  lockMs?: number;
+  /** Extra environment for the app and the worker. */
+  env?: Record<string, string>;
+  log?: (message: string) => void;
+}
+
+export interface SampleRepo {
+  owner: string;
+  name: string;
+  id: number;
+  installationId: number;
+}
+
+export class Stack {
+  readonly github = new GitHubServer({ appSlug: "agent-fix-e2e" });
+  readonly prefix = `af-e2e-${randomBytes(4).toString("hex")}`;
+  readonly webhookSecret = randomUUID();
+  env: Record<string, string> = {};
+  app: AppServer | undefined;
+  worker: FixWorker | undefined;
+  private workerClose: (() => Promise<void>) | undefined;
+  private children: ChildProcess[] = [];
+  private trajectoryDir = "";
+
+  constructor(private readonly options: StackOptions = {}) {}
+
+  async start(): Promise<this> {
+    await this.github.start();
+    this.trajectoryDir = await mkdtemp(join(tmpdir(), "af-e2e-traj-"));
+    const lockMs = this.options.lockMs ?? 60_000;
+    this.env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/tmp",
+      APP_ID: String(this.github.appId),
+      PRIVATE_KEY: this.github.keys.privateKeyPem,
+      WEBHOOK_SECRET: this.webhookSecret,
+      GHE_HOST: this.github.host,
+      GHE_PROTOCOL: "http",
+      HOST: "127.0.0.1",
+      PORT: "0",
+      AGENT_FIX_REDIS_URL: redisUrl(),
+      AGENT_FIX_QUEUE_PREFIX: this.prefix,
+      AGENT_FIX_GITHUB_THROTTLE: "false",
+      AGENT_FIX_JOB_ATTEMPTS: "2",
+      AGENT_FIX_MODEL: this.options.model ?? `replay:${SAMPLE_REPLAY}`,
+      AGENT_FIX_SANDBOX: this.options.sandbox ?? "docker",
+      AGENT_FIX_TRAJECTORY_DIR: this.trajectoryDir,
+      AGENT_FIX_LOCK_MS: String(lockMs),
+      AGENT_FIX_STALLED_INTERVAL_MS: String(Math.max(500, Math.floor(lockMs / 4))),
+      AGENT_FIX_SHUTDOWN_GRACE_SECONDS: "5",
+      LOG_LEVEL: "warn",
+      ...this.options.env,
+    };
+    this.app = await startAppServer(parseEnv(this.env));
+    if (this.options.worker !== false) await this.startWorker();
+    return this;
+  }
+
+  /** An in-process worker over the same queue. */
+  async startWorker(): Promise<FixWorker> {
+    const built = await createProcessorFromEnv(this.env);
+    this.worker = await startFixWorker({ ...built.workerOptions, log: this.options.log ?? (() => {}) });
+    this.workerClose = built.close;
+    return this.worker;
+  }
+
+  /** A worker as its own process (`npm run start:worker`), e.g. to SIGKILL it mid-run. */
+  spawnWorker(): ChildProcess {
+    const child = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], {
+      cwd: join(import.meta.dirname, "..", ".."),
+      env: this.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.children.push(child);
+    return child;
+  }
+
+  get webhookUrl(): string {
+    return `${this.app?.url}/api/github/webhooks`;
+  }
+
+  /** The sample repository (a real bug in textstats.median) with its config, plus `extraFiles`. */
+  async addSampleRepo(name = "textstats", extraFiles: Record<string, string> = {}): Promise<SampleRepo> {
+    const files = { ...(await filesOf(SAMPLE_REPO_DIR)), ...extraFiles };
+    const repo = await this.github.addRepo({
+      owner: "octo",
+      name,
+      files,
+      permissions: { maintainer: "write", outsider: "read" },
+    });
+    return { owner: repo.owner, name: repo.name, id: repo.id, installationId: repo.installationId };
+  }
+
+  addIssue(repo: SampleRepo, issue: { title: string; body: string } = SAMPLE_ISSUE): IssueRef {
+    const created: StandInIssue = this.github.addIssue(repo.owner, repo.name, { ...issue, user: "reporter" });
+    return {
+      owner: repo.owner,
+      repo: repo.name,
+      repoId: repo.id,
+      installationId: repo.installationId,
+      number: created.number,
+      title: created.title,
+      body: created.body,
+    };
+  }
+
+  /** Sends `issues.labeled` signed with the app's secret, as GitHub would; returns the HTTP status. */
+  label(issue: IssueRef, sender = "maintainer", deliveryId?: string): Promise<number> {
+    const standIn = this.github.state.issue(issue.owner, issue.repo, issue.number);
+    if (standIn && !standIn.labels.includes("agent-fix")) standIn.labels.push("agent-fix");
+    return this.send("issues", labelPayload(issue, "labeled", sender), deliveryId);
+  }
+
+  unlabel(issue: IssueRef, sender = "maintainer"): Promise<number> {
+    const standIn = this.github.state.issue(issue.owner, issue.repo, issue.number);
+    if (standIn) standIn.labels = standIn.labels.filter((l) => l !== "agent-fix");
+    return this.send("issues", labelPayload(issue, "unlabeled", sender));
+  }
+
+  send(event: string, payload: unknown, deliveryId?: string): Promise<number> {
+    return sendWebhook({ url: this.webhookUrl, secret: this.webhookSecret }, event, payload, deliveryId);
+  }
+
+  /** The app's status comment on an issue (the one carrying its marker), or undefined. */
+  statusComment(issue: IssueRef) {
+    return this.github.state
+      .commentsOn(issue.owner, issue.repo, issue.number)
+      .find((c) => c.body.includes("<!-- agent-fix:status -->"));
+  }
+
+  pulls(issue: IssueRef) {
+    return this.github.state.pulls.filter((p) => p.owner === issue.owner && p.repo === issue.repo);
+  }
+
+  async stop(): Promise<void> {
+    for (const child of this.children) child.kill("SIGKILL");
+    await this.worker?.shutdown(0).catch(() => {});
+    await this.workerClose?.().catch(() => {});
+    if (this.app) {
+      const { queue } = this.app;
+      await queue.queue.obliterate({ force: true }).catch(() => {});
+      const keys = await queue.redis.keys(`${this.prefix}:*`).catch(() => [] as string[]);
+      if (keys.length > 0) await queue.redis.del(...keys).catch(() => {});
+      await this.app.close().catch(() => {});
+    }
+    await this.github.stop();
+    await rm(this.trajectoryDir, { recursive: true, force: true });
+  }
+}
