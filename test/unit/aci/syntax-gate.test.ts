@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { checkEdit } from "../../../worker/aci/lint/gate.js";
 import { loadGrammar, parserFor, treeSitterGrammars } from "../../../worker/aci/lint/grammars.js";
 import { checkersFor } from "../../../worker/aci/lint/languages.js";
+import { parseCached, textEdit } from "../../../worker/aci/lint/tree-cache.js";
 import { parseTextFile, replaceLines, textOf } from "../../../worker/aci/text-file.js";
 import { lintSamples } from "./lint-samples.js";
 
@@ -108,5 +109,30 @@ describe("syntax gate: special cases", () => {
   it("an unclosed Python parenthesis is an error (hasError), as DESIGN.md notes", async () => {
     const verdict = await checkEdit("x.py", "", "print((1)\n", { start: 1, end: 0, newLineCount: 1 });
     expect(verdict.checked && verdict.newErrors.length).toBeGreaterThan(0);
+  });
+});
+
+describe("incremental parsing", () => {
+  it("describes the changed span of two texts as a tree-sitter edit", () => {
+    expect(textEdit("ab\ncd\nef\n", "ab\ncXd\nef\n")).toEqual({
+      startIndex: 4,
+      oldEndIndex: 4,
+      newEndIndex: 5,
+      startPosition: { row: 1, column: 1 },
+      oldEndPosition: { row: 1, column: 1 },
+      newEndPosition: { row: 1, column: 2 },
+    });
+  });
+
+  it("parses an edited text from the cached tree to the same tree as a full parse", async () => {
+    const before = Array.from({ length: 300 }, (_, i) => `export const v${i}: number = ${i};`).join("\n");
+    const after = before.replace("v150: number = 150;", "v150: number = (150;\nlet extra = 1;");
+    const full = (await parserFor("typescript")).parse(after)!;
+    const expected = full.rootNode.toString();
+    full.delete();
+    await parseCached("typescript", before);
+    const incremental = await parseCached("typescript", after, before);
+    expect(incremental.rootNode.toString()).toBe(expected);
+    expect(incremental.rootNode.hasError).toBe(true);
   });
 });

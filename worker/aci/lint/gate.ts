@@ -23,14 +23,26 @@ export type GateVerdict =
 const cache = new Map<string, { text: string; problems: SyntaxProblem[] }>();
 const cacheSize = 16;
 
-async function cachedErrors(checker: Checker, text: string): Promise<SyntaxProblem[]> {
-  const label = checkerLabel(checker);
-  const hit = cache.get(label + text.length);
+async function cachedErrors(checker: Checker, text: string, base?: string): Promise<SyntaxProblem[]> {
+  const id = checkerLabel(checker) + text.length;
+  const hit = cache.get(id);
   if (hit && hit.text === text) return hit.problems;
-  const problems = await syntaxErrors(checker, text);
+  const problems = await syntaxErrors(checker, text, base);
   if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
-  cache.set(label + text.length, { text, problems });
+  cache.set(id, { text, problems });
   return problems;
+}
+
+/**
+ * Parses a file the agent just opened while the model thinks, so the first edit of a large file is
+ * parsed incrementally. Failures are ignored here; the edit itself reports them.
+ */
+export function prewarm(filePath: string, text: string): void {
+  const [checker] = checkersFor(filePath);
+  if (checker?.kind !== "tree-sitter") return;
+  setImmediate(() => {
+    cachedErrors(checker, text).catch(() => undefined);
+  });
 }
 
 function key(problem: SyntaxProblem, line = problem.line): string {
@@ -75,7 +87,8 @@ export async function checkEdit(
   if (checkers.length === 0) return { checked: false };
   let first: GateVerdict | undefined;
   for (const checker of checkers) {
-    const [old, now] = await Promise.all([cachedErrors(checker, before), cachedErrors(checker, after)]);
+    const old = await cachedErrors(checker, before);
+    const now = await cachedErrors(checker, after, before);
     const verdict: GateVerdict = {
       checked: true,
       language: checkerLabel(checker),

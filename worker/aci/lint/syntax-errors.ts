@@ -1,7 +1,7 @@
 /** Finds the syntax errors of a text: tree-sitter ERROR and MISSING nodes, JSON.parse, the yaml parser. */
 import { parseAllDocuments } from "yaml";
-import { parserFor } from "./grammars.js";
 import type { Checker } from "./languages.js";
+import { parseCached } from "./tree-cache.js";
 
 export interface SyntaxProblem {
   /** 1-based. */
@@ -47,7 +47,8 @@ function collectTreeErrors(node: ErrorNode, out: SyntaxProblem[]): void {
   const found = out.length;
   for (const child of node.children) if (child) collectTreeErrors(child, out);
   // Some grammars hide the MISSING token inside a node (C#: an identifier): blame that node.
-  if (out.length === found) out.push({ ...at, kind: `incomplete ${node.type}`, message: `incomplete \`${node.type}\`` });
+  if (out.length === found)
+    out.push({ ...at, kind: `incomplete ${node.type}`, message: `incomplete \`${node.type}\`` });
 }
 
 function positionToLineColumn(text: string, position: number): { line: number; column: number } {
@@ -82,17 +83,12 @@ function yamlErrors(text: string): SyntaxProblem[] {
   return problems;
 }
 
-export async function syntaxErrors(checker: Checker, text: string): Promise<SyntaxProblem[]> {
+/** The errors of `text`; `base` is a text whose tree may be cached, to parse `text` incrementally from it. */
+export async function syntaxErrors(checker: Checker, text: string, base?: string): Promise<SyntaxProblem[]> {
   if (checker.kind === "json") return text.trim() === "" ? [] : jsonErrors(text);
   if (checker.kind === "yaml") return yamlErrors(text);
-  const parser = await parserFor(checker.grammar);
-  const tree = parser.parse(text);
-  if (!tree) throw new Error(`tree-sitter returned no tree for ${checker.grammar}`);
-  try {
-    const problems: SyntaxProblem[] = [];
-    collectTreeErrors(tree.rootNode as unknown as ErrorNode, problems);
-    return problems;
-  } finally {
-    tree.delete();
-  }
+  const tree = await parseCached(checker.grammar, text, base);
+  const problems: SyntaxProblem[] = [];
+  collectTreeErrors(tree.rootNode as unknown as ErrorNode, problems);
+  return problems;
 }

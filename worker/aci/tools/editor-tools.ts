@@ -7,9 +7,10 @@ import { z } from "zod";
 import type { ToolContext } from "../../../src/contracts.js";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { gatedReplace, gatedWrite, rejectionMessage, uncheckedNote } from "../gated-write.js";
+import { prewarm } from "../lint/gate.js";
 import { checkersFor } from "../lint/languages.js";
 import { outsideRepositoryMessage, resolveRepoPath, shellQuote } from "../paths.js";
-import { parseTextFile, splitReplacement, type TextFile } from "../text-file.js";
+import { parseTextFile, splitReplacement, type TextFile, textOf } from "../text-file.js";
 import { type AciRuntime, type AciTool, defineTool, integerArg, observation, stringArg } from "../tool.js";
 
 const snippetLines = 4;
@@ -131,6 +132,7 @@ export function editorTools(runtime: AciRuntime): AciTool[] {
         return observation(readFailureMessage(read.reason, args.path, config.maxFileBytes));
       }
       context.state.openFile = target.relative;
+      if (config.lint) prewarm(target.relative, textOf(read.file));
       const lines = read.file.lines;
       if (!args.view_range) return observation(catN(lines, 1, target.absolute));
       const range = args.view_range;

@@ -2,7 +2,9 @@
 import { z } from "zod";
 import type { ToolContext, ToolResult } from "../../../src/contracts.js";
 import { readFailureMessage, readTextFile } from "../files.js";
+import { prewarm } from "../lint/gate.js";
 import { displayPath, outsideRepositoryMessage, resolveRepoPath } from "../paths.js";
+import { textOf } from "../text-file.js";
 import {
   type AciRuntime,
   type AciTool,
@@ -65,6 +67,7 @@ export async function openFile(
   }
   context.state.openFile = target.relative;
   context.state.windowStart = start;
+  if (runtime.config.lint) prewarm(target.relative, textOf(read.file));
   return observation(
     [...warnings, renderWindow(displayPath(target.relative), lines, start, window)].join("\n"),
   );
