@@ -25,4 +25,4 @@ export {
   type JobTrigger,
   parseFixJobData,
 } from "./job.js";
-export { cancelChannel, cancelFlagKey, claimKey, type QueueNames } from "./keys.js";
+export { cancelChannel, cancelFlagKey, claimKey, type QueueNames, statusCommentKey } from "./keys.js";

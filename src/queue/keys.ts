@@ -15,3 +15,8 @@ export function claimKey(names: QueueNames, jobId: string): string {
 export function cancelChannel(names: QueueNames): string {
   return `${names.prefix}:${names.name}:cancel`;
 }
+
+/** The issue's status comment id, reused by every later run so the issue keeps one status comment. */
+export function statusCommentKey(names: QueueNames, repoId: number, issueNumber: number): string {
+  return `${names.prefix}:${names.name}:status:${repoId}:${issueNumber}`;
+}

@@ -1,0 +1,20 @@
+/** The Probot app: one line per event; the handlers in handlers/ only filter and enqueue. */
+import type { ApplicationFunction } from "probot";
+import type { HandlerDeps } from "./handlers/deps.js";
+import { onInstallation } from "./handlers/installation.js";
+import { onIssueCommentCreated } from "./handlers/issue-comment-created.js";
+import { onIssueClosed } from "./handlers/issues-closed.js";
+import { onIssueLabeled } from "./handlers/issues-labeled.js";
+import { onIssueUnlabeled } from "./handlers/issues-unlabeled.js";
+import { onPullRequestReviewSubmitted } from "./handlers/pull-request-review.js";
+
+export function agentFixApp(deps: HandlerDeps): ApplicationFunction {
+  return (app) => {
+    app.on("issues.labeled", (context) => onIssueLabeled(context, deps));
+    app.on("issues.unlabeled", (context) => onIssueUnlabeled(context, deps));
+    app.on("issues.closed", (context) => onIssueClosed(context, deps));
+    app.on("issue_comment.created", (context) => onIssueCommentCreated(context, deps));
+    app.on("pull_request_review.submitted", (context) => onPullRequestReviewSubmitted(context, deps));
+    app.on(["installation", "installation_repositories"], (context) => onInstallation(context));
+  };
+}

@@ -1,0 +1,56 @@
+/** What every handler receives: the queue and the app's settings. Handlers only filter and enqueue. */
+import type { Logger } from "probot";
+import type { GitHubApi } from "../github/api.js";
+import type { FixQueue } from "../queue/fix-queue.js";
+
+export interface HandlerSettings {
+  /** The label that starts a run (AGENT_FIX_LABEL). */
+  label: string;
+  /** The comment command (AGENT_FIX_COMMAND), e.g. `/agent-fix`; `<command> stop` cancels. */
+  command: string;
+  /** Base URL where the app serves trajectories (PUBLIC_URL). */
+  publicUrl?: string;
+}
+
+export interface HandlerDeps {
+  queue: FixQueue;
+  settings: HandlerSettings;
+}
+
+/** The parts of a Probot context the shared start/cancel logic needs. */
+export interface EventContext {
+  /** X-GitHub-Delivery. */
+  id: string;
+  octokit: GitHubApi;
+  log: Logger;
+}
+
+export interface IssueTarget {
+  installationId: number;
+  owner: string;
+  repo: string;
+  repoId: number;
+  issueNumber: number;
+}
+
+interface PayloadWithRepo {
+  installation?: { id: number };
+  repository: { id: number; name: string; owner: { login: string } };
+}
+
+/** Ids of the issue an event is about; null when the event has no installation (not for this app). */
+export function targetOf(payload: PayloadWithRepo, issueNumber: number): IssueTarget | null {
+  if (!payload.installation) return null;
+  return {
+    installationId: payload.installation.id,
+    owner: payload.repository.owner.login,
+    repo: payload.repository.name,
+    repoId: payload.repository.id,
+    issueNumber,
+  };
+}
+
+/** Events caused by bots, the app itself included, are ignored. */
+export function fromBot(sender: { type?: string; login?: string } | undefined): boolean {
+  return sender?.type === "Bot" || (sender?.login ?? "").endsWith("[bot]");
+}

@@ -1,0 +1,86 @@
+/**
+ * Start and cancel, shared by the label, comment and close handlers. A start enqueues (one job per
+ * issue, whatever arrives) with the issue's status comment (reused across runs, so an issue keeps one)
+ * and adds an eyes reaction; a cancel removes a waiting job or tells the worker holding it.
+ */
+import { httpStatus } from "../github/api.js";
+import { createStatusComment, type StatusView, updateStatusComment } from "../github/status.js";
+import { requestCancel } from "../queue/cancel.js";
+import { type EnqueueResult, enqueueFix } from "../queue/fix-queue.js";
+import { fixJobId, type JobTrigger } from "../queue/job.js";
+import { statusCommentKey } from "../queue/keys.js";
+import type { EventContext, HandlerDeps, IssueTarget } from "./deps.js";
+
+const STATUS_KEY_TTL_S = 90 * 24 * 60 * 60;
+
+/** Edits the issue's earlier status comment back to "queued", or posts one; returns its id. */
+async function queuedStatusComment(
+  context: EventContext,
+  deps: HandlerDeps,
+  target: IssueTarget,
+  requestedBy: string,
+) {
+  const key = statusCommentKey(deps.queue, target.repoId, target.issueNumber);
+  const view: StatusView = { kind: "progress", phase: "queued" };
+  const repo = { owner: target.owner, repo: target.repo };
+  const earlier = Number(await deps.queue.redis.get(key));
+  if (earlier > 0) {
+    try {
+      await updateStatusComment(context.octokit, repo, earlier, view, { requestedBy });
+      return earlier;
+    } catch (error) {
+      if (httpStatus(error) !== 404) throw error; // deleted by someone: post a new one
+    }
+  }
+  const id = await createStatusComment(context.octokit, { ...repo, issueNumber: target.issueNumber }, view, {
+    requestedBy,
+  });
+  await deps.queue.redis.set(key, String(id), "EX", STATUS_KEY_TTL_S);
+  return id;
+}
+
+export async function startRun(
+  context: EventContext,
+  deps: HandlerDeps,
+  target: IssueTarget,
+  requestedBy: string,
+  trigger: JobTrigger,
+  react: () => Promise<unknown>,
+): Promise<EnqueueResult> {
+  const result = await enqueueFix(
+    deps.queue,
+    { ...target, requestedBy, trigger, deliveryId: context.id },
+    async () => ({
+      statusCommentId: await queuedStatusComment(context, deps, target, requestedBy),
+    }),
+  );
+  context.log.info({ jobId: result.jobId, status: result.status, trigger }, "agent-fix start");
+  // The reaction is an acknowledgement: failing to add it must not fail the start.
+  await react().catch((error: unknown) =>
+    context.log.warn({ err: error }, "could not add the eyes reaction"),
+  );
+  return result;
+}
+
+export async function cancelRun(
+  context: EventContext,
+  deps: HandlerDeps,
+  target: IssueTarget,
+  by: string,
+  reason: string,
+): Promise<void> {
+  const jobId = fixJobId(target.repoId, target.issueNumber);
+  const outcome = await requestCancel(deps.queue, jobId, by, reason);
+  context.log.info({ jobId, status: outcome.status, by, reason }, "agent-fix cancel");
+  // A removed job never reaches a worker: its status comment is finished here. A running one is
+  // finished by the worker that holds it.
+  if (outcome.status === "removed" && outcome.data.statusCommentId) {
+    await updateStatusComment(
+      context.octokit,
+      { owner: target.owner, repo: target.repo },
+      outcome.data.statusCommentId,
+      { kind: "cancelled", by, reason },
+      { requestedBy: outcome.data.requestedBy },
+    );
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Webhook server entry (`npm run start:server`): Probot's middleware behind a node http server, a
+ * /healthz endpoint reporting Redis, and a graceful shutdown on SIGTERM. Without APP_ID and a private
+ * key it runs Probot's manifest flow instead (app.yml), so registering the app is a click.
+ */
+
+import { readFile } from "node:fs/promises";
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { pathToFileURL } from "node:url";
+import { createNodeMiddleware, Probot, ProbotOctokit, run } from "probot";
+import { agentFixApp } from "./app.js";
+import { type Env, githubApiUrl, hasAppCredentials, parseEnv } from "./config/env.js";
+import { connectRedis } from "./queue/connection.js";
+import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
+
+export interface AppServer {
+  readonly url: string;
+  readonly queue: FixQueue;
+  readonly probot: Probot;
+  /** Stops taking requests, finishes the ones in flight, closes the queue and Redis. */
+  close(): Promise<void>;
+}
+
+/** Probot's Octokit with client-side throttling switched off (AGENT_FIX_GITHUB_THROTTLE=false, tests only). */
+const UnthrottledOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+  ...options,
+  throttle: { ...(options.throttle as object), enabled: false },
+}));
+
+export interface StartOptions {
+  /** Queue name override (tests use their own). */
+  queueName?: string;
+}
+
+export async function startAppServer(env: Env, options: StartOptions = {}): Promise<AppServer> {
+  const privateKey =
+    env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? await readFile(env.PRIVATE_KEY_PATH, "utf8") : undefined);
+  const redis = await connectRedis(env.AGENT_FIX_REDIS_URL, "producer");
+  const queue = createFixQueue(redis, {
+    prefix: env.AGENT_FIX_QUEUE_PREFIX,
+    ...(options.queueName ? { name: options.queueName } : {}),
+    jobOptions: { attempts: env.AGENT_FIX_JOB_ATTEMPTS },
+  });
+  const probot = new Probot({
+    appId: env.APP_ID,
+    privateKey,
+    secret: env.WEBHOOK_SECRET,
+    baseUrl: githubApiUrl(env),
+    logLevel: env.LOG_LEVEL,
+    ...(env.AGENT_FIX_GITHUB_THROTTLE ? {} : { Octokit: UnthrottledOctokit }),
+  });
+  const settings = { label: env.AGENT_FIX_LABEL, command: env.AGENT_FIX_COMMAND, publicUrl: env.PUBLIC_URL };
+  const middleware = await createNodeMiddleware(agentFixApp({ queue, settings }), {
+    probot,
+    webhooksPath: env.WEBHOOK_PATH,
+  });
+  const server = createServer((req, res) => {
+    if (req.url === "/healthz") return void health(queue, res);
+    void Promise.resolve(
+      middleware(req, res, () => {
+        res.writeHead(404, { "content-type": "text/plain" }).end("Not found\n");
+      }),
+    ).catch((error: unknown) => {
+      probot.log.error({ err: error }, "request failed");
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(env.PORT, env.HOST, resolve));
+  const { port } = server.address() as AddressInfo;
+  const host = env.HOST === "0.0.0.0" ? "127.0.0.1" : env.HOST;
+  return {
+    url: `http://${host}:${port}`,
+    queue,
+    probot,
+    close: async () => {
+      await closeServer(server);
+      await queue.close();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+async function health(queue: FixQueue, res: ServerResponse): Promise<void> {
+  const redis = await Promise.race([
+    queue.redis.ping().then(
+      () => "ok",
+      () => "down",
+    ),
+    new Promise<string>((resolve) => setTimeout(() => resolve("timeout"), 2_000).unref()),
+  ]);
+  const ok = redis === "ok";
+  res.writeHead(ok ? 200 : 503, { "content-type": "application/json" });
+  res.end(JSON.stringify({ status: ok ? "ok" : "degraded", redis }));
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+/** Installs SIGTERM/SIGINT handlers that close `target` once, then exit. */
+export function closeOnSignals(
+  target: { close(): Promise<void> },
+  log: (message: string) => void = console.log,
+): void {
+  let closing = false;
+  const stop = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log(`${signal} received: shutting down`);
+    target.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log(`shutdown failed: ${String(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+/** Entry: the app server, or Probot's manifest flow when the app is not registered yet. */
+export async function main(): Promise<void> {
+  const env = parseEnv();
+  if (!hasAppCredentials(env)) {
+    // Probot serves the setup page from app.yml and writes APP_ID, PRIVATE_KEY, WEBHOOK_SECRET to .env.
+    await run(() => {});
+    return;
+  }
+  const app = await startAppServer(env);
+  app.probot.log.info(`agent-fix listening on ${app.url}${env.WEBHOOK_PATH}`);
+  closeOnSignals(app, (message) => app.probot.log.info(message));
+}
+
+const invokedDirectly =
+  process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (invokedDirectly) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

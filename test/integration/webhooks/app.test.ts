@@ -1,0 +1,227 @@
+/**
+ * The webhook side end to end: signed webhooks into the real Probot middleware and server, the real
+ * Redis queue, and the GitHub stand-in; outcomes checked on the queue and on the stand-in.
+ */
+import { type Job, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parseEnv } from "../../../src/config/env.js";
+import { type CancelRequest, connectRedis, fixJobId, subscribeToCancels } from "../../../src/queue/index.js";
+import { type AppServer, startAppServer } from "../../../src/server.js";
+import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { closedEvent, commentEvent, deliver, labelEvent } from "../../support/webhooks.js";
+import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
+
+const up = await redisAvailable();
+const SECRET = "webhook-test-secret";
+
+describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, GitHub stand-in)", () => {
+  let github: GitHubServer;
+  let app: AppServer;
+  let prefix: string;
+  let issueCounter = 0;
+  const owner = "octo";
+  const repo = "demo";
+  const alice = { login: "alice" };
+
+  const post = (delivery: Parameters<typeof deliver>[2]) =>
+    deliver(`${app.url}/api/github/webhooks`, SECRET, delivery);
+  const newIssue = () =>
+    github.addIssue(owner, repo, { title: `Bug ${++issueCounter}`, body: "It breaks" }).number;
+  const repoId = () => github.state.repo(owner, repo)?.id ?? 0;
+  const jobOf = (issue: number) => app.queue.queue.getJob(fixJobId(repoId(), issue));
+  const commentsBy = (issue: number, login: string) =>
+    github.state.commentsOn(owner, repo, issue).filter((c) => c.user.login === login);
+
+  beforeAll(async () => {
+    github = await startGitHubServer();
+    await github.addRepo({
+      owner,
+      name: repo,
+      files: { "README.md": "x\n" },
+      permissions: { alice: "write" },
+    });
+    prefix = testPrefix();
+    const env = parseEnv({
+      APP_ID: String(github.appId),
+      PRIVATE_KEY: github.keys.privateKeyPem,
+      WEBHOOK_SECRET: SECRET,
+      GHE_HOST: github.host,
+      GHE_PROTOCOL: "http",
+      HOST: "127.0.0.1",
+      PORT: "0",
+      AGENT_FIX_REDIS_URL: TEST_REDIS_URL,
+      AGENT_FIX_QUEUE_PREFIX: prefix,
+      AGENT_FIX_GITHUB_THROTTLE: "false",
+      LOG_LEVEL: "fatal",
+    });
+    app = await startAppServer(env);
+  });
+
+  afterAll(async () => {
+    const redis = await connectRedis(TEST_REDIS_URL, "producer");
+    await app?.close();
+    await dropPrefix(redis, prefix);
+    redis.disconnect();
+    await github?.stop();
+  });
+
+  it("label -> one job (ids only), an eyes reaction and one status comment", async () => {
+    const issue = newIssue();
+    expect(await post(labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice))).toBe(200);
+    const job = await jobOf(issue);
+    expect(await job?.getState()).toBe("waiting");
+    const status = commentsBy(issue, github.bot.login);
+    expect(status).toHaveLength(1);
+    expect(status[0]?.body).toContain("<!-- agent-fix:status -->");
+    expect(job?.data).toEqual({
+      installationId: 1,
+      owner,
+      repo,
+      repoId: repoId(),
+      issueNumber: issue,
+      requestedBy: "alice",
+      trigger: "label",
+      deliveryId: expect.any(String),
+      statusCommentId: status[0]?.id,
+    });
+    expect(JSON.stringify(job?.data)).not.toMatch(/ghs_/);
+    expect(github.state.reactions.filter((r) => r.issueNumber === issue).map((r) => r.content)).toEqual([
+      "eyes",
+    ]);
+  });
+
+  it("10 redeliveries and the label toggled 5 times -> one job and one status comment", async () => {
+    const issue = newIssue();
+    const first = {
+      ...labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice),
+      id: "delivery-1",
+    };
+    const statuses = await Promise.all(Array.from({ length: 10 }, () => post(first)));
+    expect(statuses).toEqual(Array(10).fill(200));
+    for (let i = 0; i < 5; i++) {
+      await post(labelEvent(github, { owner, repo, issue }, "unlabeled", "agent-fix", alice));
+      await post(labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice));
+    }
+    const jobs = await app.queue.queue.getJobs(["waiting", "active", "delayed"]);
+    expect(jobs.filter((j) => j.data.issueNumber === issue)).toHaveLength(1);
+    const status = commentsBy(issue, github.bot.login);
+    expect(status).toHaveLength(1);
+    expect(status[0]?.body).toMatch(/Queued/);
+    expect(status[0]?.history.some((body) => body.includes("cancelled by @alice"))).toBe(true);
+  });
+
+  it("a label by a bot, or another label, is ignored", async () => {
+    const issue = newIssue();
+    await post(
+      labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", {
+        login: "renovate[bot]",
+        type: "Bot",
+      }),
+    );
+    await post(labelEvent(github, { owner, repo, issue }, "labeled", "bug", alice));
+    await post(commentEvent(github, { owner, repo, issue }, "/agent-fix", { login: "ci-bot", type: "Bot" }));
+    expect(await jobOf(issue)).toBeUndefined();
+    expect(commentsBy(issue, github.bot.login)).toHaveLength(0);
+  });
+
+  it("a comment command from a user without write access is refused with a reply", async () => {
+    const issue = newIssue();
+    expect(await post(commentEvent(github, { owner, repo, issue }, "/agent-fix", { login: "mallory" }))).toBe(
+      200,
+    );
+    expect(await jobOf(issue)).toBeUndefined();
+    const replies = commentsBy(issue, github.bot.login);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]?.body).toMatch(/@mallory only people with write access/);
+    // Text that merely mentions the command is not a command.
+    await post(commentEvent(github, { owner, repo, issue }, "I think /agent-fix could do this", alice));
+    expect(await jobOf(issue)).toBeUndefined();
+  });
+
+  it("/agent-fix from a writer starts a run (eyes on the comment); /agent-fix stop cancels it", async () => {
+    const issue = newIssue();
+    const command = commentEvent(github, { owner, repo, issue }, "/agent-fix", alice);
+    await post(command);
+    const job = await jobOf(issue);
+    expect(job?.data).toMatchObject({ trigger: "comment", requestedBy: "alice" });
+    const commentId = (command.payload.comment as { id: number }).id;
+    expect(github.state.reactions.some((r) => r.commentId === commentId && r.content === "eyes")).toBe(true);
+    await post(commentEvent(github, { owner, repo, issue }, "/agent-fix stop", alice));
+    expect(await jobOf(issue)).toBeUndefined();
+    const status = commentsBy(issue, github.bot.login);
+    expect(status.at(-1)?.body).toContain("cancelled by @alice (/agent-fix stop)");
+  });
+
+  describe("cancelling a running job", () => {
+    let worker: Worker | undefined;
+    const connections: Redis[] = [];
+    afterEach(async () => {
+      await worker?.close(true);
+      for (const c of connections.splice(0)) c.disconnect();
+    });
+
+    it("unlabel and close publish a cancel that reaches the worker holding the job", async () => {
+      // Earlier tests left waiting jobs; this worker must pick up only the one made here.
+      await app.queue.queue.drain();
+      const received: CancelRequest[] = [];
+      const aborted: string[] = [];
+      const connection = await connectRedis(TEST_REDIS_URL, "worker");
+      const subscriber = await connectRedis(TEST_REDIS_URL, "subscriber");
+      connections.push(connection, subscriber);
+      let active!: () => void;
+      const isActive = new Promise<void>((resolve) => {
+        active = resolve;
+      });
+      worker = new Worker(
+        app.queue.name,
+        async (job: Job, _token?: string, signal?: AbortSignal) => {
+          active();
+          await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve()));
+          aborted.push(String(job.id));
+        },
+        { connection, prefix, removeOnComplete: { count: 0 } },
+      );
+      await subscribeToCancels(subscriber, app.queue.cancelChannel, (request) => {
+        received.push(request);
+        worker?.cancelJob(request.jobId, request.reason);
+      });
+
+      const issue = newIssue();
+      await post(labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice));
+      await isActive;
+      await post(labelEvent(github, { owner, repo, issue }, "unlabeled", "agent-fix", alice));
+      await expect.poll(() => aborted).toEqual([fixJobId(repoId(), issue)]);
+      expect(received).toEqual([expect.objectContaining({ by: "alice", reason: "label removed" })]);
+      // The running job's status comment is the worker's to finish, not the handler's.
+      expect(commentsBy(issue, github.bot.login)[0]?.body).not.toContain("cancelled");
+
+      // Closing an issue with a waiting job removes it.
+      await worker.close();
+      worker = undefined;
+      const other = newIssue();
+      await post(labelEvent(github, { owner, repo, issue: other }, "labeled", "agent-fix", alice));
+      expect(await (await jobOf(other))?.getState()).toBe("waiting");
+      await post(closedEvent(github, { owner, repo, issue: other }, { login: "bob" }));
+      expect(await jobOf(other)).toBeUndefined();
+      expect(commentsBy(other, github.bot.login)[0]?.body).toContain("cancelled by @bob (issue closed)");
+    });
+  });
+
+  it("refuses a webhook with a bad signature and enqueues nothing", async () => {
+    const issue = newIssue();
+    const status = await deliver(
+      `${app.url}/api/github/webhooks`,
+      "wrong-secret",
+      labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice),
+    );
+    expect(status).toBeGreaterThanOrEqual(400);
+    expect(await jobOf(issue)).toBeUndefined();
+  });
+
+  it("reports Redis on /healthz", async () => {
+    const response = await fetch(`${app.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "ok", redis: "ok" });
+  });
+});

@@ -1,0 +1,140 @@
+/**
+ * Signed webhook deliveries for tests: payloads shaped like GitHub's (the fields the app reads),
+ * built from the GitHub stand-in's state, signed with @octokit/webhooks-methods and POSTed.
+ */
+import { randomUUID } from "node:crypto";
+import { sign } from "@octokit/webhooks-methods";
+import type { GitHubServer } from "./github-server.js";
+
+export interface Sender {
+  login: string;
+  type?: "User" | "Bot";
+}
+
+export interface Delivery {
+  event: string;
+  payload: Record<string, unknown>;
+  /** X-GitHub-Delivery; a redelivery repeats the same id. */
+  id?: string;
+}
+
+/** POSTs a signed delivery; returns the HTTP status. */
+export async function deliver(url: string, secret: string, delivery: Delivery): Promise<number> {
+  const body = JSON.stringify(delivery.payload);
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-github-event": delivery.event,
+      "x-github-delivery": delivery.id ?? randomUUID(),
+      "x-hub-signature-256": await sign(secret, body),
+    },
+    body,
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+function user(sender: Sender, id = 1) {
+  return { login: sender.login, id, type: sender.type ?? "User" };
+}
+
+function base(github: GitHubServer, owner: string, repo: string, sender: Sender) {
+  const stored = github.state.repo(owner, repo);
+  if (!stored) throw new Error(`the stand-in has no repository ${owner}/${repo}`);
+  return {
+    installation: { id: stored.installationId },
+    repository: {
+      id: stored.id,
+      name: repo,
+      full_name: `${owner}/${repo}`,
+      owner: { login: owner, id: stored.id + 1, type: "Organization" },
+      default_branch: stored.defaultBranch,
+      private: true,
+    },
+    sender: user(sender),
+  };
+}
+
+function issueJson(github: GitHubServer, owner: string, repo: string, number: number) {
+  const issue = github.state.issue(owner, repo, number);
+  if (!issue) throw new Error(`the stand-in has no issue ${owner}/${repo}#${number}`);
+  return {
+    number,
+    title: issue.title,
+    body: issue.body,
+    state: issue.state,
+    labels: issue.labels.map((name) => ({ name })),
+    user: user(issue.user),
+  };
+}
+
+/** issues.labeled / issues.unlabeled; also applies the label change to the stand-in's issue. */
+export function labelEvent(
+  github: GitHubServer,
+  target: { owner: string; repo: string; issue: number },
+  action: "labeled" | "unlabeled",
+  label: string,
+  sender: Sender,
+): Delivery {
+  const issue = github.state.issue(target.owner, target.repo, target.issue);
+  if (issue && action === "labeled" && !issue.labels.includes(label)) issue.labels.push(label);
+  if (issue && action === "unlabeled") issue.labels = issue.labels.filter((l) => l !== label);
+  return {
+    event: "issues",
+    payload: {
+      action,
+      label: { name: label },
+      issue: issueJson(github, target.owner, target.repo, target.issue),
+      ...base(github, target.owner, target.repo, sender),
+    },
+  };
+}
+
+export function closedEvent(
+  github: GitHubServer,
+  target: { owner: string; repo: string; issue: number },
+  sender: Sender,
+): Delivery {
+  const issue = github.state.issue(target.owner, target.repo, target.issue);
+  if (issue) issue.state = "closed";
+  return {
+    event: "issues",
+    payload: {
+      action: "closed",
+      issue: issueJson(github, target.owner, target.repo, target.issue),
+      ...base(github, target.owner, target.repo, sender),
+    },
+  };
+}
+
+/** issue_comment.created; the comment is also stored on the stand-in (as GitHub would). */
+export function commentEvent(
+  github: GitHubServer,
+  target: { owner: string; repo: string; issue: number },
+  body: string,
+  sender: Sender,
+): Delivery {
+  const at = new Date().toISOString();
+  const comment = {
+    id: github.state.id(),
+    owner: target.owner,
+    repo: target.repo,
+    issueNumber: target.issue,
+    body,
+    user: { login: sender.login, id: 1, type: sender.type ?? "User" },
+    createdAt: at,
+    updatedAt: at,
+    history: [body],
+  };
+  github.state.comments.push(comment);
+  return {
+    event: "issue_comment",
+    payload: {
+      action: "created",
+      comment: { id: comment.id, body, user: user(sender) },
+      issue: issueJson(github, target.owner, target.repo, target.issue),
+      ...base(github, target.owner, target.repo, sender),
+    },
+  };
+}
