@@ -1,34 +1,14 @@
 /**
- * Redis for the queue tests. Switch to test/support/services.ts (`requireRedis`) once it exists.
- * Unreachable Redis fails under CI=true and skips loudly elsewhere.
+ * Redis for the queue and webhook tests, through test/support/services.ts: unreachable Redis fails
+ * under CI=true and skips loudly elsewhere. Each test uses a key prefix of its own.
  */
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { redisUrl, requireRedis } from "../../support/services.js";
 
-export const TEST_REDIS_URL = process.env.AGENT_FIX_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+export const TEST_REDIS_URL = redisUrl();
 
-export async function redisAvailable(): Promise<boolean> {
-  const probe = new Redis(TEST_REDIS_URL, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  probe.on("error", () => {});
-  try {
-    await probe.connect();
-    await probe.ping();
-    return true;
-  } catch (error) {
-    if (process.env.CI === "true")
-      throw new Error(`Redis is required under CI but ${TEST_REDIS_URL} is unreachable: ${error}`);
-    console.warn(
-      `\n!!! SKIPPING: Redis at ${TEST_REDIS_URL} is unreachable (${error}). Start redis-server. !!!\n`,
-    );
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
+export const redisAvailable = requireRedis;
 
 /** A key prefix of our own so parallel test runs never collide; removed by `dropPrefix`. */
 export function testPrefix(): string {
