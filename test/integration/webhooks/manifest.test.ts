@@ -1,0 +1,65 @@
+/**
+ * `npm start` without credentials goes through Probot's manifest flow: the registration page offers
+ * app.yml's manifest (private, least permissions, our events) as valid JSON.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return typeof address === "object" && address ? address.port : 0;
+}
+
+describe("npm start without credentials", () => {
+  let child: ChildProcess | undefined;
+  afterAll(() => {
+    // tsx runs node as a child: end the whole process group we started.
+    if (child?.pid) process.kill(-child.pid, "SIGTERM");
+  });
+
+  it("serves the manifest flow with app.yml's private, least-permission manifest", async () => {
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      NO_SMEE_SETUP: "true",
+      LOG_LEVEL: "warn",
+    };
+    child = spawn("node_modules/.bin/tsx", ["src/main.ts"], { env, detached: true, stdio: "ignore" });
+    let html = "";
+    await expect
+      .poll(
+        async () => {
+          html = await fetch(`http://127.0.0.1:${port}/probot`).then(
+            (r) => r.text(),
+            () => "",
+          );
+          return html.includes('name="manifest"');
+        },
+        { timeout: 45_000, interval: 500 },
+      )
+      .toBe(true);
+    const value = /name="manifest" id="manifest" value='([^']*)'/.exec(html)?.[1];
+    const manifest = JSON.parse(value ?? "null") as Record<string, unknown>;
+    expect(manifest.public).toBe(false);
+    expect(manifest.default_permissions).toEqual({
+      contents: "write",
+      issues: "write",
+      pull_requests: "write",
+      checks: "read",
+      metadata: "read",
+    });
+    expect(manifest.default_events).toEqual([
+      "issues",
+      "issue_comment",
+      "pull_request",
+      "pull_request_review",
+      "pull_request_review_comment",
+    ]);
+  });
+});
