@@ -58,7 +58,9 @@ export function formatAction(tool: Tool | undefined, name: string, args: unknown
     .filter((key) => key !== multiline && record[key] !== undefined)
     .map((key) => record[key]);
   let head: string;
-  if (name === "edit" && typeof record.start_line === "number" && typeof record.end_line === "number") {
+  const isLine = (value: unknown) =>
+    typeof value === "number" || (typeof value === "string" && /^\d+$/.test(value));
+  if (name === "edit" && isLine(record.start_line) && isLine(record.end_line)) {
     head = `edit ${record.start_line}:${record.end_line}`;
   } else if (tool && order.length === 1 && !multiline && typeof record[order[0]!] === "string") {
     head = `${name} ${record[order[0]!]}`; // bash and friends: the command as written

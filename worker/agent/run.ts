@@ -14,6 +14,7 @@ import type {
   Gate,
   Model,
   ModelResponse,
+  ToolResult,
   Trajectory,
   TrajectoryInfo,
   TrajectoryStep,
@@ -231,7 +232,10 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
         observation = reviewText(config, diff);
       } else if (parsed.ok) {
         const began = Date.now();
-        const result = await env.execute(tool, parsed.args, signal);
+        const result = await env.execute(tool, parsed.args, signal).catch((error: unknown): ToolResult => {
+          if (signal?.aborted) return { observation: "The command was cancelled.", formatError: false };
+          throw error;
+        });
         seconds = (Date.now() - began) / 1000;
         if (signal?.aborted) {
           await record(

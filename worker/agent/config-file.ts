@@ -1,0 +1,118 @@
+/**
+ * Loading config/default.yaml, optionally overlaid by a user's file (`agent-fix run --config FILE`):
+ * objects merge key by key, anything else replaces. Each section is validated by its zod schema; a wrong
+ * key or value is a ConfigError naming the key and the file it came from.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+import type { z } from "zod";
+import { type AciConfig, aciConfigSchema } from "../../src/config/aci.js";
+import { type AgentConfig, agentConfigSchema } from "../../src/config/agent.js";
+import { type ModelConfig, modelConfigSchema } from "../../src/config/model.js";
+import { ConfigError } from "../../src/errors.js";
+
+export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL("../../config/default.yaml", import.meta.url));
+
+export interface AgentFixConfig {
+  aci: AciConfig;
+  agent: AgentConfig;
+  model: ModelConfig;
+  /** sha256 (16 hex) of the resolved configuration: recorded in trajectories. */
+  hash: string;
+  /** The files it was read from, in order. */
+  sources: string[];
+}
+
+const sections = { aci: aciConfigSchema, agent: agentConfigSchema, model: modelConfigSchema } as const;
+type Section = keyof typeof sections;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function mergeConfig(base: unknown, overlay: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(overlay)) return overlay === undefined ? base : overlay;
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(overlay)) merged[key] = mergeConfig(base[key], value);
+  return merged;
+}
+
+async function readYaml(path: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`, {
+      code: "config_unreadable",
+    });
+  }
+  let data: unknown;
+  try {
+    data = parse(text) ?? {};
+  } catch (error) {
+    throw new ConfigError(`config file ${path} is not valid YAML: ${(error as Error).message}`, {
+      code: "config_invalid",
+    });
+  }
+  if (!isPlainObject(data)) {
+    throw new ConfigError(`config file ${path} must hold a mapping with the sections aci, agent, model`, {
+      code: "config_invalid",
+    });
+  }
+  for (const key of Object.keys(data)) {
+    if (!(key in sections)) {
+      throw new ConfigError(`config file ${path}: unknown section "${key}"`, {
+        code: "config_invalid",
+        hint: "The sections are aci, agent and model.",
+      });
+    }
+  }
+  return data;
+}
+
+/** Which file set a key: the last file that mentions its path. */
+function fileOf(path: (string | number | symbol)[], files: { path: string; data: unknown }[]): string {
+  for (let i = files.length - 1; i >= 0; i--) {
+    let node: unknown = files[i]!.data;
+    let found = true;
+    for (const key of path) {
+      if (!isPlainObject(node) || !(String(key) in node)) {
+        found = false;
+        break;
+      }
+      node = node[String(key)];
+    }
+    if (found) return files[i]!.path;
+  }
+  return files.at(-1)!.path;
+}
+
+export async function loadConfig(options: { files?: string[]; overrides?: Record<string, unknown> } = {}) {
+  const paths = [DEFAULT_CONFIG_PATH, ...(options.files ?? [])];
+  const files = await Promise.all(paths.map(async (path) => ({ path, data: await readYaml(path) })));
+  let merged: Record<string, unknown> = {};
+  for (const file of files) merged = mergeConfig(merged, file.data) as Record<string, unknown>;
+  if (options.overrides) merged = mergeConfig(merged, options.overrides) as Record<string, unknown>;
+
+  const resolved = {} as { [K in Section]: z.infer<(typeof sections)[K]> };
+  for (const section of Object.keys(sections) as Section[]) {
+    const result = sections[section].safeParse(merged[section] ?? {});
+    if (!result.success) {
+      const issue = result.error.issues[0]!;
+      const path = [section, ...issue.path];
+      const keys =
+        issue.code === "unrecognized_keys"
+          ? ` (unknown key ${issue.keys.map((k) => `"${k}"`).join(", ")})`
+          : "";
+      throw new ConfigError(`${fileOf(path, files)}: ${path.join(".")}: ${issue.message}${keys}`, {
+        code: "config_invalid",
+        hint: "Fix the key named above; config/default.yaml lists every key with its default.",
+      });
+    }
+    (resolved as Record<Section, unknown>)[section] = result.data;
+  }
+  const hash = createHash("sha256").update(JSON.stringify(resolved)).digest("hex").slice(0, 16);
+  return { ...resolved, hash, sources: paths } satisfies AgentFixConfig;
+}
