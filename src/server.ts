@@ -7,12 +7,14 @@
 import { readFile } from "node:fs/promises";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createNodeMiddleware, Probot, ProbotOctokit, run } from "probot";
 import { agentFixApp } from "./app.js";
 import { type Env, githubApiUrl, hasAppCredentials, parseEnv } from "./config/env.js";
 import { connectRedis } from "./queue/connection.js";
 import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
+import { serveTrajectory } from "./trajectories.js";
 
 export interface AppServer {
   readonly url: string;
@@ -55,13 +57,15 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
     probot,
     webhooksPath: env.WEBHOOK_PATH,
   });
+  const trajectories = { dir: resolve(env.AGENT_FIX_TRAJECTORY_DIR), secret: env.WEBHOOK_SECRET };
   const server = createServer((req, res) => {
     if (req.url === "/healthz") return void health(queue, res);
-    void Promise.resolve(
-      middleware(req, res, () => {
+    void (async () => {
+      if (await serveTrajectory(trajectories, req, res)) return;
+      await middleware(req, res, () => {
         res.writeHead(404, { "content-type": "text/plain" }).end("Not found\n");
-      }),
-    ).catch((error: unknown) => {
+      });
+    })().catch((error: unknown) => {
       probot.log.error({ err: error }, "request failed");
       if (!res.headersSent) res.writeHead(500).end();
     });

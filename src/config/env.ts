@@ -19,6 +19,7 @@ export const envSchema = z.object({
   HOST: z.string().default("0.0.0.0"), // address the server listens on
   PORT: int(0, 65_535).default(3000), // port the server listens on
   PUBLIC_URL: z.url().optional(), // where the app is reachable; trajectories are linked from here
+  AGENT_FIX_TRAJECTORY_DIR: z.string().min(1).default("trajectories"), // where the worker writes NAME.traj; served under PUBLIC_URL
   AGENT_FIX_REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//)

@@ -2,12 +2,16 @@
  * The webhook side end to end: signed webhooks into the real Probot middleware and server, the real
  * Redis queue, and the GitHub stand-in; outcomes checked on the queue and on the stand-in.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseEnv } from "../../../src/config/env.js";
 import { type CancelRequest, connectRedis, fixJobId, subscribeToCancels } from "../../../src/queue/index.js";
 import { type AppServer, startAppServer } from "../../../src/server.js";
+import { trajectoryUrl } from "../../../src/trajectories.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { closedEvent, commentEvent, deliver, labelEvent } from "../../support/webhooks.js";
 import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
@@ -20,6 +24,7 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
   let app: AppServer;
   let prefix: string;
   let issueCounter = 0;
+  let trajectoryDir: string;
   const owner = "octo";
   const repo = "demo";
   const alice = { login: "alice" };
@@ -42,7 +47,9 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
       permissions: { alice: "write" },
     });
     prefix = testPrefix();
+    trajectoryDir = await mkdtemp(join(tmpdir(), "af-traj-"));
     const env = parseEnv({
+      AGENT_FIX_TRAJECTORY_DIR: trajectoryDir,
       APP_ID: String(github.appId),
       PRIVATE_KEY: github.keys.privateKeyPem,
       WEBHOOK_SECRET: SECRET,
@@ -64,6 +71,7 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     await dropPrefix(redis, prefix);
     redis.disconnect();
     await github?.stop();
+    await rm(trajectoryDir, { recursive: true, force: true });
   });
 
   it("label -> one job (ids only), an eyes reaction and one status comment", async () => {
@@ -223,5 +231,17 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     const response = await fetch(`${app.url}/healthz`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: "ok", redis: "ok" });
+  });
+
+  it("serves a trajectory only through the signed link the app posts", async () => {
+    await writeFile(join(trajectoryDir, "octo-demo-1-1.traj"), '{"trajectory":[]}');
+    const link = trajectoryUrl(app.url, SECRET, "octo-demo-1-1.traj");
+    const ok = await fetch(link);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ trajectory: [] });
+    expect((await fetch(link.replace(/sig=\w/, "sig=0"))).status).toBe(404);
+    expect((await fetch(`${app.url}/trajectories/octo-demo-1-1.traj`)).status).toBe(404);
+    const traversal = trajectoryUrl(app.url, SECRET, "x.traj").replace("x.traj", "..%2F..%2Fetc%2Fpasswd");
+    expect((await fetch(traversal)).status).toBe(404);
   });
 });
