@@ -391,6 +391,17 @@ for (const driver of drivers) {
         expect(await s.run("bash", { command: "echo still alive" })).toBe("still alive");
       });
 
+      it("says when the shell had to restart and sets it up again", async () => {
+        await s.run("bash", { command: "cd src && export FOO=1" });
+        expect(await s.run("bash", { command: "exit 3" })).toBe(
+          "The shell was restarted: the current directory and variables were reset.",
+        );
+        expect(s.env.state().workingDir).toBe(s.root);
+        expect(await s.run("bash", { command: 'echo "foo=$FOO pager=$GIT_PAGER"; pwd' })).toBe(
+          `foo= pager=cat\n${s.root}`,
+        );
+      });
+
       it("cuts long output in the middle and an over-long line too", async () => {
         const lines = (await s.run("bash", { command: "seq 1 1000" })).split("\n");
         expect(lines).toHaveLength(401);
@@ -432,6 +443,21 @@ for (const driver of drivers) {
         );
         expect(await s.run("edit", "{not json")).toBe(
           "Usage: edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit\nError: the arguments are not valid JSON.",
+        );
+      });
+
+      it("an empty search term is a format error; a file the sandbox cannot write is an answer, not a throw", async () => {
+        const empty = await s.env.execute("search_dir", { search_term: "" });
+        expect(empty.formatError).toBe(true);
+        expect(await s.run("search_dir", { search_term: "" })).toBe(
+          'Usage: search_dir <search_term> [<dir>]\nError: search_term: Too small: expected string to have >=1 characters (got "").',
+        );
+        const inside = await s.run("create", { filename: "README.md/x.py" });
+        expect(inside).toMatch(
+          /^Error: .*README\.md.*\. Nothing was changed; check the path and try again\.$/,
+        );
+        expect((await s.sandbox.readFile("README.md")).toString()).toBe(
+          "# aci-repo\n\nA small repository for the ACI golden tests.\n",
         );
       });
 

@@ -6,11 +6,22 @@
 import { z } from "zod";
 import type { AciConfig } from "../../src/config/aci.js";
 import type { AciState, Environment, FunctionSpec, Sandbox, ToolResult } from "../../src/contracts.js";
+import { SandboxError } from "../../src/errors.js";
 import { workingTreeDiff } from "./git.js";
 import { cutOutput } from "./output.js";
 import type { AciRuntime, AciTool } from "./tool.js";
 
 export const aciVersion = "1.0.0";
+
+const fileErrorCodes = new Set([
+  "io_error",
+  "not_found",
+  "is_directory",
+  "file_too_large",
+  "path_outside_workspace",
+  "not_regular_file",
+  "invalid_argument",
+]);
 
 function usage(tool: AciTool): string {
   return `Usage: ${tool.signature}`;
@@ -129,10 +140,18 @@ export class AciEnvironment implements Environment {
     const parsed = tool.parameters.safeParse(object);
     if (!parsed.success)
       return { observation: describeIssues(tool, parsed.error, object), formatError: true };
-    return tool.run(parsed.data, {
-      sandbox: this.sandbox,
-      state: this.current,
-      ...(signal ? { signal } : {}),
-    });
+    try {
+      return await tool.run(parsed.data, {
+        sandbox: this.sandbox,
+        state: this.current,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      // A file operation the sandbox refused is the model's to fix; a dead sandbox is not.
+      if (error instanceof SandboxError && fileErrorCodes.has(error.code)) {
+        return { observation: `Error: ${error.message}. Nothing was changed; check the path and try again.` };
+      }
+      throw error;
+    }
   }
 }

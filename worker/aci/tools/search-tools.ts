@@ -44,7 +44,7 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
     name: "find_file",
     doc: "Finds all files with the given name or glob pattern (e.g. *.py) in dir. If dir is not provided, searches the whole repository. Files ignored by .gitignore and hidden files are skipped.",
     parameters: z.object({
-      file_name: stringArg("the name of the file, or a glob pattern, to search for"),
+      file_name: stringArg("the name of the file, or a glob pattern, to search for").min(1),
       dir: stringArg("the directory to search in (if not provided, the repository root)").optional(),
     }),
     run: async (args, context) => {
@@ -73,7 +73,7 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
     name: "search_dir",
     doc: "Searches for search_term (matched literally, not as a regular expression) in all files in dir and lists the files that contain it, with the number of matching lines in each; it does not show the lines themselves (use search_file for that). If dir is not provided, searches the whole repository. Files ignored by .gitignore, hidden and binary files are skipped.",
     parameters: z.object({
-      search_term: stringArg("the term to search for"),
+      search_term: stringArg("the term to search for").min(1),
       dir: stringArg("the directory to search in (if not provided, the repository root)").optional(),
     }),
     run: async (args, context) => {
@@ -113,7 +113,7 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
     name: "search_file",
     doc: "Searches for search_term (matched literally) in file and shows each matching line with its line number. If file is not provided, searches the open file.",
     parameters: z.object({
-      search_term: stringArg("the term to search for"),
+      search_term: stringArg("the term to search for").min(1),
       file: stringArg("the file to search in (if not provided, the open file)").optional(),
     }),
     run: async (args, context) => {
