@@ -18,7 +18,6 @@ import {
 } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { PassThrough } from "node:stream";
 import type { Sandbox, SandboxCreateOptions, SandboxProvider } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import {
@@ -85,21 +84,15 @@ export class LocalSandboxProvider implements SandboxProvider {
 function spawnShell(cwd: string, env: Record<string, string>): Promise<ShellProcess> {
   return new Promise((resolve, reject) => {
     // detached: the shell leads its own session, so the killer can find what it started by session id.
+    // The shell's own stderr is dropped: each command's stderr goes to stdout inside the command line;
+    // what is left there is bash's job notices ("Killed ...") about background jobs, printed late.
     const child: ChildProcess = spawn("bash", ["--noprofile", "--norc"], {
       cwd,
       env,
       detached: true,
-      stdio: "pipe",
+      stdio: ["pipe", "pipe", "ignore"],
     });
-    const output = new PassThrough();
-    let open = 2;
-    const endOne = () => {
-      if (--open === 0) output.end();
-    };
-    child.stdout!.on("end", endOne);
-    child.stderr!.on("end", endOne);
-    child.stdout!.pipe(output, { end: false });
-    child.stderr!.pipe(output, { end: false });
+    const output = child.stdout!;
     const exited = new Promise<number | null>((r) => {
       child.once("exit", (code, signal) =>
         r(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 9) : null)),

@@ -3,7 +3,7 @@
  * docker: an exec attached over the Engine API). `cd` and exported variables persist between commands.
  *
  * Protocol: each command is sent as one line
- *   : ; eval $'ESCAPED' </dev/null 2>&1; printf '\n%s%s %d\n' 'P1' 'P2' "$?"
+ *   jobs >/dev/null 2>&1; eval $'ESCAPED' </dev/null 2>&1; printf '\n%s%s %d\n' 'P1' 'P2' "$?"
  * with a random marker P1P2 per session, which the shell never stores in a variable (so `set` cannot
  * print it). ANSI-C quoting costs no fork (a fork bomb may have used up the process limit); `eval`
  * turns an unbalanced quote into a syntax error instead of swallowing the marker; stdin is closed;
@@ -38,7 +38,7 @@ export interface ShellSessionOptions {
   killChildren?: (shellPid: number) => Promise<boolean>;
   /** Kills the shell itself (and what it started) when killing its children did not make it return. */
   killShell?: (shellPid: number) => Promise<void>;
-  /** How long to wait for the marker after killing, before giving up on the shell. Default 3 s. */
+  /** How long to wait for the marker after killing, before giving up on the shell. Default 2 s. */
   graceMs?: number;
   startTimeoutMs?: number;
 }
@@ -76,17 +76,15 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Quotes a string as bash ANSI-C `$'...'` so that every byte survives and no expansion happens. */
 export function ansiC(text: string): string {
-  if (text.includes("\0"))
+  if (text.includes("\0")) {
     throw new SandboxError("a command or argument cannot contain a NUL byte", { code: "invalid_argument" });
-  let out = "$'";
-  for (const ch of text) {
-    const code = ch.codePointAt(0)!;
-    if (ch === "\\") out += "\\\\";
-    else if (ch === "'") out += "\\'";
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
-    else out += ch;
   }
-  return `${out}'`;
+  const body = text.replace(/[\\'\x01-\x1f\x7f]/g, (ch) => {
+    if (ch === "\\") return "\\\\";
+    if (ch === "'") return "\\'";
+    return `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`;
+  });
+  return `$'${body}'`;
 }
 
 export function assertEnvNames(env: Record<string, string> | undefined): void {
@@ -101,47 +99,63 @@ export function assertEnvNames(env: Record<string, string> | undefined): void {
  * the process limit). `__af_kill ROOT SELF ORPHANS SID [PROTECTED...]` kills the descendants of ROOT
  * (and ROOT itself when SELF=1), plus, when ORPHANS=1, every process reparented to pid 1 (in a container
  * all of those were started by the agent), plus, when SID>0, every process of session SID. Each round
- * stops, then kills what it found, until a scan finds nothing. Prints `remaining N`.
+ * stops, then kills what it found, until three scans in a row find nothing. Prints `remaining N`.
  */
 export const KILL_FUNCTION = `__af_kill() {
   local root=$1 self=$2 orphans=$3 sid=$4
   shift 4
   local -A keep=([1]=1 [$$]=1)
-  local x n f line pid rest round
+  local x n f line pid rest round empty=0 zombies=0 rootalive
   for x in "$@"; do keep[$x]=1; done
   local -a st todo found
   local -A kids seen
-  for ((round = 0; round < 25; round++)); do
-    kids=(); seen=(); found=(); todo=("$root")
+  for ((round = 0; round < 200; round++)); do
+    kids=(); seen=(); found=(); todo=("$root"); zombies=0; rootalive=0
     for f in /proc/[0-9]*/stat; do
       { read -r line < "$f"; } 2>/dev/null || continue
-      pid=${"$"}{line%% *}
-      rest=${"$"}{line##*) }
+      pid=\${line%% *}
+      rest=\${line##*) }
       st=($rest)
-      case ${"$"}{st[0]} in Z|X|x) continue ;; esac
-      kids[${"$"}{st[1]}]+=" $pid"
+      case \${st[0]} in
+        Z|X|x) ((orphans && st[1] == 1)) && ((zombies++)); continue ;;
+      esac
+      kids[\${st[1]}]+=" $pid"
+      [[ $pid == "$root" ]] && rootalive=1
       if (( (orphans && st[1] == 1) || (sid > 0 && st[3] == sid) )); then todo+=("$pid"); fi
     done
-    while ((${"$"}{#todo[@]})); do
-      x=${"$"}{todo[-1]}
+    while ((\${#todo[@]})); do
+      x=\${todo[-1]}
       unset 'todo[-1]'
-      [[ -n ${"$"}{seen[$x]} ]] && continue
+      [[ -n \${seen[$x]} ]] && continue
       seen[$x]=1
       if [[ $x == "$root" ]]; then
-        ((self)) && found+=("$x")
-      elif [[ -n ${"$"}{keep[$x]} ]]; then
+        ((self && rootalive)) && found+=("$x")
+      elif [[ -n \${keep[$x]} ]]; then
         continue
       else
         found+=("$x")
       fi
-      for n in ${"$"}{kids[$x]}; do todo+=("$n"); done
+      for n in \${kids[$x]}; do todo+=("$n"); done
     done
-    if ((${"$"}{#found[@]} == 0)); then echo "remaining 0"; return 0; fi
-    kill -STOP "${"$"}{found[@]}" 2>/dev/null
-    kill -KILL "${"$"}{found[@]}" 2>/dev/null
+    if ((\${#found[@]} == 0)); then
+      # Done after three empty scans in a row (a process forked while a round ran may show up late)
+      # once init has reaped the killed orphans, whose pids count against the limit until then.
+      if ((zombies == 0)); then
+        ((++empty >= 3)) && { echo "remaining 0"; return 0; }
+      else
+        empty=0
+      fi
+      [[ -n $__af_sleepfd ]] && read -r -t 0.02 -u "$__af_sleepfd" x 2>/dev/null
+      continue
+    fi
+    empty=0
+    kill -STOP "\${found[@]}" 2>/dev/null
+    kill -KILL "\${found[@]}" 2>/dev/null
   done
-  echo "remaining ${"$"}{#found[@]}"
-}`;
+  echo "remaining \${#found[@]} zombies $zombies"
+}
+# A descriptor that never has data: \`read -t\` on it sleeps without a fork.
+exec {__af_sleepfd}<> <(:)`;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref?.());
@@ -161,7 +175,7 @@ export class ShellSession {
   private readonly graceMs: number;
 
   constructor(private readonly options: ShellSessionOptions) {
-    this.graceMs = options.graceMs ?? 3000;
+    this.graceMs = options.graceMs ?? 2000;
   }
 
   /** The shell's pid as seen inside the sandbox; -1 before the first start. */
@@ -306,7 +320,9 @@ export class ShellSession {
     }
     // No `{ ... }` around the command: after an eval'd unbalanced quote, bash 5.2 fails to parse a next
     // line that starts with `{` (and exits). A redirection on `eval` itself applies to all it runs.
-    return `: ; ${body} </dev/null 2>&1; printf '\\n%s%s %d\\n' '${this.markerA}' '${this.markerB}' "$?"\n`;
+    // `jobs` first swallows bash's late notices about background jobs that ended ("Killed ..."), which
+    // would otherwise land in this command's output. Not `:`: the classic fork bomb redefines it.
+    return `jobs >/dev/null 2>&1; ${body} </dev/null 2>&1; printf '\\n%s%s %d\\n' '${this.markerA}' '${this.markerB}' "$?"\n`;
   }
 
   /** Writes one line and waits for the marker, the shell's end, or the timeout (then kills). */
@@ -411,6 +427,13 @@ export class ShellSession {
       }
     }
     if (timedOut || aborted) exitCode = 137;
+    if (timedOut && outcome.kind === "marker" && this.alive) {
+      // Reap the killed background jobs now, so that bash's notices about them go nowhere.
+      await this.exchange(this.commandLine("wait; jobs", {}), {
+        buffer: new OutputBuffer(1000),
+        timeoutMs: 2000,
+      });
+    }
     const rendered = buffer.render();
     let output = rendered.text;
     if (timedOut) {

@@ -1,0 +1,462 @@
+/**
+ * The Sandbox contract over the Docker Engine API (dockerode). One container per sandbox, hardened:
+ * no network (unless asked for at start), all capabilities dropped, no-new-privileges, uid 1000,
+ * memory/CPU/pid limits, an init process, a read-only root with tmpfs /tmp and $HOME, and the
+ * repository on a named volume at /workspace. Two persistent shells are attached over the API: the
+ * agent's, and a control shell for killing, file operations and probes (~1.5 ms a command instead of
+ * ~81 ms for an Engine API exec).
+ */
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import path from "node:path";
+import { type Duplex, PassThrough, Writable } from "node:stream";
+import Docker from "dockerode";
+import { pack } from "tar-fs";
+import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
+import { SandboxError } from "../src/errors.js";
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  DEFAULT_TIMEOUT_MS,
+  disposedError,
+  envList,
+  outsideError,
+  SessionSandbox,
+  type SessionSandboxSettings,
+  safeEnv,
+  sandboxEnv,
+} from "./common.js";
+import { ansiC, KILL_FUNCTION, type ShellProcess, ShellSession } from "./shell-session.js";
+import { SANDBOX_IMAGE } from "./version.js";
+
+export const WORKDIR = "/workspace";
+export const SANDBOX_UID = 1000;
+export const LABEL = {
+  /** Present on every container and volume this driver makes. */
+  sandbox: "agent-fix.sandbox",
+  job: "agent-fix.job",
+  worker: "agent-fix.worker",
+  /** Milliseconds since the epoch. */
+  created: "agent-fix.created",
+  image: "agent-fix.image",
+} as const;
+const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+const HOME = "/home/agent";
+
+/** Identifies this process on this host, recorded on each sandbox so the reaper can tell orphans. */
+export function defaultWorkerId(): string {
+  return `${os.hostname()}:${process.pid}`;
+}
+
+export interface DockerSandboxProviderOptions {
+  docker?: Docker;
+  /** Default: the versioned sandbox image (sandbox/version.ts). */
+  image?: string;
+  workerId?: string;
+  limits?: Partial<SandboxLimits>;
+  defaultTimeoutMs?: number;
+  maxOutputChars?: number;
+  maxFileBytes?: number;
+  /** Size of the tmpfs at /tmp and at $HOME (they count against the memory limit). */
+  tmpfsSize?: { tmp?: string; home?: string };
+}
+
+/** Functions of the control shell: the killer (builtins only), file access inside /workspace, probes. */
+const CONTROL_INIT = `${KILL_FUNCTION}
+__af_path() {
+  local p
+  p=$(realpath -m -- "$1" 2>/dev/null) || return 2
+  case $p in ${WORKDIR}|${WORKDIR}/*) printf '%s' "$p" ;; *) return 3 ;; esac
+}
+__af_read() {
+  local p s
+  p=$(__af_path "$1") || { echo OUT; return 0; }
+  if [[ -d $p ]]; then echo DIR; return 0; fi
+  if [[ ! -e $p ]]; then echo NOTFOUND; return 0; fi
+  if [[ ! -f $p ]]; then echo NOTREG; return 0; fi
+  s=$(stat -L -c %s -- "$p" 2>&1) || { echo "ERR $s"; return 0; }
+  if (( s > $2 )); then echo "BIG $s"; return 0; fi
+  echo "OK $s"
+  base64 -w0 -- "$p" 2>/dev/null || echo "ERR cannot read"
+  echo
+}
+__af_write() {
+  local p d err
+  p=$(__af_path "$1") || { echo OUT; return 0; }
+  if [[ -d $p ]]; then echo DIR; return 0; fi
+  d=\${p%/*}
+  err=$(mkdir -p -- "\${d:-/}" 2>&1) || { echo "ERR $err"; return 0; }
+  err=$(printf %s "$2" | base64 -d 2>&1 >"$p") || { echo "ERR $err"; return 0; }
+  echo OK
+}
+__af_oom() {
+  local k v f
+  for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
+    [[ -r $f ]] || continue
+    while read -r k v; do [[ $k == oom_kill ]] && { echo "$v"; return 0; }; done <"$f"
+  done
+  echo -1
+}
+__af_initpids() {
+  local f line rest st
+  for f in /proc/[0-9]*/stat; do
+    { read -r line <"$f"; } 2>/dev/null || continue
+    rest=\${line##*) }
+    st=($rest)
+    [[ \${st[1]} == 1 ]] && printf '%s ' "\${line%% *}"
+  done
+  echo
+}`;
+
+function isNotFound(error: unknown): boolean {
+  return (error as { statusCode?: number }).statusCode === 404;
+}
+
+async function attachShell(
+  docker: Docker,
+  container: Docker.Container,
+  env: string[],
+): Promise<ShellProcess> {
+  const exec = await container.exec({
+    Cmd: ["bash", "--noprofile", "--norc"],
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+    User: `${SANDBOX_UID}:${SANDBOX_UID}`,
+    WorkingDir: WORKDIR,
+    Env: env,
+  });
+  const stream = (await exec.start({ hijack: true, stdin: true })) as Duplex;
+  const output = new PassThrough();
+  // The shell's own stderr is dropped: each command's stderr goes to stdout inside the command line;
+  // what is left there is bash's job notices ("Killed ...") about background jobs, printed late.
+  const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
+  docker.modem.demuxStream(stream, output, discard);
+  const exited = new Promise<number | null>((resolve) => {
+    let done = false;
+    const finish = async () => {
+      if (done) return;
+      done = true;
+      output.end();
+      for (let i = 0; i < 10; i++) {
+        try {
+          const info = await exec.inspect();
+          if (!info.Running) return resolve(info.ExitCode ?? null);
+        } catch {
+          return resolve(null);
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      resolve(null);
+    };
+    stream.on("end", finish);
+    stream.on("close", finish);
+    stream.on("error", finish);
+  });
+  return { stdin: stream, output, exited, destroy: () => stream.destroy() };
+}
+
+export class DockerSandboxProvider implements SandboxProvider {
+  readonly driver = "docker" as const;
+  readonly docker: Docker;
+  readonly image: string;
+  readonly workerId: string;
+
+  constructor(private readonly options: DockerSandboxProviderOptions = {}) {
+    this.docker = options.docker ?? new Docker();
+    this.image = options.image ?? SANDBOX_IMAGE;
+    this.workerId = options.workerId ?? defaultWorkerId();
+  }
+
+  async create(options: SandboxCreateOptions): Promise<Sandbox> {
+    const limits = { ...DEFAULT_LIMITS, ...this.options.limits, ...options.limits };
+    const env = sandboxEnv(safeEnv(HOME, SANDBOX_PATH), options.env);
+    const name = `agent-fix-${randomBytes(6).toString("hex")}`;
+    const labels: Record<string, string> = {
+      [LABEL.sandbox]: "1",
+      [LABEL.job]: options.jobId,
+      [LABEL.worker]: this.workerId,
+      [LABEL.created]: String(Date.now()),
+      [LABEL.image]: this.image,
+    };
+    const tmpSize = this.options.tmpfsSize?.tmp ?? "1g";
+    const homeSize = this.options.tmpfsSize?.home ?? "512m";
+    const network = options.network === true;
+    let container: Docker.Container;
+    try {
+      container = await this.docker.createContainer({
+        name,
+        Image: this.image,
+        Cmd: ["sleep", "infinity"],
+        User: `${SANDBOX_UID}:${SANDBOX_UID}`,
+        WorkingDir: WORKDIR,
+        Env: envList(env),
+        Labels: labels,
+        HostConfig: {
+          NetworkMode: network ? "bridge" : "none",
+          CapDrop: ["ALL"],
+          SecurityOpt: ["no-new-privileges"],
+          Init: true,
+          ReadonlyRootfs: true,
+          Tmpfs: {
+            "/tmp": `rw,nosuid,nodev,size=${tmpSize},mode=1777`,
+            [HOME]: `rw,nosuid,nodev,size=${homeSize},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755`,
+          },
+          Memory: limits.memoryBytes,
+          MemorySwap: limits.memoryBytes,
+          NanoCpus: Math.round(limits.cpus * 1e9),
+          PidsLimit: limits.pids,
+          Mounts: [
+            {
+              Type: "volume",
+              Source: name,
+              Target: WORKDIR,
+              VolumeOptions: { NoCopy: false, Labels: labels, DriverConfig: { Name: "local", Options: {} } },
+            },
+          ],
+          LogConfig: { Type: "none", Config: {} },
+        },
+      });
+    } catch (error) {
+      if (isNotFound(error)) {
+        throw new SandboxError(`the sandbox image ${this.image} is missing`, {
+          code: "image_missing",
+          hint: "Build it with `npm run sandbox:image` (sandbox/image/build.sh).",
+          cause: error,
+        });
+      }
+      throw new SandboxError(`cannot create a sandbox container: ${(error as Error).message}`, {
+        code: "docker_unavailable",
+        retryable: true,
+        cause: error,
+      });
+    }
+    const sandbox = new DockerSandbox(this.docker, container, name, this.image, network, envList(env), {
+      defaultTimeoutMs: options.defaultTimeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxOutputChars: this.options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+      maxFileBytes: this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+    });
+    try {
+      const archive = pack(options.sourceDir, {
+        map: (header) => {
+          header.uid = SANDBOX_UID;
+          header.gid = SANDBOX_UID;
+          return header;
+        },
+      });
+      await container.putArchive(archive as unknown as NodeJS.ReadableStream, { path: WORKDIR });
+      await container.start();
+      await sandbox.start();
+      return sandbox;
+    } catch (error) {
+      await sandbox.dispose().catch(() => undefined);
+      if (error instanceof SandboxError) throw error;
+      throw new SandboxError(`cannot start the sandbox: ${(error as Error).message}`, {
+        code: "sandbox_start_failed",
+        retryable: true,
+        cause: error,
+      });
+    }
+  }
+}
+
+export class DockerSandbox extends SessionSandbox {
+  readonly driver = "docker" as const;
+  readonly workdir = WORKDIR;
+  protected readonly agent: ShellSession;
+  private readonly control: ShellSession;
+  /** Processes that belong to the container itself (the main `sleep`), never killed. */
+  private protectedPids = "";
+  private oomCount = -1;
+  private disposing: Promise<void> | undefined;
+
+  constructor(
+    private readonly docker: Docker,
+    container: Docker.Container,
+    readonly id: string,
+    readonly image: string,
+    private networkConnected: boolean,
+    env: string[],
+    settings: SessionSandboxSettings,
+  ) {
+    super(settings);
+    this.control = new ShellSession({
+      name: "control",
+      spawn: () => attachShell(docker, container, env),
+      init: CONTROL_INIT,
+    });
+    this.agent = new ShellSession({
+      name: "agent",
+      spawn: () => attachShell(docker, container, env),
+      killChildren: (pid) => this.kill(pid, false),
+      killShell: async (pid) => {
+        await this.kill(pid, true);
+      },
+    });
+  }
+
+  /** Container id (also its name and its volume's name). */
+  get containerName(): string {
+    return this.id;
+  }
+
+  async start(): Promise<void> {
+    await this.control.start();
+    const [pids, oom] = await Promise.all([this.controlRun("__af_initpids"), this.controlRun("__af_oom")]);
+    this.protectedPids = pids.trim();
+    this.oomCount = Number.parseInt(oom.trim(), 10);
+    await this.agent.start();
+  }
+
+  private async controlRun(command: string, timeoutMs = 60_000): Promise<string> {
+    const r = await this.control.run(command, { timeoutMs });
+    if (r.timedOut)
+      throw new SandboxError(`the sandbox's control shell did not answer in ${timeoutMs} ms`, {
+        code: "control_timeout",
+      });
+    return r.output;
+  }
+
+  /**
+   * Kills what the agent's shell started: its descendants, its session, and every process reparented to
+   * the container's init (all of them were started by the agent); the shell itself too when asked.
+   */
+  private async kill(pid: number, self: boolean): Promise<boolean> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const out = await this.controlRun(
+        `__af_kill ${pid} ${self ? 1 : 0} 1 ${pid} ${this.protectedPids}`,
+        15_000,
+      ).catch(() => "");
+      if (out.includes("remaining 0")) return true;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return false;
+  }
+
+  protected override async oomKilledSinceLastCheck(): Promise<boolean> {
+    if (this.oomCount < 0 || this.disposed) return false;
+    const now = Number.parseInt((await this.controlRun("__af_oom", 10_000).catch(() => "-1")).trim(), 10);
+    if (!Number.isFinite(now) || now < 0) return false;
+    const killed = now > this.oomCount;
+    this.oomCount = now;
+    return killed;
+  }
+
+  private absolute(requested: string): string {
+    if (requested.includes("\0"))
+      throw new SandboxError("a path cannot contain a NUL byte", { code: "invalid_argument" });
+    return path.posix.resolve(WORKDIR, requested);
+  }
+
+  async readFile(file: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
+    if (this.disposed) throw disposedError();
+    const max = options.maxBytes ?? this.settings.maxFileBytes;
+    const out = await this.controlRun(
+      `__af_read ${ansiC(this.absolute(file))} ${Math.max(0, Math.floor(max))}`,
+    );
+    const newline = out.indexOf("\n");
+    const status = newline >= 0 ? out.slice(0, newline) : out;
+    if (status.startsWith("OK ")) {
+      const size = Number(status.slice(3));
+      const data = Buffer.from(out.slice(newline + 1).trim(), "base64");
+      if (data.length !== size) throw new SandboxError(`short read of ${file}`, { code: "io_error" });
+      return data;
+    }
+    throw this.fileError(file, status, max);
+  }
+
+  async writeFile(file: string, data: Buffer | string): Promise<void> {
+    if (this.disposed) throw disposedError();
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    if (bytes.length > this.settings.maxFileBytes) {
+      throw new SandboxError(
+        `file too large: ${bytes.length} bytes, the limit is ${this.settings.maxFileBytes}`,
+        {
+          code: "file_too_large",
+        },
+      );
+    }
+    const out = await this.controlRun(
+      `__af_write ${ansiC(this.absolute(file))} '${bytes.toString("base64")}'`,
+    );
+    const status = out.trim();
+    if (status !== "OK") throw this.fileError(file, status, this.settings.maxFileBytes);
+  }
+
+  private fileError(file: string, status: string, max: number): SandboxError {
+    if (status === "OUT") return outsideError(file, WORKDIR);
+    if (status === "DIR") return new SandboxError(`is a directory: ${file}`, { code: "is_directory" });
+    if (status === "NOTFOUND") return new SandboxError(`no such file: ${file}`, { code: "not_found" });
+    if (status === "NOTREG")
+      return new SandboxError(`not a regular file: ${file}`, { code: "not_regular_file" });
+    if (status.startsWith("BIG ")) {
+      return new SandboxError(`file too large: ${file} has ${status.slice(4)} bytes, the limit is ${max}`, {
+        code: "file_too_large",
+      });
+    }
+    return new SandboxError(`cannot access ${file}: ${status.replace(/^ERR /, "")}`, { code: "io_error" });
+  }
+
+  async setNetwork(enabled: boolean): Promise<void> {
+    if (this.disposed) throw disposedError();
+    if (enabled === this.networkConnected) return;
+    const bridge = this.docker.getNetwork("bridge");
+    try {
+      if (enabled) await bridge.connect({ Container: this.id });
+      else await bridge.disconnect({ Container: this.id, Force: true });
+      this.networkConnected = enabled;
+    } catch (error) {
+      throw new SandboxError(
+        `cannot ${enabled ? "connect" : "cut"} the sandbox's network: ${(error as Error).message}`,
+        enabled
+          ? {
+              code: "network_unavailable",
+              hint: "Create the sandbox with network: true to connect it later.",
+              cause: error,
+            }
+          : { code: "network_unavailable", cause: error },
+      );
+    }
+  }
+
+  dispose(): Promise<void> {
+    this.disposing ??= this.disposeNow();
+    return this.disposing;
+  }
+
+  private async disposeNow(): Promise<void> {
+    this.disposed = true;
+    await Promise.all([this.agent.close(), this.control.close()]);
+    await removeSandboxResources(this.docker, this.id, this.id);
+  }
+}
+
+/** Removes a sandbox's container (forced) and volume; missing ones are fine. */
+export async function removeSandboxResources(
+  docker: Docker,
+  containerId: string | null,
+  volumeName: string | null,
+): Promise<void> {
+  if (containerId) {
+    try {
+      await docker.getContainer(containerId).remove({ force: true, v: true });
+    } catch (error) {
+      if (!isNotFound(error) && !/already in progress/.test((error as Error).message)) throw error;
+    }
+  }
+  if (volumeName) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await docker.getVolume(volumeName).remove();
+        return;
+      } catch (error) {
+        if (isNotFound(error)) return;
+        // The container's removal may still hold it for a moment.
+        if (attempt >= 20) throw error;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+}
