@@ -224,7 +224,7 @@ export class GitHubServer {
       body,
       accept: String(req.headers.accept ?? ""),
     };
-    const label = actor.kind === "app" ? "app" : `installation:${actor.installationId}`;
+    const label = actor.kind === "installation" ? `installation:${actor.installationId}` : actor.kind;
     try {
       const result = await route.handler(ctx);
       send(result.status, result.body, label, result.raw);
@@ -233,8 +233,19 @@ export class GitHubServer {
     }
   }
 
-  private authenticate(header: string | undefined, kind: "app" | "installation"): Actor | { error: string } {
+  private authenticate(
+    header: string | undefined,
+    kind: "app" | "installation" | "any",
+  ): Actor | { error: string } {
     const [scheme = "", value = ""] = (header ?? "").split(" ", 2);
+    if (kind === "any") {
+      if (!value) return { kind: "anonymous" };
+      // A credential that is sent is still checked, as GitHub does.
+      return this.authenticate(
+        header,
+        /^bearer$/i.test(scheme) && value.split(".").length === 3 ? "app" : "installation",
+      );
+    }
     if (!value) return { error: "Requires authentication" };
     if (kind === "app") {
       if (!/^bearer$/i.test(scheme)) return { error: "A JSON web token could not be decoded" };

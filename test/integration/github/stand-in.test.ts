@@ -57,6 +57,11 @@ describe("GitHub and git stand-ins", () => {
     const octokit = await app().auth(1);
     const { data } = await octokit.rest.repos.get({ owner: "octo", repo: "demo" });
     expect(data.default_branch).toBe("main");
+    // The app's own identity, as the worker reads it for commit authorship.
+    const asApp = await app().auth();
+    expect((await asApp.rest.apps.getAuthenticated()).data?.slug).toBe(github.appSlug);
+    const bot = await octokit.rest.users.getByUsername({ username: github.bot.login });
+    expect(bot.data).toMatchObject({ login: github.bot.login, id: github.bot.id, type: "Bot" });
     expect(
       github.state.requests.some((r) => r.path === "/app/installations/1/access_tokens" && r.status === 201),
     ).toBe(true);

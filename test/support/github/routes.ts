@@ -4,7 +4,10 @@ import { listRefs, readRepoFile } from "../git-server.js";
 import { commentJson, issueJson, pullJson, repoJson, userJson } from "./render.js";
 import type { StandInRepo, StandInState, StandInUser } from "./state.js";
 
-export type Actor = { kind: "app" } | { kind: "installation"; installationId: number };
+export type Actor =
+  | { kind: "app" }
+  | { kind: "installation"; installationId: number }
+  | { kind: "anonymous" };
 
 export interface RouteContext {
   state: StandInState;
@@ -32,8 +35,8 @@ type Handler = (ctx: RouteContext) => Promise<RouteResult> | RouteResult;
 interface Route {
   method: string;
   pattern: RegExp;
-  /** Who may call it: the app's JWT or an installation token. */
-  auth: "app" | "installation";
+  /** Who may call it: the app's JWT, an installation token, or anyone (public endpoints). */
+  auth: "app" | "installation" | "any";
   handler: Handler;
 }
 
@@ -124,6 +127,19 @@ export const routes: Route[] = [
       const id = ctx.actor.kind === "installation" ? ctx.actor.installationId : -1;
       const repos = ctx.state.repos.filter((r) => r.installationId === id).map((r) => repoJson(ctx.base, r));
       return { status: 200, body: { total_count: repos.length, repositories: repos } };
+    },
+  },
+  {
+    method: "GET",
+    pattern: /^\/users\/([^/]+)$/,
+    auth: "any",
+    handler: (ctx) => {
+      const login = decodeURIComponent(ctx.params[0] ?? "");
+      if (login === ctx.bot.login) return { status: 200, body: userJson(ctx.bot) };
+      return {
+        status: 200,
+        body: { login, id: 100_000 + login.length, type: "User", node_id: `U_${login}` },
+      };
     },
   },
   {
