@@ -513,6 +513,17 @@ for (const driver of drivers) {
         expect(await s.run("open", { path: "src/calc.py" })).toBe(
           "Error: src/calc.py is larger than 1000 bytes, too large to open. Use search_file to find lines in it, or bash (e.g. sed -n '100,200p' src/calc.py) to print a range.",
         );
+        // search_file still works on a file too large to open: ripgrep in the sandbox
+        expect(await s.run("search_file", { search_term: "add_47", file: "src/calc.py" })).toBe(
+          [
+            'Found 1 matches for "add_47" in src/calc.py:',
+            "Line 144:def add_47(value):",
+            'End of matches for "add_47" in src/calc.py',
+          ].join("\n"),
+        );
+        expect(await s.run("search_file", { search_term: "value", file: "src/calc.py" })).toBe(
+          'More than 50 lines matched for "value" in src/calc.py. Please narrow your search.',
+        );
         const shown = (await s.run("open", { path: "src/shapes.ts" })).split("\n");
         expect(shown[0]).toBe("[File: src/shapes.ts (10 lines total)]");
         expect(shown).toHaveLength(11);

@@ -30,6 +30,35 @@ async function ripgrepLines(runtime: AciRuntime, context: ToolContext, relativeD
   return { lines } as const;
 }
 
+/** search_file on a file too large to read whole: ripgrep in the sandbox, stopped past the cap. */
+async function searchLargeFile(
+  runtime: AciRuntime,
+  context: ToolContext,
+  relative: string,
+  searchTerm: string,
+) {
+  const cap = runtime.config.searchCap;
+  const term = `"${searchTerm}" in ${relative}`;
+  const result = await context.sandbox.exec(
+    `rg -n --no-messages -F -e ${shellQuote(searchTerm)} -- ${shellQuote(relative)} | head -n ${cap + 1}`,
+    {
+      cwd: runtime.root,
+      timeoutMs: runtime.config.toolTimeoutMs,
+      ...(context.signal ? { signal: context.signal } : {}),
+    },
+  );
+  if (result.timedOut) return timedOutMessage(term);
+  const matches = result.output
+    .split("\n")
+    .filter((line) => /^\d+:/.test(line))
+    .map((line) => `Line ${line}`);
+  if (matches.length === 0) return `No matches found for ${term}`;
+  if (matches.length > cap) return `More than ${cap} lines matched for ${term}. Please narrow your search.`;
+  return [`Found ${matches.length} matches for ${term}:`, ...matches, `End of matches for ${term}`].join(
+    "\n",
+  );
+}
+
 function resolveDir(runtime: AciRuntime, context: ToolContext, dir: string | undefined) {
   if (dir === undefined || dir.trim() === "") return { relative: "" };
   return resolveRepoPath(runtime.root, context.state.workingDir, dir);
@@ -137,6 +166,8 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
             `Usage: search_file <search_term> [<file>]\nError: File name ${args.file ?? relative} not found. Please provide a valid file name.`,
           );
         }
+        if (read.reason === "file_too_large")
+          return observation(await searchLargeFile(runtime, context, relative, args.search_term));
         return observation(readFailureMessage(read.reason, relative, runtime.config.maxFileBytes));
       }
       const term = `"${args.search_term}" in ${relative}`;
