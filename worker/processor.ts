@@ -3,6 +3,7 @@
  * concrete parts (sandbox provider, model, agent, GitHub writers), runs the pipeline, and maps
  * errors to BullMQ: retryable ones are retried (with a status line saying so), the rest fail for good.
  */
+import { randomUUID } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Job } from "bullmq";
@@ -12,16 +13,21 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { DockerSandboxProvider } from "../sandbox/docker.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
+import { reapSandboxes } from "../sandbox/reaper.js";
 import { type AciConfig, aciConfigSchema } from "../src/config/aci.js";
 import { type AgentConfig, agentConfigSchema } from "../src/config/agent.js";
 import { type Env, hasAppCredentials, parseEnv } from "../src/config/env.js";
 import { type ModelConfig, modelConfigSchema } from "../src/config/model.js";
 import type { SandboxProvider } from "../src/contracts.js";
 import { AgentFixError, ConfigError } from "../src/errors.js";
+import { updateStatusComment } from "../src/github/index.js";
 import {
   connectRedis,
+  createFixQueue,
   DEFAULT_QUEUE_NAME,
+  enqueueFix,
   type FixJobData,
+  fixJobId,
   parseFixJobData,
   readCancelRequest,
 } from "../src/queue/index.js";
@@ -69,6 +75,12 @@ export interface ProcessorDeps {
   setupSecrets(fullName: string): Record<string, string>;
   /** A cancel that arrived before this worker held the job. */
   pendingCancel(jobId: string): Promise<AbortReason | null>;
+  /**
+   * Called for a cancelled job once it has left the active state: a start that arrived while the
+   * cancel was under way (label removed and added back quickly) was refused as a duplicate then,
+   * so the issue is looked at again and re-queued if it still asks for a run.
+   */
+  afterCancel?(job: FixJobData, octokit: ProbotOctokit): void;
   workRoot?: string;
   log?: (message: string) => void;
 }
@@ -133,6 +145,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
               )
             : status.cancelled(abort.by),
         );
+        if (abort.kind === "cancelled") deps.afterCancel?.(data, octokit);
         throw new UnrecoverableError(`cancelled by ${abort.by}`);
       }
       const wrapped = queueError(error, job);
@@ -223,6 +236,11 @@ export interface AgentWiring {
   modelOverride?: string;
   /** Where trajectories are written, one `JOB.traj` per run. */
   trajectoryDir?: string;
+  /**
+   * Whether a repository's config may name a `replay:FILE` model. Off in production: it would let a
+   * repository make the worker read a host file. Tests and the demo turn it on.
+   */
+  allowRepoReplay?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -238,6 +256,12 @@ export async function createAgentRunner(
   jobId: string,
 ): Promise<AgentRunner> {
   const { operator } = wiring;
+  if (!wiring.modelOverride && repo.model?.startsWith("replay:") && !wiring.allowRepoReplay) {
+    throw new ConfigError(".github/agent-fix.yml is invalid: `model`: replay models are for tests only", {
+      code: "repo_config_invalid",
+      hint: "Example of the right form:\nmodel: openai:gpt-4.1",
+    });
+  }
   const model = await createModel(wiring.modelOverride ?? repo.model, {
     config: operator.model,
     ...(wiring.env ? { env: wiring.env } : {}),
@@ -273,9 +297,11 @@ export async function createAgentRunner(
 export const workerEnvSchema = z.object({
   AGENT_FIX_LOCK_MS: z.coerce.number().int().min(1000).default(60_000), // a dead worker's job moves on this long after its last lock renewal
   AGENT_FIX_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).optional(), // how often workers look for such jobs (default: half the lock)
+  AGENT_FIX_REAPER_INTERVAL_MS: z.coerce.number().int().min(1000).default(300_000), // how often orphaned sandboxes are looked for
   AGENT_FIX_SANDBOX: z.enum(["docker", "local"]).default("docker"), // local isolates nothing: development only
   AGENT_FIX_SANDBOX_IMAGE: z.string().min(1).optional(), // default: the versioned image of sandbox/version.ts
   AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
+  AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
   AGENT_FIX_CONFIG: z.string().min(1).default(DEFAULT_CONFIG_PATH), // the operator's defaults (tools, loop, model)
   AGENT_FIX_TRAJECTORY_DIR: z.string().min(1).default("trajectories"), // one JOB.traj per run
   AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"NAME": "value"}}: for that repository's setup only
@@ -332,6 +358,8 @@ export interface BuiltWorker {
     lockDurationMs: number;
     stalledIntervalMs?: number;
     process: (job: Job<FixJobData>, signal: AbortSignal) => Promise<JobResult>;
+    reap?: () => Promise<unknown>;
+    reaperIntervalMs?: number;
   };
   graceMs: number;
   /** Releases what the processor holds (Redis connection). */
@@ -371,8 +399,42 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   await mkdir(trajectoryDir, { recursive: true });
   const defaultMaxSteps = operator.agent.limits.maxSteps;
   const repoConfigs = new Map<string, LoadedRepoConfig>();
+  const allowRepoReplay = settings.AGENT_FIX_ALLOW_REPLAY_MODELS === "true";
 
+  const producer = createFixQueue(redis, { prefix: settings.AGENT_FIX_QUEUE_PREFIX });
   const deps: ProcessorDeps = {
+    afterCancel: (job, octokit) => {
+      const jobId = fixJobId(job.repoId, job.issueNumber);
+      // Poll until the cancelled job has left the active state, then ask GitHub what the issue wants now.
+      void (async () => {
+        for (let i = 0; i < 100; i++) {
+          const state = await producer.queue.getJobState(jobId);
+          if (state !== "active") break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const { data: issue } = await octokit.rest.issues.get({
+          owner: job.owner,
+          repo: job.repo,
+          issue_number: job.issueNumber,
+        });
+        const labelled = issue.labels.some(
+          (l) => (typeof l === "string" ? l : l.name) === settings.AGENT_FIX_LABEL,
+        );
+        if (issue.state !== "open" || !labelled) return;
+        const result = await enqueueFix(producer, { ...job, deliveryId: `relabel-${randomUUID()}` });
+        if (result.status === "queued" && job.statusCommentId) {
+          await updateStatusComment(
+            octokit,
+            { owner: job.owner, repo: job.repo },
+            job.statusCommentId,
+            { kind: "progress", phase: "queued" },
+            { requestedBy: job.requestedBy },
+          );
+        }
+      })().catch((error: unknown) =>
+        console.error(`[worker] re-check after cancel failed: ${String(error)}`),
+      );
+    },
     auth,
     sandboxes,
     identity,
@@ -380,11 +442,13 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     publisher: (octokit, job) => githubPublisher(octokit, job),
     agent: (config, job) => {
       const loaded = repoConfigs.get(jobKey(job));
+      repoConfigs.delete(jobKey(job));
       return createAgentRunner(
         {
           operator,
           trajectoryDir,
           env,
+          allowRepoReplay,
           ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
         },
         loaded?.agent ?? { maxSteps: config.maxSteps },
@@ -393,6 +457,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     },
     loadConfig: async (dir, job) => {
       const loaded = await loadRepoConfig(dir, defaultMaxSteps);
+      if (loaded.agent.model?.startsWith("replay:") && !allowRepoReplay) {
+        throw new ConfigError(".github/agent-fix.yml is invalid: `model`: replay models are for tests only", {
+          code: "repo_config_invalid",
+          hint: "Example of the right form:\nmodel: openai:gpt-4.1",
+        });
+      }
       repoConfigs.set(jobKey(job), loaded);
       return loaded;
     },
@@ -413,11 +483,25 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       ? { stalledIntervalMs: settings.AGENT_FIX_STALLED_INTERVAL_MS }
       : {}),
     process: createFixProcessor(deps),
+    // Sandboxes of workers that died (SIGKILL, OOM, host reboot) are removed at start and on a timer.
+    ...(dockerProvider
+      ? {
+          reap: () =>
+            reapSandboxes({
+              docker: dockerProvider.docker,
+              log: (message) => console.log(`[worker] reaper: ${message}`),
+            }),
+          reaperIntervalMs: settings.AGENT_FIX_REAPER_INTERVAL_MS,
+        }
+      : {}),
   };
   return {
     workerOptions,
     graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,
-    close: async () => void redis.disconnect(),
+    close: async () => {
+      await producer.close().catch(() => {});
+      redis.disconnect();
+    },
   };
 }
 

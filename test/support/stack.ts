@@ -16,6 +16,7 @@ import { createProcessorFromEnv } from "../../worker/processor.js";
 import { GitHubServer, type StandInIssue } from "./github-server.js";
 import { redisUrl } from "./services.js";
 import {
+  FIXTURES,
   filesOf,
   type IssueRef,
   labelPayload,
@@ -26,8 +27,11 @@ import {
 } from "./stack-parts.js";
 
 export interface StackOptions {
-  /** `replay:FILE` (default: the sample's recorded fix) or `openai:NAME`. */
-  model?: string;
+  /**
+   * The model for every run, `replay:FILE` (default: the sample's recorded fix) or `openai:NAME`;
+   * null to let each repository's config name its own (see sampleConfig).
+   */
+  model?: string | null;
   sandbox?: "docker" | "local";
   /** Start an in-process worker (default true); tests of worker death start child workers instead. */
   worker?: boolean;
@@ -76,7 +80,10 @@ export class Stack {
       AGENT_FIX_QUEUE_PREFIX: this.prefix,
       AGENT_FIX_GITHUB_THROTTLE: "false",
       AGENT_FIX_JOB_ATTEMPTS: "2",
-      AGENT_FIX_MODEL: this.options.model ?? `replay:${SAMPLE_REPLAY}`,
+      ...(this.options.model === null
+        ? {}
+        : { AGENT_FIX_MODEL: this.options.model ?? `replay:${SAMPLE_REPLAY}` }),
+      AGENT_FIX_ALLOW_REPLAY_MODELS: "true",
       AGENT_FIX_SANDBOX: this.options.sandbox ?? "docker",
       AGENT_FIX_TRAJECTORY_DIR: this.trajectoryDir,
       AGENT_FIX_LOCK_MS: String(lockMs),
@@ -155,6 +162,12 @@ export class Stack {
     return sendWebhook({ url: this.webhookUrl, secret: this.webhookSecret }, event, payload, deliveryId);
   }
 
+  /** The app's status comment once it is final (no step in progress), or undefined. */
+  finalStatus(issue: IssueRef) {
+    const comment = this.statusComment(issue);
+    return comment && !comment.body.includes("⏳") ? comment : undefined;
+  }
+
   /** The app's status comment on an issue (the one carrying its marker), or undefined. */
   statusComment(issue: IssueRef) {
     return this.github.state
@@ -180,4 +193,19 @@ export class Stack {
     await this.github.stop();
     await rm(this.trajectoryDir, { recursive: true, force: true });
   }
+}
+
+/** The sample's .github/agent-fix.yml with a replay of test/fixtures/replay/NAME and extra YAML lines. */
+export function sampleConfig(replay: string | null, extra = ""): Record<string, string> {
+  const lines = [
+    "setup:",
+    "  commands: []",
+    "  network: false",
+    "test:",
+    "  command: python3 -m unittest discover -s tests",
+    "  timeoutSeconds: 120",
+    ...(replay ? [`model: replay:${join(FIXTURES, "replay", replay)}`] : []),
+    extra,
+  ];
+  return { ".github/agent-fix.yml": `${lines.join("\n")}\n` };
 }

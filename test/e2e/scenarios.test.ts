@@ -1,0 +1,168 @@
+import Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireRedis, requireSandboxImage } from "../support/services.js";
+import { Stack, sampleConfig } from "../support/stack.js";
+import { commentPayload, type IssueRef, waitFor } from "../support/stack-parts.js";
+
+// Real Redis, real Docker sandboxes, the real app and worker; each repository's config names its replay.
+const ready = (await requireRedis()) && (await requireSandboxImage());
+const docker = new Docker();
+
+async function jobContainers(jobId: string) {
+  return docker.listContainers({ all: true, filters: { label: [`agent-fix.job=${jobId}`] } });
+}
+
+/** Runs `command` as root in a container and returns its output (stdout and stderr). */
+async function execIn(containerId: string, command: string): Promise<string> {
+  const exec = await docker.getContainer(containerId).exec({
+    Cmd: ["bash", "-c", command],
+    User: "0",
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  const stream = await exec.start({});
+  const chunks: Buffer[] = [];
+  await new Promise<void>((resolve, reject) => {
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("end", resolve);
+    stream.on("error", reject);
+  });
+  // Multiplexed frames: 8-byte headers around each payload.
+  const raw = Buffer.concat(chunks);
+  const out: Buffer[] = [];
+  for (let i = 0; i + 8 <= raw.length; ) {
+    const size = raw.readUInt32BE(i + 4);
+    out.push(raw.subarray(i + 8, i + 8 + size));
+    i += 8 + size;
+  }
+  return Buffer.concat(out).toString("utf8");
+}
+
+describe.runIf(ready)("end to end: what a maintainer sees", () => {
+  const stack = new Stack({ model: null });
+  const jobId = (issue: IssueRef) => `fix-${issue.repoId}-${issue.number}`;
+
+  beforeAll(() => stack.start());
+  afterAll(() => stack.stop());
+
+  async function issueIn(name: string, files: Record<string, string>): Promise<IssueRef> {
+    const repo = await stack.addSampleRepo(name, files);
+    return stack.addIssue(repo);
+  }
+
+  it("a bad .github/agent-fix.yml ends the run with a comment naming the field, before any sandbox", async () => {
+    const issue = await issueIn("bad-config", {
+      ".github/agent-fix.yml": "test:\n  comand: python3 -m unittest\n",
+    });
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => stack.finalStatus(issue));
+    expect(status.body).toContain("stopped without a pull request");
+    expect(status.body).toContain("`comand`");
+    expect(status.body).toContain("test:\n  command:");
+    expect(stack.pulls(issue)).toEqual([]);
+    expect(await jobContainers(jobId(issue))).toEqual([]);
+  });
+
+  it("the same delivery 10 times and the label toggled 5 times give one pull request", async () => {
+    const issue = await issueIn("dedup", sampleConfig("sample-median.jsonl"));
+    const delivery = "delivery-dedup-1";
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, () => stack.label(issue, "maintainer", delivery)),
+    );
+    expect(statuses.every((s) => s < 300)).toBe(true);
+    for (let i = 0; i < 5; i++) {
+      await stack.unlabel(issue);
+      await stack.label(issue);
+    }
+    await waitFor(
+      "a pull request and a final status",
+      () =>
+        stack.pulls(issue).length > 0 && stack.finalStatus(issue)?.body.includes("opened draft pull request"),
+      150_000,
+    );
+    // Let any straggling run finish, then count.
+    await waitFor("the queue to drain", async () => (await stack.app!.queue.queue.getActiveCount()) === 0);
+    expect(stack.pulls(issue)).toHaveLength(1);
+    expect(stack.finalStatus(issue)?.body).toContain("opened draft pull request");
+  }, 180_000);
+
+  it("a gate that never passes opens no pull request and says why", async () => {
+    const issue = await issueIn("gate-fails", sampleConfig("sample-gate-fails.jsonl"));
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => stack.finalStatus(issue), 180_000);
+    expect(status.body).toContain("stopped without a pull request");
+    expect(status.body).toMatch(/still failed on it/);
+    expect(stack.pulls(issue)).toEqual([]);
+    expect(Object.keys(await stack.github.branches(issue.owner, issue.repo))).toEqual(["main"]);
+  });
+
+  it("a change touching a forbidden path is never pushed", async () => {
+    const issue = await issueIn("forbidden", {
+      ...sampleConfig("sample-forbidden.jsonl"),
+      ".github/workflows/ci.yml": "on: push\n",
+    });
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => stack.finalStatus(issue), 180_000);
+    expect(status.body).toContain(".github/workflows/ci.yml");
+    expect(status.body).toContain("Nothing was pushed");
+    expect(stack.pulls(issue)).toEqual([]);
+    expect(Object.keys(await stack.github.branches(issue.owner, issue.repo))).toEqual(["main"]);
+    expect(stack.github.pushes.filter((p) => p.repo === issue.repo)).toEqual([]);
+  });
+
+  it("mid-run the container holds no token; removing the label cancels, removes it and says so", async () => {
+    const issue = await issueIn("slow", sampleConfig("sample-slow.jsonl"));
+    await stack.label(issue);
+    await waitFor("the agent's first step", () =>
+      stack.statusComment(issue)?.body.includes("Working on a fix"),
+    );
+    const [container] = await waitFor("the sandbox", async () => {
+      const found = await jobContainers(jobId(issue));
+      return found.length > 0 ? found : undefined;
+    });
+    // Every token the stand-in ever issued (the worker minted at least one to clone).
+    const tokens = [...stack.github.state.tokens.keys()];
+    expect(tokens.length).toBeGreaterThan(0);
+    const inspect = await docker.getContainer(container!.Id).inspect();
+    const env = (inspect.Config.Env ?? []).join("\n");
+    const processes = await execIn(container!.Id, "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'");
+    // "def median" is a positive control: grep must find the sample's own file, and nothing else.
+    const patterns = ["def median", ...tokens].map((t) => `-e '${t}'`).join(" ");
+    const files = await execIn(
+      container!.Id,
+      `grep -rlsF ${patterns} /workspace /tmp /home /etc /root /run /var --exclude-dir=.git 2>/dev/null | sort`,
+    );
+    expect(processes).toContain("PATH=");
+    for (const token of tokens) {
+      expect(env).not.toContain(token);
+      expect(processes).not.toContain(token);
+    }
+    expect(files.trim()).toBe("/workspace/textstats/stats.py");
+    expect(await execIn(container!.Id, "git -C /workspace config --list")).not.toMatch(/extraheader|ghs_/i);
+
+    await stack.unlabel(issue, "maintainer");
+    const status = await waitFor("the cancelled status", () => stack.finalStatus(issue), 60_000);
+    expect(status.body).toContain("cancelled by @maintainer");
+    await waitFor(
+      "the container to be removed",
+      async () => (await jobContainers(jobId(issue))).length === 0,
+      30_000,
+    );
+    expect(stack.pulls(issue)).toEqual([]);
+  });
+
+  it("a comment command from someone without write access is refused with a reply", async () => {
+    const issue = await issueIn("outsider", sampleConfig("sample-median.jsonl"));
+    expect(await stack.send("issue_comment", commentPayload(issue, "/agent-fix", "outsider"))).toBeLessThan(
+      300,
+    );
+    const reply = await waitFor("a reply", () =>
+      stack.github.state
+        .commentsOn(issue.owner, issue.repo, issue.number)
+        .find((c) => c.body.includes("@outsider")),
+    );
+    expect(reply.body).toContain("write access");
+    expect(stack.statusComment(issue)).toBeUndefined();
+    expect(await stack.app!.queue.queue.getJob(jobId(issue))).toBeUndefined();
+  });
+});
