@@ -1,10 +1,13 @@
 /**
- * `npm start` without credentials goes through Probot's manifest flow: the registration page offers
- * app.yml's manifest (private, least permissions, our events) as valid JSON.
+ * The server as a process: `npm start` without credentials goes through Probot's manifest flow (the
+ * registration page offers app.yml's manifest as valid JSON); with credentials `npm run start:server`
+ * reports Redis on /healthz and exits cleanly on SIGTERM.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
+import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { redisUrl, requireRedis } from "../../support/services.js";
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -61,5 +64,49 @@ describe("npm start without credentials", () => {
       "pull_request_review",
       "pull_request_review_comment",
     ]);
+  });
+});
+
+const up = await requireRedis();
+
+describe.skipIf(!up)("npm run start:server", () => {
+  let github: GitHubServer | undefined;
+  afterAll(() => github?.stop());
+
+  it("serves /healthz and exits 0 on SIGTERM", async () => {
+    github = await startGitHubServer();
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      APP_ID: String(github.appId),
+      PRIVATE_KEY: github.keys.privateKeyPem,
+      WEBHOOK_SECRET: "s",
+      GHE_HOST: github.host,
+      GHE_PROTOCOL: "http",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      AGENT_FIX_REDIS_URL: redisUrl(),
+      AGENT_FIX_QUEUE_PREFIX: `test-af-proc-${port}`,
+      LOG_LEVEL: "fatal",
+    };
+    const server = spawn("node_modules/.bin/tsx", ["src/server.ts"], {
+      env,
+      detached: true,
+      stdio: "ignore",
+    });
+    const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)));
+    await expect
+      .poll(
+        () =>
+          fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        { timeout: 45_000, interval: 500 },
+      )
+      .toBe(200);
+    process.kill(-(server.pid ?? 0), "SIGTERM");
+    expect(await exited).toBe(0);
   });
 });
