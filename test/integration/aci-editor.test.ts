@@ -115,7 +115,7 @@ for (const driver of drivers) {
           "Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.",
           "",
           "ERRORS:",
-          '- 2:5: unexpected `return ("Hi, " + name`',
+          '- 2:5: unexpected `return ("Hi, " + name` (a `(` is not closed)',
         ]);
         expect(rejected.split("\n").at(-3)).toBe(
           "Your changes have NOT been applied. Please fix your edit command and try again.",

@@ -265,7 +265,7 @@ for (const driver of drivers) {
             "Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.",
             "",
             "ERRORS:",
-            "- 2:5: unexpected `return ('Hi, ' + name`",
+            "- 2:5: unexpected `return ('Hi, ' + name` (a `(` is not closed)",
             "",
             "This is how your edit would have looked if applied",
             "-------------------------------------------------",

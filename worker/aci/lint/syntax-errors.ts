@@ -21,6 +21,21 @@ function snippet(text: string): string {
   return firstLine.length > 40 ? `${firstLine.slice(0, 40)}...` : firstLine;
 }
 
+/** Names a bracket opened but not closed (or closed but not opened) in the text of an error. */
+function bracketHint(text: string): string {
+  for (const [open, close] of [
+    ["(", ")"],
+    ["[", "]"],
+    ["{", "}"],
+  ] as const) {
+    const opened = text.split(open).length - 1;
+    const closed = text.split(close).length - 1;
+    if (opened > closed) return ` (a \`${open}\` is not closed)`;
+    if (closed > opened) return ` (a \`${close}\` has no matching \`${open}\`)`;
+  }
+  return "";
+}
+
 interface ErrorNode {
   type: string;
   isError: boolean;
@@ -40,7 +55,8 @@ function collectTreeErrors(node: ErrorNode, out: SyntaxProblem[]): void {
   }
   if (node.isError) {
     const near = snippet(node.text);
-    out.push({ ...at, kind: "error", message: near ? `unexpected \`${near}\`` : "syntax error" });
+    const message = near ? `unexpected \`${near}\`${bracketHint(node.text)}` : "syntax error";
+    out.push({ ...at, kind: "error", message });
     return;
   }
   if (!node.hasError) return;
