@@ -4,9 +4,11 @@
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { LocalSandboxProvider } from "../../sandbox/local.js";
 import { type AciConfigInput, aciConfigSchema } from "../../src/config/aci.js";
 import type { Environment, Sandbox, SandboxProvider } from "../../src/contracts.js";
+import { requireSandboxImage } from "../support/services.js";
 import { createEnvironment } from "../../worker/aci/index.js";
 
 export const fixtureRepo = path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/aci-repo");
@@ -19,6 +21,7 @@ export interface Driver {
 
 export const drivers: Driver[] = [
   { name: "local", provider: async () => new LocalSandboxProvider({ warn: () => undefined }) },
+  { name: "docker", provider: async () => ((await requireSandboxImage()) ? new DockerSandboxProvider() : null) },
 ];
 
 export interface AciSession {
