@@ -8,8 +8,8 @@ import { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { LocalSandboxProvider } from "../../sandbox/local.js";
 import { type AciConfigInput, aciConfigSchema } from "../../src/config/aci.js";
 import type { Environment, Sandbox, SandboxProvider } from "../../src/contracts.js";
-import { requireSandboxImage } from "../support/services.js";
 import { createEnvironment } from "../../worker/aci/index.js";
+import { requireSandboxImage } from "../support/services.js";
 
 export const fixtureRepo = path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/aci-repo");
 
@@ -21,7 +21,10 @@ export interface Driver {
 
 export const drivers: Driver[] = [
   { name: "local", provider: async () => new LocalSandboxProvider({ warn: () => undefined }) },
-  { name: "docker", provider: async () => ((await requireSandboxImage()) ? new DockerSandboxProvider() : null) },
+  {
+    name: "docker",
+    provider: async () => ((await requireSandboxImage()) ? new DockerSandboxProvider() : null),
+  },
 ];
 
 export interface AciSession {
