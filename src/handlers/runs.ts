@@ -55,6 +55,15 @@ export async function startRun(
     }),
   );
   context.log.info({ jobId: result.jobId, status: result.status, trigger }, "agent-fix start");
+  if (result.status === "duplicate" && result.state === "cancelling") {
+    await context.octokit.rest.issues.createComment({
+      owner: target.owner,
+      repo: target.repo,
+      issue_number: target.issueNumber,
+      body: `@${requestedBy} the previous run is still stopping, so no new run was started. Try again in a minute.`,
+    });
+    return result;
+  }
   // The reaction is an acknowledgement: failing to add it must not fail the start.
   await react().catch((error: unknown) =>
     context.log.warn({ err: error }, "could not add the eyes reaction"),

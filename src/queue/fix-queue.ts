@@ -78,8 +78,12 @@ export async function enqueueFix(
   const jobId = fixJobId(data.repoId, data.pullNumber ?? data.issueNumber, kind);
   const existing = await fixQueue.queue.getJob(jobId);
   const existingState = existing ? await existing.getState() : undefined;
-  if (existingState && LIVE_STATES.has(existingState))
-    return { status: "duplicate", jobId, state: existingState };
+  if (existingState && LIVE_STATES.has(existingState)) {
+    // A run that was told to stop but has not ended yet cannot be restarted under the same id.
+    const cancelling =
+      existingState === "active" && (await fixQueue.redis.exists(cancelFlagKey(fixQueue, jobId))) === 1;
+    return { status: "duplicate", jobId, state: cancelling ? "cancelling" : existingState };
+  }
 
   // Only one caller gets past this point per issue at a time (concurrent redeliveries).
   const claim = claimKey(fixQueue, jobId);

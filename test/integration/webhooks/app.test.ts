@@ -177,6 +177,10 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
       const connection = await connectRedis(TEST_REDIS_URL, "worker");
       const subscriber = await connectRedis(TEST_REDIS_URL, "subscriber");
       connections.push(connection, subscriber);
+      let release!: () => void;
+      const stopped = new Promise<void>((resolve) => {
+        release = resolve;
+      });
       let active!: () => void;
       const isActive = new Promise<void>((resolve) => {
         active = resolve;
@@ -187,6 +191,7 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
           active();
           await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve()));
           aborted.push(String(job.id));
+          await stopped; // a run takes a moment to stop (sandbox removal, final status comment)
         },
         { connection, prefix, removeOnComplete: { count: 0 } },
       );
@@ -203,6 +208,12 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
       expect(received).toEqual([expect.objectContaining({ by: "alice", reason: "label removed" })]);
       // The running job's status comment is the worker's to finish, not the handler's.
       expect(commentsBy(issue, github.bot.login)[0]?.body).not.toContain("cancelled");
+      // The label added again while that run is still stopping: no second job, and the person is told.
+      await post(labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice));
+      expect(commentsBy(issue, github.bot.login).at(-1)?.body).toContain(
+        "the previous run is still stopping",
+      );
+      release();
 
       // Closing an issue with a waiting job removes it.
       await worker.close();
