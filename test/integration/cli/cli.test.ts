@@ -1,0 +1,158 @@
+/**
+ * `agent-fix` end to end: the CLI as a child process (tsx worker/cli.ts), the replay model, the fixture
+ * repository, and both sandbox drivers (Docker through the real engine and the sandbox image).
+ */
+import { execFile } from "node:child_process";
+import { cp, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { requireSandboxImage } from "../../support/services.js";
+
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+const fixtures = join(root, "test/fixtures/agent");
+const repo = join(fixtures, "calc-repo");
+const issue = join(fixtures, "issue.md");
+const replay = (name: string) => `replay:${join(fixtures, "replays", name)}`;
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(
+      join(root, "node_modules/.bin/tsx"),
+      ["worker/cli.ts", ...args],
+      {
+        cwd: root,
+        env: { ...process.env, OPENAI_API_KEY: "" },
+        timeout: 240_000,
+      },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    if (typeof failed.code !== "number") throw error;
+    return { code: failed.code, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
+  }
+}
+
+async function outputs(dir: string) {
+  const files = await readdir(dir);
+  const traj = files.find((file) => file.endsWith(".traj"));
+  const patch = files.find((file) => file.endsWith(".patch"));
+  return { traj: join(dir, traj!), patch: await readFile(join(dir, patch!), "utf8") };
+}
+
+/** The patch must apply to a fresh checkout of the fixture. */
+async function applies(patch: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "cli-apply-"));
+  await cp(repo, dir, { recursive: true });
+  const git = (...args: string[]) => promisify(execFile)("git", args, { cwd: dir });
+  await git("init", "-q");
+  await writeFile(join(dir, "fix.patch"), patch);
+  await git("apply", "fix.patch");
+  return readFile(join(dir, "calc/ops.py"), "utf8");
+}
+
+async function runEndToEnd(sandbox: "local" | "docker") {
+  const out = await mkdtemp(join(tmpdir(), "cli-out-"));
+  const result = await cli(
+    "run",
+    ...["--repo", repo, "--issue", issue, "--model", replay("fix.jsonl")],
+    ...["--sandbox", sandbox, "--test", "python3 -m unittest -q", "--out", out],
+  );
+  expect(result.stderr).not.toContain("Error:");
+  expect(result.code).toBe(0);
+  expect(result.stdout).toMatch(/step {2}1\/50 {2}open calc\/ops\.py +tokens \d+\/\d+ {2}\$0\.0000/);
+  expect(result.stdout).toContain("exit status: submitted");
+  expect(result.stdout).toContain("tests (--test): passed after 1 attempt(s)");
+  const { traj, patch } = await outputs(out);
+  expect(patch).not.toContain("__pycache__");
+  expect(await applies(patch)).toContain("    if not values:\n        return 0\n");
+  const trajectory = JSON.parse(await readFile(traj, "utf8"));
+  expect(trajectory.info.gate).toHaveLength(1);
+  return { out, traj };
+}
+
+describe("agent-fix run, inspect and replay on the local sandbox", () => {
+  it("runs an episode to an accepted patch, and inspect shows it", async () => {
+    const { traj } = await runEndToEnd("local");
+    const shown = await cli("inspect", traj);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(
+      "=== step 2 ===\nTHOUGHT\n    An empty list divides by zero; return 0 first.\nACTION\n    edit 3:3",
+    );
+    expect(shown.stdout).toContain("exit status   submitted");
+    expect(shown.stdout).toContain("submission    1 file(s): calc/ops.py");
+    expect(shown.stdout).toContain("gate #1       passed");
+  });
+
+  it("replay finds no difference on the same repository and reports one on a changed repository", async () => {
+    const out = await mkdtemp(join(tmpdir(), "cli-out-"));
+    const run = await cli(
+      ...["run", "--repo", repo, "--issue", issue, "--model", replay("lint-then-fix.jsonl")],
+      ...["--sandbox", "local", "--out", out],
+    );
+    expect(run.code).toBe(0);
+    const { traj } = await outputs(out);
+    const same = await cli("replay", traj, "--repo", repo, "--sandbox", "local");
+    expect(same.stdout).toContain("3 action(s) replayed, 2 skipped, 0 with different observations");
+    expect(same.code).toBe(0);
+
+    const changed = await mkdtemp(join(tmpdir(), "cli-changed-"));
+    await cp(repo, changed, { recursive: true });
+    const source = await readFile(join(changed, "calc/ops.py"), "utf8");
+    await writeFile(join(changed, "calc/ops.py"), source.replace("Limit value", "Clamp value"));
+    const differs = await cli("replay", traj, "--repo", changed, "--sandbox", "local");
+    expect(differs.code).toBe(1);
+    expect(differs.stdout).toContain("step 1 differs at line 8: open calc/ops.py");
+    expect(differs.stdout).toContain('  now:      7:    """Clamp value to the range [low, high]."""');
+  });
+
+  it("exits 1 when the run ends without submitting", async () => {
+    const out = await mkdtemp(join(tmpdir(), "cli-out-"));
+    const result = await cli(
+      ...["run", "--repo", repo, "--issue", "mean() is wrong", "--model", replay("format-errors-exit.jsonl")],
+      ...["--sandbox", "local", "--out", out],
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("exit status: exit_format");
+    expect(result.stdout).toContain("patch: (empty)");
+  });
+});
+
+describe("agent-fix argument and config errors exit 2 and say what is wrong", () => {
+  it.each([
+    [["run", "--repo", repo], "required option '--issue <file|text>' not specified"],
+    [
+      ["run", "--repo", "/nonexistent/dir", "--issue", "x", "--model", replay("fix.jsonl")],
+      "--repo /nonexistent/dir: no such directory",
+    ],
+    [["run", "--repo", repo, "--issue", "x", "--model", "gpt-4.1"], 'unknown model "gpt-4.1"'],
+    [["run", "--repo", repo, "--issue", "x", "--model", "openai:gpt-4.1"], "OPENAI_API_KEY is not set"],
+    [["run", "--repo", repo, "--issue", "x", "--sandbox", "vm"], "Allowed choices are docker, local"],
+    [["inspect", issue], "cannot read trajectory"],
+    [["inspect", join(fixtures, "replays/format-errors-recovered.json")], "is not a trajectory"],
+  ])("agent-fix %j", async (args, message) => {
+    const result = await cli(...args);
+    expect(result.stderr).toContain(message);
+    expect(result.code).toBe(2);
+  });
+
+  it("names the wrong key and the file it is in", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cli-config-"));
+    const file = join(dir, "agent-fix.yaml");
+    await writeFile(file, "agent:\n  limits:\n    maxStep: 10\n");
+    const result = await cli("run", "--repo", repo, "--issue", "x", "--config", file);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${file}: agent.limits: `);
+    expect(result.stderr).toContain('unknown key "maxStep"');
+  });
+});
+
+describe("agent-fix run on the Docker sandbox", async () => {
+  const ready = await requireSandboxImage();
+  it.runIf(ready)("runs the same episode in a container to an accepted patch", async () => {
+    await runEndToEnd("docker");
+  });
+});

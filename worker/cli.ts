@@ -1,0 +1,244 @@
+#!/usr/bin/env node
+/**
+ * `agent-fix`: run the agent on a local repository with no GitHub involved, read a trajectory, or replay
+ * one against a repository. A composition root: it builds the concrete sandbox provider, model and ACI.
+ * Exit codes: 0 success, 1 the run did not produce an accepted patch (or replay found differences),
+ * 2 an error in the arguments or the configuration.
+ */
+import { realpathSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Command, CommanderError, Option } from "commander";
+import { createSandboxProvider } from "../sandbox/index.js";
+import type { Gate, Sandbox } from "../src/contracts.js";
+import { AgentFixError } from "../src/errors.js";
+import { createEnvironment } from "./aci/index.js";
+import { readIssue, resolveRepo, runId } from "./agent/cli-support.js";
+import { type AgentFixConfig, loadConfig } from "./agent/config-file.js";
+import { runAgent } from "./agent/index.js";
+import { formatTrajectory, readTrajectory } from "./agent/inspect.js";
+import { formatReplayReport, replayActions } from "./agent/replay-check.js";
+import { createModel, OpenAIModel } from "./model/index.js";
+
+const GATE_TIMEOUT_MS = 15 * 60_000;
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+interface RunOptions {
+  repo: string;
+  issue: string;
+  model?: string;
+  sandbox: "docker" | "local";
+  config?: string;
+  test?: string;
+  out: string;
+}
+
+async function startSandbox(
+  driver: "docker" | "local",
+  sourceDir: string,
+  jobId: string,
+  config: AgentFixConfig,
+) {
+  const provider = createSandboxProvider(driver);
+  const sandbox = await provider.create({ sourceDir, jobId });
+  try {
+    const environment = await createEnvironment({ sandbox, config: config.aci });
+    return { sandbox, environment };
+  } catch (error) {
+    await sandbox.dispose();
+    throw error;
+  }
+}
+
+function commandGate(sandbox: Sandbox, command: string): Gate {
+  return async (_patch, signal) => {
+    const result = await sandbox.exec(command, {
+      cwd: sandbox.workdir,
+      timeoutMs: GATE_TIMEOUT_MS,
+      ...(signal ? { signal } : {}),
+    });
+    const verdict = result.timedOut ? "timed out" : `exit code ${result.exitCode}`;
+    return {
+      passed: result.exitCode === 0 && !result.timedOut,
+      output: `$ ${command}\n${result.output}\n(${verdict})`,
+    };
+  };
+}
+
+function onInterrupt(controller: AbortController): () => void {
+  const handler = () => {
+    print("interrupted: stopping the agent (press Ctrl-C again to force)");
+    controller.abort(new Error("interrupted by the user"));
+    process.once("SIGINT", () => process.exit(130));
+  };
+  process.once("SIGINT", handler);
+  return () => process.off("SIGINT", handler);
+}
+
+async function run(options: RunOptions): Promise<number> {
+  const config = await loadConfig({ files: options.config ? [options.config] : [] });
+  const issue = await readIssue(options.issue);
+  const model = await createModel(options.model, {
+    config: config.model,
+    onRetry: (event) =>
+      print(
+        `  model API failed (${(event.error as Error).message}); retry ${event.attempt} in ${event.delayMs} ms`,
+      ),
+  });
+  const repo = await resolveRepo(options.repo);
+  const id = runId(repo.name);
+  const out = resolve(options.out);
+  await mkdir(out, { recursive: true });
+  const controller = new AbortController();
+  const detach = onInterrupt(controller);
+  let sandbox: Sandbox | undefined;
+  try {
+    const started = await startSandbox(options.sandbox, repo.dir, id, config);
+    sandbox = started.sandbox;
+    const trajectoryPath = join(out, `${id}.traj`);
+    print(`agent-fix run ${id}: ${model.name}, ${options.sandbox} sandbox, trajectory ${trajectoryPath}`);
+    const trajectory = await runAgent({
+      model,
+      environment: started.environment,
+      config: config.agent,
+      issue,
+      repoName: repo.name,
+      signal: controller.signal,
+      trajectoryPath,
+      sandboxImage: sandbox.image,
+      configHash: config.hash,
+      info: {
+        workdir: sandbox.workdir,
+        ...(model instanceof OpenAIModel ? { cost_note: model.pricing.note } : {}),
+      },
+      ...(options.test ? { gate: commandGate(sandbox, options.test) } : {}),
+      onStep: ({ step, maxSteps, entry, info }) => {
+        const action = (entry.action.split("\n")[0] || "(format error)").slice(0, 70);
+        const stats = info.model_stats;
+        print(
+          `step ${String(step).padStart(2)}/${maxSteps}  ${action.padEnd(70)}  tokens ${entry.tokens.sent}/${entry.tokens.received}  $${stats.instance_cost.toFixed(4)}`,
+        );
+      },
+    });
+    const { info } = trajectory;
+    const patch = info.submission ?? "";
+    const patchPath = join(out, `${id}.patch`);
+    await writeFile(patchPath, patch, "utf8");
+    const gate = info.gate.at(-1);
+    const accepted =
+      info.exit_status === "submitted" && patch.trim() !== "" && (!options.test || gate?.passed === true);
+    print(`exit status: ${info.exit_status}${typeof info.error === "string" ? ` (${info.error})` : ""}`);
+    if (gate)
+      print(`tests (--test): ${gate.passed ? "passed" : "failed"} after ${info.gate.length} attempt(s)`);
+    print(`patch: ${patch.trim() ? patchPath : "(empty)"}`);
+    print(
+      `cost: $${info.model_stats.instance_cost.toFixed(4)} over ${info.model_stats.api_calls} API calls${typeof info.cost_note === "string" ? ` (${info.cost_note})` : ""}`,
+    );
+    return accepted ? 0 : 1;
+  } finally {
+    detach();
+    await sandbox?.dispose();
+    await repo.cleanup();
+  }
+}
+
+async function inspect(file: string, options: { full?: boolean }): Promise<number> {
+  const trajectory = await readTrajectory(file);
+  print(formatTrajectory(trajectory, { maxObservationLines: options.full ? 0 : 30 }));
+  return 0;
+}
+
+async function replay(file: string, options: { repo: string; sandbox: "docker" | "local"; config?: string }) {
+  const trajectory = await readTrajectory(file);
+  const bundle = trajectory.info.tool_bundle;
+  const config = await loadConfig({
+    files: options.config ? [options.config] : [],
+    ...(bundle === "aci" || bundle === "editor" ? { overrides: { aci: { bundle } } } : {}),
+  });
+  const repo = await resolveRepo(options.repo);
+  const { sandbox, environment } = await startSandbox(options.sandbox, repo.dir, runId(repo.name), config);
+  try {
+    const recordedWorkdir = typeof trajectory.info.workdir === "string" ? trajectory.info.workdir : undefined;
+    const report = await replayActions(trajectory, environment, {
+      ...(recordedWorkdir ? { recordedWorkdir } : {}),
+      workdir: sandbox.workdir,
+    });
+    print(formatReplayReport(report));
+    return report.differences.length === 0 ? 0 : 1;
+  } finally {
+    await sandbox.dispose();
+    await repo.cleanup();
+  }
+}
+
+export function buildProgram(setExitCode: (code: number) => void): Command {
+  const sandboxOption = () =>
+    new Option("--sandbox <driver>", "where commands run: docker (isolated) or local (no isolation)")
+      .choices(["docker", "local"])
+      .default("docker");
+  const program = new Command()
+    .name("agent-fix")
+    .description("Resolve an issue in a repository with an LLM agent, without GitHub.")
+    .exitOverride()
+    .showHelpAfterError();
+  program
+    .command("run")
+    .description("run one episode of the agent on a repository")
+    .requiredOption("--repo <dir|git-url>", "the repository: a directory, or a git URL to clone")
+    .requiredOption("--issue <file|text>", "the issue: a file (first line = title) or the text itself")
+    .option("--model <spec>", "openai:NAME or replay:FILE (default: model.name in the config)")
+    .addOption(sandboxOption())
+    .option("--config <file>", "a YAML file overriding config/default.yaml")
+    .option("--test <command>", "a command that must pass on the submitted change (the gate)")
+    .option("--out <dir>", "where ID.traj and ID.patch are written", "./trajectories")
+    .action(async (options: RunOptions) => setExitCode(await run(options)));
+  program
+    .command("inspect")
+    .description("show a trajectory: each step's thought, action and observation, then the outcome")
+    .argument("<file>", "a .traj file")
+    .option("--full", "show observations whole")
+    .action(async (file: string, options: { full?: boolean }) => setExitCode(await inspect(file, options)));
+  program
+    .command("replay")
+    .description("re-run a trajectory's actions on a repository and report where the observations differ")
+    .argument("<file>", "a .traj file")
+    .requiredOption("--repo <dir|git-url>", "the repository to replay against")
+    .addOption(sandboxOption())
+    .option("--config <file>", "a YAML file overriding config/default.yaml")
+    .action(async (file: string, options: { repo: string; sandbox: "docker" | "local"; config?: string }) =>
+      setExitCode(await replay(file, options)),
+    );
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let code = 0;
+  try {
+    await buildProgram((value) => {
+      code = value;
+    }).parseAsync(argv);
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.code === "commander.helpDisplayed" ||
+        error.code === "commander.version" ||
+        error.exitCode === 0
+        ? 0
+        : 2;
+    }
+    if (error instanceof AgentFixError) {
+      process.stderr.write(`agent-fix: ${error.describe()}\n`);
+      return error.fault === "config" || error.fault === "user" ? 2 : 1;
+    }
+    process.stderr.write(
+      `agent-fix: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    return 1;
+  }
+}
+
+// Run when executed (tsx worker/cli.ts, or the installed bin, a symlink), not when imported by tests.
+const isEntry =
+  process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
+if (isEntry) process.exitCode = await main(process.argv);
