@@ -65,6 +65,10 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
       "(ordered[middle - 1] + ordered[middle]) / 2",
     );
     expect(git("rev-list", "--count", "main").trim()).toBe("1");
+    expect(git("diff", "--name-only", "main..agent-fix/issue-1").trim().split("\n")).toEqual([
+      "tests/test_stats.py",
+      "textstats/stats.py",
+    ]);
 
     // What people saw on the issue: eyes at once, the status moving through the steps, then final.
     expect(

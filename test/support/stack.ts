@@ -37,6 +37,8 @@ export interface StackOptions {
   worker?: boolean;
   /** Short locks so a killed worker's job moves on quickly (tests). */
   lockMs?: number;
+  /** The app's slug: commits and comments come from `SLUG[bot]`. */
+  appSlug?: string;
   /** Extra environment for the app and the worker. */
   env?: Record<string, string>;
   log?: (message: string) => void;
@@ -50,7 +52,7 @@ export interface SampleRepo {
 }
 
 export class Stack {
-  readonly github = new GitHubServer({ appSlug: "agent-fix-e2e" });
+  readonly github: GitHubServer;
   readonly prefix = `af-e2e-${randomBytes(4).toString("hex")}`;
   readonly webhookSecret = randomUUID();
   env: Record<string, string> = {};
@@ -60,7 +62,9 @@ export class Stack {
   private children: ChildProcess[] = [];
   private trajectoryDir = "";
 
-  constructor(private readonly options: StackOptions = {}) {}
+  constructor(private readonly options: StackOptions = {}) {
+    this.github = new GitHubServer({ appSlug: options.appSlug ?? "agent-fix-e2e" });
+  }
 
   async start(): Promise<this> {
     await this.github.start();
