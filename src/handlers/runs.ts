@@ -64,7 +64,9 @@ export async function startRun(
     });
     return result;
   }
-  // The reaction is an acknowledgement: failing to add it must not fail the start.
+  // The reaction acknowledges the event; a redelivered label already has it. Failing to add it must
+  // not fail the start.
+  if (result.status === "duplicate" && trigger === "label") return result;
   await react().catch((error: unknown) =>
     context.log.warn({ err: error }, "could not add the eyes reaction"),
   );
