@@ -125,6 +125,8 @@ export interface ModelResponse {
 export interface Model {
   /** e.g. `openai:gpt-4.1` or `replay:FILE`; recorded in trajectories. */
   readonly name: string;
+  /** Where its costs come from (the price table's date), or that it is unpriced and counted as 0. */
+  readonly costNote?: string;
   query(messages: ChatMessage[], tools: FunctionSpec[], signal?: AbortSignal): Promise<ModelResponse>;
 }
 

@@ -19,7 +19,7 @@ import { type AgentFixConfig, loadConfig } from "./agent/config-file.js";
 import { runAgent } from "./agent/index.js";
 import { formatTrajectory, readTrajectory } from "./agent/inspect.js";
 import { formatReplayReport, replayActions } from "./agent/replay-check.js";
-import { createModel, OpenAIModel } from "./model/index.js";
+import { createModel } from "./model/index.js";
 
 const GATE_TIMEOUT_MS = 15 * 60_000;
 const print = (line: string) => process.stdout.write(`${line}\n`);
@@ -108,10 +108,7 @@ async function run(options: RunOptions): Promise<number> {
       trajectoryPath,
       sandboxImage: sandbox.image,
       configHash: config.hash,
-      info: {
-        workdir: sandbox.workdir,
-        ...(model instanceof OpenAIModel ? { cost_note: model.pricing.note } : {}),
-      },
+      info: { workdir: sandbox.workdir },
       ...(options.test ? { gate: commandGate(sandbox, options.test) } : {}),
       onStep: ({ step, maxSteps, entry, info }) => {
         const action = (entry.action.split("\n")[0] || "(format error)").slice(0, 70);

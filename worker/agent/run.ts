@@ -78,6 +78,7 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
     finished_at: null,
     action_format: format,
     history_processor: config.history.processor,
+    ...(model.costNote ? { cost_note: model.costNote } : {}),
     ...options.info,
   };
   const trajectory: Trajectory = { trajectory: [], history: [], info };

@@ -71,10 +71,12 @@ export interface OpenAIModelOptions {
 export class OpenAIModel implements Model {
   readonly name: string;
   readonly pricing: PriceLookup;
+  readonly costNote: string;
 
   constructor(private readonly options: OpenAIModelOptions) {
     this.name = `openai:${options.model}`;
     this.pricing = lookupPrice(options.config.prices, options.model);
+    this.costNote = this.pricing.note;
   }
 
   async query(messages: ChatMessage[], tools: FunctionSpec[], signal?: AbortSignal): Promise<ModelResponse> {

@@ -72,6 +72,7 @@ function replayError(source: string, what: string): ConfigError {
 
 export class ReplayModel implements Model {
   readonly name: string;
+  readonly costNote = "replayed turns cost nothing";
   private next = 0;
 
   constructor(

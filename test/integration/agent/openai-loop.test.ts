@@ -58,6 +58,7 @@ describe("the loop with the real openai SDK against the stand-in server", () => 
     expect(trajectory.info.exit_status).toBe("submitted");
     expect(trajectory.info.submission).toContain("+        return 0");
     expect(trajectory.info.model).toBe("openai:gpt-test");
+    expect(trajectory.info.cost_note).toBe("prices as of 2025-08-15");
     expect(trajectory.info.model_stats.api_calls).toBe(5);
     const first = server.requests[0]!.body;
     const toolNames = (first.tools as { function: { name: string } }[]).map((tool) => tool.function.name);

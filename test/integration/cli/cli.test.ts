@@ -66,6 +66,7 @@ async function runEndToEnd(sandbox: "local" | "docker") {
   expect(result.stdout).toMatch(/step {2}1\/50 {2}open calc\/ops\.py +tokens \d+\/\d+ {2}\$0\.0000/);
   expect(result.stdout).toContain("exit status: submitted");
   expect(result.stdout).toContain("tests (--test): passed after 1 attempt(s)");
+  expect(result.stdout).toContain("cost: $0.0000 over 5 API calls (replayed turns cost nothing)");
   const { traj, patch } = await outputs(out);
   expect(patch).not.toContain("__pycache__");
   expect(await applies(patch)).toContain("    if not values:\n        return 0\n");

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { retrySchema } from "../../../src/config/model.js";
+import { modelConfigSchema, retrySchema } from "../../../src/config/model.js";
 import { costOf, lookupPrice } from "../../../worker/model/cost.js";
+import { createOpenAIClient, OpenAIModel } from "../../../worker/model/openai.js";
 import { backoffDelay, parseRetryAfter } from "../../../worker/model/retry.js";
 
 const prices = {
@@ -17,6 +18,18 @@ describe("price table", () => {
     expect(unknown.price).toBeNull();
     expect(unknown.note).toContain("not in the price table");
     expect(costOf({ promptTokens: 10, cachedPromptTokens: 0, completionTokens: 10 }, unknown.price)).toBe(0);
+  });
+
+  it("an unpriced model says it is counted as 0", () => {
+    const config = modelConfigSchema.parse({ prices });
+    const model = new OpenAIModel({
+      client: createOpenAIClient(config, { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" }),
+      model: "llama3",
+      config,
+    });
+    expect(model.costNote).toBe(
+      "model llama3 is not in the price table (model.prices.models); its cost is counted as 0",
+    );
   });
 
   it("charges cached input at the input rate when no cached rate is given", () => {
