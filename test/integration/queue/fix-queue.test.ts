@@ -156,4 +156,12 @@ describe.skipIf(!up)("fix queue on real Redis", () => {
     expect(permanent.message).toBe("bad yaml");
     expect(toQueueError("boom").name).toBe("UnrecoverableError");
   });
+
+  it("fails fast instead of queueing commands when Redis is gone (GitHub waits only 10 s)", async () => {
+    const lost = await connectRedis(TEST_REDIS_URL, "producer");
+    const lostQueue = createFixQueue(lost, { prefix, name: "fix" });
+    lost.disconnect();
+    await expect(enqueueFix(lostQueue, base)).rejects.toThrow();
+    await lostQueue.close().catch(() => {});
+  });
 });

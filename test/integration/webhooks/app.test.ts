@@ -255,4 +255,19 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     const traversal = trajectoryUrl(app.url, SECRET, "x.traj").replace("x.traj", "..%2F..%2Fetc%2Fpasswd");
     expect((await fetch(traversal)).status).toBe(404);
   });
+
+  it("a GitHub error at the start leaves no half-started run; the redelivery then starts it once", async () => {
+    const issue = newIssue();
+    const delivery = {
+      ...labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice),
+      id: "flaky-1",
+    };
+    // 403, as for a locked issue (a 5xx would be retried by Probot's Octokit first).
+    github.failNext("POST", new RegExp(`/issues/${issue}/comments$`), 403);
+    expect(await post(delivery)).toBeGreaterThanOrEqual(400);
+    expect(await jobOf(issue)).toBeUndefined();
+    expect(await post(delivery)).toBe(200);
+    expect(await (await jobOf(issue))?.getState()).toBe("waiting");
+    expect(commentsBy(issue, github.bot.login)).toHaveLength(1);
+  });
 });
