@@ -308,6 +308,21 @@ for (const driver of drivers) {
         );
       });
 
+      it("an edit keeps CRLF line ends and a missing final newline outside the replaced lines", async () => {
+        await s.sandbox.writeFile("src/crlf.py", "a = 1\r\n    b = 2\r\nc = 3");
+        await s.run("open", { path: "src/crlf.py" });
+        await s.run("edit", { start_line: 2, end_line: 2, replacement_text: "    b = 20\n    b += 1\n" });
+        expect((await s.sandbox.readFile("src/crlf.py")).toString()).toBe(
+          "a = 1\r\n    b = 20\r\n    b += 1\r\nc = 3",
+        );
+        await s.run("edit", { start_line: 4, end_line: 4, replacement_text: "c = 30" });
+        expect((await s.sandbox.readFile("src/crlf.py")).toString()).toBe(
+          "a = 1\r\n    b = 20\r\n    b += 1\r\nc = 30",
+        );
+        await s.sandbox.exec("rm src/crlf.py");
+        await s.run("open", { path: "src/greet.py" });
+      });
+
       it("a range outside the file changes nothing and says what fits", async () => {
         const before = await s.sandbox.readFile("src/greet.py");
         expect(await s.run("edit", { start_line: 7, end_line: 9, replacement_text: "x" })).toBe(
