@@ -110,6 +110,34 @@ describe("agent-fix run, inspect and replay on the local sandbox", () => {
     expect(differs.stdout).toContain('  now:      7:    """Clamp value to the range [low, high]."""');
   });
 
+  it("clones a git URL on the host and runs on the clone", async () => {
+    const origin = await mkdtemp(join(tmpdir(), "cli-origin-"));
+    await cp(repo, origin, { recursive: true });
+    const git = (...args: string[]) => promisify(execFile)("git", args, { cwd: origin });
+    await git("init", "-q");
+    await git("add", ".");
+    await git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "calc");
+    const out = await mkdtemp(join(tmpdir(), "cli-out-"));
+    const result = await cli(
+      ...["run", "--repo", `file://${origin}`, "--issue", issue, "--model", replay("fix.jsonl")],
+      ...["--sandbox", "local", "--out", out],
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/agent-fix run \d{8}T\d{6}-cli-origin-/);
+    expect(await applies((await outputs(out)).patch)).toContain("        return 0\n");
+    const bad = await cli(
+      "run",
+      "--repo",
+      "file:///nonexistent/repo.git",
+      "--issue",
+      "x",
+      "--model",
+      replay("fix.jsonl"),
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("cannot clone file:///nonexistent/repo.git");
+  });
+
   it("exits 1 when the run ends without submitting", async () => {
     const out = await mkdtemp(join(tmpdir(), "cli-out-"));
     const result = await cli(
