@@ -6,10 +6,12 @@
  * agent's, and a control shell for killing, file operations and probes (~1.5 ms a command instead of
  * ~81 ms for an Engine API exec).
  */
+
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
-import { type Duplex, PassThrough, Writable } from "node:stream";
+import { type Duplex, PassThrough, type Readable, Writable } from "node:stream";
 import Docker from "dockerode";
 import { pack } from "tar-fs";
 import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
@@ -158,6 +160,81 @@ async function attachShell(
   return { stdin: stream, output, exited, destroy: () => stream.destroy() };
 }
 
+/**
+ * A tar stream of a directory: the host's GNU tar where there is one (about 30 times faster than tar-fs
+ * on a repository of 1,000 files), else tar-fs.
+ */
+function packDirectory(dir: string, fail: (error: Error) => void): Readable {
+  if (hostTar === undefined) {
+    hostTar = spawnSync("tar", ["--version"], { encoding: "utf8" }).stdout?.includes("GNU tar") ?? false;
+  }
+  if (!hostTar) {
+    const archive = pack(dir);
+    archive.on("error", fail);
+    return archive as unknown as Readable;
+  }
+  const child = spawn("tar", ["-c", "-f", "-", "-C", dir, "."], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString("utf8")).slice(-2000);
+  });
+  child.on("error", fail);
+  child.on("close", (code) => {
+    if (code !== 0) fail(new SandboxError(`cannot pack ${dir}: ${stderr.trim()}`, { code: "copy_failed" }));
+  });
+  return child.stdout;
+}
+let hostTar: boolean | undefined;
+
+const COPY_DONE = "__AF_COPY_DONE__";
+const COPY_FAILED = "__AF_COPY_FAILED__";
+const COPY_THEN_SLEEP = `if tar -x -p -f - -C ${WORKDIR} 2>&1; then echo ${COPY_DONE}; else echo ${COPY_FAILED}; fi; exec sleep infinity`;
+
+/**
+ * Streams `sourceDir` as a tar into the stdin of the container's main process (attached before the
+ * start, so the host reads files while the container starts). Resolves once it is unpacked.
+ */
+async function copyIn(docker: Docker, container: Docker.Container, sourceDir: string): Promise<void> {
+  const stream = (await container.attach({
+    stream: true,
+    stdin: true,
+    stdout: true,
+    stderr: true,
+    hijack: true,
+  })) as Duplex;
+  return new Promise<void>((resolve, reject) => {
+    let text = "";
+    let settled = false;
+    const finish = (error?: Error) => {
+      if (settled) return;
+      settled = true;
+      stream.destroy();
+      if (error) reject(error);
+      else resolve();
+    };
+    const sink = new Writable({
+      write: (chunk: Buffer, _encoding, done) => {
+        text = (text + chunk.toString("utf8")).slice(-4000);
+        if (text.includes(COPY_DONE)) finish();
+        else if (text.includes(COPY_FAILED)) {
+          const message = text.replace(COPY_FAILED, "").trim();
+          finish(new SandboxError(`cannot copy the repository in: ${message}`, { code: "copy_failed" }));
+        }
+        done();
+      },
+    });
+    docker.modem.demuxStream(stream, sink, sink);
+    stream.on("error", (error: Error) => finish(error));
+    stream.on("end", () =>
+      finish(
+        new SandboxError("the sandbox ended while the repository was copied in", { code: "copy_failed" }),
+      ),
+    );
+    const archive = packDirectory(sourceDir, finish);
+    archive.pipe(stream);
+  });
+}
+
 export class DockerSandboxProvider implements SandboxProvider {
   readonly driver = "docker" as const;
   readonly docker: Docker;
@@ -189,7 +266,15 @@ export class DockerSandboxProvider implements SandboxProvider {
       container = await this.docker.createContainer({
         name,
         Image: this.image,
-        Cmd: ["sleep", "infinity"],
+        // The main process first unpacks the repository from its stdin (streamed while the container
+        // starts), says so, then becomes `sleep`. Cheaper than putArchive, which re-mounts and chroots.
+        Cmd: ["bash", "-c", COPY_THEN_SLEEP],
+        OpenStdin: true,
+        StdinOnce: true,
+        AttachStdin: true,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
         User: `${SANDBOX_UID}:${SANDBOX_UID}`,
         WorkingDir: WORKDIR,
         Env: envList(env),
@@ -239,16 +324,9 @@ export class DockerSandboxProvider implements SandboxProvider {
       maxFileBytes: this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     });
     try {
-      const archive = pack(options.sourceDir, {
-        map: (header) => {
-          header.uid = SANDBOX_UID;
-          header.gid = SANDBOX_UID;
-          return header;
-        },
-      });
-      await container.putArchive(archive as unknown as NodeJS.ReadableStream, { path: WORKDIR });
+      const copied = copyIn(this.docker, container, options.sourceDir);
       await container.start();
-      await sandbox.start();
+      await Promise.all([copied, sandbox.start()]);
       return sandbox;
     } catch (error) {
       await sandbox.dispose().catch(() => undefined);

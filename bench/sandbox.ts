@@ -1,0 +1,168 @@
+/**
+ * npm run bench:sandbox — what the Docker sandbox costs, against the docker command line in the same run.
+ *
+ *   ready_ratio         median time from nothing to a sandbox ready to run commands, with a repository of
+ *                       1,000 files / 20 MB copied in, divided by `docker run --rm IMAGE true`  (goal <= 1.5)
+ *   exec_ratio          median round trip of `true` through the Sandbox, divided by
+ *                       `docker exec CONTAINER true` through the CLI                           (goal <= 0.25)
+ *   concurrent_ready_s  wall time to bring up 8 sandboxes at once, and this process's RSS while holding them
+ *
+ * Options: --trials=N (default 5). Prints figures, ratios, and one JSON line last.
+ */
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { DockerSandboxProvider } from "../sandbox/docker.js";
+import { SANDBOX_IMAGE } from "../sandbox/version.js";
+import type { Sandbox } from "../src/contracts.js";
+
+const run = promisify(execFile);
+const trials = Number(process.argv.find((a) => a.startsWith("--trials="))?.split("=")[1] ?? 5);
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
+  const start = performance.now();
+  const value = await fn();
+  return [performance.now() - start, value];
+}
+
+/** 1,000 files of ~20 KB (text that does not compress), in 40 directories: about 20 MB. */
+async function makeRepository(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "agent-fix-bench-repo-"));
+  for (let d = 0; d < 40; d++) {
+    const sub = path.join(dir, `pkg${d}`, "src");
+    await mkdir(sub, { recursive: true });
+    for (let f = 0; f < 25; f++) {
+      await writeFile(
+        path.join(sub, `module${f}.py`),
+        `# generated\nDATA = "${randomBytes(15_000).toString("base64")}"\n`,
+      );
+    }
+  }
+  return dir;
+}
+
+const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
+
+async function main(): Promise<void> {
+  await run("docker", ["image", "inspect", SANDBOX_IMAGE]).catch(() => {
+    throw new Error(`the sandbox image ${SANDBOX_IMAGE} is missing: npm run sandbox:image`);
+  });
+  const repo = await makeRepository();
+  const provider = new DockerSandboxProvider();
+  const { stdout: du } = await run("du", ["-sm", repo]);
+  console.log(
+    `image ${SANDBOX_IMAGE}; repository ${repo}: 1000 files, ${du.split("\t")[0]} MB; ${trials} trials`,
+  );
+
+  try {
+    // Warm-up: image layers and the daemon's caches, for both sides.
+    await run("docker", ["run", "--rm", "--network", "none", SANDBOX_IMAGE, "true"]);
+    await (await provider.create({ sourceDir: repo, jobId: "bench-warmup" })).dispose();
+
+    // --- ready -----------------------------------------------------------------------------------
+    const dockerRun: number[] = [];
+    const ready: number[] = [];
+    for (let i = 0; i < trials; i++) {
+      dockerRun.push(
+        (await timed(() => run("docker", ["run", "--rm", "--network", "none", SANDBOX_IMAGE, "true"])))[0],
+      );
+      const [ms, sandbox] = await timed(() => provider.create({ sourceDir: repo, jobId: "bench-ready" }));
+      ready.push(ms);
+      await sandbox.dispose();
+    }
+    const readyRatio = median(ready) / median(dockerRun);
+    console.log(
+      `docker run --rm IMAGE true:       median ${fmt(median(dockerRun))}  [${dockerRun.map(fmt).join(", ")}]`,
+    );
+    console.log(
+      `sandbox ready with 20 MB repo:    median ${fmt(median(ready))}  [${ready.map(fmt).join(", ")}]`,
+    );
+    console.log(`ready_ratio = ${readyRatio.toFixed(3)} (goal <= 1.5)`);
+
+    // --- exec ------------------------------------------------------------------------------------
+    const sandbox = await provider.create({ sourceDir: repo, jobId: "bench-exec" });
+    let execMs: number;
+    let cliMs: number;
+    try {
+      for (let i = 0; i < 20; i++) await sandbox.exec("true");
+      const perTrial: number[] = [];
+      for (let t = 0; t < trials; t++) {
+        const samples: number[] = [];
+        for (let i = 0; i < 100; i++) samples.push((await timed(() => sandbox.exec("true")))[0]);
+        perTrial.push(median(samples));
+      }
+      execMs = median(perTrial);
+      const cli: number[] = [];
+      for (let t = 0; t < Math.max(trials, 10); t++) {
+        cli.push((await timed(() => run("docker", ["exec", sandbox.id, "true"])))[0]);
+      }
+      cliMs = median(cli);
+      console.log(
+        `Sandbox.exec("true"):             median ${fmt(execMs)}  (medians of 100 per trial: ${perTrial.map(fmt).join(", ")})`,
+      );
+      console.log(`docker exec CONTAINER true (CLI): median ${fmt(cliMs)}  [${cli.map(fmt).join(", ")}]`);
+    } finally {
+      await sandbox.dispose();
+    }
+    const execRatio = execMs / cliMs;
+    console.log(`exec_ratio = ${execRatio.toFixed(4)} (goal <= 0.25)`);
+
+    // --- 8 at once -------------------------------------------------------------------------------
+    const concurrent: number[] = [];
+    const rss: number[] = [];
+    const rssBefore = process.memoryUsage().rss;
+    for (let t = 0; t < Math.min(trials, 3); t++) {
+      const [ms, sandboxes] = await timed(() =>
+        Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            provider.create({ sourceDir: repo, jobId: `bench-concurrent-${i}` }),
+          ),
+        ),
+      );
+      concurrent.push(ms);
+      await Promise.all(sandboxes.map((s: Sandbox) => s.exec("true")));
+      rss.push(process.memoryUsage().rss);
+      await Promise.all(sandboxes.map((s) => s.dispose()));
+    }
+    const concurrentS = median(concurrent) / 1000;
+    const rssMb = median(rss) / 1024 ** 2;
+    console.log(
+      `8 sandboxes at once:              median ${concurrentS.toFixed(2)} s  [${concurrent.map(fmt).join(", ")}]`,
+    );
+    console.log(
+      `worker RSS holding 8 sandboxes:   ${rssMb.toFixed(1)} MB (before: ${(rssBefore / 1024 ** 2).toFixed(1)} MB)`,
+    );
+
+    console.log(
+      JSON.stringify({
+        bench: "sandbox",
+        image: SANDBOX_IMAGE,
+        trials,
+        docker_run_ms: Math.round(median(dockerRun)),
+        ready_ms: Math.round(median(ready)),
+        ready_ratio: Number(readyRatio.toFixed(3)),
+        exec_ms: Number(execMs.toFixed(3)),
+        docker_exec_cli_ms: Math.round(cliMs),
+        exec_ratio: Number(execRatio.toFixed(4)),
+        concurrent_ready_s: Number(concurrentS.toFixed(2)),
+        concurrent_rss_mb: Number(rssMb.toFixed(1)),
+      }),
+    );
+  } finally {
+    await rm(repo, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
