@@ -138,3 +138,32 @@ export function commentEvent(
     },
   };
 }
+
+/** pull_request_review.submitted on a pull request of the stand-in. */
+export function reviewEvent(
+  github: GitHubServer,
+  target: { owner: string; repo: string; pull: number },
+  state: "approved" | "changes_requested" | "commented",
+  sender: Sender,
+): Delivery {
+  const pull = github.state.pull(target.owner, target.repo, target.pull);
+  if (!pull)
+    throw new Error(`the stand-in has no pull request ${target.owner}/${target.repo}#${target.pull}`);
+  return {
+    event: "pull_request_review",
+    payload: {
+      action: "submitted",
+      review: { id: github.state.id(), state, body: "", user: user(sender) },
+      pull_request: {
+        number: pull.number,
+        title: pull.title,
+        state: pull.state,
+        draft: pull.draft,
+        user: { login: pull.user.login, id: pull.user.id, type: pull.user.type },
+        head: { ref: pull.head },
+        base: { ref: pull.base },
+      },
+      ...base(github, target.owner, target.repo, sender),
+    },
+  };
+}

@@ -13,7 +13,7 @@ import { type CancelRequest, connectRedis, fixJobId, subscribeToCancels } from "
 import { type AppServer, startAppServer } from "../../../src/server.js";
 import { trajectoryUrl } from "../../../src/trajectories.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
-import { closedEvent, commentEvent, deliver, labelEvent } from "../../support/webhooks.js";
+import { closedEvent, commentEvent, deliver, labelEvent, reviewEvent } from "../../support/webhooks.js";
 import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 
 const up = await redisAvailable();
@@ -269,5 +269,31 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     expect(await post(delivery)).toBe(200);
     expect(await (await jobOf(issue))?.getState()).toBe("waiting");
     expect(commentsBy(issue, github.bot.login)).toHaveLength(1);
+  });
+
+  it("changes requested on the app's pull request get a reply saying what to do; other reviews nothing", async () => {
+    const issue = newIssue();
+    const number = github.state.nextNumber(owner, repo);
+    github.state.pulls.push({
+      owner,
+      repo,
+      number,
+      title: "Fix",
+      body: `Fixes #${issue}`,
+      head: `agent-fix/issue-${issue}`,
+      base: "main",
+      draft: true,
+      state: "open",
+      user: github.bot,
+      reviewRequests: [],
+    });
+    await post(reviewEvent(github, { owner, repo, pull: number }, "approved", alice));
+    expect(commentsBy(number, github.bot.login)).toHaveLength(0);
+    await post(reviewEvent(github, { owner, repo, pull: number }, "changes_requested", alice));
+    const replies = commentsBy(number, github.bot.login);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]?.body).toContain(`comment \`/agent-fix\` there`);
+    expect(replies[0]?.body).toContain(`#${issue}`);
+    expect(await app.queue.queue.getJob(fixJobId(repoId(), number, "review"))).toBeUndefined();
   });
 });
