@@ -4,6 +4,7 @@
  * key or value is a ConfigError naming the key and the file it came from.
  */
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
@@ -13,7 +14,10 @@ import { type AgentConfig, agentConfigSchema } from "../../src/config/agent.js";
 import { type ModelConfig, modelConfigSchema } from "../../src/config/model.js";
 import { ConfigError } from "../../src/errors.js";
 
-export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL("../../config/default.yaml", import.meta.url));
+/** config/default.yaml of this package, from the sources (worker/agent/) or the build (dist/worker/agent/). */
+export const DEFAULT_CONFIG_PATH = ["../../config/default.yaml", "../../../config/default.yaml"]
+  .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
+  .reduce((found, candidate) => (existsSync(found) ? found : candidate));
 
 export interface AgentFixConfig {
   aci: AciConfig;
