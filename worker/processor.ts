@@ -197,6 +197,11 @@ function githubFailure(error: unknown, what: string): AgentFixError {
   );
 }
 
+const UnthrottledOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+  ...options,
+  throttle: { ...(options.throttle as object), enabled: false },
+}));
+
 /** The operator's defaults (config/default.yaml): tools, loop and model; a repository config narrows them. */
 export interface OperatorConfig {
   aci: AciConfig;
@@ -371,10 +376,9 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const settings = parseWorkerEnv(env);
   const operator = await loadOperatorConfig(settings.AGENT_FIX_CONFIG);
   const probot = createProbot({
-    // Client-side rate limiting spaces writes a second apart: right for GitHub, off for the stand-ins.
-    ...(settings.AGENT_FIX_GITHUB_THROTTLE
-      ? {}
-      : { overrides: { Octokit: ProbotOctokit.defaults({ throttle: { enabled: false } }) } }),
+    // Client-side rate limiting spaces writes seconds apart: right for GitHub, off for the stand-ins.
+    // (The function form: an object passed to defaults() loses to Probot's own throttle options.)
+    ...(settings.AGENT_FIX_GITHUB_THROTTLE ? {} : { overrides: { Octokit: UnthrottledOctokit } }),
     env: {
       APP_ID: String(settings.APP_ID),
       ...(settings.PRIVATE_KEY ? { PRIVATE_KEY: settings.PRIVATE_KEY } : {}),
