@@ -76,32 +76,36 @@ export async function enqueueFix(
   const data = fixJobDataSchema.parse(input);
   const kind = data.trigger === "review" ? "review" : "fix";
   const jobId = fixJobId(data.repoId, data.pullNumber ?? data.issueNumber, kind);
-  const existing = await fixQueue.queue.getJob(jobId);
-  const existingState = existing ? await existing.getState() : undefined;
-  if (existingState && LIVE_STATES.has(existingState)) {
-    // A run that was told to stop but has not ended yet cannot be restarted under the same id.
-    const cancelling =
-      existingState === "active" && (await fixQueue.redis.exists(cancelFlagKey(fixQueue, jobId))) === 1;
-    return { status: "duplicate", jobId, state: cancelling ? "cancelling" : existingState };
-  }
+  const live = await liveState(fixQueue, jobId);
+  if (live) return { status: "duplicate", jobId, state: live };
 
   // Only one caller gets past this point per issue at a time (concurrent redeliveries).
   const claim = claimKey(fixQueue, jobId);
   const claimed = await fixQueue.redis.set(claim, data.deliveryId, "PX", 30_000, "NX");
   if (claimed !== "OK") return { status: "duplicate", jobId, state: "starting" };
   try {
+    // Checked again under the claim: another caller may have added it between our check and claim.
+    const existing = await fixQueue.queue.getJob(jobId);
+    const state = existing ? await existing.getState() : undefined;
+    if (state && LIVE_STATES.has(state)) return { status: "duplicate", jobId, state };
     // A finished job keeps its id for a while (removeOnComplete age): clear it so the issue can run again.
-    if (existing && existingState && !LIVE_STATES.has(existingState)) await existing.remove().catch(() => {});
+    if (existing) await existing.remove().catch(() => {});
     await fixQueue.redis.del(cancelFlagKey(fixQueue, jobId));
     const extra = prepare ? await prepare(jobId) : {};
     const full = fixJobDataSchema.parse({ ...data, ...extra });
-    const job = await fixQueue.queue.add(FIX_JOB_NAME, full, { jobId });
-    if (job.data.deliveryId !== full.deliveryId || job.data.statusCommentId !== full.statusCommentId) {
-      // Someone added the same id between our check and add (cannot happen while claimed; kept as a guard).
-      return { status: "duplicate", jobId, state: "waiting" };
-    }
+    await fixQueue.queue.add(FIX_JOB_NAME, full, { jobId });
     return { status: "queued", jobId, data: full };
   } finally {
     await fixQueue.redis.del(claim);
   }
+}
+
+/** The state of a queued or running job with this id ("cancelling" when told to stop); null if none. */
+async function liveState(fixQueue: FixQueue, jobId: string): Promise<string | null> {
+  const existing = await fixQueue.queue.getJob(jobId);
+  const state = existing ? await existing.getState() : undefined;
+  if (!state || !LIVE_STATES.has(state)) return null;
+  // A run that was told to stop but has not ended yet cannot be restarted under the same id.
+  if (state === "active" && (await fixQueue.redis.exists(cancelFlagKey(fixQueue, jobId))) === 1) return "cancelling";
+  return state;
 }
