@@ -106,6 +106,7 @@ async function liveState(fixQueue: FixQueue, jobId: string): Promise<string | nu
   const state = existing ? await existing.getState() : undefined;
   if (!state || !LIVE_STATES.has(state)) return null;
   // A run that was told to stop but has not ended yet cannot be restarted under the same id.
-  if (state === "active" && (await fixQueue.redis.exists(cancelFlagKey(fixQueue, jobId))) === 1) return "cancelling";
+  if (state === "active" && (await fixQueue.redis.exists(cancelFlagKey(fixQueue, jobId))) === 1)
+    return "cancelling";
   return state;
 }
