@@ -17,7 +17,7 @@ const patchFile = ".git/agent-fix-submission.patch";
 async function run(sandbox: Sandbox, command: string, timeoutMs: number) {
   const result = await sandbox.exec(`( ${command} )`, { cwd: sandbox.workdir, timeoutMs });
   if (result.exitCode !== 0 || result.timedOut) {
-    throw new SandboxError(`git setup failed in the sandbox: ${command}\n${result.output.slice(-2000)}`, {
+    throw new SandboxError(`git failed in the sandbox: ${command}\n${result.output.trim().slice(-2000)}`, {
       code: "git_failed",
       retryable: false,
       hint: "The sandbox needs git and a writable repository directory.",

@@ -1,8 +1,10 @@
 /** `bash` runs a command in the sandbox's persistent shell; `submit` ends the episode with the diff. */
 import { z } from "zod";
-import type { ToolContext } from "../../../src/contracts.js";
+import type { ToolContext, ToolResult } from "../../../src/contracts.js";
+import { SandboxError } from "../../../src/errors.js";
 import { workingTreeDiff } from "../git.js";
 import { interactiveCommandProblem } from "../interactive.js";
+import { shellQuote } from "../paths.js";
 import { type AciRuntime, type AciTool, defineTool, observation, stringArg } from "../tool.js";
 
 export const noOutput = "Your command ran successfully and did not produce any output.";
@@ -12,14 +14,10 @@ export function sessionSetup(root: string): string {
   const refuseEditor = `echo 'agent-fix: no interactive editor is available; pass the text on the command line (e.g. git commit -m MESSAGE).' >&2; false`;
   return [
     "export PAGER=cat GIT_PAGER=cat MANPAGER=cat SYSTEMD_PAGER=cat LESS=-FRX TERM=dumb",
-    `export EDITOR=${quote(refuseEditor)} VISUAL=${quote(refuseEditor)} GIT_EDITOR=${quote(refuseEditor)}`,
+    `export EDITOR=${shellQuote(refuseEditor)} VISUAL=${shellQuote(refuseEditor)} GIT_EDITOR=${shellQuote(refuseEditor)}`,
     "export GIT_TERMINAL_PROMPT=0 PIP_NO_INPUT=1 DEBIAN_FRONTEND=noninteractive PYTHONUNBUFFERED=1",
-    `cd ${quote(root)}`,
+    `cd ${shellQuote(root)}`,
   ].join("; ");
-}
-
-function quote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Reads the shell's directory after a command (a `cd` persists in the session). */
@@ -75,8 +73,24 @@ export function shellTools(runtime: AciRuntime): AciTool[] {
   return [bash, submit];
 }
 
-export async function runSubmit(runtime: AciRuntime, context: ToolContext) {
-  const patch = await workingTreeDiff(context.sandbox, runtime.baseCommit, runtime.config.toolTimeoutMs);
+/** The line of git's output that says what went wrong. */
+function gitReason(message: string): string {
+  const lines = message.split("\n").slice(1);
+  return lines.find((line) => /^(fatal|error):/.test(line)) ?? lines.at(-1) ?? "";
+}
+
+export async function runSubmit(runtime: AciRuntime, context: ToolContext): Promise<ToolResult> {
+  let patch: string;
+  try {
+    patch = await workingTreeDiff(context.sandbox, runtime.baseCommit, runtime.config.toolTimeoutMs);
+  } catch (error) {
+    if (!(error instanceof SandboxError) || error.code !== "git_failed") throw error;
+    // e.g. the agent removed .git: the episode goes on, so the agent can repair it.
+    return observation(
+      `Error: your changes could not be turned into a diff, so nothing was submitted. ${gitReason(error.message)}\n` +
+        "The repository's git data (.git) must stay intact; repair or restore it, then submit again.",
+    );
+  }
   const files = (patch.match(/^diff --git /gm) ?? []).length;
   return {
     observation:
