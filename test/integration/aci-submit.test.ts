@@ -61,17 +61,22 @@ for (const driver of drivers) {
       return s;
     };
 
-    it.runIf(provider)("without the repository's git data nothing is submitted and the agent is told why", async () => {
-      const s = await start();
-      await s.env.execute("bash", { command: "rm -rf .git" });
-      const result = await s.env.execute("submit", {});
-      expect(result.submission).toBeUndefined();
-      const lines = result.observation.split("\n");
-      expect(lines[0]).toMatch(/^Error: your changes could not be turned into a diff, so nothing was submitted\. .*git/);
-      expect(lines[1]).toBe(
-        "The repository's git data (.git) must stay intact; repair or restore it, then submit again.",
-      );
-    });
+    it.runIf(provider)(
+      "without the repository's git data nothing is submitted and the agent is told why",
+      async () => {
+        const s = await start();
+        await s.env.execute("bash", { command: "rm -rf .git" });
+        const result = await s.env.execute("submit", {});
+        expect(result.submission).toBeUndefined();
+        const lines = result.observation.split("\n");
+        expect(lines[0]).toMatch(
+          /^Error: your changes could not be turned into a diff, so nothing was submitted\. .*git/,
+        );
+        expect(lines[1]).toBe(
+          "The repository's git data (.git) must stay intact; repair or restore it, then submit again.",
+        );
+      },
+    );
 
     it.runIf(provider)("an untouched repository submits an explicit empty diff", async () => {
       const s = await start();
