@@ -1,0 +1,42 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../../src/errors.js";
+import { loadConfig, mergeConfig } from "../../../worker/agent/config-file.js";
+
+async function file(text: string): Promise<string> {
+  const path = join(await mkdtemp(join(tmpdir(), "agent-config-")), "override.yaml");
+  await writeFile(path, text);
+  return path;
+}
+
+describe("loading config/default.yaml with a user's file on top", () => {
+  it("merges objects key by key: a user adds a price and changes one limit, the rest stays", async () => {
+    const path = await file(
+      "model:\n  prices:\n    models:\n      llama3: { input: 0.1, output: 0.2 }\nagent:\n  limits:\n    maxSteps: 7\n",
+    );
+    const config = await loadConfig({ files: [path] });
+    expect(config.model.prices.models.llama3).toEqual({ input: 0.1, output: 0.2 });
+    expect(config.model.prices.models["gpt-4.1"]).toBeDefined();
+    expect(config.agent.limits).toMatchObject({ maxSteps: 7, maxCostUsd: 3 });
+    expect(config.sources.at(-1)).toBe(path);
+    expect(config.hash).not.toBe((await loadConfig()).hash);
+  });
+
+  it("names the file and key of a wrong value, and rejects an unknown section", async () => {
+    const wrong = await file("agent:\n  history:\n    processor: last_5\n");
+    const error = await loadConfig({ files: [wrong] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(new RegExp(`^${wrong}: agent\\.history\\.processor: `));
+    const section = await file("agents:\n  limits: {}\n");
+    await expect(loadConfig({ files: [section] })).rejects.toThrow('unknown section "agents"');
+  });
+
+  it("replaces arrays and scalars rather than merging them", () => {
+    expect(mergeConfig({ a: [1, 2], b: { c: 1, d: 2 } }, { a: [3], b: { d: 5 } })).toEqual({
+      a: [3],
+      b: { c: 1, d: 5 },
+    });
+  });
+});
