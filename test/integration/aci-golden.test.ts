@@ -436,6 +436,55 @@ for (const driver of drivers) {
       });
     });
 
+    describe.runIf(provider)("documentation and function schemas from the same definitions", () => {
+      it("function specs are OpenAI function schemas of every tool", () => {
+        const specs = s.env.functionSpecs();
+        expect(specs.map((spec) => spec.name)).toEqual(s.env.tools.map((tool) => tool.name));
+        for (const spec of specs) {
+          expect(spec.parameters.type).toBe("object");
+          expect(spec.parameters).not.toHaveProperty("$schema");
+          expect(spec.description.length).toBeGreaterThan(20);
+        }
+        expect(specs.find((spec) => spec.name === "edit")).toEqual({
+          name: "edit",
+          description: s.env.tools.find((tool) => tool.name === "edit")!.doc,
+          parameters: {
+            type: "object",
+            properties: {
+              start_line: { type: "integer", description: "the line number to start the edit at" },
+              end_line: { type: "integer", description: "the line number to end the edit at (inclusive)" },
+              replacement_text: {
+                type: "string",
+                description: "the text to replace the current selection with",
+              },
+            },
+            required: ["start_line", "end_line", "replacement_text"],
+          },
+        });
+        expect(specs.find((spec) => spec.name === "submit")?.parameters).toEqual({
+          type: "object",
+          properties: {},
+        });
+      });
+
+      it("the text documentation gives each tool's signature, paragraph and arguments; the parameter order is positional", () => {
+        const docs = s.env.docs();
+        expect(docs).toContain(
+          "open <path> [<line_number>]\n  Opens the file at the given path in the editor, showing 10 lines at a time with their line numbers.",
+        );
+        expect(docs).toContain(
+          "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit\n  Replaces lines",
+        );
+        expect(docs).toContain(
+          "    - line_number (integer) [optional]: the line number to move the window to",
+        );
+        for (const tool of s.env.tools) expect(docs).toContain(`${tool.name}`);
+        const edit = s.env.tools.find((tool) => tool.name === "edit")!;
+        expect(Object.keys(edit.parameters.shape)).toEqual(["start_line", "end_line", "replacement_text"]);
+        expect(edit.multilineArg).toBe("replacement_text");
+      });
+    });
+
     describe.runIf(provider)("bad input from the model", () => {
       it("an unknown tool is a format error naming the tools", async () => {
         const result = await s.env.execute("frobnicate", {});
