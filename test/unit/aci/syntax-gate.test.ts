@@ -102,6 +102,13 @@ describe("syntax gate: special cases", () => {
     expect((await checkEdit("a.h", source, "int f(int x;\n", span(1))).checked).toBe(true);
   });
 
+  it("a templated YAML file (Helm, Jinja) is not checked as YAML", async () => {
+    const before = "name: {{ .Values.name }}\nreplicas: 1\n";
+    const after = "name: {{ .Values.name }}\nreplicas: {{ .Values.replicas }}\n";
+    expect(await checkEdit("templates/deploy.yaml", before, after, span(2))).toEqual({ checked: false });
+    expect((await checkEdit("deploy.yaml", "replicas: 1\n", "replicas: [1\n", span(1))).checked).toBe(true);
+  });
+
   it("a file in another language is not checked", async () => {
     expect(await checkEdit("notes.md", "# a\n", "# a ((((\n", span(1))).toEqual({ checked: false });
   });

@@ -83,7 +83,9 @@ export async function checkEdit(
   after: string,
   span: EditSpan,
 ): Promise<GateVerdict> {
-  const checkers = checkersFor(filePath);
+  // A templated YAML or JSON file (Helm, Jinja) is not YAML or JSON until rendered.
+  const templated = /\{\{|\{%/.test(before) || /\{\{|\{%/.test(after);
+  const checkers = checkersFor(filePath).filter((checker) => checker.kind === "tree-sitter" || !templated);
   if (checkers.length === 0) return { checked: false };
   let first: GateVerdict | undefined;
   for (const checker of checkers) {
