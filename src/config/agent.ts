@@ -80,6 +80,11 @@ export const agentConfigSchema = z.strictObject({
       maxBodyChars: z.number().int().positive().default(20_000),
     })
     .prefault({}),
+  /**
+   * A trajectory (.traj) shown before the issue as a worked example, rendered into prompts.demonstration;
+   * a relative path is read from the directory of the config file that names it. null: none.
+   */
+  demonstrationFile: z.string().min(1).nullable().default(null),
   prompts: z.strictObject({
     system: template("system"),
     /** A whole example trajectory shown before the issue; null for none. */

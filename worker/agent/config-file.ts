@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import type { z } from "zod";
@@ -13,6 +14,8 @@ import { type AciConfig, aciConfigSchema } from "../../src/config/aci.js";
 import { type AgentConfig, agentConfigSchema } from "../../src/config/agent.js";
 import { type ModelConfig, modelConfigSchema } from "../../src/config/model.js";
 import { ConfigError } from "../../src/errors.js";
+import { renderDemonstration } from "./demonstration.js";
+import { readTrajectory } from "./inspect.js";
 
 /** config/default.yaml of this package, from the sources (worker/agent/) or the build (dist/worker/agent/). */
 export const DEFAULT_CONFIG_PATH = ["../../config/default.yaml", "../../../config/default.yaml"]
@@ -116,6 +119,18 @@ export async function loadConfig(options: { files?: string[]; overrides?: Record
       });
     }
     (resolved as Record<Section, unknown>)[section] = result.data;
+  }
+  const demonstration = resolved.agent.demonstrationFile;
+  if (demonstration) {
+    const from = fileOf(["agent", "demonstrationFile"], files);
+    const path = isAbsolute(demonstration) ? demonstration : resolve(dirname(from), demonstration);
+    const trajectory = await readTrajectory(path).catch((error: unknown) => {
+      throw new ConfigError(`${from}: agent.demonstrationFile: ${(error as Error).message}`, {
+        code: "config_invalid",
+        hint: "Point agent.demonstrationFile at a .traj file written by agent-fix run, or set it to null.",
+      });
+    });
+    resolved.agent.prompts.demonstration = renderDemonstration(trajectory);
   }
   const hash = createHash("sha256").update(JSON.stringify(resolved)).digest("hex").slice(0, 16);
   return { ...resolved, hash, sources: paths } satisfies AgentFixConfig;

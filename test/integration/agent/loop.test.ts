@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Model, Sandbox, Trajectory } from "../../../src/contracts.js";
 import { ReplayModel } from "../../../worker/model/replay.js";
@@ -52,11 +53,15 @@ describe("the agent loop with the replay model, the real ACI and the local sandb
   });
 
   it("runs the same fix in thought_action format", async () => {
+    const demonstrationFile = fileURLToPath(
+      new URL("../../../config/demonstrations/calc-mean.traj", import.meta.url),
+    );
     const { trajectory } = await runEpisode({
       model: "fix-text.jsonl",
-      agent: { actionFormat: "thought_action" },
+      agent: { actionFormat: "thought_action", demonstrationFile },
       cleanup: sandboxes,
     });
+    expect(trajectory.history[1]!.content).toContain("--- DEMONSTRATION ---");
     expect(trajectory.info.exit_status).toBe("submitted");
     expect(trajectory.info.submission).toContain("+        return 0");
     expect(trajectory.trajectory[1]!.action).toBe(

@@ -1,6 +1,7 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../../src/errors.js";
 import { loadConfig, mergeConfig } from "../../../worker/agent/config-file.js";
@@ -31,6 +32,23 @@ describe("loading config/default.yaml with a user's file on top", () => {
     expect((error as Error).message).toMatch(new RegExp(`^${wrong}: agent\\.history\\.processor: `));
     const section = await file("agents:\n  limits: {}\n");
     await expect(loadConfig({ files: [section] })).rejects.toThrow('unknown section "agents"');
+  });
+
+  it("renders agent.demonstrationFile, relative to the file that names it, into the demonstration prompt", async () => {
+    const shipped = fileURLToPath(new URL("../../../config/demonstrations/calc-mean.traj", import.meta.url));
+    const dir = await mkdtemp(join(tmpdir(), "agent-config-"));
+    await copyFile(shipped, join(dir, "demo.traj"));
+    await writeFile(join(dir, "override.yaml"), "agent:\n  demonstrationFile: demo.traj\n");
+    const config = await loadConfig({ files: [join(dir, "override.yaml")] });
+    const text = config.agent.prompts.demonstration!;
+    expect(text).toMatch(/^Here is a demonstration/);
+    expect(text).toContain("```\nedit 3:3\n    if not values:\n        return 0\n");
+    expect(text).toContain("OBSERVATION:\n[File: calc/ops.py (8 lines total)]");
+    expect(text).toMatch(/--- END OF DEMONSTRATION ---$/);
+    await writeFile(join(dir, "override.yaml"), "agent:\n  demonstrationFile: missing.traj\n");
+    await expect(loadConfig({ files: [join(dir, "override.yaml")] })).rejects.toThrow(
+      `${join(dir, "override.yaml")}: agent.demonstrationFile: cannot read trajectory ${join(dir, "missing.traj")}`,
+    );
   });
 
   it("replaces arrays and scalars rather than merging them", () => {
