@@ -4,20 +4,18 @@
  * errors to BullMQ: retryable ones are retried (with a status line saying so), the rest fail for good.
  */
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Job } from "bullmq";
 import { UnrecoverableError } from "bullmq";
 import { createProbot, type Probot, ProbotOctokit } from "probot";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { DockerSandboxProvider } from "../sandbox/docker.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { reapSandboxes } from "../sandbox/reaper.js";
-import { type AciConfig, aciConfigSchema } from "../src/config/aci.js";
-import { type AgentConfig, agentConfigSchema } from "../src/config/agent.js";
+import type { AciConfig } from "../src/config/aci.js";
+import type { AgentConfig } from "../src/config/agent.js";
 import { type Env, hasAppCredentials, parseEnv } from "../src/config/env.js";
-import { type ModelConfig, modelConfigSchema } from "../src/config/model.js";
 import type { SandboxProvider } from "../src/contracts.js";
 import { AgentFixError, ConfigError } from "../src/errors.js";
 import { updateStatusComment } from "../src/github/index.js";
@@ -32,6 +30,7 @@ import {
   readCancelRequest,
 } from "../src/queue/index.js";
 import { createEnvironment } from "./aci/index.js";
+import { type AgentFixConfig, loadConfig } from "./agent/config-file.js";
 import { runAgent } from "./agent/index.js";
 import { createModel } from "./model/index.js";
 import type { AgentRunner } from "./pipeline/agent.js";
@@ -202,37 +201,11 @@ const UnthrottledOctokit = ProbotOctokit.defaults((options: Record<string, unkno
   throttle: { ...(options.throttle as object), enabled: false },
 }));
 
-/** The operator's defaults (config/default.yaml): tools, loop and model; a repository config narrows them. */
-export interface OperatorConfig {
-  aci: AciConfig;
-  agent: AgentConfig;
-  model: ModelConfig;
-}
+/** The operator's configuration: config/default.yaml overlaid by AGENT_FIX_CONFIG (tools, loop, model). */
+export type OperatorConfig = AgentFixConfig;
 
-export const DEFAULT_CONFIG_PATH = join(import.meta.dirname, "..", "config", "default.yaml");
-
-export async function loadOperatorConfig(path = DEFAULT_CONFIG_PATH): Promise<OperatorConfig> {
-  const raw = (parseYaml(await readFile(path, "utf8")) ?? {}) as Record<string, unknown>;
-  const section = <T>(
-    name: string,
-    schema: { safeParse(v: unknown): { success: boolean; data?: T; error?: unknown } },
-  ) => {
-    const parsed = schema.safeParse(raw[name] ?? {});
-    if (!parsed.success) {
-      const issues = (parsed.error as { issues: { path: PropertyKey[]; message: string }[] }).issues;
-      const first = issues[0];
-      throw new ConfigError(`${path}: ${name}.${first?.path.join(".")}: ${first?.message}`, {
-        code: "operator_config_invalid",
-        hint: "Fix the key named above; config/default.yaml documents every key.",
-      });
-    }
-    return parsed.data as T;
-  };
-  return {
-    aci: section<AciConfig>("aci", aciConfigSchema),
-    agent: section<AgentConfig>("agent", agentConfigSchema),
-    model: section<ModelConfig>("model", modelConfigSchema),
-  };
+export function loadOperatorConfig(overlay?: string): Promise<OperatorConfig> {
+  return loadConfig(overlay ? { files: [overlay] } : {});
 }
 
 export interface AgentWiring {
@@ -292,6 +265,7 @@ export async function createAgentRunner(
       gate: input.gate,
       signal: input.signal,
       sandboxImage: input.sandbox.image,
+      configHash: operator.hash,
       ...(wiring.trajectoryDir ? { trajectoryPath: join(wiring.trajectoryDir, `${jobId}.traj`) } : {}),
       onStep: (event) => input.onStep({ step: event.step, entry: event.entry }),
     });
@@ -307,7 +281,7 @@ export const workerEnvSchema = z.object({
   AGENT_FIX_SANDBOX_IMAGE: z.string().min(1).optional(), // default: the versioned image of sandbox/version.ts
   AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
   AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
-  AGENT_FIX_CONFIG: z.string().min(1).default(DEFAULT_CONFIG_PATH), // the operator's defaults (tools, loop, model)
+  AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
   AGENT_FIX_TRAJECTORY_DIR: z.string().min(1).default("trajectories"), // one JOB.traj per run
   AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"NAME": "value"}}: for that repository's setup only
   AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
@@ -406,6 +380,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const allowRepoReplay = settings.AGENT_FIX_ALLOW_REPLAY_MODELS === "true";
 
   const producer = createFixQueue(redis, { prefix: settings.AGENT_FIX_QUEUE_PREFIX });
+  let closed = false;
   const deps: ProcessorDeps = {
     afterCancel: (job, octokit) => {
       const jobId = fixJobId(job.repoId, job.issueNumber);
@@ -503,6 +478,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     workerOptions,
     graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,
     close: async () => {
+      closed = true;
       await producer.close().catch(() => {});
       redis.disconnect();
     },

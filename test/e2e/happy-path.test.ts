@@ -74,9 +74,18 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     expect(
       stack.github.state.reactions.some((r) => r.issueNumber === issue.number && r.content === "eyes"),
     ).toBe(true);
-    const seen = [...status.history, status.body].join("\n");
-    for (const phase of ["Queued", "Setting up", "baseline", "Working on a fix"])
-      expect(seen).toContain(phase);
+    // Each step was shown as the current one (marked ⏳) at some point, in order.
+    const current = status.history.map((body) => body.split("\n").find((line) => line.includes("⏳")) ?? "");
+    const order = [
+      "Queued",
+      "Cloning",
+      "Setting up",
+      "Running the tests before",
+      "Working on a fix",
+      "Opening the pull",
+    ].map((label) => current.findIndex((line) => line.includes(`**${label}`)));
+    expect(order.every((index) => index >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(stack.github.state.commentsOn(issue.owner, issue.repo, issue.number)).toHaveLength(1);
 
     // No sandbox left behind.

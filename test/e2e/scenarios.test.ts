@@ -39,7 +39,10 @@ async function execIn(containerId: string, command: string): Promise<string> {
 }
 
 describe.runIf(ready)("end to end: what a maintainer sees", () => {
-  const stack = new Stack({ model: null });
+  const stack = new Stack({
+    model: null,
+    env: { AGENT_FIX_SETUP_SECRETS: JSON.stringify({ "octo/slow": { SETUP_ONLY: "yes" } }) },
+  });
   const jobId = (issue: IssueRef) => `fix-${issue.repoId}-${issue.number}`;
 
   beforeAll(() => stack.start());
@@ -110,12 +113,14 @@ describe.runIf(ready)("end to end: what a maintainer sees", () => {
     expect(stack.github.pushes.filter((p) => p.repo === issue.repo)).toEqual([]);
   });
 
-  it("mid-run the container holds no token; removing the label cancels, removes it and says so", async () => {
-    const issue = await issueIn("slow", sampleConfig("sample-slow.jsonl"));
-    await stack.label(issue);
-    await waitFor("the agent's first step", () =>
-      stack.statusComment(issue)?.body.includes("Working on a fix"),
+  it("mid-run the container has no network and no token; removing the label cancels, removes it and says so", async () => {
+    // Setup runs with network (and a setup secret); the agent's first step must find both gone.
+    const issue = await issueIn(
+      "slow",
+      sampleConfig("sample-slow.jsonl", { setup: ['test "$SETUP_ONLY" = yes', "true"], network: true }),
     );
+    await stack.label(issue);
+    await waitFor("the agent's first step", () => stack.inPhase(issue, "Working on a fix"));
     const [container] = await waitFor("the sandbox", async () => {
       const found = await jobContainers(jobId(issue));
       return found.length > 0 ? found : undefined;
@@ -124,6 +129,9 @@ describe.runIf(ready)("end to end: what a maintainer sees", () => {
     const tokens = [...stack.github.state.tokens.keys()];
     expect(tokens.length).toBeGreaterThan(0);
     const inspect = await docker.getContainer(container!.Id).inspect();
+    expect(inspect.HostConfig.NetworkMode).toBe("bridge"); // it had network for setup...
+    expect(Object.keys(inspect.NetworkSettings.Networks ?? {})).toEqual([]); // ...and has none now
+    expect(await execIn(container!.Id, 'ls /sys/class/net; echo "[$SETUP_ONLY]"')).toBe("lo\n[]\n");
     const env = (inspect.Config.Env ?? []).join("\n");
     const processes = await execIn(container!.Id, "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'");
     // "def median" is a positive control: grep must find the sample's own file, and nothing else.

@@ -24,9 +24,7 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     const issue = stack.addIssue(repo);
     const child = stack.spawnWorker();
     await stack.label(issue);
-    await waitFor("the agent's first step", () =>
-      stack.statusComment(issue)?.body.includes("Working on a fix"),
-    );
+    await waitFor("the agent's first step", () => stack.inPhase(issue, "Working on a fix"));
     const [orphan] = await waitFor("the first worker's sandbox", async () => {
       const found = await containersOf(jobId(issue));
       return found.length > 0 ? found : undefined;
@@ -55,9 +53,7 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     let output = "";
     child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     await stack.label(issue);
-    await waitFor("the agent's first step", () =>
-      stack.statusComment(issue)?.body.includes("Working on a fix"),
-    );
+    await waitFor("the agent's first step", () => stack.inPhase(issue, "Working on a fix"));
     await waitFor("the sandbox", async () => (await containersOf(jobId(issue))).length > 0);
     child.kill("SIGTERM");
     const [code] = await once(child, "exit");

@@ -166,6 +166,14 @@ export class Stack {
     return sendWebhook({ url: this.webhookUrl, secret: this.webhookSecret }, event, payload, deliveryId);
   }
 
+  /** Whether the status comment's current step (the one marked ⏳) starts with `label`. */
+  inPhase(issue: IssueRef, label: string): boolean {
+    const current = this.statusComment(issue)
+      ?.body.split("\n")
+      .find((line) => line.includes("⏳"));
+    return current?.includes(`**${label}`) ?? false;
+  }
+
   /** The app's status comment once it is final (no step in progress), or undefined. */
   finalStatus(issue: IssueRef) {
     const comment = this.statusComment(issue);
@@ -199,17 +207,20 @@ export class Stack {
   }
 }
 
-/** The sample's .github/agent-fix.yml with a replay of test/fixtures/replay/NAME and extra YAML lines. */
-export function sampleConfig(replay: string | null, extra = ""): Record<string, string> {
+/** The sample's .github/agent-fix.yml with a replay of test/fixtures/replay/NAME (null: the operator's model). */
+export function sampleConfig(
+  replay: string | null,
+  options: { setup?: string[]; network?: boolean; extra?: string } = {},
+): Record<string, string> {
   const lines = [
     "setup:",
-    "  commands: []",
-    "  network: false",
+    `  commands: ${JSON.stringify(options.setup ?? [])}`,
+    `  network: ${options.network ?? false}`,
     "test:",
     "  command: python3 -m unittest discover -s tests",
     "  timeoutSeconds: 120",
     ...(replay ? [`model: replay:${join(FIXTURES, "replay", replay)}`] : []),
-    extra,
+    options.extra ?? "",
   ];
   return { ".github/agent-fix.yml": `${lines.join("\n")}\n` };
 }
