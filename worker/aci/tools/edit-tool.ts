@@ -2,7 +2,6 @@
 import { z } from "zod";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { gatedReplace, rejectionMessage, uncheckedNote } from "../gated-write.js";
-import { checkersFor } from "../lint/languages.js";
 import { splitReplacement } from "../text-file.js";
 import { type AciRuntime, type AciTool, defineTool, integerArg, observation, stringArg } from "../tool.js";
 import { renderWindow, windowStartAround } from "../viewer.js";
@@ -69,7 +68,7 @@ export function editTool(runtime: AciRuntime): AciTool {
       const lines = result.file.lines;
       context.state.windowStart = windowStartAround(start, lines.length, runtime.config.window);
       const parts = [renderWindow(open, lines, context.state.windowStart, runtime.config.window), updated];
-      if (runtime.config.lint && checkersFor(open).length === 0) parts.push(uncheckedNote(open));
+      if (runtime.config.lint && !result.checked) parts.push(uncheckedNote(open));
       return observation(parts.join("\n"));
     },
   });

@@ -7,7 +7,6 @@ import { z } from "zod";
 import type { ToolContext } from "../../../src/contracts.js";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { gatedReplace, gatedWrite, rejectionMessage, uncheckedNote } from "../gated-write.js";
-import { checkersFor } from "../lint/languages.js";
 import { outsideRepositoryMessage, resolveRepoPath } from "../paths.js";
 import { parseTextFile, splitReplacement, type TextFile } from "../text-file.js";
 import { type AciRuntime, type AciTool, defineTool, integerArg, observation, stringArg } from "../tool.js";
@@ -77,8 +76,7 @@ export function editorTools(runtime: AciRuntime): AciTool[] {
         }),
       } as const;
     }
-    const note =
-      config.lint && checkersFor(target.relative).length === 0 ? `\n${uncheckedNote(target.relative)}` : "";
+    const note = config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "";
     return { ok: true, file: result.file, note } as const;
   };
 
@@ -124,8 +122,7 @@ export function editorTools(runtime: AciRuntime): AciTool[] {
           }),
         );
       }
-      const note =
-        config.lint && checkersFor(target.relative).length === 0 ? `\n${uncheckedNote(target.relative)}` : "";
+      const note = config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "";
       remember(target.absolute, Buffer.alloc(0));
       context.state.openFile = target.relative;
       return observation(`File created successfully at: ${target.absolute}${note}`);
