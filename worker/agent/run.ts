@@ -22,10 +22,11 @@ import type {
 import { ModelError } from "../../src/errors.js";
 import { estimatePromptTokens } from "../model/tokens.js";
 import { formatAction } from "./arguments.js";
-import { type HistoryEntry, processHistory } from "./history.js";
+import { openingEntries, responseText, reviewText, turnEntries } from "./conversation.js";
+import { processHistory } from "./history.js";
 import { LoopWatcher } from "./loops.js";
-import { actionFormatInstructions, parseReply, textSignature, validForm } from "./parse.js";
-import { cleanIssueText, cutMiddle, renderTemplate } from "./prompts.js";
+import { parseReply, validForm } from "./parse.js";
+import { cutMiddle, renderTemplate } from "./prompts.js";
 import { TrajectoryRecorder } from "./trajectory.js";
 
 export interface AgentStepEvent {
@@ -85,36 +86,7 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
   const recorder = new TrajectoryRecorder(trajectory, options.trajectoryPath);
   const loops = new LoopWatcher(config.loopWarnings);
 
-  const toolDocs =
-    format === "function_calling"
-      ? env.docs()
-      : tools.map((tool) => `${textSignature(tool)}\n    ${tool.doc.replace(/\n/g, "\n    ")}`).join("\n");
-  const entries: HistoryEntry[] = [
-    {
-      kind: "system",
-      message: {
-        role: "system",
-        content: renderTemplate(config.prompts.system, {
-          tool_docs: toolDocs,
-          action_format_instructions: actionFormatInstructions(format),
-        }),
-      },
-    },
-  ];
-  if (config.prompts.demonstration) {
-    entries.push({ kind: "demonstration", message: { role: "user", content: config.prompts.demonstration } });
-  }
-  entries.push({
-    kind: "instance",
-    message: {
-      role: "user",
-      content: renderTemplate(config.prompts.instance, {
-        issue_title: cleanIssueText(options.issue.title, 500),
-        issue_body: cleanIssueText(options.issue.body, config.issue.maxBodyChars),
-        repo_name: options.repoName,
-      }),
-    },
-  });
+  const entries = openingEntries(config, env, options.issue, options.repoName);
   const syncHistory = () => {
     trajectory.history = entries.map((entry) => entry.message);
   };
@@ -131,17 +103,8 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
     await options.onStep?.({ step, maxSteps: config.limits.maxSteps, entry, info });
   };
 
-  /** Appends the assistant turn and its observation (a tool message answering the call, or a user message). */
   const pushTurn = (kind: "observation" | "format_error", reply: AssistantMessage, text: string) => {
-    const call = reply.tool_calls?.[0];
-    const assistant: AssistantMessage = call
-      ? { role: "assistant", content: reply.content, tool_calls: [call] }
-      : { role: "assistant", content: reply.content };
-    const observation: ChatMessage = call
-      ? { role: "tool", tool_call_id: call.id, content: text }
-      : { role: "user", content: text };
-    entries.push({ kind: kind === "observation" ? "action" : "format_error", message: assistant });
-    entries.push({ kind, message: observation });
+    entries.push(...turnEntries(kind, reply, text));
   };
 
   const observationText = (observation: string) => {
@@ -329,7 +292,7 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
     info.gate.push({
       attempt: info.gate.length + 1,
       passed: result.passed,
-      output: result.output,
+      output: cutMiddle(result.output, 20_000),
       durationMs: Date.now() - began,
     });
     return result;
@@ -340,23 +303,6 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
     info.finished_at = new Date().toISOString();
     return trajectory;
   }
-}
-
-function reviewText(config: AgentConfig, diff: string): string {
-  const newFiles = [...diff.matchAll(/^diff --git a\/\S+ b\/(\S+)\nnew file mode/gm)].map(
-    (match) => match[1]!,
-  );
-  return renderTemplate(config.prompts.review, {
-    diff: diff.trim() === "" ? "(no changes: the working tree equals the starting commit)" : diff.trimEnd(),
-    new_files: newFiles.length
-      ? `   Files your diff adds: ${newFiles.join(", ")}. Remove any that only served reproduction or testing.`
-      : "",
-  });
-}
-
-function responseText(message: AssistantMessage): string {
-  const calls = message.tool_calls?.map((call) => `${call.function.name}(${call.function.arguments})`) ?? [];
-  return [message.content ?? "", ...calls].filter((part) => part !== "").join("\n");
 }
 
 function hashOf(value: unknown): string {

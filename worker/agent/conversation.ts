@@ -1,0 +1,85 @@
+/**
+ * The messages of a run apart from the loop's control flow: the opening prompts (system with the tool
+ * docs, the optional demonstration, the issue), one turn (the assistant's call and its observation), the
+ * review shown on the first submit, and the raw text of a reply for the trajectory.
+ */
+import type { AgentConfig } from "../../src/config/agent.js";
+import type { AssistantMessage, ChatMessage, Environment } from "../../src/contracts.js";
+import type { HistoryEntry } from "./history.js";
+import { actionFormatInstructions, textSignature } from "./parse.js";
+import { cleanIssueText, renderTemplate } from "./prompts.js";
+
+export function openingEntries(
+  config: AgentConfig,
+  env: Environment,
+  issue: { title: string; body: string },
+  repoName: string,
+): HistoryEntry[] {
+  const format = config.actionFormat;
+  const toolDocs =
+    format === "function_calling"
+      ? env.docs()
+      : env.tools
+          .map((tool) => `${textSignature(tool)}\n    ${tool.doc.replace(/\n/g, "\n    ")}`)
+          .join("\n");
+  const system = renderTemplate(config.prompts.system, {
+    tool_docs: toolDocs,
+    action_format_instructions: actionFormatInstructions(format),
+  });
+  const instance = renderTemplate(config.prompts.instance, {
+    issue_title: cleanIssueText(issue.title, 500),
+    issue_body: cleanIssueText(issue.body, config.issue.maxBodyChars),
+    repo_name: repoName,
+  });
+  return [
+    { kind: "system", message: { role: "system", content: system } },
+    ...(config.prompts.demonstration
+      ? [
+          {
+            kind: "demonstration" as const,
+            message: { role: "user" as const, content: config.prompts.demonstration },
+          },
+        ]
+      : []),
+    { kind: "instance", message: { role: "user", content: instance } },
+  ];
+}
+
+/**
+ * The assistant's turn (only its first call: that is the one that ran) and the answer to it: a tool
+ * message for a function call, a user message otherwise.
+ */
+export function turnEntries(
+  kind: "observation" | "format_error",
+  reply: AssistantMessage,
+  text: string,
+): HistoryEntry[] {
+  const call = reply.tool_calls?.[0];
+  const assistant: AssistantMessage = call
+    ? { role: "assistant", content: reply.content, tool_calls: [call] }
+    : { role: "assistant", content: reply.content };
+  const answer: ChatMessage = call
+    ? { role: "tool", tool_call_id: call.id, content: text }
+    : { role: "user", content: text };
+  return [
+    { kind: kind === "observation" ? "action" : "format_error", message: assistant },
+    { kind, message: answer },
+  ];
+}
+
+export function reviewText(config: AgentConfig, diff: string): string {
+  const newFiles = [...diff.matchAll(/^diff --git a\/\S+ b\/(\S+)\nnew file mode/gm)].map(
+    (match) => match[1]!,
+  );
+  return renderTemplate(config.prompts.review, {
+    diff: diff.trim() === "" ? "(no changes: the working tree equals the starting commit)" : diff.trimEnd(),
+    new_files: newFiles.length
+      ? `   Files your diff adds: ${newFiles.join(", ")}. Remove any that only served reproduction or testing.`
+      : "",
+  });
+}
+
+export function responseText(message: AssistantMessage): string {
+  const calls = message.tool_calls?.map((call) => `${call.function.name}(${call.function.arguments})`) ?? [];
+  return [message.content ?? "", ...calls].filter((part) => part !== "").join("\n");
+}
