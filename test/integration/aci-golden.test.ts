@@ -190,6 +190,26 @@ for (const driver of drivers) {
         );
       });
 
+      it("search terms with quotes, dashes and regex characters are matched literally", async () => {
+        expect(await s.run("search_dir", { search_term: '"Hello, "' })).toBe(
+          [
+            'Found 1 matches for ""Hello, "" in ./:',
+            "src/greet.py (1 matches)",
+            'End of matches for ""Hello, "" in ./',
+          ].join("\n"),
+        );
+        expect(await s.run("search_dir", { search_term: "-> i32" })).toBe(
+          'No matches found for "-> i32" in ./',
+        );
+        expect(await s.run("search_dir", { search_term: "add_0(1)" })).toBe(
+          [
+            'Found 1 matches for "add_0(1)" in ./:',
+            "src/calc.py (1 matches)",
+            'End of matches for "add_0(1)" in ./',
+          ].join("\n"),
+        );
+      });
+
       it("search_file shows lines with numbers, in the open file by default", async () => {
         expect(await s.run("search_file", { search_term: "add_47", file: "src/calc.py" })).toBe(
           [
