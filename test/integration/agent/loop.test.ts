@@ -139,15 +139,26 @@ describe("limits end the run with their own status and keep the diff", () => {
     expect(trajectory.info.submission).toContain("+        return 0");
   });
 
-  it("context tokens, without a diff to keep", async () => {
-    const { trajectory } = await runEpisode({
+  it("context tokens (estimated as the replay model does), before any call and after an edit", async () => {
+    const none = await runEpisode({
       model: "fix.jsonl",
       agent: { limits: { maxContextTokens: 100 } },
       cleanup: sandboxes,
     });
-    expect(trajectory.info.exit_status).toBe("exit_context");
-    expect(trajectory.info.submission).toBeNull();
-    expect(trajectory.info.model_stats.api_calls).toBe(0);
+    expect(none.trajectory.info.exit_status).toBe("exit_context");
+    expect(none.trajectory.info.submission).toBeNull();
+    expect(none.trajectory.info.model_stats.api_calls).toBe(0);
+    // The replay model reports the same estimate the limit uses: stop right before the third request.
+    const free = await runEpisode({ model: "edit-then-browse.jsonl", cleanup: sandboxes });
+    const third = free.trajectory.trajectory[2]!.tokens.sent;
+    const { trajectory } = await runEpisode({
+      model: "edit-then-browse.jsonl",
+      agent: { limits: { maxContextTokens: third - 1 } },
+      cleanup: sandboxes,
+    });
+    expect(trajectory.info.exit_status).toBe("submitted (exit_context)");
+    expect(trajectory.trajectory).toHaveLength(2);
+    expect(trajectory.info.submission).toContain("+    if not values:");
   });
 
   it("a replay file that runs out ends with exit_replay_exhausted, the diff kept", async () => {
