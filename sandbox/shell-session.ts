@@ -231,7 +231,17 @@ export class ShellSession {
       old.destroy();
     }
     this.dead = true;
-    const proc = await this.options.spawn();
+    let proc: ShellProcess;
+    try {
+      proc = await this.options.spawn();
+    } catch (error) {
+      if (error instanceof SandboxError) throw error;
+      throw new SandboxError(`cannot start the ${this.options.name} shell: ${(error as Error).message}`, {
+        code: "shell_start_failed",
+        retryable: true,
+        cause: error,
+      });
+    }
     if (this.closed) {
       proc.destroy();
       throw new SandboxError("the sandbox has been disposed", { code: "sandbox_disposed" });
@@ -395,9 +405,13 @@ export class ShellSession {
         waiter.settle({ kind: "exit", code: null });
         return;
       }
-      proc.stdin.write(line, (error) => {
-        if (error) waiter.settle({ kind: "exit", code: null });
-      });
+      try {
+        proc.stdin.write(line, (error) => {
+          if (error) waiter.settle({ kind: "exit", code: null });
+        });
+      } catch {
+        waiter.settle({ kind: "exit", code: null });
+      }
     });
   }
 
