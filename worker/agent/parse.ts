@@ -114,8 +114,8 @@ export function parseTextArguments(
   const multiline = tool.multilineArg;
   const positional = parameterNames(tool).filter((key) => key !== multiline);
   const args: Record<string, unknown> = {};
-  if (!multiline && positional.length === 1 && baseType(shape[positional[0]!]) === "string") {
-    // One free-text argument (bash's command): everything after the name, following lines included.
+  if (tool.name === "bash" && positional.length === 1) {
+    // The shell command as written: everything after the name, following lines included.
     const text = [rest, ...bodyLines].join("\n").trim();
     if (text !== "") args[positional[0]!] = text;
     return args;

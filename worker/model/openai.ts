@@ -86,7 +86,9 @@ export class OpenAIModel implements Model {
       messages: messages as ChatCompletionCreateParamsNonStreaming["messages"],
     };
     if (tools.length > 0) body.tools = tools.map((fn) => ({ type: "function", function: fn }));
-    if (config.temperature !== null) body.temperature = config.temperature;
+    // Reasoning models (o1, o3, o4-mini, gpt-5...) accept only their default temperature.
+    if (config.temperature !== null && !isReasoningModel(this.options.model))
+      body.temperature = config.temperature;
     if (config.maxOutputTokens !== null) body.max_completion_tokens = config.maxOutputTokens;
 
     let completion: OpenAI.Chat.Completions.ChatCompletion;
@@ -127,6 +129,10 @@ export class OpenAIModel implements Model {
     };
     return { message, usage, costUsd: costOf(usage, this.pricing.price) };
   }
+}
+
+export function isReasoningModel(model: string): boolean {
+  return /^(o\d|gpt-5)/.test(model.replace(/^.*\//, ""));
 }
 
 function toModelError(error: unknown, signal?: AbortSignal): unknown {

@@ -71,6 +71,17 @@ describe("thought_action replies", () => {
     expect(shell.ok && shell.args).toEqual({ command: "python -m pytest -x \\\n  tests/" });
   });
 
+  it("splits the words of a one-argument tool other than bash", () => {
+    const createTool: Tool = {
+      name: "create",
+      doc: "",
+      parameters: z.object({ filename: z.string() }),
+      run: noRun,
+    };
+    const parsed = parseReply(text('```\ncreate "repro file.py"\n```'), [createTool], "thought_action");
+    expect(parsed.ok && parsed.args).toEqual({ filename: "repro file.py" });
+  });
+
   it("accepts an edit block the model left unclosed", () => {
     const parsed = parseReply(text("```\nedit 1:1\nx = 2\nend_of_edit"), tools, "thought_action");
     expect(parsed.ok && parsed.args).toEqual({ start_line: 1, end_line: 1, replacement_text: "x = 2" });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type ModelConfig, modelConfigSchema } from "../../../src/config/model.js";
 import { ConfigError, ModelError } from "../../../src/errors.js";
-import { createOpenAIClient, OpenAIModel } from "../../../worker/model/openai.js";
+import { createOpenAIClient, isReasoningModel, OpenAIModel } from "../../../worker/model/openai.js";
 import type { RetryEvent } from "../../../worker/model/retry.js";
 import { message, type OpenAIStandIn, startOpenAIStandIn } from "../../support/openai-server.js";
 
@@ -83,6 +83,23 @@ describe("OpenAIModel over the real openai SDK", () => {
     expect(request.body.model).toBe("gpt-test");
     expect(request.body.tools).toEqual([{ type: "function", function: tools[0] }]);
     expect(request.body.messages).toEqual(conversation);
+  });
+
+  it("leaves temperature out for reasoning models, which accept only their default", async () => {
+    server.enqueue(message("a"), message("b"));
+    await model().query(conversation, tools);
+    expect(server.requests[0]!.body.temperature).toBe(0);
+    const cfg = config();
+    const reasoning = new OpenAIModel({
+      client: createOpenAIClient(cfg, { STAND_IN_KEY: "k" }),
+      model: "o4-mini",
+      config: cfg,
+    });
+    await reasoning.query(conversation, tools);
+    expect(server.requests[1]!.body).not.toHaveProperty("temperature");
+    expect(isReasoningModel("gpt-5-mini")).toBe(true);
+    expect(isReasoningModel("openrouter/openai/o3")).toBe(true);
+    expect(isReasoningModel("gpt-4.1")).toBe(false);
   });
 
   it("sends no tools in text mode and passes malformed tool-call JSON through for the loop to judge", async () => {
