@@ -29,6 +29,7 @@ import {
   parseFixJobData,
   readCancelRequest,
 } from "../src/queue/index.js";
+import { trajectoryUrl } from "../src/trajectories.js";
 import { createEnvironment } from "./aci/index.js";
 import { type AgentFixConfig, loadConfig } from "./agent/config-file.js";
 import { runAgent } from "./agent/index.js";
@@ -65,10 +66,11 @@ export interface ProcessorDeps {
   /** The app's commit identity (`SLUG[bot]`). */
   identity: CommitIdentity;
   /** The status comment of a job. */
-  status(octokit: ProbotOctokit, job: FixJobData): StatusReporter;
-  publisher(octokit: ProbotOctokit, job: FixJobData): Publisher;
+  /** `run` names this run: its trajectory is `run.traj` (see runName). */
+  status(octokit: ProbotOctokit, job: FixJobData, run: string): StatusReporter;
+  publisher(octokit: ProbotOctokit, job: FixJobData, run: string): Publisher;
   /** The agent for this repository's config (model, limits, tools). */
-  agent(config: PipelineRepoConfig, job: FixJobData): Promise<AgentRunner>;
+  agent(config: PipelineRepoConfig, job: FixJobData, run: string): Promise<AgentRunner>;
   loadConfig(checkoutDir: string, job: FixJobData): Promise<PipelineRepoConfig>;
   /** Operator-configured setup secrets for `owner/repo` (never the GitHub token). */
   setupSecrets(fullName: string): Record<string, string>;
@@ -92,7 +94,8 @@ export function createFixProcessor(deps: ProcessorDeps) {
     const octokit = await deps.auth.octokit(data.installationId).catch((error: unknown) => {
       throw queueError(error, job);
     });
-    const status = deps.status(octokit, data);
+    const run = runName(data);
+    const status = deps.status(octokit, data, run);
     try {
       const early = await deps.pendingCancel(jobId);
       if (early) throw Object.assign(new Error("cancelled before start"), { abort: early });
@@ -117,8 +120,8 @@ export function createFixProcessor(deps: ProcessorDeps) {
         setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
         identity: deps.identity,
         sandboxes: deps.sandboxes,
-        agentFor: (config) => deps.agent(config, data),
-        publisher: deps.publisher(octokit, data),
+        agentFor: (config) => deps.agent(config, data, run),
+        publisher: deps.publisher(octokit, data, run),
         status,
         signal,
         ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
@@ -282,7 +285,6 @@ export const workerEnvSchema = z.object({
   AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
   AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
   AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
-  AGENT_FIX_TRAJECTORY_DIR: z.string().min(1).default("trajectories"), // one JOB.traj per run
   AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"NAME": "value"}}: for that repository's setup only
   AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
 });
@@ -374,6 +376,11 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME, redis };
   const secrets = parseSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS);
   const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
+  // With PUBLIC_URL the status and summary link the full trajectory, served (signed) by src/trajectories.ts.
+  const linkTo = (run: string) =>
+    settings.PUBLIC_URL && settings.WEBHOOK_SECRET
+      ? { trajectoryUrl: trajectoryUrl(settings.PUBLIC_URL, settings.WEBHOOK_SECRET, `${run}.traj`) }
+      : {};
   await mkdir(trajectoryDir, { recursive: true });
   const defaultMaxSteps = operator.agent.limits.maxSteps;
   const repoConfigs = new Map<string, LoadedRepoConfig>();
@@ -417,9 +424,9 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     auth,
     sandboxes,
     identity,
-    status: (octokit, job) => githubStatusReporter(octokit, job),
-    publisher: (octokit, job) => githubPublisher(octokit, job),
-    agent: (config, job) => {
+    status: (octokit, job, run) => githubStatusReporter(octokit, job, linkTo(run)),
+    publisher: (octokit, job, run) => githubPublisher(octokit, job, linkTo(run)),
+    agent: (config, job, run) => {
       const loaded = repoConfigs.get(jobKey(job));
       repoConfigs.delete(jobKey(job));
       return createAgentRunner(
@@ -431,7 +438,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
           ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
         },
         loaded?.agent ?? { maxSteps: config.maxSteps },
-        `${job.owner}-${job.repo}-${job.issueNumber}-${Date.now()}`,
+        run,
       );
     },
     loadConfig: async (dir, job) => {
@@ -483,6 +490,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       redis.disconnect();
     },
   };
+}
+
+/** A run's name, unique and safe as a file name: OWNER-REPO-ISSUE-MILLISECONDS. */
+export function runName(job: FixJobData, now = Date.now()): string {
+  const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]/g, "_");
+  return `${safe(job.owner)}-${safe(job.repo)}-${job.issueNumber}-${now}`;
 }
 
 function jobKey(job: FixJobData): string {

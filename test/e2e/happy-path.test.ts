@@ -54,6 +54,14 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     expect(summary[0]!.body).toContain("<!-- agent-fix:summary -->");
     expect(summary[0]!.body).toContain("submit");
 
+    // The full trajectory, linked from the summary and served by the app; the link is signed.
+    const link = /\[Full trajectory\]\((\S+)\)/.exec(summary[0]!.body)?.[1];
+    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/trajectories\/octo-textstats-1-\d+\.traj\?sig=/);
+    const served = await fetch(link!);
+    expect(served.status).toBe(200);
+    expect(((await served.json()) as { info: { exit_status: string } }).info.exit_status).toBe("submitted");
+    expect((await fetch(link!.replace(/sig=./, "sig=0"))).status).toBe(404);
+
     // The pushed commit: authored by the app, issue title and Fixes #1, the fix itself; main untouched.
     const bare = stack.github.repoDir(issue.owner, issue.repo);
     const git = (...args: string[]) =>

@@ -97,6 +97,8 @@ export class Stack {
       ...this.options.env,
     };
     this.app = await startAppServer(parseEnv(this.env));
+    // Known only now (port 0): the worker links trajectories served by this app.
+    this.env.PUBLIC_URL = this.app.url;
     if (this.options.worker !== false) await this.startWorker();
     return this;
   }

@@ -57,16 +57,19 @@ export function githubStatusReporter(
       show({
         kind: "failed",
         reason,
-        ...(trajectory ? { summary: summaryOf(trajectory, options.testsBefore?.()) } : {}),
+        ...(trajectory
+          ? { summary: summaryOf(trajectory, options.testsBefore?.(), options.trajectoryUrl) }
+          : {}),
       }),
     cancelled: (by) => show({ kind: "cancelled", by }),
   };
 }
 
-function summaryOf(trajectory: Trajectory, testsBefore: boolean | undefined): string {
+function summaryOf(trajectory: Trajectory, testsBefore: boolean | undefined, trajectoryUrl?: string): string {
   // Inside the status comment, which has its own header: leave room for it.
   return renderTrajectorySummary(trajectory, {
     ...(testsBefore === undefined ? {} : { testsBefore }),
+    ...(trajectoryUrl ? { trajectoryUrl } : {}),
     limit: 60_000,
   });
 }
@@ -82,8 +85,13 @@ export function finalMessage(trajectory: Trajectory): string {
 }
 
 /** Step 7's GitHub writes: one draft pull request per issue, the review request, the summary. */
-export function githubPublisher(api: WorkerGitHubApi, job: FixJobData): Publisher {
+export function githubPublisher(
+  api: WorkerGitHubApi,
+  job: FixJobData,
+  options: { trajectoryUrl?: string } = {},
+): Publisher {
   const repo = { owner: job.owner, repo: job.repo };
+  const link = options.trajectoryUrl ? { trajectoryUrl: options.trajectoryUrl } : {};
   const body = (draft: PullRequestDraft) =>
     renderPullRequestBody({
       issueNumber: draft.issueNumber,
@@ -92,6 +100,7 @@ export function githubPublisher(api: WorkerGitHubApi, job: FixJobData): Publishe
       baselinePassed: draft.baseline.passed,
       gateAttempts: draft.trajectory.info.gate.length,
       model: draft.trajectory.info.model,
+      ...link,
       ...(draft.proof.before
         ? {
             proof: {
@@ -123,6 +132,7 @@ export function githubPublisher(api: WorkerGitHubApi, job: FixJobData): Publishe
         body: renderTrajectorySummary(draft.trajectory, {
           testsBefore: draft.baseline.passed,
           testsAfter: true,
+          ...link,
         }),
       });
     },
