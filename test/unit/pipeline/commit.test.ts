@@ -95,7 +95,7 @@ describe("clone, commit and push on the host", () => {
     expect(sh(bare, "rev-parse", "main").trim()).toBe(checkout.headSha);
   });
 
-  it("refuses a change under a forbidden path, including a rename out of it, before any commit", async () => {
+  it("refuses a change under a forbidden path, a rename into one included, before any commit", async () => {
     const dir = join(root, "work");
     const { headSha } = await cloneRepository({ cloneUrl: `file://${bare}`, token, dir, branch: "main" });
     const patch =
@@ -110,6 +110,19 @@ describe("clone, commit and push on the host", () => {
     }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "forbidden_path" });
     expect(String((error as Error).message)).toContain(".github/workflows/ci.yml");
+    expect(sh(dir, "rev-parse", "HEAD").trim()).toBe(headSha);
+
+    sh(dir, "reset", "--quiet", "--hard");
+    const rename = await commitPatch({
+      dir,
+      patch:
+        "diff --git a/a.txt b/.github/workflows/a.txt\nsimilarity index 100%\nrename from a.txt\nrename to .github/workflows/a.txt\n",
+      identity,
+      issueNumber: 3,
+      issueTitle: "x",
+      forbiddenPaths: [".github/workflows/**"],
+    }).catch((e: unknown) => e);
+    expect(rename).toMatchObject({ code: "forbidden_path" });
     expect(sh(dir, "rev-parse", "HEAD").trim()).toBe(headSha);
   });
 
