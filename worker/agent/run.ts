@@ -48,6 +48,7 @@ export interface RunAgentOptions {
   signal?: AbortSignal;
   /** Where the trajectory is saved after every step; none = kept in memory only. */
   trajectoryPath?: string;
+  /** Called after each step is saved; an error it throws is recorded in info.on_step_error, not raised. */
   onStep?: (event: AgentStepEvent) => void | Promise<void>;
   /** Recorded in info, so a result is attributable to the environment that produced it. */
   sandboxImage?: string;
@@ -100,7 +101,12 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
     trajectory.trajectory.push(entry);
     syncHistory();
     await recorder.save();
-    await options.onStep?.({ step, maxSteps: config.limits.maxSteps, entry, info });
+    try {
+      await options.onStep?.({ step, maxSteps: config.limits.maxSteps, entry, info });
+    } catch (error) {
+      // Progress reporting (a status comment, say) must not end a run that is going well.
+      info.on_step_error = error instanceof Error ? error.message : String(error);
+    }
   };
 
   const pushTurn = (kind: "observation" | "format_error", reply: AssistantMessage, text: string) => {

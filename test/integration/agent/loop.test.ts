@@ -52,6 +52,18 @@ describe("the agent loop with the replay model, the real ACI and the local sandb
     expect(onDisk.history[1]!.content).not.toContain("template: please describe");
   });
 
+  it("records a failing progress callback without ending the run", async () => {
+    const { trajectory } = await runEpisode({
+      model: "fix.jsonl",
+      cleanup: sandboxes,
+      onStep: () => (event) => {
+        if (event.step === 1) throw new Error("status comment failed");
+      },
+    });
+    expect(trajectory.info.exit_status).toBe("submitted");
+    expect(trajectory.info.on_step_error).toBe("status comment failed");
+  });
+
   it("runs the same fix in thought_action format", async () => {
     const demonstrationFile = fileURLToPath(
       new URL("../../../config/demonstrations/calc-mean.traj", import.meta.url),
