@@ -164,8 +164,8 @@ export class Stack {
     return this.send("issues", labelPayload(issue, "unlabeled", sender));
   }
 
-  send(event: string, payload: unknown, deliveryId?: string): Promise<number> {
-    return sendWebhook({ url: this.webhookUrl, secret: this.webhookSecret }, event, payload, deliveryId);
+  send(event: string, payload: unknown, deliveryId?: string, url = this.webhookUrl): Promise<number> {
+    return sendWebhook({ url, secret: this.webhookSecret }, event, payload, deliveryId);
   }
 
   /** Whether the status comment's current step (the one marked ⏳) starts with `label`. */
