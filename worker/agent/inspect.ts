@@ -41,16 +41,17 @@ export function formatTrajectory(
   const out: string[] = [];
   trajectory.trajectory.forEach((step, index) => {
     out.push(`=== step ${index + 1} ===`);
-    if (step.thought.trim()) out.push("THOUGHT", indent(step.thought, 0));
+    if (step.thought?.trim()) out.push("THOUGHT", indent(step.thought, 0));
     out.push("ACTION", indent(step.action || "(no valid action)", 0));
-    out.push("OBSERVATION", indent(step.observation, maxLines));
+    out.push("OBSERVATION", indent(step.observation ?? "", maxLines));
+    // Optional chaining: trajectories written by SWE-agent itself lack some of our fields.
     out.push(
-      `(${step.execution_time.toFixed(2)} s, ${step.tokens.sent} tokens sent, ${step.tokens.received} received; open file ${step.state.open_file ?? "n/a"}, directory ${step.state.working_dir})`,
+      `(${(step.execution_time ?? 0).toFixed(2)} s, ${step.tokens?.sent ?? "?"} tokens sent, ${step.tokens?.received ?? "?"} received; open file ${step.state?.open_file ?? "n/a"}, directory ${step.state?.working_dir ?? "?"})`,
       "",
     );
   });
   const { info } = trajectory;
-  const stats = info.model_stats;
+  const stats = info.model_stats ?? { tokens_sent: 0, tokens_received: 0, api_calls: 0, instance_cost: 0 };
   out.push("=== outcome ===");
   out.push(
     `exit status   ${info.exit_status ?? "(unfinished: the run stopped before it recorded an outcome)"}`,
@@ -61,7 +62,7 @@ export function formatTrajectory(
   out.push(
     `submission    ${patch.trim() ? `${files.length} file(s): ${files.join(", ")}` : info.submission === null ? "none" : "empty (no changes)"}`,
   );
-  for (const gate of info.gate) {
+  for (const gate of info.gate ?? []) {
     out.push(
       `gate #${gate.attempt}       ${gate.passed ? "passed" : "failed"} in ${(gate.durationMs / 1000).toFixed(1)} s`,
     );
