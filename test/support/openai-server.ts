@@ -1,7 +1,7 @@
 /**
  * A stand-in for an OpenAI-compatible chat completions API, for tests of the real openai SDK:
- * scripted replies (text, tool calls, usage), injectable 429 with Retry-After, 5xx, slow replies and
- * malformed tool-call JSON. Every request is recorded with its headers and JSON body.
+ * scripted replies (text, tool calls, usage), injectable 429 with Retry-After, 5xx, slow replies, dropped
+ * connections and malformed tool-call JSON. Every request is recorded with its headers and JSON body.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -32,7 +32,9 @@ export type ScriptedReply =
       message?: string;
     }
   /** Accept the request and never answer (client timeouts); ends when the server closes. */
-  | { kind: "hang" };
+  | { kind: "hang" }
+  /** Close the connection without an answer (a connection reset). */
+  | { kind: "reset" };
 
 export interface RecordedRequest {
   method: string;
@@ -94,6 +96,10 @@ export async function startOpenAIStandIn(): Promise<OpenAIStandIn> {
         return send(400, {
           error: { message: "the stand-in server has no scripted reply left", type: "invalid_request_error" },
         });
+      }
+      if (reply.kind === "reset") {
+        req.socket.destroy();
+        return;
       }
       if (reply.kind === "hang") {
         hanging.add(() => res.destroy());

@@ -175,6 +175,15 @@ describe("OpenAIModel over the real openai SDK", () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it("retries a dropped connection", async () => {
+    const slept: number[] = [];
+    server.enqueue({ kind: "reset" }, message("after reset"));
+    const reply = await model(config(), [], slept).query(conversation, tools);
+    expect(reply.message.content).toBe("after reset");
+    expect(server.requests).toHaveLength(2);
+    expect(slept).toEqual([10]);
+  });
+
   it("stops at once when the signal aborts during a slow reply, without retrying", async () => {
     server.enqueue({ kind: "message", content: "slow", delayMs: 10_000 });
     const controller = new AbortController();
