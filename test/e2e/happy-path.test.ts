@@ -103,4 +103,30 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     });
     expect(left.filter((c) => c.Labels["agent-fix.job"]?.includes(`-${issue.repoId}-`))).toEqual([]);
   });
+
+  it("a retrigger force-pushes the same branch and updates the same pull request, never a second", async () => {
+    const before = (await stack.github.branches(issue.owner, issue.repo))["agent-fix/issue-1"];
+    const firstStatus = stack.statusComment(issue)!;
+    await stack.unlabel(issue);
+    expect(await stack.label(issue, "maintainer")).toBeLessThan(300);
+    await waitFor(
+      "the status comment to show a new run",
+      () => stack.inPhase(issue, "Queued") || undefined,
+      30_000,
+    ).catch(() => undefined);
+    await waitFor(
+      "the second run to finish",
+      async () =>
+        stack.finalStatus(issue) &&
+        (await stack.github.branches(issue.owner, issue.repo))["agent-fix/issue-1"] !== before,
+      120_000,
+    );
+    expect(stack.finalStatus(issue)?.body).toContain("opened draft pull request");
+    expect(stack.pulls(issue)).toHaveLength(1);
+    // One status comment per issue, reused; a second summary on the same pull request.
+    expect(stack.statusComment(issue)?.id).toBe(firstStatus.id);
+    expect(
+      stack.github.state.commentsOn(issue.owner, issue.repo, stack.pulls(issue)[0]!.number),
+    ).toHaveLength(2);
+  }, 180_000);
 });

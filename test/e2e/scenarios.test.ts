@@ -89,6 +89,19 @@ describe.runIf(ready)("end to end: what a maintainer sees", () => {
     expect(stack.finalStatus(issue)?.body).toContain("opened draft pull request");
   }, 180_000);
 
+  it("tests already failing before any change stop the run with the setting to change", async () => {
+    const issue = await issueIn("red", {
+      ...sampleConfig("sample-median.jsonl"),
+      "tests/test_broken.py":
+        "import unittest\n\nclass Broken(unittest.TestCase):\n    def test_fails(self):\n        self.fail('red')\n",
+    });
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => stack.finalStatus(issue), 120_000);
+    expect(status.body).toContain("already fail on main before any change");
+    expect(status.body).toContain("openPullRequestWhenBaselineFails: true");
+    expect(stack.pulls(issue)).toEqual([]);
+  });
+
   it("a gate that never passes opens no pull request and says why", async () => {
     const issue = await issueIn("gate-fails", sampleConfig("sample-gate-fails.jsonl"));
     await stack.label(issue);
