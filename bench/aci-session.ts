@@ -61,10 +61,14 @@ export async function obsSession(
   const dir = path.join(tempDir("aci-bench-obs-"), "yaml");
   cpSync(packageDir, dir, { recursive: true });
   const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@localhost", ...args], {
-      cwd: dir,
-      stdio: "ignore",
-    });
+    execFileSync(
+      "git",
+      ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "gc.auto=0", ...args],
+      {
+        cwd: dir,
+        stdio: "ignore",
+      },
+    );
   git("init", "-q");
   git("add", "-A");
   git("commit", "-q", "-m", "yaml");

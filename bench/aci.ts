@@ -79,10 +79,14 @@ function buildLargeTree(copies: number): { dir: string; files: number } {
 
 function gitInit(dir: string): void {
   const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@localhost", ...args], {
-      cwd: dir,
-      stdio: "ignore",
-    });
+    execFileSync(
+      "git",
+      ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "gc.auto=0", ...args],
+      {
+        cwd: dir,
+        stdio: "ignore",
+      },
+    );
   git("init", "-q");
   git("add", "-A");
   git("commit", "-q", "-m", "bench");

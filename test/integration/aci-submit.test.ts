@@ -21,10 +21,14 @@ afterAll(() => {
 });
 
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
-    cwd,
-    encoding: "utf8",
-  });
+  return execFileSync(
+    "git",
+    ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "gc.auto=0", ...args],
+    {
+      cwd,
+      encoding: "utf8",
+    },
+  );
 }
 
 /** A checkout of `base` made from the sandbox's repository through a bundle file. */

@@ -9,7 +9,8 @@ import { SandboxError } from "../../src/errors.js";
 import { shellQuote } from "./paths.js";
 
 /** Config for every git command we run: no pager, colour, external diff or ownership refusal. */
-const git = "git -c safe.directory='*' -c core.pager=cat -c color.ui=false -c core.quotepath=false";
+const git =
+  "git -c safe.directory='*' -c gc.auto=0 -c core.pager=cat -c color.ui=false -c core.quotepath=false";
 /** A fixed identity for the base commit of a directory that was not a repository; never stored in config. */
 const identity = "-c user.name=agent-fix -c user.email=agent-fix@localhost -c commit.gpgsign=false";
 const patchFile = ".git/agent-fix-submission.patch";
