@@ -110,11 +110,6 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     await stack.unlabel(issue);
     expect(await stack.label(issue, "maintainer")).toBeLessThan(300);
     await waitFor(
-      "the status comment to show a new run",
-      () => stack.inPhase(issue, "Queued") || undefined,
-      30_000,
-    ).catch(() => undefined);
-    await waitFor(
       "the second run to finish",
       async () =>
         stack.finalStatus(issue) &&
