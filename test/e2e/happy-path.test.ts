@@ -60,7 +60,9 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     const served = await fetch(link!);
     expect(served.status).toBe(200);
     expect(((await served.json()) as { info: { exit_status: string } }).info.exit_status).toBe("submitted");
-    expect((await fetch(link!.replace(/sig=./, "sig=0"))).status).toBe(404);
+    expect(
+      (await fetch(link!.replace(/sig=(.)/, (_, c: string) => `sig=${c === "0" ? "1" : "0"}`))).status,
+    ).toBe(404);
 
     // The pushed commit: authored by the app, issue title and Fixes #1, the fix itself; main untouched.
     const bare = stack.github.repoDir(issue.owner, issue.repo);
