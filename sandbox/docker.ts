@@ -173,14 +173,18 @@ function packDirectory(dir: string, fail: (error: Error) => void): Readable {
     archive.on("error", fail);
     return archive as unknown as Readable;
   }
-  const child = spawn("tar", ["-c", "-f", "-", "-C", dir, "."], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("tar", ["-c", "-f", "-", "--warning=no-file-changed", "-C", dir, "."], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString("utf8")).slice(-2000);
   });
   child.on("error", fail);
   child.on("close", (code) => {
-    if (code !== 0) fail(new SandboxError(`cannot pack ${dir}: ${stderr.trim()}`, { code: "copy_failed" }));
+    // 1 is GNU tar's "a file changed as we read it": the archive is whole, and the change is the host's.
+    if (code !== 0 && code !== 1)
+      fail(new SandboxError(`cannot pack ${dir}: ${stderr.trim()}`, { code: "copy_failed" }));
   });
   return child.stdout;
 }
