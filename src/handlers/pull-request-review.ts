@@ -1,12 +1,29 @@
 /**
- * Changes requested on the app's own pull request. Review runs (the agent addressing the review on
- * the same branch) are not implemented yet (TODO: enqueue trigger "review" with `pullNumber` once the
- * worker runs them); until then the reviewer is told what to do instead of hearing nothing.
+ * Changes requested on the app's own pull request (head branch `agent-fix/issue-N` in the same
+ * repository) start a review run: the agent addresses the review on that branch. Only reviews from
+ * users with write access count; any other review, or a review on someone else's pull request, is
+ * ignored. A review run shares the issue's job id, so it never runs beside the issue's own run: while
+ * one is queued or running the reviewer is told so and asked to request changes again afterwards.
  */
 import type { Context } from "probot";
-import { fromBot, type HandlerDeps } from "./deps.js";
+import { hasWriteAccess } from "../github/permissions.js";
+import { fromBot, type HandlerDeps, targetOf } from "./deps.js";
+import { startRun } from "./runs.js";
 
 const FIX_BRANCH = /^agent-fix\/issue-(\d+)$/;
+
+/** The issue number when the pull request is the app's own fix pull request; null otherwise. */
+export function fixIssueOf(
+  pull: {
+    head: { ref: string; repo?: { id: number } | null };
+    user?: { type?: string; login?: string } | null;
+  },
+  repositoryId: number,
+): number | null {
+  const match = FIX_BRANCH.exec(pull.head.ref);
+  if (!match || pull.head.repo?.id !== repositoryId || !fromBot(pull.user ?? undefined)) return null;
+  return Number(match[1]);
+}
 
 export async function onPullRequestReviewSubmitted(
   context: Context<"pull_request_review.submitted">,
@@ -14,20 +31,38 @@ export async function onPullRequestReviewSubmitted(
 ): Promise<void> {
   const { payload } = context;
   if (fromBot(payload.sender) || payload.review.state !== "changes_requested") return;
-  const match = FIX_BRANCH.exec(payload.pull_request.head.ref);
-  if (!match || payload.pull_request.user?.type !== "Bot") return;
-  const issue = Number(match[1]);
-  context.log.info(
-    { pull: payload.pull_request.number, issue, reviewer: payload.sender.login },
-    "changes requested",
+  const issueNumber = fixIssueOf(payload.pull_request, payload.repository.id);
+  if (issueNumber === null) return;
+  const target = targetOf(payload, issueNumber);
+  if (!target) return;
+  const pullNumber = payload.pull_request.number;
+  const login = payload.sender.login;
+  const repo = { owner: target.owner, repo: target.repo };
+  const reply = (body: string) =>
+    context.octokit.rest.issues.createComment({ ...repo, issue_number: pullNumber, body });
+  context.log.info({ pull: pullNumber, issue: issueNumber, reviewer: login }, "changes requested");
+  if (payload.pull_request.state !== "open") return;
+  if (!(await hasWriteAccess(context.octokit, repo, login))) {
+    await reply(
+      `@${login} agent-fix acts on reviews only from people with write access to this repository, so it will not change this pull request for this review. A maintainer can request changes instead.`,
+    );
+    return;
+  }
+  const result = await startRun(
+    context,
+    deps,
+    target,
+    login,
+    "review",
+    () =>
+      reply(
+        `@${login} agent-fix is working on your review; it will push a new commit to \`${payload.pull_request.head.ref}\`. Progress is shown on #${issueNumber}.`,
+      ),
+    { pullNumber, reviewId: payload.review.id },
   );
-  await context.octokit.rest.issues.createComment({
-    owner: payload.repository.owner.login,
-    repo: payload.repository.name,
-    issue_number: payload.pull_request.number,
-    body: [
-      `@${payload.sender.login} agent-fix does not act on reviews yet.`,
-      `Push your own commits to \`${payload.pull_request.head.ref}\`, or describe what is missing on #${issue} and comment \`${deps.settings.command}\` there to start a new run (it updates this pull request).`,
-    ].join(" "),
-  });
+  if (result.status === "duplicate") {
+    await reply(
+      `@${login} an agent-fix run for #${issueNumber} is already queued or running, so this review was not picked up. Request changes again (or re-submit your review) once it has finished; its progress is shown on #${issueNumber}.`,
+    );
+  }
 }

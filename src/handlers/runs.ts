@@ -7,7 +7,7 @@ import { httpStatus } from "../github/api.js";
 import { createStatusComment, type StatusView, updateStatusComment } from "../github/status.js";
 import { requestCancel } from "../queue/cancel.js";
 import { type EnqueueResult, enqueueFix } from "../queue/fix-queue.js";
-import { fixJobId, type JobTrigger } from "../queue/job.js";
+import { type FixJobData, fixJobId, type JobTrigger } from "../queue/job.js";
 import { statusCommentKey } from "../queue/keys.js";
 import type { EventContext, HandlerDeps, IssueTarget } from "./deps.js";
 
@@ -46,15 +46,19 @@ export async function startRun(
   requestedBy: string,
   trigger: JobTrigger,
   react: () => Promise<unknown>,
+  /** Review runs: the pull request and review (ids only). */
+  review: Pick<FixJobData, "pullNumber" | "reviewId"> = {},
 ): Promise<EnqueueResult> {
   const result = await enqueueFix(
     deps.queue,
-    { ...target, requestedBy, trigger, deliveryId: context.id },
+    { ...target, ...review, requestedBy, trigger, deliveryId: context.id },
     async () => ({
       statusCommentId: await queuedStatusComment(context, deps, target, requestedBy),
     }),
   );
   context.log.info({ jobId: result.jobId, status: result.status, trigger }, "agent-fix start");
+  // The review handler answers a refused review run itself, on the pull request.
+  if (result.status === "duplicate" && trigger === "review") return result;
   if (result.status === "duplicate" && result.state === "cancelling") {
     await context.octokit.rest.issues.createComment({
       owner: target.owner,

@@ -74,8 +74,8 @@ export async function enqueueFix(
   prepare?: (jobId: string) => Promise<Partial<FixJobData>>,
 ): Promise<EnqueueResult> {
   const data = fixJobDataSchema.parse(input);
-  const kind = data.trigger === "review" ? "review" : "fix";
-  const jobId = fixJobId(data.repoId, data.pullNumber ?? data.issueNumber, kind);
+  // Review runs share the issue's id: they work on the same branch as the issue's run.
+  const jobId = fixJobId(data.repoId, data.issueNumber);
   const live = await liveState(fixQueue, jobId);
   if (live) return { status: "duplicate", jobId, state: live };
 

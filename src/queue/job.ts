@@ -26,6 +26,8 @@ export const fixJobDataSchema = z
     statusCommentId: z.number().int().positive().optional(),
     /** Review jobs: the app's pull request whose review asked for changes. */
     pullNumber: z.number().int().positive().optional(),
+    /** Review jobs: the review (state "changes requested") the run addresses; absent for a comment command. */
+    reviewId: z.number().int().positive().optional(),
   })
   .strict();
 export type FixJobData = z.infer<typeof fixJobDataSchema>;
@@ -41,7 +43,8 @@ export function parseFixJobData(data: unknown): FixJobData {
 }
 
 /**
- * One id per issue (and kind), so a run queued or running for an issue is never added twice.
+ * One id per issue, so a run queued or running for an issue is never added twice: review runs use the
+ * issue's id too (the default kind), so a review run and an issue run never run at once.
  * BullMQ refuses most custom ids that contain ":", hence the dashes.
  */
 export function fixJobId(repoId: number, issueNumber: number, kind: "fix" | "review" = "fix"): string {

@@ -139,29 +139,48 @@ export function commentEvent(
   };
 }
 
-/** pull_request_review.submitted on a pull request of the stand-in. */
+/**
+ * pull_request_review.submitted on a pull request of the stand-in; the review (with its line comments)
+ * is also stored on the stand-in, as GitHub would, so the worker can read it back.
+ */
 export function reviewEvent(
   github: GitHubServer,
   target: { owner: string; repo: string; pull: number },
   state: "approved" | "changes_requested" | "commented",
   sender: Sender,
+  review: { body?: string; comments?: { path: string; line: number; body: string }[] } = {},
 ): Delivery {
   const pull = github.state.pull(target.owner, target.repo, target.pull);
   if (!pull)
     throw new Error(`the stand-in has no pull request ${target.owner}/${target.repo}#${target.pull}`);
+  const stored = github.state.repo(target.owner, target.repo);
+  const id = github.state.id();
+  github.state.reviews.push({
+    id,
+    owner: target.owner,
+    repo: target.repo,
+    pullNumber: pull.number,
+    state: state.toUpperCase() as "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED",
+    body: review.body ?? "",
+    user: { ...user(sender), type: sender.type ?? "User" },
+    comments: (review.comments ?? []).map((c) => ({ ...c, id: github.state.id(), replies: [] })),
+  });
   return {
     event: "pull_request_review",
     payload: {
       action: "submitted",
-      review: { id: github.state.id(), state, body: "", user: user(sender) },
+      review: { id, state, body: review.body ?? "", user: user(sender) },
       pull_request: {
         number: pull.number,
         title: pull.title,
         state: pull.state,
         draft: pull.draft,
         user: { login: pull.user.login, id: pull.user.id, type: pull.user.type },
-        head: { ref: pull.head },
-        base: { ref: pull.base },
+        head: {
+          ref: pull.head,
+          repo: { id: stored?.id ?? 0, full_name: `${target.owner}/${target.repo}` },
+        },
+        base: { ref: pull.base, repo: { id: stored?.id ?? 0 } },
       },
       ...base(github, target.owner, target.repo, sender),
     },

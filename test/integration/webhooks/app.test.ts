@@ -271,29 +271,89 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     expect(commentsBy(issue, github.bot.login)).toHaveLength(1);
   });
 
-  it("changes requested on the app's pull request get a reply saying what to do; other reviews nothing", async () => {
-    const issue = newIssue();
+  /** A pull request on the stand-in: by default the app's own, for `issue`'s fix branch. */
+  const addPull = (head: string, author = github.bot) => {
     const number = github.state.nextNumber(owner, repo);
     github.state.pulls.push({
       owner,
       repo,
       number,
       title: "Fix",
-      body: `Fixes #${issue}`,
-      head: `agent-fix/issue-${issue}`,
+      body: "",
+      head,
       base: "main",
       draft: true,
       state: "open",
-      user: github.bot,
+      user: author,
       reviewRequests: [],
     });
-    await post(reviewEvent(github, { owner, repo, pull: number }, "approved", alice));
-    expect(commentsBy(number, github.bot.login)).toHaveLength(0);
-    await post(reviewEvent(github, { owner, repo, pull: number }, "changes_requested", alice));
-    const replies = commentsBy(number, github.bot.login);
+    return number;
+  };
+
+  it("changes requested on the app's pull request by a writer -> one review job on the issue's id; others nothing", async () => {
+    const issue = newIssue();
+    const pull = addPull(`agent-fix/issue-${issue}`);
+    await post(reviewEvent(github, { owner, repo, pull }, "approved", alice));
+    await post(reviewEvent(github, { owner, repo, pull }, "commented", alice));
+    expect(commentsBy(pull, github.bot.login)).toHaveLength(0);
+    expect(await jobOf(issue)).toBeUndefined();
+
+    const review = reviewEvent(github, { owner, repo, pull }, "changes_requested", alice, {
+      body: "Please rename it",
+      comments: [{ path: "README.md", line: 1, body: "here" }],
+    });
+    expect(await post(review)).toBe(200);
+    const job = await jobOf(issue);
+    // Ids only: the review's text is read by the worker, never stored in Redis.
+    expect(job?.data).toMatchObject({
+      issueNumber: issue,
+      pullNumber: pull,
+      reviewId: (review.payload.review as { id: number }).id,
+      trigger: "review",
+      requestedBy: "alice",
+    });
+    expect(JSON.stringify(job?.data)).not.toContain("Please rename it");
+    const replies = commentsBy(pull, github.bot.login);
     expect(replies).toHaveLength(1);
-    expect(replies[0]?.body).toContain(`comment \`/agent-fix\` there`);
-    expect(replies[0]?.body).toContain(`#${issue}`);
-    expect(await app.queue.queue.getJob(fixJobId(repoId(), number, "review"))).toBeUndefined();
+    expect(replies[0]?.body).toContain("@alice agent-fix is working on your review");
+    // The status comment lives on the issue, as for issue runs.
+    expect(commentsBy(issue, github.bot.login)[0]?.body).toContain("<!-- agent-fix:status -->");
+
+    // The same issue cannot run twice: a label (or a second review) while it is queued is refused.
+    expect(await post(labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice))).toBe(200);
+    expect(await post(reviewEvent(github, { owner, repo, pull }, "changes_requested", alice))).toBe(200);
+    expect((await jobOf(issue))?.data.trigger).toBe("review");
+    const later = commentsBy(pull, github.bot.login);
+    expect(later).toHaveLength(2);
+    expect(later[1]?.body).toContain("already queued or running, so this review was not picked up");
+  });
+
+  it("a review from a user without write access is refused; reviews on pull requests not the app's are ignored", async () => {
+    github.state.repo(owner, repo)?.permissions.set("reader", "read");
+    const issue = newIssue();
+    const pull = addPull(`agent-fix/issue-${issue}`);
+    await post(reviewEvent(github, { owner, repo, pull }, "changes_requested", { login: "reader" }));
+    const replies = commentsBy(pull, github.bot.login);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]?.body).toContain("only from people with write access");
+    expect(await jobOf(issue)).toBeUndefined();
+
+    const human = { login: "alice", id: 7, type: "User" as const };
+    const other = newIssue();
+    const byPerson = addPull(`agent-fix/issue-${other}`, human); // the app's branch name, a person's PR
+    const feature = addPull("feature/x");
+    const bot = addPull("feature/y");
+    for (const number of [byPerson, feature, bot]) {
+      expect(await post(reviewEvent(github, { owner, repo, pull: number }, "changes_requested", alice))).toBe(
+        200,
+      );
+      expect(commentsBy(number, github.bot.login)).toHaveLength(0);
+    }
+    expect(await jobOf(other)).toBeUndefined();
+    // A bot's review (the app's own, or another app's) never starts anything.
+    await post(
+      reviewEvent(github, { owner, repo, pull }, "changes_requested", { login: "ci[bot]", type: "Bot" }),
+    );
+    expect(commentsBy(pull, github.bot.login)).toHaveLength(1);
   });
 });

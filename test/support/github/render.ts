@@ -55,7 +55,12 @@ export function pullJson(base: string, pull: StandInPull, headSha: string) {
     state: pull.state,
     draft: pull.draft,
     user: userJson(pull.user),
-    head: { ref: pull.head, sha: headSha, label: `${pull.owner}:${pull.head}` },
+    head: {
+      ref: pull.head,
+      sha: headSha,
+      label: `${pull.owner}:${pull.head}`,
+      repo: { name: pull.repo, full_name: `${pull.owner}/${pull.repo}`, owner: { login: pull.owner } },
+    },
     base: { ref: pull.base },
     requested_reviewers: pull.reviewRequests.map((login) => ({ login })),
     html_url: `${base}/${pull.owner}/${pull.repo}/pull/${pull.number}`,

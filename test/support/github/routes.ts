@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { listRefs, readRepoFile } from "../git-server.js";
 import { commentJson, issueJson, pullJson, repoJson, userJson } from "./render.js";
+import { reviewRoutes } from "./review-routes.js";
 import type { StandInRepo, StandInState, StandInUser } from "./state.js";
 
 export type Actor =
@@ -31,8 +32,8 @@ export interface RouteResult {
   raw?: Buffer;
 }
 
-type Handler = (ctx: RouteContext) => Promise<RouteResult> | RouteResult;
-interface Route {
+export type Handler = (ctx: RouteContext) => Promise<RouteResult> | RouteResult;
+export interface Route {
   method: string;
   pattern: RegExp;
   /** Who may call it: the app's JWT, an installation token, or anyone (public endpoints). */
@@ -197,6 +198,7 @@ export const routes: Route[] = [
   },
   ...issueRoutes(),
   ...pullRoutes(),
+  ...reviewRoutes({ withRepo, notFound, invalid }),
 ];
 
 function issueRoutes(): Route[] {

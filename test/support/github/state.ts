@@ -58,6 +58,27 @@ export interface StandInPull {
   reviewRequests: string[];
 }
 
+/** A submitted pull request review; its line comments are `comments`. */
+export interface StandInReview {
+  id: number;
+  owner: string;
+  repo: string;
+  pullNumber: number;
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
+  body: string;
+  user: StandInUser;
+  comments: StandInReviewComment[];
+}
+
+export interface StandInReviewComment {
+  id: number;
+  path: string;
+  line: number;
+  body: string;
+  /** Replies posted to this comment's thread (by the app). */
+  replies: string[];
+}
+
 export interface StandInRepo {
   id: number;
   owner: string;
@@ -88,6 +109,7 @@ export class StandInState {
   readonly comments: StandInComment[] = [];
   readonly reactions: StandInReaction[] = [];
   readonly pulls: StandInPull[] = [];
+  readonly reviews: StandInReview[] = [];
   readonly tokens = new Map<string, IssuedToken>();
   readonly requests: RequestRecord[] = [];
   private nextId = 1000;
@@ -106,6 +128,10 @@ export class StandInState {
 
   pull(owner: string, repo: string, number: number): StandInPull | undefined {
     return this.pulls.find((p) => p.owner === owner && p.repo === repo && p.number === number);
+  }
+
+  review(owner: string, repo: string, id: number): StandInReview | undefined {
+    return this.reviews.find((r) => r.owner === owner && r.repo === repo && r.id === id);
   }
 
   /** Issues and pull requests share one number sequence per repository, as on GitHub. */
