@@ -10,9 +10,9 @@ import type { Job } from "bullmq";
 import { UnrecoverableError } from "bullmq";
 import { createProbot, type Probot, ProbotOctokit } from "probot";
 import { z } from "zod";
-import { DockerSandboxProvider } from "../sandbox/docker.js";
+import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
-import { reapSandboxes } from "../sandbox/reaper.js";
+import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/reaper.js";
 import type { AciConfig } from "../src/config/aci.js";
 import type { AgentConfig } from "../src/config/agent.js";
 import { type Env, hasAppCredentials, parseEnv } from "../src/config/env.js";
@@ -280,6 +280,10 @@ export const workerEnvSchema = z.object({
   AGENT_FIX_LOCK_MS: z.coerce.number().int().min(1000).default(60_000), // a dead worker's job moves on this long after its last lock renewal
   AGENT_FIX_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).optional(), // how often workers look for such jobs (default: half the lock)
   AGENT_FIX_REAPER_INTERVAL_MS: z.coerce.number().int().min(1000).default(300_000), // how often orphaned sandboxes are looked for
+  AGENT_FIX_WORKER_TAG: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/)
+    .optional(), // workers with a tag reap only sandboxes of the same tag
   AGENT_FIX_SANDBOX: z.enum(["docker", "local"]).default("docker"), // local isolates nothing: development only
   AGENT_FIX_SANDBOX_IMAGE: z.string().min(1).optional(), // default: the versioned image of sandbox/version.ts
   AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
@@ -366,10 +370,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const auth = probotInstallationAuth(probot);
   const identity = await appIdentity(probot, settings);
   const docker = settings.AGENT_FIX_SANDBOX === "docker";
+  const tag = settings.AGENT_FIX_WORKER_TAG;
   const dockerProvider = docker
-    ? new DockerSandboxProvider(
-        settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {},
-      )
+    ? new DockerSandboxProvider({
+        ...(settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {}),
+        ...(tag ? { workerId: `${tag}/${defaultWorkerId()}` } : {}),
+      })
     : undefined;
   const sandboxes: SandboxProvider = dockerProvider ?? new LocalSandboxProvider();
   const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker");
@@ -476,6 +482,14 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
             reapSandboxes({
               docker: dockerProvider.docker,
               log: (message) => console.log(`[worker] reaper: ${message}`),
+              // Tagged workers touch only their own group's sandboxes (tests sharing an engine).
+              ...(tag
+                ? {
+                    maxAgeMs: Number.POSITIVE_INFINITY,
+                    isWorkerAlive: (id: string) =>
+                      !id.startsWith(`${tag}/`) || workerAliveOnThisHost(id.slice(tag.length + 1)),
+                  }
+                : {}),
             }),
           reaperIntervalMs: settings.AGENT_FIX_REAPER_INTERVAL_MS,
         }

@@ -82,6 +82,8 @@ export class Stack {
       PORT: "0",
       AGENT_FIX_REDIS_URL: redisUrl(),
       AGENT_FIX_QUEUE_PREFIX: this.prefix,
+      // The reaper of this stack's workers touches only this stack's sandboxes (others share the engine).
+      AGENT_FIX_WORKER_TAG: this.prefix,
       AGENT_FIX_GITHUB_THROTTLE: "false",
       AGENT_FIX_JOB_ATTEMPTS: "2",
       ...(this.options.model === null
