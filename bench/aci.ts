@@ -181,7 +181,9 @@ async function editBench(provider: SandboxProvider, runs: number) {
         }),
       );
     }
-    return { editMs: median(edits), roundTripMs: median(roundTrips) };
+    // Each edit is paired with the round trip measured right after it, so load on the machine cancels out.
+    const overheads = edits.map((edit, index) => edit - roundTrips[index]!);
+    return { editMs: median(edits), roundTripMs: median(roundTrips), overheadMs: median(overheads) };
   } finally {
     await sandbox.dispose();
   }
@@ -213,7 +215,7 @@ async function main(): Promise<void> {
   const edit = await editBench(provider, 15);
   console.log(
     `edit on a 5,000-line .ts file: median ${round(edit.editMs)} ms; sandbox round trip ${round(edit.roundTripMs)} ms; ` +
-      `on top: ${round(edit.editMs - edit.roundTripMs)} ms (goal < 50)`,
+      `on top (median of per-edit differences): ${round(edit.overheadMs)} ms (goal < 50)`,
   );
 
   const obs = await obsSession(
@@ -238,7 +240,7 @@ async function main(): Promise<void> {
       search_ratio_rare: round(rare.ratio, 2),
       edit_ms: round(edit.editMs),
       edit_roundtrip_ms: round(edit.roundTripMs),
-      edit_overhead_ms: round(edit.editMs - edit.roundTripMs),
+      edit_overhead_ms: round(edit.overheadMs),
       obs_tokens: obs.aciMedian,
       obs_tokens_bash: obs.bashMedian,
       obs_tokens_total: obs.aciTotal,
