@@ -40,6 +40,7 @@ import { type AbortReason, decodeAbortReason } from "./pipeline/cancel.js";
 import type { CommitIdentity } from "./pipeline/commit.js";
 import { type LoadedRepoConfig, loadRepoConfig } from "./pipeline/config.js";
 import { githubPublisher, githubStatusReporter } from "./pipeline/publish.js";
+import { loadReviewRun, reviewPublisher } from "./pipeline/review.js";
 import {
   type PipelineRepoConfig,
   type Publisher,
@@ -125,6 +126,14 @@ export function createFixProcessor(deps: ProcessorDeps) {
         status,
         signal,
         ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
+        // Review runs: the pull request's branch, and the issue plus the review as the task.
+        ...(data.trigger === "review"
+          ? await loadReviewRun(octokit, data, {
+              number: issueNumber,
+              title: issue.data.title,
+              body: issue.data.body ?? null,
+            })
+          : {}),
       });
       log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
       return {
@@ -396,6 +405,8 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   let closed = false;
   const deps: ProcessorDeps = {
     afterCancel: (job, octokit) => {
+      // A cancelled review run is not redone as an issue run (that would replace the reviewed branch).
+      if (job.trigger === "review") return;
       const jobId = fixJobId(job.repoId, job.issueNumber);
       // Poll until the cancelled job has left the active state, then ask GitHub what the issue wants now.
       void (async () => {
@@ -431,7 +442,10 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     sandboxes,
     identity,
     status: (octokit, job, run) => githubStatusReporter(octokit, job, linkTo(run)),
-    publisher: (octokit, job, run) => githubPublisher(octokit, job, linkTo(run)),
+    publisher: (octokit, job, run) =>
+      job.trigger === "review"
+        ? reviewPublisher(octokit, job, linkTo(run))
+        : githubPublisher(octokit, job, linkTo(run)),
     agent: (config, job, run) => {
       const loaded = repoConfigs.get(jobKey(job));
       repoConfigs.delete(jobKey(job));

@@ -81,12 +81,23 @@ export async function pushFixBranch(options: {
   issueNumber: number;
   token: string;
   signal?: AbortSignal;
+  /** false: a fast-forward only (review runs add a commit on top; someone else's push is never lost). */
+  force?: boolean;
 }): Promise<string> {
   const branch = fixBranch(options.issueNumber);
-  await git(["push", "--quiet", "origin", `+HEAD:refs/heads/${branch}`], {
+  const force = options.force ?? true;
+  await git(["push", "--quiet", "origin", `${force ? "+" : ""}HEAD:refs/heads/${branch}`], {
     cwd: options.dir,
     token: options.token,
     signal: options.signal,
+  }).catch((error: unknown) => {
+    if (force || !/rejected|non-fast-forward|fetch first/i.test(String(error))) throw error;
+    throw new AgentFixError(`${branch} moved while the agent worked, so its commit was not pushed`, {
+      code: "branch_moved",
+      fault: "user",
+      hint: "Someone pushed to the branch during the run. Request changes again to start from the new commits.",
+      cause: error,
+    });
   });
   return branch;
 }

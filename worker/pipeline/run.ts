@@ -79,6 +79,11 @@ export interface RunInput {
   signal: AbortSignal;
   /** Where host checkouts go; a temp dir by default. */
   workRoot?: string;
+  /**
+   * Review runs: the fix branch to start from, cloned instead of the default branch and pushed to
+   * without force (a new commit on top of the reviewed one).
+   */
+  existingBranch?: string;
 }
 
 /** Milliseconds spent in each step (for logs and bench/pipeline.ts). */
@@ -112,7 +117,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       cloneUrl: input.repository.cloneUrl,
       token: await input.token(),
       dir: join(root, "repo"),
-      branch: input.repository.defaultBranch,
+      branch: input.existingBranch ?? input.repository.defaultBranch,
       signal,
     });
     const config = await input.loadConfig(checkout.dir);
@@ -204,6 +209,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       issueNumber: input.issue.number,
       token: await input.token(),
       signal,
+      ...(input.existingBranch ? { force: false } : {}),
     });
     const draft: PullRequestDraft = {
       issueNumber: input.issue.number,

@@ -1,0 +1,114 @@
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { copyFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireRedis, requireSandboxImage } from "../support/services.js";
+import { Stack } from "../support/stack.js";
+import { FIXTURES, type IssueRef, SAMPLE_REPLAY, waitFor } from "../support/stack-parts.js";
+import { reviewEvent } from "../support/webhooks.js";
+
+// Real Redis, real Docker sandboxes, the real app and worker; GitHub is the stand-in, the model a
+// replay read from a file that the test swaps between the issue run and the review run.
+const ready = (await requireRedis()) && (await requireSandboxImage());
+const REVIEW_REPLAY = join(FIXTURES, "replay", "sample-review-comment.jsonl");
+const LINE_COMMENT = "Say in a comment why the two middle values are averaged.";
+
+describe.runIf(ready)(
+  "changes requested on the app's pull request -> a new commit on the same branch",
+  () => {
+    const replay = join(tmpdir(), `af-review-replay-${randomUUID()}.jsonl`);
+    const stack = new Stack({ model: `replay:${replay}` });
+    let issue: IssueRef;
+
+    beforeAll(async () => {
+      await copyFile(SAMPLE_REPLAY, replay);
+      await stack.start();
+      issue = stack.addIssue(await stack.addSampleRepo("textstats-review"));
+    });
+    afterAll(async () => {
+      await stack.stop();
+      await rm(replay, { force: true });
+    });
+
+    it("label -> PR; a review with a line comment -> a second commit on top, one PR, a summary and a reply", async () => {
+      const branch = `agent-fix/issue-${issue.number}`;
+      expect(await stack.label(issue)).toBeLessThan(300);
+      await waitFor("the issue run to finish", () => stack.finalStatus(issue), 240_000);
+      expect(stack.finalStatus(issue)?.body).toContain("opened draft pull request #");
+      const [pr] = stack.pulls(issue);
+      expect(pr).toBeDefined();
+      const first = (await stack.github.branches(issue.owner, issue.repo))[branch];
+      expect(first).toBeDefined();
+
+      // The maintainer asks for changes with a line comment; the next run replays the review's answer.
+      await copyFile(REVIEW_REPLAY, replay);
+      const review = reviewEvent(
+        stack.github,
+        { owner: issue.owner, repo: issue.repo, pull: pr!.number },
+        "changes_requested",
+        { login: "maintainer" },
+        {
+          body: "Good fix, one thing before it can go in.",
+          comments: [{ path: "textstats/stats.py", line: 21, body: LINE_COMMENT }],
+        },
+      );
+      expect(await stack.send(review.event, review.payload)).toBeLessThan(300);
+      await waitFor(
+        "the review run to push and finish",
+        async () =>
+          (await stack.github.branches(issue.owner, issue.repo))[branch] !== first &&
+          stack.finalStatus(issue),
+        240_000,
+      );
+      expect(stack.finalStatus(issue)?.body).toContain(`#${pr!.number}`);
+
+      // Still exactly one pull request, the same one, open.
+      expect(stack.pulls(issue)).toHaveLength(1);
+      expect(stack.pulls(issue)[0]).toMatchObject({ number: pr!.number, head: branch, state: "open" });
+
+      // A second commit on top of the first (a fast-forward, nothing rewritten), by the app, with the change.
+      const git = (...args: string[]) =>
+        execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
+          encoding: "utf8",
+        }).trim();
+      expect(git("rev-list", "--count", `main..${branch}`)).toBe("2");
+      expect(git("rev-parse", `${branch}^`)).toBe(first);
+      expect(git("log", "-1", "--format=%an", branch)).toBe("agent-fix-e2e[bot]");
+      expect(git("diff", "--name-only", `${branch}^..${branch}`)).toBe("textstats/stats.py");
+      const stats = git("show", `${branch}:textstats/stats.py`);
+      expect(stats).toContain("# An even count has two middle values: the median is their mean.");
+      expect(stats).toContain("(ordered[middle - 1] + ordered[middle]) / 2"); // the first fix kept
+
+      // On the pull request: the acknowledgement, a second trajectory summary, and the reply to the review.
+      const onPull = stack.github.state.commentsOn(issue.owner, issue.repo, pr!.number).map((c) => c.body);
+      const summaries = onPull.filter((body) => body.includes("<!-- agent-fix:summary -->"));
+      expect(summaries).toHaveLength(2);
+      expect(onPull.some((body) => body.startsWith("@maintainer agent-fix is working on your review"))).toBe(
+        true,
+      );
+      const reviewId = (review.payload.review as { id: number }).id;
+      const reply = onPull.find((body) => body.includes(`#pullrequestreview-${reviewId}`));
+      expect(reply).toContain(`@maintainer I pushed a new commit to \`${branch}\``);
+      expect(reply).toContain("a comment now says why the even case returns the mean");
+
+      // The agent's task was the issue plus the review, read from GitHub by the worker.
+      const link = /\[Full trajectory\]\((\S+)\)/.exec(summaries[1]!)?.[1];
+      expect(link).toBeDefined();
+      const trajectory = (await (await fetch(link!)).json()) as {
+        history: { role: string; content: string }[];
+      };
+      const task = trajectory.history.find((m) => m.role === "user")?.content ?? "";
+      expect(task).toContain(issue.title);
+      expect(task).toContain("Good fix, one thing before it can go in.");
+      expect(task).toContain(`- \`textstats/stats.py\` line 21: ${LINE_COMMENT}`);
+
+      // One status comment on the issue, reused by both runs.
+      const statuses = stack.github.state
+        .commentsOn(issue.owner, issue.repo, issue.number)
+        .filter((c) => c.body.includes("<!-- agent-fix:status -->"));
+      expect(statuses).toHaveLength(1);
+    }, 540_000);
+  },
+);

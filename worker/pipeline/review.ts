@@ -1,0 +1,236 @@
+/**
+ * Review runs: a maintainer asked for changes on the app's pull request. The agent starts from the
+ * pull request's branch (not the default branch), its task is the issue plus the review (body and
+ * line comments, read here with the installation client: the job holds ids only), the result is a
+ * new commit on the same branch, and the pull request is reused, never a second one opened.
+ */
+import type { Trajectory } from "../../src/contracts.js";
+import { AgentFixError } from "../../src/errors.js";
+import {
+  type GitHubApi,
+  httpStatus,
+  renderTrajectorySummary,
+  requestReview,
+} from "../../src/github/index.js";
+import type { FixJobData } from "../../src/queue/index.js";
+import { fixBranch } from "./commit.js";
+import { finalMessage } from "./publish.js";
+import type { Publisher, RunInput } from "./run.js";
+
+interface Response<T> {
+  data: T;
+}
+// A type, not an interface: Octokit's parameters need an index signature, which only types get implicitly.
+type PullParams = {
+  owner: string;
+  repo: string;
+  pull_number: number;
+};
+interface PullInfo {
+  number: number;
+  state: string;
+  html_url: string;
+  head: { ref: string; repo: { full_name: string } | null };
+}
+interface ReviewInfo {
+  id: number;
+  body: string | null;
+  html_url: string;
+  user: { login: string } | null;
+}
+export interface ReviewLineComment {
+  path: string;
+  line?: number | null;
+  original_line?: number | null;
+  body: string;
+}
+
+/** GitHub's API as review runs use it: the helpers' subset plus reading pull requests and reviews. */
+export type ReviewApi = GitHubApi & {
+  rest: {
+    pulls: {
+      get(params: PullParams): Promise<Response<PullInfo>>;
+      getReview(params: PullParams & { review_id: number }): Promise<Response<ReviewInfo>>;
+      listCommentsForReview(
+        params: PullParams & { review_id: number; per_page?: number; page?: number },
+      ): Promise<Response<ReviewLineComment[]>>;
+    };
+  };
+};
+
+/** What the agent is given for a review run, and where it works. */
+export type ReviewRunInput = Pick<RunInput, "issue" | "existingBranch">;
+
+const MAX_LINE_COMMENTS = 100;
+
+function reviewError(message: string, code: string, hint: string): AgentFixError {
+  return new AgentFixError(message, { code, fault: "user", retryable: false, hint });
+}
+
+/** Reads the pull request and the review and turns them, with the issue, into the agent's task. */
+export async function loadReviewRun(
+  api: ReviewApi,
+  job: FixJobData,
+  issue: { number: number; title: string; body: string | null },
+): Promise<ReviewRunInput> {
+  const repo = { owner: job.owner, repo: job.repo };
+  if (job.pullNumber === undefined) {
+    throw reviewError(
+      "This review job names no pull request",
+      "review_job_invalid",
+      "Request changes again.",
+    );
+  }
+  const params = { ...repo, pull_number: job.pullNumber };
+  const { data: pull } = await api.rest.pulls.get(params).catch((error: unknown) => {
+    throw githubError(error, `reading pull request #${job.pullNumber}`);
+  });
+  const branch = fixBranch(issue.number);
+  if (pull.state !== "open") {
+    throw reviewError(
+      `Pull request #${pull.number} was closed before the review run started`,
+      "pull_request_closed",
+      "Reopen it and request changes again.",
+    );
+  }
+  if (pull.head.ref !== branch || pull.head.repo?.full_name !== `${job.owner}/${job.repo}`) {
+    throw reviewError(
+      `Pull request #${pull.number} is not agent-fix's pull request for #${issue.number} (its branch is ${pull.head.ref})`,
+      "not_fix_pull_request",
+      `Review runs work on the branch ${branch} of this repository only.`,
+    );
+  }
+  let review: ReviewInfo | null = null;
+  let comments: ReviewLineComment[] = [];
+  if (job.reviewId !== undefined) {
+    const reviewParams = { ...params, review_id: job.reviewId };
+    [review, comments] = await Promise.all([
+      api.rest.pulls.getReview(reviewParams).then((r) => r.data),
+      api.rest.pulls
+        .listCommentsForReview({ ...reviewParams, per_page: MAX_LINE_COMMENTS })
+        .then((r) => r.data),
+    ]).catch((error: unknown) => {
+      throw githubError(error, `reading review ${job.reviewId} of pull request #${job.pullNumber}`);
+    });
+  }
+  return {
+    issue: {
+      number: issue.number,
+      title: issue.title,
+      body: reviewTaskBody(issue.body ?? "", pull.number, review, comments),
+    },
+    existingBranch: branch,
+  };
+}
+
+/** The issue's text followed by the review: what the agent must change on its earlier work. */
+export function reviewTaskBody(
+  issueBody: string,
+  pullNumber: number,
+  review: Pick<ReviewInfo, "body" | "user"> | null,
+  comments: readonly ReviewLineComment[],
+): string {
+  const lines = [
+    issueBody.trim(),
+    "",
+    "---",
+    "",
+    `A change for this issue is already committed in this repository (pull request #${pullNumber}). ` +
+      "A maintainer reviewed it and asked for changes. Address the review below on top of the existing " +
+      "change; keep what the review does not ask to change.",
+  ];
+  const who = review?.user?.login ? ` by @${review.user.login}` : "";
+  if (review?.body?.trim()) lines.push("", `Review${who}:`, "", review.body.trim());
+  if (comments.length > 0) {
+    lines.push("", "Comments on lines of the change:");
+    for (const comment of comments) {
+      const line = comment.line ?? comment.original_line;
+      lines.push(`- \`${comment.path}\`${line ? ` line ${line}` : ""}: ${comment.body.trim()}`);
+    }
+  }
+  if (!review?.body?.trim() && comments.length === 0) {
+    lines.push("", "The review gave no text; look at the change again and improve it.");
+  }
+  return lines.join("\n");
+}
+
+/**
+ * The publisher of a review run: the pull request already exists (it is only looked up, never
+ * opened), the reviewer's review is requested again, and beside the trajectory summary the app
+ * replies to the review on the pull request.
+ */
+export function reviewPublisher(
+  api: ReviewApi,
+  job: FixJobData,
+  options: { trajectoryUrl?: string } = {},
+): Publisher {
+  const repo = { owner: job.owner, repo: job.repo };
+  const link = options.trajectoryUrl ? { trajectoryUrl: options.trajectoryUrl } : {};
+  let pullUrl = "";
+  return {
+    async openOrUpdatePullRequest() {
+      if (job.pullNumber === undefined) throw new Error("a review job without pullNumber");
+      const { data } = await api.rest.pulls.get({ ...repo, pull_number: job.pullNumber });
+      pullUrl = data.html_url;
+      return { number: data.number, url: data.html_url };
+    },
+    async requestReview(pullNumber, login) {
+      await requestReview(api, repo, pullNumber, login);
+    },
+    async postSummary(pullNumber, draft) {
+      await api.rest.issues.createComment({
+        ...repo,
+        issue_number: pullNumber,
+        body: renderTrajectorySummary(draft.trajectory, {
+          testsBefore: draft.baseline.passed,
+          testsAfter: true,
+          ...link,
+        }),
+      });
+      await api.rest.issues.createComment({
+        ...repo,
+        issue_number: pullNumber,
+        body: reviewReply(job, draft.branch, draft.trajectory, pullUrl),
+      });
+    },
+  };
+}
+
+/** The app's answer to the review: what was pushed where, in the agent's own words. */
+export function reviewReply(
+  job: FixJobData,
+  branch: string,
+  trajectory: Trajectory,
+  pullUrl: string,
+): string {
+  const review =
+    job.reviewId !== undefined && pullUrl
+      ? `[your review](${pullUrl}#pullrequestreview-${job.reviewId})`
+      : "your review";
+  const account = finalMessage(trajectory);
+  return [
+    `@${job.requestedBy} I pushed a new commit to \`${branch}\` addressing ${review}; the repository's tests pass on it.`,
+    ...(account
+      ? [
+          "",
+          account
+            .split("\n")
+            .map((line) => `> ${line}`)
+            .join("\n"),
+        ]
+      : []),
+  ].join("\n");
+}
+
+function githubError(error: unknown, what: string): AgentFixError {
+  const status = httpStatus(error) ?? 0;
+  return new AgentFixError(
+    `GitHub failed while ${what}: ${error instanceof Error ? error.message : String(error)}`,
+    {
+      code: `github_${status || "network"}`,
+      fault: "github",
+      retryable: status === 0 || status >= 500 || status === 429,
+      cause: error,
+    },
+  );
+}
