@@ -1,0 +1,134 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Probot } from "probot";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FixJobData } from "../../../src/queue/index.js";
+import { cloneRepository } from "../../../worker/pipeline/checkout.js";
+import { commitPatch, pushFixBranch } from "../../../worker/pipeline/commit.js";
+import { loadReviewRun, type ReviewApi, reviewTaskBody } from "../../../worker/pipeline/review.js";
+import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
+import { reviewEvent } from "../../support/webhooks.js";
+
+// The worker's side of a review run against the GitHub and git stand-in (real HTTP, real git).
+describe("review runs: reading the review, and pushing on top of the reviewed branch", () => {
+  let github: GitHubServer;
+  let api: ReviewApi;
+  let root: string;
+  const owner = "octo";
+  const repo = "demo";
+  const identity = { name: "agent-fix-test[bot]", email: "bot@users.noreply.example" };
+  const branch = "agent-fix/issue-1";
+  let job: FixJobData;
+
+  const cloneUrl = () => `${github.url}/${owner}/${repo}.git`;
+  /** Commits a new file `name` (a patch that applies on any commit of the branch). */
+  const commitFile = async (dir: string, name: string, title: string) => {
+    const patch = `diff --git a/${name}.txt b/${name}.txt\nnew file mode 100644\n--- /dev/null\n+++ b/${name}.txt\n@@ -0,0 +1 @@\n+${name}\n`;
+    await commitPatch({ dir, patch, identity, issueNumber: 1, issueTitle: title, forbiddenPaths: [] });
+  };
+  const addPull = (head: string) => {
+    const number = github.state.nextNumber(owner, repo);
+    github.state.pulls.push({
+      ...{ owner, repo, number, title: "Fix", body: "", head, base: "main", draft: true },
+      ...{ state: "open" as const, user: github.bot, reviewRequests: [] },
+    });
+    return number;
+  };
+
+  beforeAll(async () => {
+    github = await startGitHubServer();
+    await github.addRepo({ owner, name: repo, files: { "a.txt": "a\n" }, permissions: { alice: "write" } });
+    github.addIssue(owner, repo, { title: "a.txt needs a second line", body: "Add `b`." });
+    root = await mkdtemp(join(tmpdir(), "af-review-"));
+    const dir = join(root, "first");
+    await cloneRepository({ cloneUrl: cloneUrl(), token: github.mintToken(), dir, branch: "main" });
+    await commitFile(dir, "b", "first fix");
+    await pushFixBranch({ dir, issueNumber: 1, token: github.mintToken() });
+    const probot = new Probot({
+      appId: github.appId,
+      privateKey: github.keys.privateKeyPem,
+      baseUrl: github.apiUrl,
+      Octokit: StandInOctokit,
+    });
+    api = (await probot.auth(1)) as unknown as ReviewApi;
+    const repoId = github.state.repo(owner, repo)?.id ?? 0;
+    job = {
+      ...{ installationId: 1, owner, repo, repoId, issueNumber: 1, requestedBy: "alice" },
+      ...{ trigger: "review" as const, deliveryId: "d-1" },
+    };
+  });
+  afterAll(async () => {
+    await github.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("the task is the issue plus the review's body and line comments; the branch is the PR's", async () => {
+    const pull = addPull(branch);
+    const delivery = reviewEvent(
+      github,
+      { owner, repo, pull },
+      "changes_requested",
+      { login: "alice" },
+      {
+        body: "Almost.",
+        comments: [
+          { path: "a.txt", line: 2, body: "Use a capital B." },
+          { path: "a.txt", line: 1, body: "And keep this line." },
+        ],
+      },
+    );
+    const reviewId = (delivery.payload.review as { id: number }).id;
+    const issue = { number: 1, title: "a.txt needs a second line", body: "Add `b`." };
+    const run = await loadReviewRun(api, { ...job, pullNumber: pull, reviewId }, issue);
+    expect(run.existingBranch).toBe(branch);
+    expect(run.issue?.title).toBe(issue.title);
+    expect(run.issue?.body).toBe(
+      reviewTaskBody("Add `b`.", pull, { body: "Almost.", user: { login: "alice" } }, [
+        { path: "a.txt", line: 2, body: "Use a capital B." },
+        { path: "a.txt", line: 1, body: "And keep this line." },
+      ]),
+    );
+    expect(run.issue?.body).toContain("Add `b`.");
+    expect(run.issue?.body).toContain("Review by @alice:\n\nAlmost.");
+    expect(run.issue?.body).toContain(
+      "- `a.txt` line 2: Use a capital B.\n- `a.txt` line 1: And keep this line.",
+    );
+  });
+
+  it("refuses a closed pull request or one on another branch, saying which and what to do", async () => {
+    const closed = addPull(branch);
+    github.state.pull(owner, repo, closed)!.state = "closed";
+    const issue = { number: 1, title: "t", body: null };
+    await expect(loadReviewRun(api, { ...job, pullNumber: closed }, issue)).rejects.toMatchObject({
+      code: "pull_request_closed",
+      hint: "Reopen it and request changes again.",
+    });
+    const other = addPull("main");
+    await expect(loadReviewRun(api, { ...job, pullNumber: other }, issue)).rejects.toMatchObject({
+      code: "not_fix_pull_request",
+    });
+    await expect(loadReviewRun(api, { ...job, pullNumber: 999 }, issue)).rejects.toMatchObject({
+      code: "github_404",
+    });
+  });
+
+  it("pushes a new commit on top without force, and refuses to overwrite a branch that moved meanwhile", async () => {
+    const before = (await github.branches(owner, repo))[branch];
+    const ours = join(root, "ours");
+    await cloneRepository({ cloneUrl: cloneUrl(), token: github.mintToken(), dir: ours, branch });
+    // Someone pushes to the branch while "the agent" works on its own clone.
+    const theirs = join(root, "theirs");
+    await cloneRepository({ cloneUrl: cloneUrl(), token: github.mintToken(), dir: theirs, branch });
+    await commitFile(theirs, "theirs", "a maintainer's commit");
+    await pushFixBranch({ dir: theirs, issueNumber: 1, token: github.mintToken(), force: false });
+    const moved = (await github.branches(owner, repo))[branch];
+    expect(moved).not.toBe(before);
+
+    await commitFile(ours, "ours", "address the review");
+    await expect(
+      pushFixBranch({ dir: ours, issueNumber: 1, token: github.mintToken(), force: false }),
+    ).rejects.toMatchObject({ code: "branch_moved", fault: "user" });
+    expect((await github.branches(owner, repo))[branch]).toBe(moved);
+  });
+});
