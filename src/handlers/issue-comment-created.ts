@@ -1,10 +1,13 @@
 /**
  * `/agent-fix` in an issue comment starts a run, `/agent-fix stop` cancels it; honoured only from
- * users with write access to the repository, others get a short reply saying who may.
+ * users with write access to the repository, others get a short reply saying who may. On the app's
+ * own pull request, `/agent-fix` starts a review run (the lines after the command say what to change)
+ * and `/agent-fix stop` cancels the issue's run.
  */
 import type { Context } from "probot";
 import { hasWriteAccess } from "../github/permissions.js";
-import { fromBot, type HandlerDeps, targetOf } from "./deps.js";
+import { fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
+import { fixIssueOf, startReviewRun } from "./pull-request-review.js";
 import { cancelRun, startRun } from "./runs.js";
 
 export type CommentCommand = "start" | "stop" | null;
@@ -43,12 +46,12 @@ export async function onIssueCommentCreated(
     );
     return;
   }
-  if (command === "stop") {
-    await cancelRun(context, deps, target, login, `${deps.settings.command} stop`);
+  if (payload.issue.pull_request) {
+    await onPullRequestCommand(context, deps, target, command);
     return;
   }
-  if (payload.issue.pull_request) {
-    await reply(`@${login} \`${deps.settings.command}\` works on issues, not on pull requests.`);
+  if (command === "stop") {
+    await cancelRun(context, deps, target, login, `${deps.settings.command} stop`);
     return;
   }
   if (payload.issue.state !== "open") {
@@ -56,6 +59,42 @@ export async function onIssueCommentCreated(
     return;
   }
   await startRun(context, deps, target, login, "comment", () =>
+    context.octokit.rest.reactions.createForIssueComment({
+      ...repo,
+      comment_id: payload.comment.id,
+      content: "eyes",
+    }),
+  );
+}
+
+/** The command in a comment on a pull request: only the app's own pull requests take it. */
+async function onPullRequestCommand(
+  context: Context<"issue_comment.created">,
+  deps: HandlerDeps,
+  pullTarget: IssueTarget,
+  command: "start" | "stop",
+): Promise<void> {
+  const { payload } = context;
+  const repo = { owner: pullTarget.owner, repo: pullTarget.repo };
+  const pullNumber = pullTarget.issueNumber;
+  const login = payload.sender.login;
+  const { data: pull } = await context.octokit.rest.pulls.get({ ...repo, pull_number: pullNumber });
+  const issueNumber = fixIssueOf(pull, payload.repository.full_name);
+  if (issueNumber === null) {
+    await context.octokit.rest.issues.createComment({
+      ...repo,
+      issue_number: pullNumber,
+      body: `@${login} \`${deps.settings.command}\` works on issues and on agent-fix's own pull requests, not on this one.`,
+    });
+    return;
+  }
+  const target = { ...pullTarget, issueNumber };
+  if (command === "stop") {
+    await cancelRun(context, deps, target, login, `${deps.settings.command} stop`);
+    return;
+  }
+  if (pull.state !== "open") return;
+  await startReviewRun(context, deps, target, login, { pullNumber, commentId: payload.comment.id }, () =>
     context.octokit.rest.reactions.createForIssueComment({
       ...repo,
       comment_id: payload.comment.id,

@@ -3,11 +3,12 @@
  * repository) start a review run: the agent addresses the review on that branch. Only reviews from
  * users with write access count; any other review, or a review on someone else's pull request, is
  * ignored. A review run shares the issue's job id, so it never runs beside the issue's own run: while
- * one is queued or running the reviewer is told so and asked to request changes again afterwards.
+ * one is queued or running the reviewer is told so and asked to ask again afterwards.
  */
 import type { Context } from "probot";
 import { hasWriteAccess } from "../github/permissions.js";
-import { fromBot, type HandlerDeps, targetOf } from "./deps.js";
+import type { FixJobData } from "../queue/job.js";
+import { type EventContext, fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
 import { startRun } from "./runs.js";
 
 const FIX_BRANCH = /^agent-fix\/issue-(\d+)$/;
@@ -15,14 +16,38 @@ const FIX_BRANCH = /^agent-fix\/issue-(\d+)$/;
 /** The issue number when the pull request is the app's own fix pull request; null otherwise. */
 export function fixIssueOf(
   pull: {
-    head: { ref: string; repo?: { id: number } | null };
+    head: { ref: string; repo?: { full_name: string } | null };
     user?: { type?: string; login?: string } | null;
   },
-  repositoryId: number,
+  repositoryFullName: string,
 ): number | null {
   const match = FIX_BRANCH.exec(pull.head.ref);
-  if (!match || pull.head.repo?.id !== repositoryId || !fromBot(pull.user ?? undefined)) return null;
+  if (!match || pull.head.repo?.full_name !== repositoryFullName || !fromBot(pull.user ?? undefined))
+    return null;
   return Number(match[1]);
+}
+
+/**
+ * Enqueues a review run of `target` (the issue) on pull request `pullNumber`, or tells `login` on the
+ * pull request that a run of that issue is already queued or running.
+ */
+export async function startReviewRun(
+  context: EventContext,
+  deps: HandlerDeps,
+  target: IssueTarget,
+  login: string,
+  ids: Required<Pick<FixJobData, "pullNumber">> & Pick<FixJobData, "reviewId" | "commentId">,
+  react: () => Promise<unknown>,
+): Promise<void> {
+  const result = await startRun(context, deps, target, login, "review", react, ids);
+  if (result.status === "duplicate") {
+    await context.octokit.rest.issues.createComment({
+      owner: target.owner,
+      repo: target.repo,
+      issue_number: ids.pullNumber,
+      body: `@${login} an agent-fix run for #${target.issueNumber} is already queued or running, so this was not picked up. Ask again (request changes, or comment \`${deps.settings.command}\` here) once it has finished; its progress is shown on #${target.issueNumber}.`,
+    });
+  }
 }
 
 export async function onPullRequestReviewSubmitted(
@@ -31,7 +56,7 @@ export async function onPullRequestReviewSubmitted(
 ): Promise<void> {
   const { payload } = context;
   if (fromBot(payload.sender) || payload.review.state !== "changes_requested") return;
-  const issueNumber = fixIssueOf(payload.pull_request, payload.repository.id);
+  const issueNumber = fixIssueOf(payload.pull_request, payload.repository.full_name);
   if (issueNumber === null) return;
   const target = targetOf(payload, issueNumber);
   if (!target) return;
@@ -48,21 +73,9 @@ export async function onPullRequestReviewSubmitted(
     );
     return;
   }
-  const result = await startRun(
-    context,
-    deps,
-    target,
-    login,
-    "review",
-    () =>
-      reply(
-        `@${login} agent-fix is working on your review; it will push a new commit to \`${payload.pull_request.head.ref}\`. Progress is shown on #${issueNumber}.`,
-      ),
-    { pullNumber, reviewId: payload.review.id },
+  await startReviewRun(context, deps, target, login, { pullNumber, reviewId: payload.review.id }, () =>
+    reply(
+      `@${login} agent-fix is working on your review; it will push a new commit to \`${payload.pull_request.head.ref}\`. Progress is shown on #${issueNumber}.`,
+    ),
   );
-  if (result.status === "duplicate") {
-    await reply(
-      `@${login} an agent-fix run for #${issueNumber} is already queued or running, so this review was not picked up. Request changes again (or re-submit your review) once it has finished; its progress is shown on #${issueNumber}.`,
-    );
-  }
 }

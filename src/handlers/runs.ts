@@ -47,7 +47,7 @@ export async function startRun(
   trigger: JobTrigger,
   react: () => Promise<unknown>,
   /** Review runs: the pull request and review (ids only). */
-  review: Pick<FixJobData, "pullNumber" | "reviewId"> = {},
+  review: Pick<FixJobData, "pullNumber" | "reviewId" | "commentId"> = {},
 ): Promise<EnqueueResult> {
   const result = await enqueueFix(
     deps.queue,

@@ -28,6 +28,8 @@ export const fixJobDataSchema = z
     pullNumber: z.number().int().positive().optional(),
     /** Review jobs: the review (state "changes requested") the run addresses; absent for a comment command. */
     reviewId: z.number().int().positive().optional(),
+    /** Review jobs started by the comment command on the pull request: that comment (its text is the request). */
+    commentId: z.number().int().positive().optional(),
   })
   .strict();
 export type FixJobData = z.infer<typeof fixJobDataSchema>;

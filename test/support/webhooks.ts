@@ -186,3 +186,43 @@ export function reviewEvent(
     },
   };
 }
+
+/** issue_comment.created on a pull request of the stand-in (GitHub sends PR comments as issue comments). */
+export function pullCommentEvent(
+  github: GitHubServer,
+  target: { owner: string; repo: string; pull: number },
+  body: string,
+  sender: Sender,
+): Delivery {
+  const pull = github.state.pull(target.owner, target.repo, target.pull);
+  if (!pull)
+    throw new Error(`the stand-in has no pull request ${target.owner}/${target.repo}#${target.pull}`);
+  const at = new Date().toISOString();
+  const comment = {
+    ...{ id: github.state.id(), owner: target.owner, repo: target.repo, issueNumber: pull.number, body },
+    ...{
+      user: { ...user(sender), type: sender.type ?? "User" },
+      createdAt: at,
+      updatedAt: at,
+      history: [body],
+    },
+  };
+  github.state.comments.push(comment);
+  return {
+    event: "issue_comment",
+    payload: {
+      action: "created",
+      comment: { id: comment.id, body, user: user(sender) },
+      issue: {
+        number: pull.number,
+        title: pull.title,
+        body: pull.body,
+        state: pull.state,
+        labels: [],
+        user: { login: pull.user.login, id: pull.user.id, type: pull.user.type },
+        pull_request: { url: `${github.apiUrl}/repos/${target.owner}/${target.repo}/pulls/${pull.number}` },
+      },
+      ...base(github, target.owner, target.repo, sender),
+    },
+  };
+}

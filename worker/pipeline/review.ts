@@ -48,6 +48,13 @@ export interface ReviewLineComment {
 /** GitHub's API as review runs use it: the helpers' subset plus reading pull requests and reviews. */
 export type ReviewApi = GitHubApi & {
   rest: {
+    issues: {
+      getComment(params: {
+        owner: string;
+        repo: string;
+        comment_id: number;
+      }): Promise<Response<{ body?: string; user: { login: string } | null }>>;
+    };
     pulls: {
       get(params: PullParams): Promise<Response<PullInfo>>;
       getReview(params: PullParams & { review_id: number }): Promise<Response<ReviewInfo>>;
@@ -100,9 +107,19 @@ export async function loadReviewRun(
       `Review runs work on the branch ${branch} of this repository only.`,
     );
   }
-  let review: ReviewInfo | null = null;
+  let review: Pick<ReviewInfo, "body" | "user"> | null = null;
   let comments: ReviewLineComment[] = [];
-  if (job.reviewId !== undefined) {
+  if (job.commentId !== undefined) {
+    // The comment command on the pull request: the lines after the command are the request.
+    const { data } = await api.rest.issues
+      .getComment({ ...repo, comment_id: job.commentId })
+      .catch((error: unknown) => {
+        throw githubError(error, `reading comment ${job.commentId} on pull request #${job.pullNumber}`);
+      });
+    const lines = (data.body ?? "").split("\n");
+    const command = lines.findIndex((line) => line.trim() !== "");
+    review = { body: lines.slice(command + 1).join("\n"), user: data.user };
+  } else if (job.reviewId !== undefined) {
     const reviewParams = { ...params, review_id: job.reviewId };
     [review, comments] = await Promise.all([
       api.rest.pulls.getReview(reviewParams).then((r) => r.data),
@@ -204,9 +221,11 @@ export function reviewReply(
   pullUrl: string,
 ): string {
   const review =
-    job.reviewId !== undefined && pullUrl
-      ? `[your review](${pullUrl}#pullrequestreview-${job.reviewId})`
-      : "your review";
+    job.commentId !== undefined && pullUrl
+      ? `[your request](${pullUrl}#issuecomment-${job.commentId})`
+      : job.reviewId !== undefined && pullUrl
+        ? `[your review](${pullUrl}#pullrequestreview-${job.reviewId})`
+        : "your review";
   const account = finalMessage(trajectory);
   return [
     `@${job.requestedBy} I pushed a new commit to \`${branch}\` addressing ${review}; the repository's tests pass on it.`,

@@ -8,7 +8,7 @@ import { cloneRepository } from "../../../worker/pipeline/checkout.js";
 import { commitPatch, pushFixBranch } from "../../../worker/pipeline/commit.js";
 import { loadReviewRun, type ReviewApi, reviewTaskBody } from "../../../worker/pipeline/review.js";
 import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
-import { reviewEvent } from "../../support/webhooks.js";
+import { pullCommentEvent, reviewEvent } from "../../support/webhooks.js";
 
 // The worker's side of a review run against the GitHub and git stand-in (real HTTP, real git).
 describe("review runs: reading the review, and pushing on top of the reviewed branch", () => {
@@ -130,5 +130,27 @@ describe("review runs: reading the review, and pushing on top of the reviewed br
       pushFixBranch({ dir: ours, issueNumber: 1, token: github.mintToken(), force: false }),
     ).rejects.toMatchObject({ code: "branch_moved", fault: "user" });
     expect((await github.branches(owner, repo))[branch]).toBe(moved);
+  });
+
+  it("a comment command's request is the comment's lines after the command", async () => {
+    const pull = addPull(branch);
+    const delivery = pullCommentEvent(
+      github,
+      { owner, repo, pull },
+      "\n/agent-fix\nName the new line `c` instead.",
+      { login: "alice" },
+    );
+    const commentId = (delivery.payload.comment as { id: number }).id;
+    const run = await loadReviewRun(
+      api,
+      { ...job, pullNumber: pull, commentId },
+      {
+        number: 1,
+        title: "t",
+        body: "Add `b`.",
+      },
+    );
+    expect(run.issue?.body).toContain("Review by @alice:\n\nName the new line `c` instead.");
+    expect(run.issue?.body).not.toContain("/agent-fix");
   });
 });

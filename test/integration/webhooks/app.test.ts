@@ -13,7 +13,14 @@ import { type CancelRequest, connectRedis, fixJobId, subscribeToCancels } from "
 import { type AppServer, startAppServer } from "../../../src/server.js";
 import { trajectoryUrl } from "../../../src/trajectories.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
-import { closedEvent, commentEvent, deliver, labelEvent, reviewEvent } from "../../support/webhooks.js";
+import {
+  closedEvent,
+  commentEvent,
+  deliver,
+  labelEvent,
+  pullCommentEvent,
+  reviewEvent,
+} from "../../support/webhooks.js";
 import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 
 const up = await redisAvailable();
@@ -325,7 +332,7 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     expect((await jobOf(issue))?.data.trigger).toBe("review");
     const later = commentsBy(pull, github.bot.login);
     expect(later).toHaveLength(2);
-    expect(later[1]?.body).toContain("already queued or running, so this review was not picked up");
+    expect(later[1]?.body).toContain("already queued or running, so this was not picked up");
   });
 
   it("a review from a user without write access is refused; reviews on pull requests not the app's are ignored", async () => {
@@ -355,5 +362,37 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
       reviewEvent(github, { owner, repo, pull }, "changes_requested", { login: "ci[bot]", type: "Bot" }),
     );
     expect(commentsBy(pull, github.bot.login)).toHaveLength(1);
+  });
+
+  it("/agent-fix on the app's pull request starts a review run of its issue; stop cancels it; other PRs get a reply", async () => {
+    const issue = newIssue();
+    const pull = addPull(`agent-fix/issue-${issue}`);
+    const start = pullCommentEvent(
+      github,
+      { owner, repo, pull },
+      "/agent-fix\nAlso handle empty input.",
+      alice,
+    );
+    expect(await post(start)).toBe(200);
+    const commentId = (start.payload.comment as { id: number }).id;
+    expect((await jobOf(issue))?.data).toMatchObject({
+      issueNumber: issue,
+      pullNumber: pull,
+      commentId,
+      trigger: "review",
+    });
+    expect(github.state.reactions.some((r) => r.commentId === commentId && r.content === "eyes")).toBe(true);
+    expect(commentsBy(pull, github.bot.login)).toHaveLength(0);
+
+    expect(await post(pullCommentEvent(github, { owner, repo, pull }, "/agent-fix stop", alice))).toBe(200);
+    expect(await jobOf(issue)).toBeUndefined();
+    expect(commentsBy(issue, github.bot.login)[0]?.body).toContain(
+      "run cancelled by @alice (/agent-fix stop)",
+    );
+
+    const human = { login: "alice", id: 7, type: "User" as const };
+    const other = addPull("feature/z", human);
+    expect(await post(pullCommentEvent(github, { owner, repo, pull: other }, "/agent-fix", alice))).toBe(200);
+    expect(commentsBy(other, github.bot.login)[0]?.body).toContain("not on this one");
   });
 });
