@@ -62,7 +62,9 @@ describe.runIf(ready)(
           stack.finalStatus(issue),
         240_000,
       );
-      expect(stack.finalStatus(issue)?.body).toContain(`#${pr!.number}`);
+      expect(stack.finalStatus(issue)?.body).toContain(
+      `This run addressed the changes asked for on #${pr!.number}: a new commit on the same branch.`,
+    );
 
       // Still exactly one pull request, the same one, open.
       expect(stack.pulls(issue)).toHaveLength(1);

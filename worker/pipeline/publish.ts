@@ -52,7 +52,17 @@ export function githubStatusReporter(
         ...(info.maxSteps !== undefined ? { maxSteps: info.maxSteps } : {}),
         ...(info.note ? { detail: info.note } : {}),
       }),
-    succeeded: (pullRequest) => show({ kind: "succeeded", pullRequest }),
+    succeeded: (pullRequest) =>
+      show({
+        kind: "succeeded",
+        pullRequest,
+        // A review run adds a commit to the pull request it was asked on; it opens none.
+        ...(job.trigger === "review"
+          ? {
+              note: `This run addressed the changes asked for on #${pullRequest.number}: a new commit on the same branch.`,
+            }
+          : {}),
+      }),
     failed: (reason, trajectory) =>
       show({
         kind: "failed",

@@ -151,7 +151,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       lap("tests");
       if (!baseline.passed && !config.openPrWhenBaselineFails) {
         const reason =
-          `The tests already fail on ${input.repository.defaultBranch} before any change ` +
+          `The tests already fail on ${input.existingBranch ?? input.repository.defaultBranch} before any change ` +
           `(\`${config.testCommand}\` exited ${baseline.exitCode}), so a passing run could not be told apart. ` +
           "Fix the tests, or set `openPullRequestWhenBaselineFails: true` in .github/agent-fix.yml.";
         await status.failed(reason);
