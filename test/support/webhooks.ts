@@ -163,7 +163,7 @@ export function reviewEvent(
     state: state.toUpperCase() as "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED",
     body: review.body ?? "",
     user: { ...user(sender), type: sender.type ?? "User" },
-    comments: (review.comments ?? []).map((c) => ({ ...c, id: github.state.id(), replies: [] })),
+    comments: (review.comments ?? []).map((c) => ({ ...c, id: github.state.id() })),
   });
   return {
     event: "pull_request_review",

@@ -1,6 +1,6 @@
 /**
- * Pull request reviews on the stand-in: reading a review and its line comments (as the worker does
- * for a review run) and replying in a line comment's thread. Reviews are added by the test, through
+ * Pull request reviews on the stand-in: reading a review and its line comments, as the worker does
+ * for a review run. Reviews are added by the test, through
  * `reviewEvent` (test/support/webhooks.ts), as a reviewer would submit them on GitHub.
  */
 import { userJson } from "./render.js";
@@ -41,7 +41,7 @@ function reviewCommentJson(base: string, review: StandInReview, comment: StandIn
   };
 }
 
-export function reviewRoutes({ withRepo, notFound, invalid }: Helpers): Route[] {
+export function reviewRoutes({ withRepo, notFound }: Helpers): Route[] {
   const reviewOf = (ctx: RouteContext, repo: StandInRepo) => {
     const review = ctx.state.review(repo.owner, repo.name, Number(ctx.params[3]));
     return review && review.pullNumber === Number(ctx.params[2]) ? review : undefined;
@@ -70,36 +70,6 @@ export function reviewRoutes({ withRepo, notFound, invalid }: Helpers): Route[] 
           body: review.comments
             .slice((page - 1) * perPage, page * perPage)
             .map((c) => reviewCommentJson(ctx.base, review, c)),
-        };
-      }),
-    },
-    {
-      method: "POST",
-      pattern: new RegExp(`^${R}/pulls/(\\d+)/comments/(\\d+)/replies$`),
-      auth: "installation",
-      handler: withRepo((ctx, repo) => {
-        const pullNumber = Number(ctx.params[2]);
-        const id = Number(ctx.params[3]);
-        const review = ctx.state.reviews.find(
-          (r) =>
-            r.owner === repo.owner &&
-            r.repo === repo.name &&
-            r.pullNumber === pullNumber &&
-            r.comments.some((c) => c.id === id),
-        );
-        const comment = review?.comments.find((c) => c.id === id);
-        if (!review || !comment) return notFound();
-        const body = ctx.body.body;
-        if (typeof body !== "string" || body.length === 0) return invalid("body is required");
-        comment.replies.push(body);
-        return {
-          status: 201,
-          body: {
-            ...reviewCommentJson(ctx.base, review, comment),
-            id: ctx.state.id(),
-            body,
-            in_reply_to_id: id,
-          },
         };
       }),
     },

@@ -75,8 +75,6 @@ export interface StandInReviewComment {
   path: string;
   line: number;
   body: string;
-  /** Replies posted to this comment's thread (by the app). */
-  replies: string[];
 }
 
 export interface StandInRepo {
