@@ -67,30 +67,46 @@ export interface DockerSandboxProviderOptions {
 /** Functions of the control shell: the killer (builtins only), file access inside /workspace, probes. */
 const CONTROL_INIT = `${KILL_FUNCTION}
 __af_path() {
-  local p
-  p=$(realpath -m -- "$1" 2>/dev/null) || return 2
-  case $p in ${WORKDIR}|${WORKDIR}/*) printf '%s' "$p" ;; *) return 3 ;; esac
+  # Sets __af_p to the real path of $1 (absolute, normalised by the host) when it lies inside the
+  # workspace. Builtins only unless a component is a symlink: then realpath (one fork) decides.
+  local p=$1 q
+  case $p in ${WORKDIR}|${WORKDIR}/*) ;; *) return 3 ;; esac
+  q=$p
+  while [[ $q == ${WORKDIR}/* ]]; do
+    if [[ -L $q ]]; then
+      p=$(realpath -m -- "$1" 2>/dev/null) || return 2
+      case $p in ${WORKDIR}|${WORKDIR}/*) break ;; *) return 3 ;; esac
+    fi
+    q=\${q%/*}
+  done
+  __af_p=$p
 }
 __af_read() {
-  local p s
-  p=$(__af_path "$1") || { echo OUT; return 0; }
-  if [[ -d $p ]]; then echo DIR; return 0; fi
-  if [[ ! -e $p ]]; then echo NOTFOUND; return 0; fi
-  if [[ ! -f $p ]]; then echo NOTREG; return 0; fi
-  s=$(stat -L -c %s -- "$p" 2>&1) || { echo "ERR $s"; return 0; }
-  if (( s > $2 )); then echo "BIG $s"; return 0; fi
-  echo "OK $s"
-  base64 -w0 -- "$p" 2>/dev/null || echo "ERR cannot read"
+  # Prints a status line, then (OK) the first MAX+1 bytes in base64 on one line, then ERR on a failed read.
+  local st
+  __af_path "$1" || { echo OUT; return 0; }
+  if [[ -d $__af_p ]]; then echo DIR; return 0; fi
+  if [[ ! -e $__af_p ]]; then echo NOTFOUND; return 0; fi
+  if [[ ! -f $__af_p ]]; then echo NOTREG; return 0; fi
+  if [[ ! -r $__af_p ]]; then echo "ERR permission denied"; return 0; fi
+  echo OK
+  head -c $(($2 + 1)) -- "$__af_p" 2>/dev/null | base64 -w0
+  st=\${PIPESTATUS[0]}\${PIPESTATUS[1]}
   echo
+  [[ $st == 00 ]] || echo "ERR cannot read"
 }
 __af_write() {
-  local p d err
-  p=$(__af_path "$1") || { echo OUT; return 0; }
-  if [[ -d $p ]]; then echo DIR; return 0; fi
-  d=\${p%/*}
-  err=$(mkdir -p -- "\${d:-/}" 2>&1) || { echo "ERR $err"; return 0; }
-  err=$(printf %s "$2" | base64 -d 2>&1 >"$p") || { echo "ERR $err"; return 0; }
-  echo OK
+  # The content arrives on the shell's stdin after the command line: $2 bytes of base64 and a newline,
+  # consumed whatever happens (what is left unread would run as a command).
+  local st=OK err d
+  if ! __af_path "$1"; then st=OUT
+  elif [[ -d $__af_p ]]; then st=DIR
+  else
+    d=\${__af_p%/*}
+    [[ -d \${d:-/} ]] || err=$(mkdir -p -- "\${d:-/}" 2>&1) || st="ERR $err"
+  fi
+  if [[ $st != OK ]]; then head -c "$2" >/dev/null; echo "$st"; return 0; fi
+  head -c "$2" | { err=$(base64 -d 2>&1 >"$__af_p") && echo OK || { cat >/dev/null; echo "ERR $err"; }; }
 }
 __af_oom() {
   local k v f
@@ -392,8 +408,8 @@ export class DockerSandbox extends SessionSandbox {
     await this.agent.start();
   }
 
-  private async controlRun(command: string, timeoutMs = 60_000): Promise<string> {
-    const r = await this.control.run(command, { timeoutMs });
+  private async controlRun(command: string, timeoutMs = 60_000, input?: string): Promise<string> {
+    const r = await this.control.run(command, { timeoutMs, ...(input !== undefined ? { input } : {}) });
     if (r.timedOut)
       throw new SandboxError(`the sandbox's control shell did not answer in ${timeoutMs} ms`, {
         code: "control_timeout",
@@ -434,19 +450,22 @@ export class DockerSandbox extends SessionSandbox {
 
   async readFile(file: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
     if (this.disposed) throw disposedError();
-    const max = options.maxBytes ?? this.settings.maxFileBytes;
-    const out = await this.controlRun(
-      `__af_read ${ansiC(this.absolute(file))} ${Math.max(0, Math.floor(max))}`,
-    );
-    const newline = out.indexOf("\n");
-    const status = newline >= 0 ? out.slice(0, newline) : out;
-    if (status.startsWith("OK ")) {
-      const size = Number(status.slice(3));
-      const data = Buffer.from(out.slice(newline + 1).trim(), "base64");
-      if (data.length !== size) throw new SandboxError(`short read of ${file}`, { code: "io_error" });
-      return data;
+    const max = Math.max(0, Math.floor(options.maxBytes ?? this.settings.maxFileBytes));
+    const absolute = this.absolute(file);
+    const out = await this.controlRun(`__af_read ${ansiC(absolute)} ${max}`);
+    const first = out.indexOf("\n");
+    const status = first >= 0 ? out.slice(0, first) : out;
+    if (status !== "OK") throw this.fileError(file, status, max);
+    const second = out.indexOf("\n", first + 1);
+    const trailer = second >= 0 ? out.slice(second + 1).trim() : "";
+    if (second < 0 || trailer.length > 0) throw this.fileError(file, trailer || "ERR short read", max);
+    const data = Buffer.from(out.slice(first + 1, second), "base64");
+    if (data.length > max) {
+      // Only the first max+1 bytes came over; ask for the real size for the message.
+      const size = (await this.controlRun(`stat -L -c %s -- ${ansiC(absolute)}`)).trim();
+      throw this.fileError(file, `BIG ${/^\d+$/.test(size) ? size : `more than ${max}`}`, max);
     }
-    throw this.fileError(file, status, max);
+    return data;
   }
 
   async writeFile(file: string, data: Buffer | string): Promise<void> {
@@ -460,8 +479,12 @@ export class DockerSandbox extends SessionSandbox {
         },
       );
     }
+    // The content goes to the shell's stdin after the command line (see __af_write), not into it.
+    const input = `${bytes.toString("base64")}\n`;
     const out = await this.controlRun(
-      `__af_write ${ansiC(this.absolute(file))} '${bytes.toString("base64")}'`,
+      `__af_write ${ansiC(this.absolute(file))} ${input.length}`,
+      60_000,
+      input,
     );
     const status = out.trim();
     if (status !== "OK") throw this.fileError(file, status, this.settings.maxFileBytes);

@@ -52,6 +52,14 @@ export interface ShellRunOptions {
   /** Extra variables for this command only, in a subshell. */
   env?: Record<string, string>;
   signal?: AbortSignal;
+  /**
+   * Data written to the shell's own stdin right after the command line, for the command to read (bash
+   * reads its input from a pipe one byte at a time, so the data stays in the pipe for the command; far
+   * cheaper than in the command line, which bash would parse byte by byte). The command then runs with
+   * the shell's stdin instead of /dev/null and MUST read exactly these bytes. Should end with a newline
+   * and be safe as a shell line, since bash would run what the command leaves unread.
+   */
+  input?: string;
 }
 
 export interface ShellRunResult {
@@ -317,7 +325,10 @@ export class ShellSession {
     }
   }
 
-  private commandLine(command: string, options: { cwd?: string; env?: Record<string, string> }): string {
+  private commandLine(
+    command: string,
+    options: { cwd?: string; env?: Record<string, string>; input?: string },
+  ): string {
     let body = `eval ${ansiC(command)}`;
     const env = options.env && Object.keys(options.env).length > 0 ? options.env : undefined;
     if (options.cwd !== undefined || env) {
@@ -332,7 +343,8 @@ export class ShellSession {
     // line that starts with `{` (and exits). A redirection on `eval` itself applies to all it runs.
     // `jobs` first swallows bash's late notices about background jobs that ended ("Killed ..."), which
     // would otherwise land in this command's output. Not `:`: the classic fork bomb redefines it.
-    return `jobs >/dev/null 2>&1; ${body} </dev/null 2>&1; printf '\\n%s%s %d\\n' '${this.markerA}' '${this.markerB}' "$?"\n`;
+    const stdin = options.input === undefined ? " </dev/null" : "";
+    return `jobs >/dev/null 2>&1; ${body}${stdin} 2>&1; printf '\\n%s%s %d\\n' '${this.markerA}' '${this.markerB}' "$?"\n`;
   }
 
   /** Writes one line and waits for the marker, the shell's end, or the timeout (then kills). */
@@ -423,7 +435,7 @@ export class ShellSession {
       await this.restart();
     }
     const buffer = new OutputBuffer(options.maxOutputChars ?? Number.POSITIVE_INFINITY);
-    const line = this.commandLine(command, options);
+    const line = this.commandLine(command, options) + (options.input ?? "");
     const { outcome, timedOut, aborted } = await this.exchange(line, {
       buffer,
       timeoutMs: options.timeoutMs,

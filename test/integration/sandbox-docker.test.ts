@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider, LABEL } from "../../sandbox/docker.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../../sandbox/reaper.js";
 import type { Sandbox } from "../../src/contracts.js";
+import { SandboxError } from "../../src/errors.js";
 import { CONTRACT_MAX_OUTPUT_CHARS, makeSourceDir, sandboxContract } from "../support/sandbox-contract.js";
 import { requireSandboxImage } from "../support/services.js";
 
@@ -137,6 +138,21 @@ describe.runIf(available)("docker driver", () => {
         "OLDPWD",
       ];
       expect([...fixed].filter((name) => !allowed.includes(name!))).toEqual([]);
+    });
+
+    it("a write that fails inside the workspace says why, and the control shell stays in step", async () => {
+      expect((await sandbox.exec("mkdir -p locked && chmod 555 locked")).exitCode).toBe(0);
+      const content = Buffer.from("echo LEAKED\n".repeat(20_000));
+      const error = await sandbox.writeFile("locked/f.txt", content).catch((e) => e);
+      expect(error).toBeInstanceOf(SandboxError);
+      expect((error as SandboxError).code).toBe("io_error");
+      expect((error as SandboxError).message).toMatch(/Permission denied/);
+      const mkdirError = await sandbox.writeFile("locked/deeper/f.txt", "x").catch((e) => e);
+      expect((mkdirError as SandboxError).code).toBe("io_error");
+      expect((await sandbox.readFile("a.txt")).toString()).toBe("hello\n");
+      await sandbox.writeFile("after.txt", "fine\n");
+      expect((await sandbox.exec("cat after.txt; ls locked | wc -l")).output).toBe("fine\n0\n");
+      await sandbox.exec("chmod 755 locked && rm -rf locked after.txt");
     });
 
     it("contains a fork bomb: the result comes back and the sandbox stays usable", async () => {

@@ -2,6 +2,7 @@
  * The Sandbox contract, as one suite run against every driver with the same expectations
  * (test/integration/sandbox-local.test.ts, test/integration/sandbox-docker.test.ts).
  */
+import { createHash, randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -173,6 +174,36 @@ export function sandboxContract(target: ContractTarget): void {
       await expectSandboxError(sandbox.writeFile("sub", "x"), "is_directory");
       await expectSandboxError(sandbox.readFile("a.txt", { maxBytes: 3 }), "file_too_large");
       await sandbox.exec("rm -rf out text.txt empty.txt made.bin");
+    });
+
+    it("round-trips a large binary file byte-exact, caps reads at maxBytes, and writes through an inner symlink", async () => {
+      const bytes = randomBytes(700_000);
+      await sandbox.writeFile("big/blob.bin", bytes);
+      expect(Buffer.compare(await sandbox.readFile("big/blob.bin"), bytes)).toBe(0);
+      const digest = createHash("sha256").update(bytes).digest("hex");
+      expect((await sandbox.exec("sha256sum < big/blob.bin")).output.split(" ")[0]).toBe(digest);
+      expect((await sandbox.readFile("big/blob.bin", { maxBytes: bytes.length })).length).toBe(bytes.length);
+      const tooBig = await sandbox.readFile("big/blob.bin", { maxBytes: bytes.length - 1 }).catch((e) => e);
+      expect(tooBig).toBeInstanceOf(SandboxError);
+      expect((tooBig as SandboxError).code).toBe("file_too_large");
+      expect((tooBig as SandboxError).message).toContain(String(bytes.length));
+      expect((await sandbox.exec("ln -s sub inner2 && ln -s b.txt sub/blink")).exitCode).toBe(0);
+      await sandbox.writeFile("inner2/blink", "through links\n");
+      expect((await sandbox.exec("cat sub/b.txt")).output).toBe("through links\n");
+      expect((await sandbox.readFile("inner2/blink")).toString()).toBe("through links\n");
+      await sandbox.exec("rm -rf big inner2 sub/blink; printf 'nested\\n' > sub/b.txt");
+      expect((await sandbox.readFile("sub/b.txt")).toString()).toBe("nested\n");
+    });
+
+    it("a refused write of a large file leaves the sandbox in step: the next commands and reads answer normally", async () => {
+      const content = Buffer.from("echo LEAKED; ".repeat(30_000));
+      await expectSandboxError(sandbox.writeFile("../escape.txt", content), "path_outside_workspace");
+      await expectSandboxError(sandbox.writeFile("sub", content), "is_directory");
+      expect((await sandbox.exec("echo next")).output).toBe("next\n");
+      expect((await sandbox.readFile("a.txt")).toString()).toBe("hello\n");
+      await sandbox.writeFile("small.txt", "ok\n");
+      expect((await sandbox.readFile("small.txt")).toString()).toBe("ok\n");
+      await sandbox.exec("rm -f small.txt");
     });
 
     it("refuses paths outside the workspace: ../, absolute paths elsewhere, symlinks that lead out", async () => {
