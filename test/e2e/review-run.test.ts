@@ -4,6 +4,7 @@ import { copyFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixJobId } from "../../src/queue/index.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import { FIXTURES, type IssueRef, SAMPLE_REPLAY, waitFor } from "../support/stack-parts.js";
@@ -36,6 +37,12 @@ describe.runIf(ready)(
       const branch = `agent-fix/issue-${issue.number}`;
       expect(await stack.label(issue)).toBeLessThan(300);
       await waitFor("the issue run to finish", () => stack.finalStatus(issue), 240_000);
+      // The final status is posted just before the job completes; a review before that is refused.
+      const job = fixJobId(issue.repoId, issue.number);
+      await waitFor(
+        "the issue job to complete",
+        async () => (await stack.app!.queue.queue.getJobState(job)) === "completed",
+      );
       expect(stack.finalStatus(issue)?.body).toContain("opened draft pull request #");
       const [pr] = stack.pulls(issue);
       expect(pr).toBeDefined();
@@ -55,6 +62,14 @@ describe.runIf(ready)(
         },
       );
       expect(await stack.send(review.event, review.payload)).toBeLessThan(300);
+      // Acknowledged on the pull request at once (not refused as a duplicate of the issue run).
+      const acknowledged = stack.github.state
+        .commentsOn(issue.owner, issue.repo, pr!.number)
+        .map((c) => c.body)
+        .filter((body) => body.startsWith("@maintainer"));
+      expect(acknowledged).toEqual([
+        expect.stringContaining("@maintainer agent-fix is working on your review"),
+      ]);
       await waitFor(
         "the review run to push and finish",
         async () =>
@@ -63,8 +78,8 @@ describe.runIf(ready)(
         240_000,
       );
       expect(stack.finalStatus(issue)?.body).toContain(
-      `This run addressed the changes asked for on #${pr!.number}: a new commit on the same branch.`,
-    );
+        `This run addressed the changes asked for on #${pr!.number}: a new commit on the same branch.`,
+      );
 
       // Still exactly one pull request, the same one, open.
       expect(stack.pulls(issue)).toHaveLength(1);
@@ -77,7 +92,9 @@ describe.runIf(ready)(
         }).trim();
       expect(git("rev-list", "--count", `main..${branch}`)).toBe("2");
       expect(git("rev-parse", `${branch}^`)).toBe(first);
-      expect(git("log", "-1", "--format=%an", branch)).toBe("agent-fix-e2e[bot]");
+      expect(git("log", "-1", "--format=%an|%s|%b", branch)).toBe(
+        `agent-fix-e2e[bot]|Address the review on #${pr!.number}|Fixes #${issue.number}`,
+      );
       expect(git("diff", "--name-only", `${branch}^..${branch}`)).toBe("textstats/stats.py");
       const stats = git("show", `${branch}:textstats/stats.py`);
       expect(stats).toContain("# An even count has two middle values: the median is their mean.");
@@ -87,9 +104,6 @@ describe.runIf(ready)(
       const onPull = stack.github.state.commentsOn(issue.owner, issue.repo, pr!.number).map((c) => c.body);
       const summaries = onPull.filter((body) => body.includes("<!-- agent-fix:summary -->"));
       expect(summaries).toHaveLength(2);
-      expect(onPull.some((body) => body.startsWith("@maintainer agent-fix is working on your review"))).toBe(
-        true,
-      );
       const reviewId = (review.payload.review as { id: number }).id;
       const reply = onPull.find((body) => body.includes(`#pullrequestreview-${reviewId}`));
       expect(reply).toContain(`@maintainer I pushed a new commit to \`${branch}\``);

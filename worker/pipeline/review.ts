@@ -66,7 +66,7 @@ export type ReviewApi = GitHubApi & {
 };
 
 /** What the agent is given for a review run, and where it works. */
-export type ReviewRunInput = Pick<RunInput, "issue" | "existingBranch">;
+export type ReviewRunInput = Pick<RunInput, "issue" | "existingBranch" | "commitTitle">;
 
 const MAX_LINE_COMMENTS = 100;
 
@@ -137,6 +137,7 @@ export async function loadReviewRun(
       body: reviewTaskBody(issue.body ?? "", pull.number, review, comments),
     },
     existingBranch: branch,
+    commitTitle: `Address the review on #${pull.number}`,
   };
 }
 

@@ -84,6 +84,8 @@ export interface RunInput {
    * without force (a new commit on top of the reviewed one).
    */
   existingBranch?: string;
+  /** The commit's first line when not the issue's title (review runs). */
+  commitTitle?: string;
 }
 
 /** Milliseconds spent in each step (for logs and bench/pipeline.ts). */
@@ -201,7 +203,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       patch: trajectory.info.submission ?? "",
       identity: input.identity,
       issueNumber: input.issue.number,
-      issueTitle: input.issue.title,
+      issueTitle: input.commitTitle ?? input.issue.title,
       forbiddenPaths: config.forbiddenPaths,
     });
     const branch = await pushFixBranch({

@@ -82,6 +82,7 @@ describe("review runs: reading the review, and pushing on top of the reviewed br
     const issue = { number: 1, title: "a.txt needs a second line", body: "Add `b`." };
     const run = await loadReviewRun(api, { ...job, pullNumber: pull, reviewId }, issue);
     expect(run.existingBranch).toBe(branch);
+    expect(run.commitTitle).toBe(`Address the review on #${pull}`);
     expect(run.issue?.title).toBe(issue.title);
     expect(run.issue?.body).toBe(
       reviewTaskBody("Add `b`.", pull, { body: "Almost.", user: { login: "alice" } }, [
