@@ -69,6 +69,7 @@ export type ReviewApi = GitHubApi & {
 export type ReviewRunInput = Pick<RunInput, "issue" | "existingBranch" | "commitTitle">;
 
 const MAX_LINE_COMMENTS = 100;
+const MAX_ISSUE_CHARS = 8_000;
 
 function reviewError(message: string, code: string, hint: string): AgentFixError {
   return new AgentFixError(message, { code, fault: "user", retryable: false, hint });
@@ -148,8 +149,13 @@ export function reviewTaskBody(
   review: Pick<ReviewInfo, "body" | "user"> | null,
   comments: readonly ReviewLineComment[],
 ): string {
+  // The agent's prompt caps the whole text (agent.issue.maxBodyChars); a long issue must not push the
+  // review, which is what this run is about, past that cap.
+  const issue = issueBody.trim();
   const lines = [
-    issueBody.trim(),
+    issue.length > MAX_ISSUE_CHARS
+      ? `${issue.slice(0, MAX_ISSUE_CHARS).trimEnd()}\n\n[The issue text was cut here to leave room for the review.]`
+      : issue,
     "",
     "---",
     "",

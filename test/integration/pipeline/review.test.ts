@@ -154,4 +154,16 @@ describe("review runs: reading the review, and pushing on top of the reviewed br
     expect(run.issue?.body).toContain("Review by @alice:\n\nName the new line `c` instead.");
     expect(run.issue?.body).not.toContain("/agent-fix");
   });
+
+  it("a long issue is cut so the review still reaches the agent", () => {
+    const body = reviewTaskBody(
+      "x".repeat(30_000),
+      2,
+      { body: "Fix the name.", user: { login: "alice" } },
+      [],
+    );
+    expect(body.length).toBeLessThan(9_000);
+    expect(body).toContain("[The issue text was cut here to leave room for the review.]");
+    expect(body.endsWith("Review by @alice:\n\nFix the name.")).toBe(true);
+  });
 });
