@@ -5,8 +5,14 @@
  *                       1,000 files / 20 MB copied in, divided by `docker run --rm IMAGE true`  (goal <= 1.5)
  *   exec_ratio          median round trip of `true` through the Sandbox, divided by
  *                       `docker exec CONTAINER true` through the CLI                           (goal <= 0.25)
+ *   ready_ratio_tmpfs   the same with the workspace volume on tmpfs (workspaceTmpfsSize)
+ *   file_roundtrip_ratio  median readFile + writeFile of a 5,000-line (~200 KB) TypeScript file through the
+ *                       Sandbox, divided by `docker exec CONTAINER cat FILE` through the CLI; the local driver's
+ *                       round trip is printed alongside
  *   concurrent_ready_s  wall time to bring up 8 sandboxes at once, and this process's RSS while holding them
  *
+ * Start-up phases (milliseconds from the start of create() to the end of each phase; they overlap) are
+ * printed as medians, to show where the time goes.
  * Options: --trials=N (default 5). Prints figures, ratios, and one JSON line last.
  */
 import { execFile } from "node:child_process";
@@ -15,7 +21,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { DockerSandboxProvider } from "../sandbox/docker.js";
+import { type DockerSandbox, DockerSandboxProvider } from "../sandbox/docker.js";
+import { LocalSandboxProvider } from "../sandbox/local.js";
 import { SANDBOX_IMAGE } from "../sandbox/version.js";
 import type { Sandbox } from "../src/contracts.js";
 
@@ -52,12 +59,43 @@ async function makeRepository(): Promise<string> {
 
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 
+/** A 5,000-line TypeScript file of about 200 KB, as an agent would edit. */
+function typescriptFile(): string {
+  return Array.from(
+    { length: 5000 },
+    (_, i) => `export const value${i} = compute(${i}, "${randomBytes(6).toString("hex")}"); // line ${i}`,
+  ).join("\n");
+}
+
+/** Median start-up phases over the sandboxes created, in the order they end. */
+function phaseLine(all: Record<string, number>[]): string {
+  const names = [...new Set(all.flatMap((p) => Object.keys(p)))];
+  const medians = names.map((name) => [name, median(all.map((p) => p[name] ?? 0))] as const);
+  return medians
+    .sort((a, b) => a[1] - b[1])
+    .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
+    .join(" | ");
+}
+
+async function roundTrips(sandbox: Sandbox, file: string, n: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const [ms] = await timed(async () => {
+      const data = await sandbox.readFile(file);
+      await sandbox.writeFile(file, data);
+    });
+    times.push(ms);
+  }
+  return times;
+}
+
 async function main(): Promise<void> {
   await run("docker", ["image", "inspect", SANDBOX_IMAGE]).catch(() => {
     throw new Error(`the sandbox image ${SANDBOX_IMAGE} is missing: npm run sandbox:image`);
   });
   const repo = await makeRepository();
   const provider = new DockerSandboxProvider();
+  const tmpfsProvider = new DockerSandboxProvider({ workspaceTmpfsSize: "1g" });
   const { stdout: du } = await run("du", ["-sm", repo]);
   console.log(
     `image ${SANDBOX_IMAGE}; repository ${repo}: 1000 files, ${du.split("\t")[0]} MB; ${trials} trials`,
@@ -71,27 +109,46 @@ async function main(): Promise<void> {
     // --- ready -----------------------------------------------------------------------------------
     const dockerRun: number[] = [];
     const ready: number[] = [];
+    const readyTmpfs: number[] = [];
+    const phases: Record<string, number>[] = [];
+    const phasesTmpfs: Record<string, number>[] = [];
     for (let i = 0; i < trials; i++) {
       dockerRun.push(
         (await timed(() => run("docker", ["run", "--rm", "--network", "none", SANDBOX_IMAGE, "true"])))[0],
       );
-      const [ms, sandbox] = await timed(() => provider.create({ sourceDir: repo, jobId: "bench-ready" }));
-      ready.push(ms);
-      await sandbox.dispose();
+      for (const [p, times, phaseList] of [
+        [provider, ready, phases],
+        [tmpfsProvider, readyTmpfs, phasesTmpfs],
+      ] as const) {
+        const [ms, sandbox] = await timed(() => p.create({ sourceDir: repo, jobId: "bench-ready" }));
+        times.push(ms);
+        phaseList.push((sandbox as DockerSandbox).startupPhases ?? {});
+        await sandbox.dispose();
+      }
     }
     const readyRatio = median(ready) / median(dockerRun);
+    const readyTmpfsRatio = median(readyTmpfs) / median(dockerRun);
     console.log(
       `docker run --rm IMAGE true:       median ${fmt(median(dockerRun))}  [${dockerRun.map(fmt).join(", ")}]`,
     );
     console.log(
       `sandbox ready with 20 MB repo:    median ${fmt(median(ready))}  [${ready.map(fmt).join(", ")}]`,
     );
+    console.log(`  phases (ms from create): ${phaseLine(phases)}`);
+    console.log(
+      `  same, workspace on tmpfs:       median ${fmt(median(readyTmpfs))}  [${readyTmpfs.map(fmt).join(", ")}]`,
+    );
+    console.log(`  phases (ms from create): ${phaseLine(phasesTmpfs)}`);
     console.log(`ready_ratio = ${readyRatio.toFixed(3)} (goal <= 1.5)`);
+    console.log(`ready_ratio_tmpfs = ${readyTmpfsRatio.toFixed(3)} (goal <= 1.5)`);
 
     // --- exec ------------------------------------------------------------------------------------
     const sandbox = await provider.create({ sourceDir: repo, jobId: "bench-exec" });
     let execMs: number;
     let cliMs: number;
+    let fileMs: number;
+    let catMs: number;
+    let localMs: number;
     try {
       for (let i = 0; i < 20; i++) await sandbox.exec("true");
       const perTrial: number[] = [];
@@ -110,11 +167,44 @@ async function main(): Promise<void> {
         `Sandbox.exec("true"):             median ${fmt(execMs)}  (medians of 100 per trial: ${perTrial.map(fmt).join(", ")})`,
       );
       console.log(`docker exec CONTAINER true (CLI): median ${fmt(cliMs)}  [${cli.map(fmt).join(", ")}]`);
+
+      // --- file round trip ---------------------------------------------------------------------
+      const source = typescriptFile();
+      await sandbox.writeFile("bench/edit.ts", source);
+      await roundTrips(sandbox, "bench/edit.ts", 3);
+      const trips = await roundTrips(sandbox, "bench/edit.ts", Math.max(trials * 4, 20));
+      fileMs = median(trips);
+      const cat: number[] = [];
+      for (let t = 0; t < Math.max(trials, 10); t++) {
+        cat.push(
+          (await timed(() => run("docker", ["exec", sandbox.id, "cat", "/workspace/bench/edit.ts"])))[0],
+        );
+      }
+      catMs = median(cat);
+      const localDir = await mkdtemp(path.join(os.tmpdir(), "agent-fix-bench-local-"));
+      const local = await new LocalSandboxProvider({ warn: () => undefined }).create({
+        sourceDir: localDir,
+        jobId: "bench-local",
+      });
+      try {
+        await local.writeFile("bench/edit.ts", source);
+        localMs = median(await roundTrips(local, "bench/edit.ts", 20));
+      } finally {
+        await local.dispose();
+        await rm(localDir, { recursive: true, force: true });
+      }
+      console.log(
+        `file round trip (${(Buffer.byteLength(source) / 1024).toFixed(0)} KB, read + write): median ${fmt(fileMs)}  [${trips.map(fmt).join(", ")}]`,
+      );
+      console.log(`docker exec CONTAINER cat FILE:   median ${fmt(catMs)}  [${cat.map(fmt).join(", ")}]`);
+      console.log(`local driver round trip:          median ${fmt(localMs)}`);
     } finally {
       await sandbox.dispose();
     }
     const execRatio = execMs / cliMs;
     console.log(`exec_ratio = ${execRatio.toFixed(4)} (goal <= 0.25)`);
+    const fileRatio = fileMs / catMs;
+    console.log(`file_roundtrip_ratio = ${fileRatio.toFixed(3)} (round trip / CLI cat)`);
 
     // --- 8 at once -------------------------------------------------------------------------------
     const concurrent: number[] = [];
@@ -150,9 +240,15 @@ async function main(): Promise<void> {
         docker_run_ms: Math.round(median(dockerRun)),
         ready_ms: Math.round(median(ready)),
         ready_ratio: Number(readyRatio.toFixed(3)),
+        ready_tmpfs_ms: Math.round(median(readyTmpfs)),
+        ready_ratio_tmpfs: Number(readyTmpfsRatio.toFixed(3)),
         exec_ms: Number(execMs.toFixed(3)),
         docker_exec_cli_ms: Math.round(cliMs),
         exec_ratio: Number(execRatio.toFixed(4)),
+        file_roundtrip_ms: Number(fileMs.toFixed(2)),
+        docker_exec_cat_ms: Math.round(catMs),
+        file_roundtrip_ratio: Number(fileRatio.toFixed(3)),
+        local_file_roundtrip_ms: Number(localMs.toFixed(2)),
         concurrent_ready_s: Number(concurrentS.toFixed(2)),
         concurrent_rss_mb: Number(rssMb.toFixed(1)),
       }),

@@ -62,6 +62,13 @@ export interface DockerSandboxProviderOptions {
   maxFileBytes?: number;
   /** Size of the tmpfs at /tmp and at $HOME (they count against the memory limit). */
   tmpfsSize?: { tmp?: string; home?: string };
+  /**
+   * Keep the workspace volume in memory (a tmpfs volume of this size, e.g. "2g") instead of on the
+   * host's disk. Unpacking a repository into a fresh disk volume is the slowest part of start-up
+   * (~0.5 s for 1,000 files / 20 MB on a busy ext4, ~25 ms on tmpfs); the price is that the repository
+   * and everything written under /workspace count against the container's memory limit.
+   */
+  workspaceTmpfsSize?: string;
 }
 
 /** Functions of the control shell: the killer (builtins only), file access inside /workspace, probes. */
@@ -126,6 +133,21 @@ __af_initpids() {
   done
   echo
 }`;
+
+function workspaceVolumeOptions(tmpfsSize: string | undefined): Record<string, string> {
+  if (tmpfsSize === undefined) return {};
+  if (!/^\d+[kmg]?$/i.test(tmpfsSize)) {
+    throw new SandboxError(`invalid workspace tmpfs size: ${tmpfsSize}`, {
+      code: "invalid_argument",
+      hint: 'Give a size such as "2g" or "512m".',
+    });
+  }
+  return {
+    type: "tmpfs",
+    device: "tmpfs",
+    o: `size=${tmpfsSize},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755,nosuid,nodev`,
+  };
+}
 
 function isNotFound(error: unknown): boolean {
   return (error as { statusCode?: number }).statusCode === 404;
@@ -260,8 +282,10 @@ export class DockerSandboxProvider implements SandboxProvider {
   readonly docker: Docker;
   readonly image: string;
   readonly workerId: string;
+  private readonly workspaceVolume: Record<string, string>;
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
+    this.workspaceVolume = workspaceVolumeOptions(options.workspaceTmpfsSize);
     this.docker = options.docker ?? new Docker();
     this.image = options.image ?? SANDBOX_IMAGE;
     this.workerId = options.workerId ?? defaultWorkerId();
@@ -281,6 +305,11 @@ export class DockerSandboxProvider implements SandboxProvider {
     const tmpSize = this.options.tmpfsSize?.tmp ?? "1g";
     const homeSize = this.options.tmpfsSize?.home ?? "512m";
     const network = options.network === true;
+    const began = performance.now();
+    const phases: Record<string, number> = {};
+    const mark = (phase: string) => {
+      phases[phase] = Math.round((performance.now() - began) * 10) / 10;
+    };
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
@@ -318,7 +347,11 @@ export class DockerSandboxProvider implements SandboxProvider {
               Type: "volume",
               Source: name,
               Target: WORKDIR,
-              VolumeOptions: { NoCopy: false, Labels: labels, DriverConfig: { Name: "local", Options: {} } },
+              VolumeOptions: {
+                NoCopy: false,
+                Labels: labels,
+                DriverConfig: { Name: "local", Options: this.workspaceVolume },
+              },
             },
           ],
           LogConfig: { Type: "none", Config: {} },
@@ -338,15 +371,19 @@ export class DockerSandboxProvider implements SandboxProvider {
         cause: error,
       });
     }
+    mark("container_created");
     const sandbox = new DockerSandbox(this.docker, container, name, this.image, network, envList(env), {
       defaultTimeoutMs: options.defaultTimeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxOutputChars: this.options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
       maxFileBytes: this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     });
     try {
-      const copied = copyIn(this.docker, container, options.sourceDir);
+      const copied = copyIn(this.docker, container, options.sourceDir).then(() => mark("copied"));
       await container.start();
-      await Promise.all([copied, sandbox.start()]);
+      mark("started");
+      await Promise.all([copied, sandbox.start(mark)]);
+      mark("ready");
+      sandbox.startupPhases = phases;
       return sandbox;
     } catch (error) {
       await sandbox.dispose().catch(() => undefined);
@@ -369,6 +406,8 @@ export class DockerSandbox extends SessionSandbox {
   private protectedPids = "";
   private oomCount = -1;
   private disposing: Promise<void> | undefined;
+  /** Milliseconds from the start of create() to the end of each start-up phase (they overlap). */
+  startupPhases: Record<string, number> = {};
 
   constructor(
     private readonly docker: Docker,
@@ -400,12 +439,19 @@ export class DockerSandbox extends SessionSandbox {
     return this.id;
   }
 
-  async start(): Promise<void> {
-    await this.control.start();
-    const [pids, oom] = await Promise.all([this.controlRun("__af_initpids"), this.controlRun("__af_oom")]);
-    this.protectedPids = pids.trim();
-    this.oomCount = Number.parseInt(oom.trim(), 10);
-    await this.agent.start();
+  /** Attaches both shells at once (each costs an exec create and start over the API). */
+  async start(mark: (phase: string) => void = () => undefined): Promise<void> {
+    const control = (async () => {
+      await this.control.start();
+      mark("control_shell");
+      const probes = await this.controlRun("__af_initpids; __af_oom");
+      const [pids = "", oom = "-1"] = probes.split("\n");
+      this.protectedPids = pids.trim();
+      this.oomCount = Number.parseInt(oom.trim(), 10);
+      mark("probes");
+    })();
+    const agent = this.agent.start().then(() => mark("agent_shell"));
+    await Promise.all([control, agent]);
   }
 
   private async controlRun(command: string, timeoutMs = 60_000, input?: string): Promise<string> {

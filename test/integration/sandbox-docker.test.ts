@@ -38,6 +38,49 @@ describe.runIf(available)("docker driver", () => {
     leftovers,
   });
 
+  sandboxContract({
+    name: "docker, workspace on tmpfs",
+    provider: () =>
+      new DockerSandboxProvider({ maxOutputChars: CONTRACT_MAX_OUTPUT_CHARS, workspaceTmpfsSize: "256m" }),
+    leftovers,
+  });
+
+  describe("workspace on tmpfs", () => {
+    it("keeps /workspace in memory with the size asked for, owned by the sandbox user", async () => {
+      const source = await makeSourceDir();
+      const sandbox = await new DockerSandboxProvider({ workspaceTmpfsSize: "64m" }).create({
+        sourceDir: source,
+        jobId: "tmpfs-workspace",
+      });
+      try {
+        const r = await sandbox.exec(
+          "stat -f -c %T .; df -k --output=size . | tail -1; stat -c %u .; cat a.txt",
+        );
+        const [fsType, sizeKb, owner, content] = r.output.trim().split("\n");
+        expect(fsType).toBe("tmpfs");
+        expect(Number(sizeKb)).toBe(64 * 1024);
+        expect(owner).toBe("1000");
+        expect(content).toBe("hello");
+      } finally {
+        await sandbox.dispose();
+        await rm(source, { recursive: true, force: true });
+      }
+      expect(await leftovers(sandbox)).toEqual([]);
+    });
+
+    it("refuses a size that is not one", () => {
+      let error: unknown;
+      try {
+        new DockerSandboxProvider({ workspaceTmpfsSize: "lots" });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(SandboxError);
+      expect((error as SandboxError).code).toBe("invalid_argument");
+      expect((error as SandboxError).message).toContain("lots");
+    });
+  });
+
   describe("isolation", () => {
     const FAKE_TOKEN = "ghs_FAKE_worker_token_must_not_leak_0123456789";
     let source: string;
