@@ -8,7 +8,7 @@ import { fixJobId } from "../../src/queue/index.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import { FIXTURES, type IssueRef, SAMPLE_REPLAY, waitFor } from "../support/stack-parts.js";
-import { reviewEvent } from "../support/webhooks.js";
+import { pullCommentEvent, reviewEvent } from "../support/webhooks.js";
 
 // Real Redis, real Docker sandboxes, the real app and worker; GitHub is the stand-in, the model a
 // replay read from a file that the test swaps between the issue run and the review run.
@@ -126,5 +126,59 @@ describe.runIf(ready)(
         .filter((c) => c.body.includes("<!-- agent-fix:status -->"));
       expect(statuses).toHaveLength(1);
     }, 540_000);
+
+    it("/agent-fix with a request on the pull request -> a third commit on the same branch and PR", async () => {
+      const branch = `agent-fix/issue-${issue.number}`;
+      const [pr] = stack.pulls(issue);
+      const job = fixJobId(issue.repoId, issue.number);
+      await waitFor(
+        "the review job to complete",
+        async () => (await stack.app!.queue.queue.getJobState(job)) === "completed",
+      );
+      const before = (await stack.github.branches(issue.owner, issue.repo))[branch];
+      await copyFile(join(FIXTURES, "replay", "sample-review-request.jsonl"), replay);
+      const request = "Also say what `middle` is for an even count.";
+      const comment = pullCommentEvent(
+        stack.github,
+        { owner: issue.owner, repo: issue.repo, pull: pr!.number },
+        `/agent-fix\n${request}`,
+        { login: "maintainer" },
+      );
+      expect(await stack.send(comment.event, comment.payload)).toBeLessThan(300);
+      const commentId = (comment.payload.comment as { id: number }).id;
+      expect(
+        stack.github.state.reactions.some((r) => r.commentId === commentId && r.content === "eyes"),
+      ).toBe(true);
+      await waitFor(
+        "the requested run to push and finish",
+        async () =>
+          (await stack.github.branches(issue.owner, issue.repo))[branch] !== before &&
+          stack.finalStatus(issue),
+        240_000,
+      );
+      const git = (...args: string[]) =>
+        execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
+          encoding: "utf8",
+        }).trim();
+      expect(git("rev-list", "--count", `main..${branch}`)).toBe("3");
+      expect(git("rev-parse", `${branch}^`)).toBe(before);
+      expect(git("show", `${branch}:textstats/stats.py`)).toContain(
+        "# For an even count, middle is the upper of the two middle indices.",
+      );
+      expect(stack.pulls(issue)).toHaveLength(1);
+      const onPull = stack.github.state.commentsOn(issue.owner, issue.repo, pr!.number).map((c) => c.body);
+      const summaries = onPull.filter((body) => body.includes("<!-- agent-fix:summary -->"));
+      expect(summaries).toHaveLength(3);
+      expect(onPull.find((body) => body.includes(`#issuecomment-${commentId}`))).toContain(
+        "@maintainer I pushed a new commit",
+      );
+      const link = /\[Full trajectory\]\((\S+)\)/.exec(summaries[2]!)?.[1];
+      const trajectory = (await (await fetch(link!)).json()) as {
+        history: { role: string; content: string }[];
+      };
+      const task = trajectory.history.find((m) => m.role === "user")?.content ?? "";
+      expect(task).toContain(`Review by @maintainer:\n\n${request}`);
+      expect(task).not.toContain("/agent-fix");
+    }, 300_000);
   },
 );
