@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
@@ -99,11 +98,7 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     expect(stack.github.state.commentsOn(issue.owner, issue.repo, issue.number)).toHaveLength(1);
 
     // No sandbox left behind.
-    const left = await new Docker().listContainers({
-      all: true,
-      filters: { label: ["agent-fix.job"] },
-    });
-    expect(left.filter((c) => c.Labels["agent-fix.job"]?.includes(`-${issue.repoId}-`))).toEqual([]);
+    expect(await stack.containers()).toEqual([]);
   });
 
   it("a retrigger force-pushes the same branch and updates the same pull request, never a second", async () => {

@@ -8,10 +8,6 @@ import { commentPayload, type IssueRef, waitFor } from "../support/stack-parts.j
 const ready = (await requireRedis()) && (await requireSandboxImage());
 const docker = new Docker();
 
-async function jobContainers(jobId: string) {
-  return docker.listContainers({ all: true, filters: { label: [`agent-fix.job=${jobId}`] } });
-}
-
 /** Runs `command` as root in a container and returns its output (stdout and stderr). */
 async function execIn(containerId: string, command: string): Promise<string> {
   const exec = await docker.getContainer(containerId).exec({
@@ -63,7 +59,7 @@ describe.runIf(ready)("end to end: what a maintainer sees", () => {
     expect(status.body).toContain("`comand`");
     expect(status.body).toContain("test:\n  command:");
     expect(stack.pulls(issue)).toEqual([]);
-    expect(await jobContainers(jobId(issue))).toEqual([]);
+    expect(await stack.containers(jobId(issue))).toEqual([]);
   });
 
   it("the same delivery 10 times and the label toggled 5 times give one pull request", async () => {
@@ -135,7 +131,7 @@ describe.runIf(ready)("end to end: what a maintainer sees", () => {
     await stack.label(issue);
     await waitFor("the agent's first step", () => stack.inPhase(issue, "Working on a fix"));
     const [container] = await waitFor("the sandbox", async () => {
-      const found = await jobContainers(jobId(issue));
+      const found = await stack.containers(jobId(issue));
       return found.length > 0 ? found : undefined;
     });
     // Every token the stand-in ever issued (the worker minted at least one to clone).
@@ -166,7 +162,7 @@ describe.runIf(ready)("end to end: what a maintainer sees", () => {
     expect(status.body).toContain("cancelled by @maintainer");
     await waitFor(
       "the container to be removed",
-      async () => (await jobContainers(jobId(issue))).length === 0,
+      async () => (await stack.containers(jobId(issue))).length === 0,
       30_000,
     );
     expect(stack.pulls(issue)).toEqual([]);

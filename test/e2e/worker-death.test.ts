@@ -8,8 +8,6 @@ import { type IssueRef, waitFor } from "../support/stack-parts.js";
 // Workers as their own processes (npm run start:worker), killed or stopped mid-run.
 const ready = (await requireRedis()) && (await requireSandboxImage());
 const docker = new Docker();
-const containersOf = (jobId: string) =>
-  docker.listContainers({ all: true, filters: { label: [`agent-fix.job=${jobId}`] } });
 
 describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
   // Short locks: a dead worker's job moves on after seconds, not a minute.
@@ -26,7 +24,7 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     await stack.label(issue);
     await waitFor("the agent's first step", () => stack.inPhase(issue, "Working on a fix"));
     const [orphan] = await waitFor("the first worker's sandbox", async () => {
-      const found = await containersOf(jobId(issue));
+      const found = await stack.containers(jobId(issue));
       return found.length > 0 ? found : undefined;
     });
     child.kill("SIGKILL");
@@ -41,7 +39,7 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     expect(status.body).toContain("opened draft pull request");
     expect(stack.pulls(issue)).toHaveLength(1);
     // The killed worker's sandbox was reaped, and the second run disposed of its own.
-    await waitFor("no sandbox left", async () => (await containersOf(jobId(issue))).length === 0, 30_000);
+    await waitFor("no sandbox left", async () => (await stack.containers(jobId(issue))).length === 0, 30_000);
     await expect(docker.getContainer(orphan!.Id).inspect()).rejects.toMatchObject({ statusCode: 404 });
     await stack.worker?.shutdown(1_000);
   }, 180_000);
@@ -54,14 +52,14 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     await stack.label(issue);
     await waitFor("the agent's first step", () => stack.inPhase(issue, "Working on a fix"));
-    await waitFor("the sandbox", async () => (await containersOf(jobId(issue))).length > 0);
+    await waitFor("the sandbox", async () => (await stack.containers(jobId(issue))).length > 0);
     child.kill("SIGTERM");
     const [code] = await once(child, "exit");
     expect(code).toBe(0);
     expect(output).toContain("SIGTERM");
     const status = stack.finalStatus(issue);
     expect(status?.body).toContain("shut down");
-    expect(await containersOf(jobId(issue))).toEqual([]);
+    expect(await stack.containers(jobId(issue))).toEqual([]);
     expect(stack.pulls(issue)).toEqual([]);
   }, 120_000);
 });

@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Docker from "dockerode";
 import { parseEnv } from "../../src/config/env.js";
 import { type AppServer, startAppServer } from "../../src/server.js";
 import { type FixWorker, startFixWorker } from "../../worker/index.js";
@@ -168,6 +169,18 @@ export class Stack {
 
   send(event: string, payload: unknown, deliveryId?: string, url = this.webhookUrl): Promise<number> {
     return sendWebhook({ url, secret: this.webhookSecret }, event, payload, deliveryId);
+  }
+
+  /**
+   * This stack's sandboxes (its workers' tag), optionally of one job: stacks running side by side
+   * share the Docker engine and number their repositories alike.
+   */
+  async containers(jobId?: string) {
+    const all = await new Docker().listContainers({
+      all: true,
+      filters: { label: [jobId ? `agent-fix.job=${jobId}` : "agent-fix.job"] },
+    });
+    return all.filter((c) => c.Labels["agent-fix.worker"]?.startsWith(`${this.prefix}/`));
   }
 
   /** Whether the status comment's current step (the one marked ⏳) starts with `label`. */

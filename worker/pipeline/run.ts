@@ -112,9 +112,10 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     timings[step] = (timings[step] ?? 0) + (now - mark);
     mark = now;
   };
+  let disposal: Promise<void> | undefined;
   const root = await mkdtemp(join(input.workRoot ?? tmpdir(), "agent-fix-"));
   try {
-    await status.progress("cloning");
+    void status.progress("cloning").catch(() => {});
     const checkout = await cloneRepository({
       cloneUrl: input.repository.cloneUrl,
       token: await input.token(),
@@ -125,7 +126,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     const config = await input.loadConfig(checkout.dir);
     lap("clone");
 
-    await status.progress("setting_up");
+    void status.progress("setting_up").catch(() => {});
     const sandbox = await startSandbox(input.sandboxes, {
       sourceDir: checkout.dir,
       jobId: input.jobId,
@@ -148,7 +149,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
         signal,
       });
       lap("setup");
-      await status.progress("baseline");
+      void status.progress("baseline").catch(() => {});
       baseline = await runBaseline(sandbox, test, signal);
       lap("tests");
       if (!baseline.passed && !config.openPrWhenBaselineFails) {
@@ -159,7 +160,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
         await status.failed(reason);
         return { kind: "no_pull_request", reason, trajectory: null, timings };
       }
-      await status.progress("agent", { step: 0, maxSteps: config.maxSteps });
+      void status.progress("agent", { step: 0, maxSteps: config.maxSteps }).catch(() => {});
       const runAgent = await input.agentFor(config);
       const stepStatus = throttled(
         (update: { phase: RunPhase; info: ProgressInfo }) => status.progress(update.phase, update.info),
@@ -193,11 +194,12 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       lap("tests");
     } finally {
       signal.removeEventListener("abort", onAbort);
-      await sandbox.dispose();
+      // Removed while the change is published; awaited before the status says done (and in every case below).
+      disposal = sandbox.dispose().catch(() => {});
     }
     lap("sandbox");
 
-    await status.progress("publishing");
+    void status.progress("publishing").catch(() => {});
     await commitPatch({
       dir: checkout.dir,
       patch: trajectory.info.submission ?? "",
@@ -228,10 +230,12 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       // The requester may be the repository owner or lack access: a missing reviewer must not fail the run.
     });
     await input.publisher.postSummary(pr.number, draft);
+    await disposal;
     await status.succeeded(pr);
     lap("publish");
     return { kind: "pull_request", ...pr, trajectory, timings };
   } finally {
+    await disposal;
     await rm(root, { recursive: true, force: true });
   }
 }
