@@ -69,6 +69,27 @@ export interface SessionSandboxSettings {
   maxFileBytes: number;
 }
 
+/** The settings a provider takes from its options and from each create() call, defaults filled in. */
+export function sessionSettings(
+  provider: Partial<SessionSandboxSettings>,
+  create: { defaultTimeoutMs?: number },
+): SessionSandboxSettings {
+  return {
+    defaultTimeoutMs: create.defaultTimeoutMs ?? provider.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxOutputChars: provider.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+    maxFileBytes: provider.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+  };
+}
+
+/** writeFile's size cap, the same for both drivers. */
+export function assertWritableSize(bytes: Buffer, maxFileBytes: number): void {
+  if (bytes.length > maxFileBytes) {
+    throw new SandboxError(`file too large: ${bytes.length} bytes, the limit is ${maxFileBytes}`, {
+      code: "file_too_large",
+    });
+  }
+}
+
 /** exec() over a persistent agent shell; drivers add files, network and disposal. */
 export abstract class SessionSandbox implements Sandbox {
   abstract readonly id: string;

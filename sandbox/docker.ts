@@ -17,10 +17,8 @@ import { pack } from "tar-fs";
 import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import {
+  assertWritableSize,
   DEFAULT_LIMITS,
-  DEFAULT_MAX_FILE_BYTES,
-  DEFAULT_MAX_OUTPUT_CHARS,
-  DEFAULT_TIMEOUT_MS,
   disposedError,
   envList,
   outsideError,
@@ -28,6 +26,7 @@ import {
   type SessionSandboxSettings,
   safeEnv,
   sandboxEnv,
+  sessionSettings,
 } from "./common.js";
 import { ansiC, KILL_FUNCTION, type ShellProcess, ShellSession } from "./shell-session.js";
 import { SANDBOX_IMAGE } from "./version.js";
@@ -51,15 +50,12 @@ export function defaultWorkerId(): string {
   return `${os.hostname()}:${process.pid}`;
 }
 
-export interface DockerSandboxProviderOptions {
+export interface DockerSandboxProviderOptions extends Partial<SessionSandboxSettings> {
   docker?: Docker;
   /** Default: the versioned sandbox image (sandbox/version.ts). */
   image?: string;
   workerId?: string;
   limits?: Partial<SandboxLimits>;
-  defaultTimeoutMs?: number;
-  maxOutputChars?: number;
-  maxFileBytes?: number;
   /** Size of the tmpfs at /tmp and at $HOME (they count against the memory limit). */
   tmpfsSize?: { tmp?: string; home?: string };
   /**
@@ -153,19 +149,24 @@ function isNotFound(error: unknown): boolean {
   return (error as { statusCode?: number }).statusCode === 404;
 }
 
+/** How every process of the sandbox runs: as the sandbox user in the workspace, stdio attached, no TTY. */
+const SANDBOX_PROCESS = {
+  AttachStdin: true,
+  AttachStdout: true,
+  AttachStderr: true,
+  Tty: false,
+  User: `${SANDBOX_UID}:${SANDBOX_UID}`,
+  WorkingDir: WORKDIR,
+} as const;
+
 async function attachShell(
   docker: Docker,
   container: Docker.Container,
   env: string[],
 ): Promise<ShellProcess> {
   const exec = await container.exec({
+    ...SANDBOX_PROCESS,
     Cmd: ["bash", "--noprofile", "--norc"],
-    AttachStdin: true,
-    AttachStdout: true,
-    AttachStderr: true,
-    Tty: false,
-    User: `${SANDBOX_UID}:${SANDBOX_UID}`,
-    WorkingDir: WORKDIR,
     Env: env,
   });
   const stream = (await exec.start({ hijack: true, stdin: true })) as Duplex;
@@ -318,14 +319,9 @@ export class DockerSandboxProvider implements SandboxProvider {
         // The main process first unpacks the repository from its stdin (streamed while the container
         // starts), says so, then becomes `sleep`. Cheaper than putArchive, which re-mounts and chroots.
         Cmd: ["bash", "-c", COPY_THEN_SLEEP],
+        ...SANDBOX_PROCESS,
         OpenStdin: true,
         StdinOnce: true,
-        AttachStdin: true,
-        AttachStdout: true,
-        AttachStderr: true,
-        Tty: false,
-        User: `${SANDBOX_UID}:${SANDBOX_UID}`,
-        WorkingDir: WORKDIR,
         Env: envList(env),
         Labels: labels,
         HostConfig: {
@@ -372,11 +368,15 @@ export class DockerSandboxProvider implements SandboxProvider {
       });
     }
     mark("container_created");
-    const sandbox = new DockerSandbox(this.docker, container, name, this.image, network, envList(env), {
-      defaultTimeoutMs: options.defaultTimeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS,
-      maxOutputChars: this.options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
-      maxFileBytes: this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
-    });
+    const sandbox = new DockerSandbox(
+      this.docker,
+      container,
+      name,
+      this.image,
+      network,
+      envList(env),
+      sessionSettings(this.options, options),
+    );
     try {
       const copied = copyIn(this.docker, container, options.sourceDir).then(() => mark("copied"));
       await container.start();
@@ -517,14 +517,7 @@ export class DockerSandbox extends SessionSandbox {
   async writeFile(file: string, data: Buffer | string): Promise<void> {
     if (this.disposed) throw disposedError();
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    if (bytes.length > this.settings.maxFileBytes) {
-      throw new SandboxError(
-        `file too large: ${bytes.length} bytes, the limit is ${this.settings.maxFileBytes}`,
-        {
-          code: "file_too_large",
-        },
-      );
-    }
+    assertWritableSize(bytes, this.settings.maxFileBytes);
     // The content goes to the shell's stdin after the command line (see __af_write), not into it.
     const input = `${bytes.toString("base64")}\n`;
     const out = await this.controlRun(

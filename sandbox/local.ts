@@ -21,22 +21,18 @@ import path from "node:path";
 import type { Sandbox, SandboxCreateOptions, SandboxProvider } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import {
-  DEFAULT_MAX_FILE_BYTES,
-  DEFAULT_MAX_OUTPUT_CHARS,
-  DEFAULT_TIMEOUT_MS,
+  assertWritableSize,
   disposedError,
   outsideError,
   SessionSandbox,
   type SessionSandboxSettings,
   safeEnv,
   sandboxEnv,
+  sessionSettings,
 } from "./common.js";
 import { KILL_FUNCTION, type ShellProcess, ShellSession } from "./shell-session.js";
 
-export interface LocalSandboxProviderOptions {
-  defaultTimeoutMs?: number;
-  maxOutputChars?: number;
-  maxFileBytes?: number;
+export interface LocalSandboxProviderOptions extends Partial<SessionSandboxSettings> {
   /** Where the warning goes; default console.warn. */
   warn?: (message: string) => void;
   /** Parent of the temporary directories; default os.tmpdir(). */
@@ -67,11 +63,7 @@ export class LocalSandboxProvider implements SandboxProvider {
       await cp(options.sourceDir, workdir, { recursive: true, verbatimSymlinks: true, errorOnExist: false });
       await mkdir(workdir, { recursive: true });
       const env = sandboxEnv(safeEnv(home, process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin"), options.env);
-      const sandbox = new LocalSandbox(root, workdir, env, {
-        defaultTimeoutMs: options.defaultTimeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS,
-        maxOutputChars: this.options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
-        maxFileBytes: this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
-      });
+      const sandbox = new LocalSandbox(root, workdir, env, sessionSettings(this.options, options));
       await sandbox.start();
       return sandbox;
     } catch (error) {
@@ -195,14 +187,7 @@ export class LocalSandbox extends SessionSandbox {
     if (this.disposed) throw disposedError();
     const resolved = await this.resolve(file);
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    if (bytes.length > this.settings.maxFileBytes) {
-      throw new SandboxError(
-        `file too large: ${bytes.length} bytes, the limit is ${this.settings.maxFileBytes}`,
-        {
-          code: "file_too_large",
-        },
-      );
-    }
+    assertWritableSize(bytes, this.settings.maxFileBytes);
     const existing = await stat(resolved).catch(() => undefined);
     if (existing?.isDirectory()) throw new SandboxError(`is a directory: ${file}`, { code: "is_directory" });
     try {
