@@ -496,7 +496,10 @@ export class DockerSandbox extends SessionSandbox {
 
   async readFile(file: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
     if (this.disposed) throw disposedError();
-    const max = Math.max(0, Math.floor(options.maxBytes ?? this.settings.maxFileBytes));
+    const asked = options.maxBytes ?? this.settings.maxFileBytes;
+    const max = Number.isNaN(asked)
+      ? 0
+      : Math.max(0, Math.min(Math.floor(asked), Number.MAX_SAFE_INTEGER - 1));
     const absolute = this.absolute(file);
     const out = await this.controlRun(`__af_read ${ansiC(absolute)} ${max}`);
     const first = out.indexOf("\n");

@@ -173,6 +173,9 @@ export function sandboxContract(target: ContractTarget): void {
       await expectSandboxError(sandbox.readFile("sub"), "is_directory");
       await expectSandboxError(sandbox.writeFile("sub", "x"), "is_directory");
       await expectSandboxError(sandbox.readFile("a.txt", { maxBytes: 3 }), "file_too_large");
+      expect((await sandbox.readFile("a.txt", { maxBytes: Number.POSITIVE_INFINITY })).toString()).toBe(
+        "hello\n",
+      );
       await sandbox.exec("rm -rf out text.txt empty.txt made.bin");
     });
 
