@@ -104,6 +104,12 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
   it("a retrigger force-pushes the same branch and updates the same pull request, never a second", async () => {
     const before = (await stack.github.branches(issue.owner, issue.repo))["agent-fix/issue-1"];
     const firstStatus = stack.statusComment(issue)!;
+    // The status turns final just before the job leaves the active state; a start in between is a duplicate.
+    const jobId = `fix-${issue.repoId}-${issue.number}`;
+    await waitFor(
+      "the first job to complete",
+      async () => (await stack.app!.queue.queue.getJobState(jobId)) === "completed",
+    );
     await stack.unlabel(issue);
     expect(await stack.label(issue, "maintainer")).toBeLessThan(300);
     await waitFor(

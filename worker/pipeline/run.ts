@@ -226,11 +226,13 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       proof,
     };
     const pr = await input.publisher.openOrUpdatePullRequest(draft);
-    await input.publisher.requestReview(pr.number, input.requestedBy).catch(() => {
-      // The requester may be the repository owner or lack access: a missing reviewer must not fail the run.
-    });
-    await input.publisher.postSummary(pr.number, draft);
-    await disposal;
+    await Promise.all([
+      input.publisher.requestReview(pr.number, input.requestedBy).catch(() => {
+        // The requester may be the repository owner or lack access: a missing reviewer must not fail the run.
+      }),
+      input.publisher.postSummary(pr.number, draft),
+      disposal,
+    ]);
     await status.succeeded(pr);
     lap("publish");
     return { kind: "pull_request", ...pr, trajectory, timings };
