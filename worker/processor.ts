@@ -136,6 +136,9 @@ export function createFixProcessor(deps: ProcessorDeps) {
           : {}),
       });
       log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
+      // A cancel that came as the run finished found nothing left to stop, and a start right after it
+      // was refused as a duplicate of this still-active job: look at the issue again once it is done.
+      if (await deps.pendingCancel(jobId).catch(() => null)) deps.afterCancel?.(data, octokit);
       return {
         kind: outcome.kind,
         ...(outcome.kind === "pull_request"
