@@ -6,8 +6,9 @@
  *   jobs >/dev/null 2>&1; eval $'ESCAPED' </dev/null 2>&1; printf '\n%s%s %d\n' 'P1' 'P2' "$?"
  * with a random marker P1P2 per session, which the shell never stores in a variable (so `set` cannot
  * print it). ANSI-C quoting costs no fork (a fork bomb may have used up the process limit); `eval`
- * turns an unbalanced quote into a syntax error instead of swallowing the marker; stdin is closed;
- * stdout and stderr stay in the order written. The newline printed before the marker is stripped.
+ * turns an unbalanced quote into a syntax error instead of swallowing the marker; stdin is closed
+ * (or, with `input`, is the shell's own stdin, carrying exactly that data); stdout and stderr stay in
+ * the order written. The newline printed before the marker is stripped.
  */
 import { randomBytes } from "node:crypto";
 import type { Readable, Writable } from "node:stream";

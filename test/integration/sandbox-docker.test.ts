@@ -61,6 +61,12 @@ describe.runIf(available)("docker driver", () => {
         expect(Number(sizeKb)).toBe(64 * 1024);
         expect(owner).toBe("1000");
         expect(content).toBe("hello");
+        // Where the start-up time went, for the benchmark: every phase, none after "ready".
+        const phases = (sandbox as DockerSandbox).startupPhases;
+        for (const phase of ["container_created", "started", "copied", "control_shell", "agent_shell"]) {
+          expect(phases[phase], phase).toBeGreaterThan(0);
+          expect(phases[phase]!, phase).toBeLessThanOrEqual(phases.ready!);
+        }
       } finally {
         await sandbox.dispose();
         await rm(source, { recursive: true, force: true });
