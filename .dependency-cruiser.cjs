@@ -4,14 +4,16 @@ module.exports = {
     { name: "no-circular", severity: "error", from: {}, to: { circular: true } },
     {
       name: "src-not-to-worker-or-sandbox",
-      comment: "src/ is the webhook process and shared code; it must not import worker/ or sandbox/ (src/main.ts, the all-in-one process entry, excepted).",
+      comment:
+        "src/ is the webhook process and shared code; it must not import worker/ or sandbox/ (src/main.ts, the all-in-one process entry, excepted).",
       severity: "error",
       from: { path: "^src/", pathNot: "^src/main\\.ts$" },
       to: { path: "^(worker|sandbox)/" },
     },
     {
       name: "sandbox-only-to-contracts",
-      comment: "sandbox/ may use src/contracts.ts and src/errors.ts, nothing else of src/, and nothing of worker/.",
+      comment:
+        "sandbox/ may use src/contracts.ts and src/errors.ts, nothing else of src/, and nothing of worker/.",
       severity: "error",
       from: { path: "^sandbox/" },
       to: { path: "^(worker/|src/(?!contracts\\.ts$|errors\\.ts$))" },
@@ -21,6 +23,10 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default"], extensions: [".ts", ".js"] },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default"],
+      extensions: [".ts", ".js"],
+    },
   },
 };

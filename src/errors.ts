@@ -35,7 +35,10 @@ export class AgentFixError extends Error {
 
 /** A configuration file or environment variable is wrong; retrying will not help. */
 export class ConfigError extends AgentFixError {
-  constructor(message: string, options: Omit<AgentFixErrorOptions, "fault" | "retryable"> = { code: "config_invalid" }) {
+  constructor(
+    message: string,
+    options: Omit<AgentFixErrorOptions, "fault" | "retryable"> = { code: "config_invalid" },
+  ) {
     super(message, { ...options, fault: "config", retryable: false });
   }
 }

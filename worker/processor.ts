@@ -405,7 +405,6 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const allowRepoReplay = settings.AGENT_FIX_ALLOW_REPLAY_MODELS === "true";
 
   const producer = createFixQueue(redis, { prefix: settings.AGENT_FIX_QUEUE_PREFIX });
-  let closed = false;
   const deps: ProcessorDeps = {
     afterCancel: (job, octokit) => {
       // A cancelled review run is not redone as an issue run (that would replace the reviewed branch).
@@ -516,7 +515,6 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     workerOptions,
     graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,
     close: async () => {
-      closed = true;
       await producer.close().catch(() => {});
       redis.disconnect();
     },
