@@ -3,10 +3,12 @@
  * concurrency, renews its locks through long runs (a dead worker's job is picked up by another after
  * the lock lapses), hears cancels from any webhook process, reaps orphaned sandboxes, and on SIGTERM
  * stops taking jobs, lets runs finish within a grace period, then cancels the rest (their status
- * comments end as cancelled).
+ * comments end as cancelled). A job that ends with no processor left to report (its worker died too
+ * often, or it was removed while a dead worker held it) gets its final status from whichever worker
+ * process is alive.
  */
 import { pathToFileURL } from "node:url";
-import { type Job, Worker } from "bullmq";
+import { type Job, QueueEvents, Worker } from "bullmq";
 import {
   connectRedis,
   DEFAULT_QUEUE_NAME,
@@ -16,6 +18,13 @@ import {
 } from "../src/queue/index.js";
 import { cancelChannel } from "../src/queue/keys.js";
 import { encodeAbortReason } from "./pipeline/cancel.js";
+import {
+  type Abandonment,
+  type FinalizeAbandoned,
+  isStatusFinal,
+  runRecords,
+  STALLED_FAILURE,
+} from "./pipeline/final-status.js";
 
 export type FixJobProcessor = (job: Job<FixJobData>, signal: AbortSignal) => Promise<unknown>;
 
@@ -28,7 +37,11 @@ export interface FixWorkerOptions {
   /** How long a lock lives without renewal (renewed every half): the time before a dead worker's job moves on. */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  /** Times a job may lose its worker and start again before it fails for good (default 1: the second death fails it). */
+  maxStalledCount?: number;
   process: FixJobProcessor;
+  /** Leaves the status comment of a job that ended with no processor to report final. */
+  onAbandoned?: FinalizeAbandoned;
   /** Removes sandboxes left behind by dead workers; run at start and every `reaperIntervalMs`. */
   reap?: () => Promise<unknown>;
   reaperIntervalMs?: number;
@@ -49,7 +62,10 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
   const connection = await connectRedis(options.redisUrl, "worker");
   const subscriber = await connectRedis(options.redisUrl, "subscriber");
+  const eventsConnection = await connectRedis(options.redisUrl, "subscriber");
   const running = new Map<string, Promise<unknown>>();
+  const records = runRecords(connection, { prefix, name });
+  const maxStalledCount = options.maxStalledCount ?? 1;
 
   if (options.reap) await options.reap().catch((error: unknown) => log(`reaper failed: ${String(error)}`));
   const reaper = options.reap
@@ -63,10 +79,17 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   // Three parameters: BullMQ passes the AbortSignal only to processors that declare it.
   const processor = async (job: Job<FixJobData>, _token: string | undefined, signal?: AbortSignal) => {
     const id = job.id ?? "";
+    await records.begin(id, job.data);
     const run = options.process(job, signal ?? new AbortController().signal);
     running.set(id, run);
     try {
-      return await run;
+      const result = await run;
+      await records.end(id);
+      return result;
+    } catch (error) {
+      // Kept when the status is not final yet: a retry follows, or the 'failed' listener finalizes it.
+      if (isStatusFinal(error)) await records.end(id);
+      throw error;
     } finally {
       running.delete(id);
     }
@@ -78,11 +101,38 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
     concurrency: options.concurrency ?? 1,
     lockDuration,
     stalledInterval: options.stalledIntervalMs ?? Math.max(1_000, Math.floor(lockDuration / 2)),
-    // A job whose worker died twice is reported failed rather than looping forever.
-    maxStalledCount: 2,
+    // A job whose worker keeps dying (a crash it causes, a memory limit) fails rather than looping forever.
+    maxStalledCount,
   });
+  // Several processes may hear of the same job; the run record is taken once.
+  const abandon = async (jobId: string, abandonment: Abandonment, data?: FixJobData) => {
+    const record = await records.claim(jobId);
+    const job = data ?? record;
+    if (!job || !options.onAbandoned) return;
+    log(`job ${jobId} ended with nobody to report it (${abandonment.kind}): finalizing its status`);
+    await options.onAbandoned(job, abandonment);
+  };
+  const logFailure = (jobId: string) => (error: unknown) =>
+    log(
+      `final status of job ${jobId} not written: ${error instanceof Error ? error.message : String(error)}`,
+    );
   worker.on("error", (error) => log(`worker error: ${error.message}`));
-  worker.on("failed", (job, error) => log(`job ${job?.id} failed: ${error.message}`));
+  worker.on("failed", (job, error) => {
+    log(`job ${job?.id} failed: ${error.message}`);
+    // Failed for good (no retry follows) without the processor having left the status final.
+    if (!job?.id || job.finishedOn === undefined || isStatusFinal(error)) return;
+    const abandonment: Abandonment =
+      error.message === STALLED_FAILURE
+        ? { kind: "stalled", deaths: maxStalledCount + 1 }
+        : { kind: "failed", message: error.message };
+    void abandon(job.id, abandonment, job.data).catch(logFailure(job.id));
+  });
+  // A job removed while active had no live worker (BullMQ refuses to remove a locked job).
+  const events = new QueueEvents(name, { connection: eventsConnection as never, prefix });
+  events.on("error", (error) => log(`queue events error: ${error.message}`));
+  events.on("removed", ({ jobId, prev }) => {
+    if (prev === "active") void abandon(jobId, { kind: "removed" }).catch(logFailure(jobId));
+  });
   worker.on("completed", (job) => log(`job ${job.id} completed`));
 
   const unsubscribe = await subscribeToCancels(subscriber, cancelChannel({ prefix, name }), (request) => {
@@ -95,7 +145,7 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
       log(`cancelled job ${request.jobId} (${request.reason}, by ${request.by})`);
     }
   });
-  await worker.waitUntilReady();
+  await Promise.all([worker.waitUntilReady(), events.waitUntilReady()]);
   log(`taking jobs from ${prefix}:${name} (concurrency ${worker.concurrency})`);
 
   let closing: Promise<void> | undefined;
@@ -113,6 +163,8 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
         await Promise.allSettled([...running.values()]);
       }
       await worker.close();
+      await events.close().catch(() => {});
+      eventsConnection.disconnect();
       await unsubscribe().catch(() => {});
       subscriber.disconnect();
       connection.disconnect();

@@ -39,6 +39,7 @@ import { type InstallationAuth, probotInstallationAuth } from "./pipeline/auth.j
 import { type AbortReason, decodeAbortReason } from "./pipeline/cancel.js";
 import type { CommitIdentity } from "./pipeline/commit.js";
 import { type LoadedRepoConfig, loadRepoConfig } from "./pipeline/config.js";
+import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./pipeline/final-status.js";
 import { githubPublisher, githubStatusReporter } from "./pipeline/publish.js";
 import { loadReviewRun, reviewPublisher } from "./pipeline/review.js";
 import {
@@ -152,7 +153,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
         (error as { abort?: AbortReason }).abort ??
         (signal.aborted ? decodeAbortReason(signal.reason) : null);
       if (abort) {
-        await finalStatus(() =>
+        const written = await finalStatus(() =>
           abort.kind === "shutdown"
             ? status.failed(
                 "The worker running this was shut down before it finished. Add the label again to retry.",
@@ -160,11 +161,13 @@ export function createFixProcessor(deps: ProcessorDeps) {
             : status.cancelled(abort.by),
         );
         if (abort.kind === "cancelled") deps.afterCancel?.(data, octokit);
-        throw new UnrecoverableError(`cancelled by ${abort.by}`);
+        const cancelled = new UnrecoverableError(`cancelled by ${abort.by}`);
+        throw written ? markStatusFinal(cancelled) : cancelled;
       }
       const wrapped = queueError(error, job);
       if (wrapped instanceof UnrecoverableError) {
-        await finalStatus(() => status.failed(describe(error)));
+        // Unmarked when the update failed: the worker's 'failed' listener tries again.
+        if (await finalStatus(() => status.failed(describe(error)))) markStatusFinal(wrapped);
       } else {
         log(`job ${jobId}: retrying after ${describe(error)}`);
         await finalStatus(() =>
@@ -176,11 +179,29 @@ export function createFixProcessor(deps: ProcessorDeps) {
   };
 }
 
-/** A status update must never hide the run's real error. */
-async function finalStatus(update: () => Promise<void>): Promise<void> {
-  await update().catch((error: unknown) =>
-    console.error(`[worker] status comment update failed: ${String(error)}`),
+/** A status update must never hide the run's real error. Whether it was written. */
+async function finalStatus(update: () => Promise<void>): Promise<boolean> {
+  return update().then(
+    () => true,
+    (error: unknown) => {
+      console.error(`[worker] status comment update failed: ${String(error)}`);
+      return false;
+    },
   );
+}
+
+/**
+ * The final status of a job that ended with no processor to write it: a fresh installation client
+ * (minted on the host), the job's status comment, the reason in a maintainer's words.
+ */
+export function finalizeAbandonedWith(
+  auth: InstallationAuth,
+  status: ProcessorDeps["status"],
+): FinalizeAbandoned {
+  return async (job, abandonment) => {
+    const octokit = await auth.octokit(job.installationId);
+    await status(octokit, job, runName(job)).failed(abandonedReason(abandonment));
+  };
 }
 
 function describe(error: unknown): string {
@@ -355,6 +376,7 @@ export interface BuiltWorker {
     lockDurationMs: number;
     stalledIntervalMs?: number;
     process: (job: Job<FixJobData>, signal: AbortSignal) => Promise<JobResult>;
+    onAbandoned: FinalizeAbandoned;
     reap?: () => Promise<unknown>;
     reaperIntervalMs?: number;
   };
@@ -491,6 +513,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       ? { stalledIntervalMs: settings.AGENT_FIX_STALLED_INTERVAL_MS }
       : {}),
     process: createFixProcessor(deps),
+    onAbandoned: finalizeAbandonedWith(deps.auth, deps.status),
     // Sandboxes of workers that died (SIGKILL, OOM, host reboot) are removed at start and on a timer.
     ...(dockerProvider
       ? {

@@ -25,4 +25,11 @@ export {
   type JobTrigger,
   parseFixJobData,
 } from "./job.js";
-export { cancelChannel, cancelFlagKey, claimKey, type QueueNames, statusCommentKey } from "./keys.js";
+export {
+  cancelChannel,
+  cancelFlagKey,
+  claimKey,
+  type QueueNames,
+  runRecordKey,
+  statusCommentKey,
+} from "./keys.js";

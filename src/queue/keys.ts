@@ -20,3 +20,8 @@ export function cancelChannel(names: QueueNames): string {
 export function statusCommentKey(names: QueueNames, repoId: number, issueNumber: number): string {
   return `${names.prefix}:${names.name}:status:${repoId}:${issueNumber}`;
 }
+
+/** The record of a run a worker holds (job data: ids only), so a live worker can finalize it if that one dies. */
+export function runRecordKey(names: QueueNames, jobId: string): string {
+  return `${names.prefix}:${names.name}:run:${jobId}`;
+}

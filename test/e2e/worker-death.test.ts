@@ -44,6 +44,36 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     await stack.worker?.shutdown(1_000);
   }, 180_000);
 
+  it("a worker that dies twice on the same job: the job fails for good, the status says why", async () => {
+    const repo = await stack.addSampleRepo("killed-twice", sampleConfig("sample-median-pause.jsonl"));
+    const issue = stack.addIssue(repo);
+    await stack.label(issue);
+    // Each child worker takes the job (after the one before it died), reaches the agent, and is killed.
+    for (const death of [1, 2]) {
+      const child = stack.spawnWorker();
+      const [sandbox] = await waitFor(`worker ${death}'s sandbox`, async () => {
+        const found = (await stack.containers(jobId(issue))).filter((c) =>
+          c.Labels["agent-fix.worker"]?.endsWith(`:${child.pid}`),
+        );
+        return found.length > 0 ? found : undefined;
+      });
+      await waitFor(`worker ${death} at the agent`, () => stack.inPhase(issue, "Working on a fix"));
+      expect(sandbox).toBeDefined();
+      child.kill("SIGKILL");
+      await once(child, "exit");
+    }
+    // A live worker finds the job stalled past the limit; BullMQ fails it without running it.
+    await stack.startWorker();
+    const status = await waitFor("the status to be final", () => stack.finalStatus(issue), 120_000);
+    expect(status.body).toContain("stopped without a pull request");
+    expect(status.body).toContain("stopped without finishing 2 times");
+    expect(status.body).toContain("Add the label again");
+    expect(await stack.app?.queue.queue.getJobState(jobId(issue))).toBe("failed");
+    expect(stack.pulls(issue)).toEqual([]);
+    await waitFor("no sandbox left", async () => (await stack.containers(jobId(issue))).length === 0, 30_000);
+    await stack.worker?.shutdown(1_000);
+  }, 240_000);
+
   it("SIGTERM: stops taking jobs, cancels its run after the grace period, leaves the status final", async () => {
     const repo = await stack.addSampleRepo("stopped", sampleConfig("sample-slow.jsonl"));
     const issue = stack.addIssue(repo);

@@ -15,6 +15,7 @@ import {
 } from "../../../src/queue/index.js";
 import { type FixWorker, startFixWorker } from "../../../worker/index.js";
 import { type AbortReason, decodeAbortReason } from "../../../worker/pipeline/cancel.js";
+import type { Abandonment } from "../../../worker/pipeline/final-status.js";
 import { redisUrl, requireRedis } from "../../support/services.js";
 
 const redisUp = await requireRedis();
@@ -38,6 +39,25 @@ function untilAborted(signal: AbortSignal): Promise<AbortReason> {
   return new Promise((resolve) =>
     signal.addEventListener("abort", () => resolve(decodeAbortReason(signal.reason)), { once: true }),
   );
+}
+
+/** A worker process (test/support/hanging-worker.ts) that takes a job and hangs, once it holds `jobId`. */
+async function hangingWorker(prefix: string, jobId: string, children: ChildProcess[]): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "test/support/hanging-worker.ts", redisUrl(), prefix, "fix", "1500"],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  children.push(child);
+  let out = "";
+  child.stdout?.setEncoding("utf8");
+  await new Promise<void>((resolve) =>
+    child.stdout?.on("data", (chunk: string) => {
+      out += chunk;
+      if (out.includes(`active ${jobId}`)) resolve();
+    }),
+  );
+  return child;
 }
 
 describe.runIf(redisUp)("the fix worker over real Redis", () => {
@@ -67,6 +87,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
   async function worker(
     process: (job: Job<FixJobData>, signal: AbortSignal) => Promise<unknown>,
     concurrency = 1,
+    options: Partial<Parameters<typeof startFixWorker>[0]> = {},
   ) {
     const started = await startFixWorker({
       redisUrl: redisUrl(),
@@ -77,6 +98,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
       // Short checks so a dead worker's lapsed lock is noticed quickly.
       stalledIntervalMs: 500,
       log: () => {},
+      ...options,
     });
     workers.push(started);
     return started;
@@ -143,26 +165,72 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
   });
 
   it("hands the job of a worker killed with SIGKILL to another worker", async () => {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "test/support/hanging-worker.ts", redisUrl(), prefix, "fix", "1500"],
-      { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
-    );
-    children.push(child);
     const queued = await enqueueFix(fixQueue, jobData(6));
-    let out = "";
-    child.stdout?.setEncoding("utf8");
-    await new Promise<void>((resolve) =>
-      child.stdout?.on("data", (chunk: string) => {
-        out += chunk;
-        if (out.includes(`active ${queued.jobId}`)) resolve();
-      }),
-    );
+    const child = await hangingWorker(prefix, queued.jobId, children);
     child.kill("SIGKILL");
     await once(child, "exit");
     const picked = new Promise<string>((resolve) => {
       void worker(async (job) => resolve(job.id ?? ""));
     });
     expect(await picked).toBe(queued.jobId);
+  });
+});
+
+describe.runIf(redisUp)("jobs that end with no processor left to report", () => {
+  const prefix = `af-test-abandon-${randomUUID().slice(0, 8)}`;
+  let redis: Redis;
+  let fixQueue: FixQueue;
+  const workers: FixWorker[] = [];
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    redis = await connectRedis(redisUrl(), "producer");
+    fixQueue = createFixQueue(redis, { prefix, name: "fix", jobOptions: { attempts: 1 } });
+  });
+  afterAll(async () => {
+    for (const child of children) child.kill("SIGKILL");
+    await Promise.all(workers.map((w) => w.shutdown(0)));
+    await fixQueue.queue.obliterate({ force: true });
+    await fixQueue.close();
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it("a job removed while its dead worker held it is finalized, once, by a live worker", async () => {
+    const queued = await enqueueFix(fixQueue, { ...jobData(7), statusCommentId: 77 });
+    const child = await hangingWorker(prefix, queued.jobId, children);
+    // Two live workers hear the removal; their stalled checks are slow so the job stays active meanwhile.
+    const finalized: { job: FixJobData; abandonment: Abandonment }[] = [];
+    let markFinal: () => void = () => {};
+    const final = new Promise<void>((resolve) => (markFinal = resolve));
+    for (let i = 0; i < 2; i++) {
+      workers.push(
+        await startFixWorker({
+          redisUrl: redisUrl(),
+          prefix,
+          queueName: "fix",
+          stalledIntervalMs: 600_000,
+          log: () => {},
+          process: () => new Promise(() => {}),
+          onAbandoned: async (job, abandonment) => {
+            finalized.push({ job, abandonment });
+            markFinal();
+          },
+        }),
+      );
+    }
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    // BullMQ refuses to remove a locked job: wait for the dead worker's lock to lapse.
+    const lockKey = `${prefix}:fix:${queued.jobId}:lock`;
+    while ((await redis.exists(lockKey)) === 1) await new Promise((r) => setTimeout(r, 100));
+    expect(await fixQueue.queue.getJobState(queued.jobId)).toBe("active");
+    await fixQueue.queue.remove(queued.jobId);
+    await final;
+    await new Promise((r) => setTimeout(r, 300)); // room for a second (wrong) finalization to show
+    expect(finalized).toHaveLength(1);
+    expect(finalized[0]?.abandonment).toEqual({ kind: "removed" });
+    expect(finalized[0]?.job).toMatchObject({ issueNumber: 7, statusCommentId: 77, owner: "octo" });
   });
 });
