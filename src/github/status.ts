@@ -31,7 +31,13 @@ const phaseLabels: Record<StatusPhase, string> = {
 
 export type StatusView =
   | { kind: "progress"; phase: StatusPhase; detail?: string; step?: number; maxSteps?: number }
-  | { kind: "succeeded"; pullRequest: { number: number; url: string }; note?: string }
+  | {
+      kind: "succeeded";
+      pullRequest: { number: number; url: string };
+      note?: string;
+      /** A review run: it pushed a commit addressing the review to this (existing) pull request. */
+      review?: boolean;
+    }
   | { kind: "failed"; reason: string; summary?: string }
   | { kind: "cancelled"; by: string; reason?: string };
 
@@ -61,7 +67,9 @@ export function renderStatus(view: StatusView, context: StatusContext): string {
     }
     case "succeeded":
       lines.push(
-        `✅ **agent-fix** opened draft pull request #${view.pullRequest.number}: ${view.pullRequest.url}`,
+        view.review
+          ? `✅ **agent-fix** pushed a commit addressing the review to pull request #${view.pullRequest.number}: ${view.pullRequest.url}`
+          : `✅ **agent-fix** opened draft pull request #${view.pullRequest.number}: ${view.pullRequest.url}`,
         "",
         `The repository's tests pass on the change. Review requested from @${context.requestedBy}.`,
       );

@@ -77,9 +77,11 @@ describe.runIf(ready)(
           stack.finalStatus(issue),
         240_000,
       );
-      expect(stack.finalStatus(issue)?.body).toContain(
-        `This run addressed the changes asked for on #${pr!.number}: a new commit on the same branch.`,
+      const reviewStatus = stack.finalStatus(issue)?.body;
+      expect(reviewStatus).toContain(
+        `pushed a commit addressing the review to pull request #${pr!.number}: http`,
       );
+      expect(reviewStatus).not.toContain("opened draft pull request");
 
       // Still exactly one pull request, the same one, open.
       expect(stack.pulls(issue)).toHaveLength(1);

@@ -57,11 +57,7 @@ export function githubStatusReporter(
         kind: "succeeded",
         pullRequest,
         // A review run adds a commit to the pull request it was asked on; it opens none.
-        ...(job.trigger === "review"
-          ? {
-              note: `This run addressed the changes asked for on #${pullRequest.number}: a new commit on the same branch.`,
-            }
-          : {}),
+        ...(job.trigger === "review" ? { review: true } : {}),
       }),
     failed: (reason, trajectory) =>
       show({

@@ -99,6 +99,15 @@ describe("status comment and PR body", () => {
     expect(
       renderStatus({ kind: "succeeded", pullRequest: { number: 9, url: "https://x/pull/9" } }, context),
     ).toContain("opened draft pull request #9: https://x/pull/9");
+    // A review run opened nothing: its headline says what it pushed, and where.
+    const review = renderStatus(
+      { kind: "succeeded", pullRequest: { number: 9, url: "https://x/pull/9" }, review: true },
+      context,
+    );
+    expect(review).toContain(
+      "✅ **agent-fix** pushed a commit addressing the review to pull request #9: https://x/pull/9",
+    );
+    expect(review).not.toContain("opened draft pull request");
     expect(
       renderStatus({ kind: "failed", reason: "The tests still fail after 3 attempts." }, context),
     ).toContain("**Why:** The tests still fail after 3 attempts.");
