@@ -18,7 +18,7 @@ import type { AgentConfig } from "../src/config/agent.js";
 import { type Env, hasAppCredentials, parseEnv } from "../src/config/env.js";
 import type { SandboxProvider } from "../src/contracts.js";
 import { AgentFixError, ConfigError } from "../src/errors.js";
-import { updateStatusComment } from "../src/github/index.js";
+import { githubFailure, updateStatusComment } from "../src/github/index.js";
 import {
   connectRedis,
   createFixQueue,
@@ -217,19 +217,6 @@ function queueError(error: unknown, job: Job<FixJobData>): Error {
   const wrapped = new UnrecoverableError(describe(error));
   (wrapped as Error & { cause?: unknown }).cause = error;
   return wrapped;
-}
-
-function githubFailure(error: unknown, what: string): AgentFixError {
-  const status = (error as { status?: number }).status ?? 0;
-  return new AgentFixError(
-    `GitHub failed while ${what}: ${error instanceof Error ? error.message : String(error)}`,
-    {
-      code: `github_${status || "network"}`,
-      fault: "github",
-      retryable: status === 0 || status >= 500 || status === 429,
-      cause: error,
-    },
-  );
 }
 
 const UnthrottledOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({

@@ -2,6 +2,7 @@
  * The part of Octokit the GitHub helpers use. Probot's `context.octokit` and an installation Octokit
  * of the worker both fit, so the helpers take it as a parameter and construct nothing.
  */
+import { AgentFixError } from "../errors.js";
 
 interface Response<T> {
   data: T;
@@ -98,4 +99,21 @@ export interface RepoRef {
 export function httpStatus(error: unknown): number | undefined {
   const status = (error as { status?: unknown } | null)?.status;
   return typeof status === "number" ? status : undefined;
+}
+
+/**
+ * A failed GitHub call as the app's error: retryable when GitHub may answer later (5xx, rate limit,
+ * no answer at all), not when the request itself was refused.
+ */
+export function githubFailure(error: unknown, what: string): AgentFixError {
+  const status = httpStatus(error) ?? 0;
+  return new AgentFixError(
+    `GitHub failed while ${what}: ${error instanceof Error ? error.message : String(error)}`,
+    {
+      code: `github_${status || "network"}`,
+      fault: "github",
+      retryable: status === 0 || status >= 500 || status === 429,
+      cause: error,
+    },
+  );
 }

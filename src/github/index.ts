@@ -1,4 +1,11 @@
-export { type CommentData, type GitHubApi, httpStatus, type PullData, type RepoRef } from "./api.js";
+export {
+  type CommentData,
+  type GitHubApi,
+  githubFailure,
+  httpStatus,
+  type PullData,
+  type RepoRef,
+} from "./api.js";
 export { fitComment, GITHUB_BODY_LIMIT } from "./limits.js";
 export { hasWriteAccess } from "./permissions.js";
 export { type PullRequestBodyInput, renderPullRequestBody, type TestProofView } from "./pr-body.js";

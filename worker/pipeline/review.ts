@@ -6,15 +6,10 @@
  */
 import type { Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
-import {
-  type GitHubApi,
-  httpStatus,
-  renderTrajectorySummary,
-  requestReview,
-} from "../../src/github/index.js";
+import { type GitHubApi, githubFailure } from "../../src/github/index.js";
 import type { FixJobData } from "../../src/queue/index.js";
 import { fixBranch } from "./commit.js";
-import { finalMessage } from "./publish.js";
+import { finalMessage, githubPublisher } from "./publish.js";
 import type { Publisher, RunInput } from "./run.js";
 
 interface Response<T> {
@@ -91,7 +86,7 @@ export async function loadReviewRun(
   }
   const params = { ...repo, pull_number: job.pullNumber };
   const { data: pull } = await api.rest.pulls.get(params).catch((error: unknown) => {
-    throw githubError(error, `reading pull request #${job.pullNumber}`);
+    throw githubFailure(error, `reading pull request #${job.pullNumber}`);
   });
   const branch = fixBranch(issue.number);
   if (pull.state !== "open") {
@@ -115,7 +110,7 @@ export async function loadReviewRun(
     const { data } = await api.rest.issues
       .getComment({ ...repo, comment_id: job.commentId })
       .catch((error: unknown) => {
-        throw githubError(error, `reading comment ${job.commentId} on pull request #${job.pullNumber}`);
+        throw githubFailure(error, `reading comment ${job.commentId} on pull request #${job.pullNumber}`);
       });
     const lines = (data.body ?? "").split("\n");
     const command = lines.findIndex((line) => line.trim() !== "");
@@ -128,7 +123,7 @@ export async function loadReviewRun(
         .listCommentsForReview({ ...reviewParams, per_page: MAX_LINE_COMMENTS })
         .then((r) => r.data),
     ]).catch((error: unknown) => {
-      throw githubError(error, `reading review ${job.reviewId} of pull request #${job.pullNumber}`);
+      throw githubFailure(error, `reading review ${job.reviewId} of pull request #${job.pullNumber}`);
     });
   }
   return {
@@ -189,7 +184,8 @@ export function reviewPublisher(
   options: { trajectoryUrl?: string } = {},
 ): Publisher {
   const repo = { owner: job.owner, repo: job.repo };
-  const link = options.trajectoryUrl ? { trajectoryUrl: options.trajectoryUrl } : {};
+  // The review request and the trajectory summary are an issue run's; opening and the reply differ.
+  const issueRun = githubPublisher(api, job, options);
   let pullUrl = "";
   return {
     async openOrUpdatePullRequest() {
@@ -198,19 +194,9 @@ export function reviewPublisher(
       pullUrl = data.html_url;
       return { number: data.number, url: data.html_url };
     },
-    async requestReview(pullNumber, login) {
-      await requestReview(api, repo, pullNumber, login);
-    },
+    requestReview: issueRun.requestReview,
     async postSummary(pullNumber, draft) {
-      await api.rest.issues.createComment({
-        ...repo,
-        issue_number: pullNumber,
-        body: renderTrajectorySummary(draft.trajectory, {
-          testsBefore: draft.baseline.passed,
-          testsAfter: true,
-          ...link,
-        }),
-      });
+      await issueRun.postSummary(pullNumber, draft);
       await api.rest.issues.createComment({
         ...repo,
         issue_number: pullNumber,
@@ -246,17 +232,4 @@ export function reviewReply(
         ]
       : []),
   ].join("\n");
-}
-
-function githubError(error: unknown, what: string): AgentFixError {
-  const status = httpStatus(error) ?? 0;
-  return new AgentFixError(
-    `GitHub failed while ${what}: ${error instanceof Error ? error.message : String(error)}`,
-    {
-      code: `github_${status || "network"}`,
-      fault: "github",
-      retryable: status === 0 || status >= 500 || status === 429,
-      cause: error,
-    },
-  );
 }
