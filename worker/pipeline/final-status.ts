@@ -46,7 +46,7 @@ export function abandonedReason(abandonment: Abandonment): string {
         `clean-up), so nothing would finish it. ${retry}`
       );
     case "failed":
-      return `The run failed before it could report why: ${abandonment.message}. Check the worker's logs. ${retry}`;
+      return `The run stopped before it could report its outcome: ${abandonment.message}. Check the worker's logs. ${retry}`;
   }
 }
 

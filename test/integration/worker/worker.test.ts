@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { join } from "node:path";
-import type { Job } from "bullmq";
+import { type Job, UnrecoverableError } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -15,7 +15,7 @@ import {
 } from "../../../src/queue/index.js";
 import { type FixWorker, startFixWorker } from "../../../worker/index.js";
 import { type AbortReason, decodeAbortReason } from "../../../worker/pipeline/cancel.js";
-import type { Abandonment } from "../../../worker/pipeline/final-status.js";
+import { type Abandonment, markStatusFinal } from "../../../worker/pipeline/final-status.js";
 import { redisUrl, requireRedis } from "../../support/services.js";
 
 const redisUp = await requireRedis();
@@ -174,28 +174,6 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     });
     expect(await picked).toBe(queued.jobId);
   });
-});
-
-describe.runIf(redisUp)("jobs that end with no processor left to report", () => {
-  const prefix = `af-test-abandon-${randomUUID().slice(0, 8)}`;
-  let redis: Redis;
-  let fixQueue: FixQueue;
-  const workers: FixWorker[] = [];
-  const children: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    redis = await connectRedis(redisUrl(), "producer");
-    fixQueue = createFixQueue(redis, { prefix, name: "fix", jobOptions: { attempts: 1 } });
-  });
-  afterAll(async () => {
-    for (const child of children) child.kill("SIGKILL");
-    await Promise.all(workers.map((w) => w.shutdown(0)));
-    await fixQueue.queue.obliterate({ force: true });
-    await fixQueue.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
-  });
 
   it("a job removed while its dead worker held it is finalized, once, by a live worker", async () => {
     const queued = await enqueueFix(fixQueue, { ...jobData(7), statusCommentId: 77 });
@@ -205,20 +183,13 @@ describe.runIf(redisUp)("jobs that end with no processor left to report", () => 
     let markFinal: () => void = () => {};
     const final = new Promise<void>((resolve) => (markFinal = resolve));
     for (let i = 0; i < 2; i++) {
-      workers.push(
-        await startFixWorker({
-          redisUrl: redisUrl(),
-          prefix,
-          queueName: "fix",
-          stalledIntervalMs: 600_000,
-          log: () => {},
-          process: () => new Promise(() => {}),
-          onAbandoned: async (job, abandonment) => {
-            finalized.push({ job, abandonment });
-            markFinal();
-          },
-        }),
-      );
+      await worker(() => new Promise(() => {}), 1, {
+        stalledIntervalMs: 600_000,
+        onAbandoned: async (job, abandonment) => {
+          finalized.push({ job, abandonment });
+          markFinal();
+        },
+      });
     }
     child.kill("SIGKILL");
     await once(child, "exit");
@@ -232,5 +203,38 @@ describe.runIf(redisUp)("jobs that end with no processor left to report", () => 
     expect(finalized).toHaveLength(1);
     expect(finalized[0]?.abandonment).toEqual({ kind: "removed" });
     expect(finalized[0]?.job).toMatchObject({ issueNumber: 7, statusCommentId: 77, owner: "octo" });
+  });
+
+  it("finalizes a job that failed for good without its processor leaving the status final, and only that", async () => {
+    const finalized: { job: FixJobData; abandonment: Abandonment }[] = [];
+    let ended = 0;
+    let markEnded: () => void = () => {};
+    const bothEnded = new Promise<void>((resolve) => (markEnded = resolve));
+    const fixWorker = await worker(
+      async (job) => {
+        // Issue 8: the processor wrote the final status itself; issue 9: it could not.
+        if (job.data.issueNumber === 8) throw markStatusFinal(new UnrecoverableError("tests still fail"));
+        throw new UnrecoverableError("installation 1 was removed");
+      },
+      1,
+      {
+        onAbandoned: async (job, abandonment) => {
+          finalized.push({ job, abandonment });
+        },
+      },
+    );
+    fixWorker.worker.on("failed", () => {
+      if (++ended === 2) markEnded();
+    });
+    await enqueueFix(fixQueue, jobData(8));
+    await enqueueFix(fixQueue, jobData(9));
+    await bothEnded;
+    await new Promise((r) => setTimeout(r, 300)); // room for a finalization of issue 8 to show
+    expect(finalized).toEqual([
+      {
+        job: expect.objectContaining({ issueNumber: 9 }),
+        abandonment: { kind: "failed", message: "installation 1 was removed" },
+      },
+    ]);
   });
 });
