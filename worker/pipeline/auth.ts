@@ -1,5 +1,6 @@
 import type { Probot, ProbotOctokit } from "probot";
-import { GitHubError } from "../../src/errors.js";
+import { ConfigError, GitHubError } from "../../src/errors.js";
+import type { CommitIdentity } from "./commit.js";
 
 /** Installation credentials, minted on the host from the app's private key; none of it enters a sandbox. */
 export interface InstallationAuth {
@@ -40,4 +41,25 @@ function rethrow(error: unknown, installationId: number): never {
     hint: status === 404 ? "The app was uninstalled from this repository or account." : undefined,
     cause: error,
   });
+}
+
+/** `SLUG[bot]` with GitHub's noreply address, so commits show as the app's. */
+export async function appIdentity(
+  probot: Pick<Probot, "auth">,
+  settings: { APP_ID: number; GHE_HOST?: string | undefined },
+): Promise<CommitIdentity> {
+  const app = await probot.auth();
+  const { data } = await app.rest.apps.getAuthenticated().catch((error: unknown) => {
+    throw new ConfigError(`Cannot authenticate as the GitHub App ${settings.APP_ID}: ${String(error)}`, {
+      code: "app_auth_failed",
+      hint: "Check APP_ID, PRIVATE_KEY and GHE_HOST.",
+    });
+  });
+  const slug = data?.slug ?? "agent-fix";
+  const login = `${slug}[bot]`;
+  const user = await app.rest.users.getByUsername({ username: login }).catch(() => null);
+  const host = settings.GHE_HOST
+    ? `users.noreply.${settings.GHE_HOST.replace(/:\d+$/, "")}`
+    : "users.noreply.github.com";
+  return { name: login, email: user ? `${user.data.id}+${login}@${host}` : `${login}@${host}` };
 }

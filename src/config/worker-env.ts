@@ -1,0 +1,81 @@
+/**
+ * The worker's own environment variables, beside the shared ones of env.ts; one line each. A pure
+ * schema (no worker/ or sandbox/ import), so it lives with the other config schemas.
+ */
+import { z } from "zod";
+import { ConfigError } from "../errors.js";
+import { type Env, hasAppCredentials, parseEnv } from "./env.js";
+
+export const workerEnvSchema = z.object({
+  AGENT_FIX_LOCK_MS: z.coerce.number().int().min(1000).default(60_000), // a dead worker's job moves on this long after its last lock renewal
+  AGENT_FIX_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).optional(), // how often workers look for such jobs (default: half the lock)
+  AGENT_FIX_REAPER_INTERVAL_MS: z.coerce.number().int().min(1000).default(300_000), // how often orphaned sandboxes are looked for
+  AGENT_FIX_WORKER_TAG: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/)
+    .optional(), // workers with a tag reap only sandboxes of the same tag
+  AGENT_FIX_SANDBOX: z.enum(["docker", "local"]).default("docker"), // local isolates nothing: development only
+  AGENT_FIX_SANDBOX_IMAGE: z.string().min(1).optional(), // default: the versioned image of sandbox/version.ts
+  AGENT_FIX_WORKSPACE_TMPFS: z
+    .string()
+    .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "2g" or "512m"')
+    .optional(), // e.g. 2g: the sandbox's /workspace in memory (ready ~2x faster; the repository counts against the memory limit); unset: a disk volume
+  AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
+  AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
+  AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
+  AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"NAME": "value"}}: for that repository's setup only
+  AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
+});
+export type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
+
+const examples: Record<string, string> = {
+  AGENT_FIX_LOCK_MS: "AGENT_FIX_LOCK_MS=60000",
+  AGENT_FIX_WORKER_TAG: "AGENT_FIX_WORKER_TAG=ci-1",
+  AGENT_FIX_SANDBOX: "AGENT_FIX_SANDBOX=docker",
+  AGENT_FIX_WORKSPACE_TMPFS: "AGENT_FIX_WORKSPACE_TMPFS=2g",
+  AGENT_FIX_ALLOW_REPLAY_MODELS: "AGENT_FIX_ALLOW_REPLAY_MODELS=false",
+};
+
+/** The shared and the worker's variables; a wrong one is a ConfigError naming it, checked at start. */
+export function parseWorkerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
+  const shared = parseEnv(env);
+  if (!hasAppCredentials(shared) || shared.APP_ID === undefined) {
+    throw new ConfigError("APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are needed by the worker", {
+      code: "env_invalid",
+      hint: "Register the app first (npm start without credentials runs the manifest flow), then set both in .env.",
+    });
+  }
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = workerEnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? "");
+    throw new ConfigError(`Invalid environment: ${issue.path.join(".")}: ${issue.message}`, {
+      code: "env_invalid",
+      hint: examples[name]
+        ? `For example: ${examples[name]}`
+        : "See the comments in src/config/worker-env.ts (workerEnvSchema).",
+    });
+  }
+  parseSetupSecrets(parsed.data.AGENT_FIX_SETUP_SECRETS); // fail at start, not on the first job
+  return { ...shared, ...parsed.data, APP_ID: shared.APP_ID };
+}
+
+/** AGENT_FIX_SETUP_SECRETS as `owner/repo` -> variables for that repository's setup. */
+export function parseSetupSecrets(text: string): Record<string, Record<string, string>> {
+  const schema = z.record(z.string(), z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()));
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw new ConfigError("environment variable AGENT_FIX_SETUP_SECRETS is not valid", {
+      code: "worker_env_invalid",
+      hint: 'Use JSON like {"owner/repo": {"NPM_TOKEN": "..."}}: variable names as keys, strings as values.',
+    });
+  }
+  return parsed.data;
+}

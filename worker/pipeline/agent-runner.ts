@@ -1,0 +1,90 @@
+/**
+ * The operator's configuration and the agent a run gets from it: the loop over the ACI, with the
+ * repository's model, limits and tool bundle applied.
+ */
+import { join } from "node:path";
+import type { AciConfig } from "../../src/config/aci.js";
+import type { AgentConfig } from "../../src/config/agent.js";
+import { ConfigError } from "../../src/errors.js";
+import { createEnvironment } from "../aci/index.js";
+import { type AgentFixConfig, loadConfig } from "../agent/config-file.js";
+import { runAgent } from "../agent/index.js";
+import { createModel } from "../model/index.js";
+import type { AgentRunner } from "./agent.js";
+import type { PipelineRepoConfig } from "./run.js";
+
+/** The operator's configuration: config/default.yaml overlaid by AGENT_FIX_CONFIG (tools, loop, model). */
+export type OperatorConfig = AgentFixConfig;
+
+export function loadOperatorConfig(overlay?: string): Promise<OperatorConfig> {
+  return loadConfig(overlay ? { files: [overlay] } : {});
+}
+
+export interface AgentWiring {
+  operator: OperatorConfig;
+  /** Overrides everything (tests, demo, operators pinning a model): `openai:NAME` or `replay:FILE`. */
+  modelOverride?: string;
+  /** Where trajectories are written, one `JOB.traj` per run. */
+  trajectoryDir?: string;
+  /**
+   * Whether a repository's config may name a `replay:FILE` model. Off in production: it would let a
+   * repository make the worker read a host file. Tests and the demo turn it on.
+   */
+  allowRepoReplay?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The error for a repository config naming a replay model where those are not allowed. */
+export function replayModelRefused(): ConfigError {
+  return new ConfigError(".github/agent-fix.yml is invalid: `model`: replay models are for tests only", {
+    code: "repo_config_invalid",
+    hint: "Example of the right form:\nmodel: openai:gpt-4.1",
+  });
+}
+
+/** The agent loop over the ACI, with the repository's model, limits and tool bundle applied. */
+export async function createAgentRunner(
+  wiring: AgentWiring,
+  repo: Pick<PipelineRepoConfig, "maxSteps"> & {
+    model?: string | undefined;
+    maxCostUsd?: number | undefined;
+    maxWallTimeSeconds?: number | undefined;
+    toolBundle?: AciConfig["bundle"] | undefined;
+  },
+  jobId: string,
+): Promise<AgentRunner> {
+  const { operator } = wiring;
+  if (!wiring.modelOverride && repo.model?.startsWith("replay:") && !wiring.allowRepoReplay) {
+    throw replayModelRefused();
+  }
+  const model = await createModel(wiring.modelOverride ?? repo.model, {
+    config: operator.model,
+    ...(wiring.env ? { env: wiring.env } : {}),
+  });
+  const agentConfig: AgentConfig = {
+    ...operator.agent,
+    limits: {
+      ...operator.agent.limits,
+      maxSteps: repo.maxSteps,
+      ...(repo.maxCostUsd ? { maxCostUsd: repo.maxCostUsd } : {}),
+      ...(repo.maxWallTimeSeconds ? { maxWallTimeSeconds: repo.maxWallTimeSeconds } : {}),
+    },
+  };
+  const aciConfig: AciConfig = { ...operator.aci, ...(repo.toolBundle ? { bundle: repo.toolBundle } : {}) };
+  return async (input) => {
+    const environment = await createEnvironment({ sandbox: input.sandbox, config: aciConfig });
+    return runAgent({
+      model,
+      environment,
+      config: agentConfig,
+      issue: { title: input.issue.title, body: input.issue.body },
+      repoName: input.repoName,
+      gate: input.gate,
+      signal: input.signal,
+      sandboxImage: input.sandbox.image,
+      configHash: operator.hash,
+      ...(wiring.trajectoryDir ? { trajectoryPath: join(wiring.trajectoryDir, `${jobId}.traj`) } : {}),
+      onStep: (event) => input.onStep({ step: event.step, entry: event.entry }),
+    });
+  };
+}

@@ -1,0 +1,199 @@
+/**
+ * One fix job as BullMQ runs it, over parts the composition root (worker/processor.ts) built: mints
+ * the installation's client, runs the pipeline, and maps errors to BullMQ: retryable ones are
+ * retried (with a status line saying so), the rest fail for good.
+ */
+import type { Job } from "bullmq";
+import { UnrecoverableError } from "bullmq";
+import type { ProbotOctokit } from "probot";
+import type { SandboxProvider } from "../../src/contracts.js";
+import { AgentFixError } from "../../src/errors.js";
+import { githubFailure } from "../../src/github/index.js";
+import { type FixJobData, parseFixJobData } from "../../src/queue/index.js";
+import type { AgentRunner } from "./agent.js";
+import type { InstallationAuth } from "./auth.js";
+import { type AbortReason, decodeAbortReason } from "./cancel.js";
+import type { CommitIdentity } from "./commit.js";
+import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
+import { loadReviewRun } from "./review.js";
+import {
+  type PipelineRepoConfig,
+  type Publisher,
+  type RunOutcome,
+  type RunTimings,
+  runFix,
+  type StatusReporter,
+} from "./run.js";
+
+/** Kept by BullMQ as the job's return value: what happened, and where the time went. */
+export interface JobResult {
+  kind: RunOutcome["kind"];
+  url?: string;
+  number?: number;
+  reason?: string;
+  exitStatus: string | null;
+  timings: RunTimings;
+}
+
+/** What one job needs, built once per process (or per test). */
+export interface ProcessorDeps {
+  auth: InstallationAuth;
+  sandboxes: SandboxProvider;
+  /** The app's commit identity (`SLUG[bot]`). */
+  identity: CommitIdentity;
+  /** The status comment of a job. `run` names this run: its trajectory is `run.traj` (see runName). */
+  status(octokit: ProbotOctokit, job: FixJobData, run: string): StatusReporter;
+  publisher(octokit: ProbotOctokit, job: FixJobData, run: string): Publisher;
+  /** The agent for this repository's config (model, limits, tools). */
+  agent(config: PipelineRepoConfig, job: FixJobData, run: string): Promise<AgentRunner>;
+  loadConfig(checkoutDir: string, job: FixJobData): Promise<PipelineRepoConfig>;
+  /** Operator-configured setup secrets for `owner/repo` (never the GitHub token). */
+  setupSecrets(fullName: string): Record<string, string>;
+  /** A cancel that arrived before this worker held the job. */
+  pendingCancel(jobId: string): Promise<AbortReason | null>;
+  /**
+   * Called for a cancelled job once it has left the active state: a start that arrived while the
+   * cancel was under way (label removed and added back quickly) was refused as a duplicate then,
+   * so the issue is looked at again and re-queued if it still asks for a run (see requeue.ts).
+   */
+  afterCancel?(job: FixJobData, octokit: ProbotOctokit): void;
+  workRoot?: string;
+  log?: (message: string) => void;
+}
+
+export function createFixProcessor(deps: ProcessorDeps) {
+  const log = deps.log ?? ((message: string) => console.log(`[worker] ${message}`));
+  return async function processFixJob(job: Job<FixJobData>, signal: AbortSignal): Promise<JobResult> {
+    const data = parseFixJobData(job.data);
+    const jobId = job.id ?? "";
+    const octokit = await deps.auth.octokit(data.installationId).catch((error: unknown) => {
+      throw queueError(error, job);
+    });
+    const run = runName(data);
+    const status = deps.status(octokit, data, run);
+    try {
+      const early = await deps.pendingCancel(jobId);
+      if (early) throw Object.assign(new Error("cancelled before start"), { abort: early });
+      const { owner, repo, issueNumber } = data;
+      const [repository, issue] = await Promise.all([
+        octokit.rest.repos.get({ owner, repo }),
+        octokit.rest.issues.get({ owner, repo, issue_number: issueNumber }),
+      ]).catch((error: unknown) => {
+        throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
+      });
+      const outcome = await runFix({
+        jobId,
+        issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
+        repository: {
+          fullName: repository.data.full_name,
+          cloneUrl: repository.data.clone_url,
+          defaultBranch: repository.data.default_branch,
+        },
+        requestedBy: data.requestedBy,
+        token: () => deps.auth.token(data.installationId),
+        loadConfig: (dir) => deps.loadConfig(dir, data),
+        setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
+        identity: deps.identity,
+        sandboxes: deps.sandboxes,
+        agentFor: (config) => deps.agent(config, data, run),
+        publisher: deps.publisher(octokit, data, run),
+        status,
+        signal,
+        ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
+        // Review runs: the pull request's branch, and the issue plus the review as the task.
+        ...(data.trigger === "review"
+          ? await loadReviewRun(octokit, data, {
+              number: issueNumber,
+              title: issue.data.title,
+              body: issue.data.body ?? null,
+            })
+          : {}),
+      });
+      log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
+      // A cancel that came as the run finished found nothing left to stop, and a start right after it
+      // was refused as a duplicate of this still-active job: look at the issue again once it is done.
+      if (await deps.pendingCancel(jobId).catch(() => null)) deps.afterCancel?.(data, octokit);
+      return {
+        kind: outcome.kind,
+        ...(outcome.kind === "pull_request"
+          ? { url: outcome.url, number: outcome.number }
+          : { reason: outcome.reason }),
+        exitStatus: outcome.trajectory?.info.exit_status ?? null,
+        timings: outcome.timings,
+      };
+    } catch (error) {
+      const abort =
+        (error as { abort?: AbortReason }).abort ??
+        (signal.aborted ? decodeAbortReason(signal.reason) : null);
+      if (abort) {
+        const written = await finalStatus(() =>
+          abort.kind === "shutdown"
+            ? status.failed(
+                "The worker running this was shut down before it finished. Add the label again to retry.",
+              )
+            : status.cancelled(abort.by),
+        );
+        if (abort.kind === "cancelled") deps.afterCancel?.(data, octokit);
+        const cancelled = new UnrecoverableError(`cancelled by ${abort.by}`);
+        throw written ? markStatusFinal(cancelled) : cancelled;
+      }
+      const wrapped = queueError(error, job);
+      if (wrapped instanceof UnrecoverableError) {
+        // Unmarked when the update failed: the worker's 'failed' listener tries again.
+        if (await finalStatus(() => status.failed(describe(error)))) markStatusFinal(wrapped);
+      } else {
+        log(`job ${jobId}: retrying after ${describe(error)}`);
+        await finalStatus(() =>
+          status.progress("cloning", { note: `Retrying after a transient error: ${describe(error)}` }),
+        );
+      }
+      throw wrapped;
+    }
+  };
+}
+
+/**
+ * The final status of a job that ended with no processor to write it: a fresh installation client
+ * (minted on the host), the job's status comment, the reason in a maintainer's words.
+ */
+export function finalizeAbandonedWith(
+  auth: InstallationAuth,
+  status: ProcessorDeps["status"],
+): FinalizeAbandoned {
+  return async (job, abandonment) => {
+    const octokit = await auth.octokit(job.installationId);
+    await status(octokit, job, runName(job)).failed(abandonedReason(abandonment));
+  };
+}
+
+/** A run's name, unique and safe as a file name: OWNER-REPO-ISSUE-MILLISECONDS. */
+export function runName(job: FixJobData, now = Date.now()): string {
+  const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]/g, "_");
+  return `${safe(job.owner)}-${safe(job.repo)}-${job.issueNumber}-${now}`;
+}
+
+/** A status update must never hide the run's real error. Whether it was written. */
+async function finalStatus(update: () => Promise<void>): Promise<boolean> {
+  return update().then(
+    () => true,
+    (error: unknown) => {
+      console.error(`[worker] status comment update failed: ${String(error)}`);
+      return false;
+    },
+  );
+}
+
+function describe(error: unknown): string {
+  if (error instanceof AgentFixError) return error.describe();
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Retryable errors stay as they are while attempts remain; everything else becomes UnrecoverableError. */
+function queueError(error: unknown, job: Job<FixJobData>): Error {
+  const attemptsLeft = (job.opts.attempts ?? 1) - (job.attemptsMade + 1) > 0;
+  if (error instanceof AgentFixError && error.retryable && attemptsLeft) return error;
+  if (error instanceof UnrecoverableError) return error;
+  const wrapped = new UnrecoverableError(describe(error));
+  (wrapped as Error & { cause?: unknown }).cause = error;
+  return wrapped;
+}
