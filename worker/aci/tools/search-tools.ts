@@ -52,11 +52,7 @@ async function searchLargeFile(
     .split("\n")
     .filter((line) => /^\d+:/.test(line))
     .map((line) => `Line ${line}`);
-  if (matches.length === 0) return `No matches found for ${term}`;
-  if (matches.length > cap) return `More than ${cap} lines matched for ${term}. Please narrow your search.`;
-  return [`Found ${matches.length} matches for ${term}:`, ...matches, `End of matches for ${term}`].join(
-    "\n",
-  );
+  return matchFrame(term, matches, cap, "lines");
 }
 
 function resolveDir(runtime: AciRuntime, context: ToolContext, dir: string | undefined) {
@@ -66,6 +62,38 @@ function resolveDir(runtime: AciRuntime, context: ToolContext, dir: string | und
 
 const timedOutMessage = (what: string) =>
   `The search for ${what} took too long and was stopped. Search a smaller directory or a more specific term.`;
+
+/**
+ * The frame every search answers in (SWE-agent's texts): none, too many (narrow it), or the entries between a
+ * header and a footer. `total` is the number of matches when an entry stands for several (search_dir).
+ */
+function matchFrame(
+  term: string,
+  entries: string[],
+  cap: number,
+  unit: "files" | "lines",
+  total = entries.length,
+) {
+  if (entries.length === 0) return `No matches found for ${term}`;
+  if (entries.length > cap) return `More than ${cap} ${unit} matched for ${term}. Please narrow your search.`;
+  return [`Found ${total} matches for ${term}:`, ...entries, `End of matches for ${term}`].join("\n");
+}
+
+/** find_file and search_dir: resolve dir, run ripgrep there, and give back its lines or the observation to send. */
+async function searchDirectory(
+  runtime: AciRuntime,
+  context: ToolContext,
+  dirArg: string | undefined,
+  what: string,
+  rgArgs: string,
+): Promise<{ lines: string[]; term: string } | { answer: string }> {
+  const dir = resolveDir(runtime, context, dirArg);
+  if (!dir) return { answer: outsideRepositoryMessage(dirArg!, runtime.root) };
+  const found = await ripgrepLines(runtime, context, dir.relative, rgArgs);
+  if (found === null) return { answer: `Directory ${dirArg} not found` };
+  if ("timedOut" in found) return { answer: timedOutMessage(`"${what}"`) };
+  return { lines: found.lines, term: `"${what}" in ${displayPath(dir.relative)}` };
+}
 
 export function searchTools(runtime: AciRuntime): AciTool[] {
   const cap = runtime.config.searchCap;
@@ -77,25 +105,15 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
       dir: stringArg("the directory to search in (if not provided, the repository root)").optional(),
     }),
     run: async (args, context) => {
-      const dir = resolveDir(runtime, context, args.dir);
-      if (!dir) return observation(outsideRepositoryMessage(args.dir!, runtime.root));
-      const shown = displayPath(dir.relative);
-      const found = await ripgrepLines(
+      const found = await searchDirectory(
         runtime,
         context,
-        dir.relative,
+        args.dir,
+        args.file_name,
         `--files --no-messages -g ${shellQuote(args.file_name)}`,
       );
-      if (found === null) return observation(`Directory ${args.dir} not found`);
-      if ("timedOut" in found) return observation(timedOutMessage(`"${args.file_name}"`));
-      const term = `"${args.file_name}" in ${shown}`;
-      if (found.lines.length === 0) return observation(`No matches found for ${term}`);
-      if (found.lines.length > cap)
-        return observation(`More than ${cap} files matched for ${term}. Please narrow your search.`);
-      const paths = found.lines.sort();
-      return observation(
-        [`Found ${paths.length} matches for ${term}:`, ...paths, `End of matches for ${term}`].join("\n"),
-      );
+      if ("answer" in found) return observation(found.answer);
+      return observation(matchFrame(found.term, found.lines.sort(), cap, "files"));
     },
   });
   const searchDir = defineTool({
@@ -107,21 +125,14 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
     }),
     run: async (args, context) => {
       if (args.search_term.includes("\n")) return observation("Error: search_term must be a single line.");
-      const dir = resolveDir(runtime, context, args.dir);
-      if (!dir) return observation(outsideRepositoryMessage(args.dir!, runtime.root));
-      const shown = displayPath(dir.relative);
-      const found = await ripgrepLines(
+      const found = await searchDirectory(
         runtime,
         context,
-        dir.relative,
+        args.dir,
+        args.search_term,
         `-c --no-messages -F -e ${shellQuote(args.search_term)}`,
       );
-      if (found === null) return observation(`Directory ${args.dir} not found`);
-      if ("timedOut" in found) return observation(timedOutMessage(`"${args.search_term}"`));
-      const term = `"${args.search_term}" in ${shown}`;
-      if (found.lines.length === 0) return observation(`No matches found for ${term}`);
-      if (found.lines.length > cap)
-        return observation(`More than ${cap} files matched for ${term}. Please narrow your search.`);
+      if ("answer" in found) return observation(found.answer);
       const counts = found.lines
         .map((line) => {
           const colon = line.lastIndexOf(":");
@@ -129,13 +140,8 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
         })
         .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       const total = counts.reduce((sum, entry) => sum + entry.count, 0);
-      return observation(
-        [
-          `Found ${total} matches for ${term}:`,
-          ...counts.map((entry) => `${entry.path} (${entry.count} matches)`),
-          `End of matches for ${term}`,
-        ].join("\n"),
-      );
+      const entries = counts.map((entry) => `${entry.path} (${entry.count} matches)`);
+      return observation(matchFrame(found.term, entries, cap, "files", total));
     },
   });
   const searchFile = defineTool({
@@ -175,12 +181,7 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
       read.file.lines.forEach((line, index) => {
         if (line.includes(args.search_term)) matches.push(`Line ${index + 1}:${line}`);
       });
-      if (matches.length === 0) return observation(`No matches found for ${term}`);
-      if (matches.length > cap)
-        return observation(`More than ${cap} lines matched for ${term}. Please narrow your search.`);
-      return observation(
-        [`Found ${matches.length} matches for ${term}:`, ...matches, `End of matches for ${term}`].join("\n"),
-      );
+      return observation(matchFrame(term, matches, cap, "lines"));
     },
   });
   return [findFile, searchDir, searchFile];
