@@ -60,18 +60,7 @@ export async function obsSession(
 ) {
   const dir = path.join(tempDir("aci-bench-obs-"), "yaml");
   cpSync(packageDir, dir, { recursive: true });
-  const git = (...args: string[]) =>
-    execFileSync(
-      "git",
-      ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "gc.auto=0", ...args],
-      {
-        cwd: dir,
-        stdio: "ignore",
-      },
-    );
-  git("init", "-q");
-  git("add", "-A");
-  git("commit", "-q", "-m", "yaml");
+  gitInit(dir);
   const aci = await start(dir);
   const shell = await start(dir);
   const aciTokens: number[] = [];
@@ -104,4 +93,20 @@ export async function obsSession(
     bashTotal: sum(bashTokens),
     perStep: aciTokens.map((value, index) => [value, bashTokens[index]!]),
   };
+}
+
+/** A repository with one commit of everything in `dir` (the ACI needs a base to diff against). */
+export function gitInit(dir: string): void {
+  const git = (...args: string[]) =>
+    execFileSync(
+      "git",
+      ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "gc.auto=0", ...args],
+      {
+        cwd: dir,
+        stdio: "ignore",
+      },
+    );
+  git("init", "-q");
+  git("add", "-A");
+  git("commit", "-q", "-m", "bench");
 }

@@ -9,7 +9,6 @@
  * - obs_tokens: median tokens of the observations of a scripted 20-step session through the ACI and
  *   of the same session through plain bash (cat, grep -rn, sed). Tokens are estimated as characters / 4.
  */
-import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,7 +20,7 @@ import { SANDBOX_IMAGE } from "../sandbox/version.js";
 import { aciConfigSchema } from "../src/config/aci.js";
 import type { Environment, Sandbox, SandboxProvider } from "../src/contracts.js";
 import { createEnvironment } from "../worker/aci/index.js";
-import { obsSession } from "./aci-session.js";
+import { gitInit, obsSession } from "./aci-session.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const temps: string[] = [];
@@ -75,21 +74,6 @@ function buildLargeTree(copies: number): { dir: string; files: number } {
   for (let index = 0; index < copies; index++)
     copy(path.join(repoRoot, "node_modules"), path.join(dir, `vendor${index}`));
   return { dir, files };
-}
-
-function gitInit(dir: string): void {
-  const git = (...args: string[]) =>
-    execFileSync(
-      "git",
-      ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "gc.auto=0", ...args],
-      {
-        cwd: dir,
-        stdio: "ignore",
-      },
-    );
-  git("init", "-q");
-  git("add", "-A");
-  git("commit", "-q", "-m", "bench");
 }
 
 async function start(
