@@ -50,10 +50,7 @@ describe.runIf(ready)("AGENT_FIX_WORKSPACE_TMPFS: the sandbox's workspace in mem
     expect(await stack.label(issue)).toBeLessThan(300);
     const status = await waitFor(
       "the status comment to reach a final state",
-      () => {
-        const comment = stack.statusComment(issue);
-        return comment && !comment.body.includes("⏳") ? comment : undefined;
-      },
+      () => stack.finalStatus(issue),
       240_000,
     );
     expect(status.body).toContain("opened draft pull request #");

@@ -108,6 +108,21 @@ export function closedEvent(
   };
 }
 
+/** Stores a comment on the stand-in, as GitHub would before it sends the event. */
+function storeComment(
+  github: GitHubServer,
+  owner: string,
+  repo: string,
+  issueNumber: number,
+  body: string,
+  sender: Sender,
+) {
+  const at = new Date().toISOString();
+  const comment = { id: github.state.id(), owner, repo, issueNumber, body, user: user(sender) };
+  github.state.comments.push({ ...comment, createdAt: at, updatedAt: at, history: [body] });
+  return comment;
+}
+
 /** issue_comment.created; the comment is also stored on the stand-in (as GitHub would). */
 export function commentEvent(
   github: GitHubServer,
@@ -115,19 +130,7 @@ export function commentEvent(
   body: string,
   sender: Sender,
 ): Delivery {
-  const at = new Date().toISOString();
-  const comment = {
-    id: github.state.id(),
-    owner: target.owner,
-    repo: target.repo,
-    issueNumber: target.issue,
-    body,
-    user: { login: sender.login, id: 1, type: sender.type ?? "User" },
-    createdAt: at,
-    updatedAt: at,
-    history: [body],
-  };
-  github.state.comments.push(comment);
+  const comment = storeComment(github, target.owner, target.repo, target.issue, body, sender);
   return {
     event: "issue_comment",
     payload: {
@@ -197,17 +200,7 @@ export function pullCommentEvent(
   const pull = github.state.pull(target.owner, target.repo, target.pull);
   if (!pull)
     throw new Error(`the stand-in has no pull request ${target.owner}/${target.repo}#${target.pull}`);
-  const at = new Date().toISOString();
-  const comment = {
-    ...{ id: github.state.id(), owner: target.owner, repo: target.repo, issueNumber: pull.number, body },
-    ...{
-      user: { ...user(sender), type: sender.type ?? "User" },
-      createdAt: at,
-      updatedAt: at,
-      history: [body],
-    },
-  };
-  github.state.comments.push(comment);
+  const comment = storeComment(github, target.owner, target.repo, pull.number, body, sender);
   return {
     event: "issue_comment",
     payload: {
