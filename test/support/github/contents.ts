@@ -31,8 +31,8 @@ async function treeEntry(bare: string, ref: string, path: string): Promise<TreeE
     stdout: "",
   }));
   const match = /^(\d+) (\w+) ([0-9a-f]+)\t/.exec(stdout);
-  if (!match || match[2] !== "blob") return null;
-  return { mode: match[1] ?? "", sha: match[3] ?? "" };
+  const [, mode = "", type = "", sha = ""] = match ?? [];
+  return type === "blob" ? { mode, sha } : null;
 }
 
 async function blob(bare: string, sha: string): Promise<Buffer> {
