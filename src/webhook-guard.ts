@@ -140,18 +140,28 @@ export function signatureMatches(secret: string, body: Buffer, signature: string
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** How long a refused client may keep sending (read and dropped) before its connection is cut. */
+const LINGER_MS = 1_000;
+
 /**
- * Answers and closes the connection; a body still streaming in is not read further (the socket is
- * destroyed once the answer is out, so no more bytes are taken in).
+ * Answers, then cuts the connection. A body still streaming in is read and dropped for a moment
+ * first (a lingering close, as web servers do): Node's own `Connection: close` handling destroys the
+ * socket with the body unread, which resets the connection and can make the client lose the answer.
+ * Nothing of it is kept, and the connection is cut after LINGER_MS whatever the client does.
  */
 function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal): void {
   if (res.headersSent) return void req.socket.destroy();
+  const body = `${JSON.stringify({ error: refusal.error })}\n`;
   res.writeHead(refusal.status, {
     "content-type": "application/json",
-    connection: "close",
+    "content-length": Buffer.byteLength(body),
     ...(refusal.status === 503 ? { "retry-after": "10" } : {}),
   });
-  res.end(`${JSON.stringify({ error: refusal.error })}\n`, () => {
-    if (!req.complete) req.socket.destroy();
-  });
+  res.end(body);
+  if (req.complete) return;
+  req.on("data", () => {});
+  req.resume();
+  const cut = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  cut.unref();
+  req.socket.once("close", () => clearTimeout(cut));
 }
