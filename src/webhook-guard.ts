@@ -7,10 +7,6 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Logger } from "probot";
-
-/** GitHub caps webhook payloads at 25 MB. */
-export const GITHUB_MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
 
 export interface WebhookGuardOptions {
   secret: string;
@@ -18,7 +14,7 @@ export interface WebhookGuardOptions {
   maxBytes: number;
   /** Bytes all requests together may hold in memory at once; past it new bytes get 503. */
   budgetBytes: number;
-  log: Logger;
+  log: { warn(fields: object, message: string): void };
 }
 
 export type WebhookGuard = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;

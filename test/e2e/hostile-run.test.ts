@@ -65,7 +65,14 @@ const attempt = (name: string, command: string) =>
 function hostileCommands(gateway: string, ports: number[]): { commands: string[]; probes: string[] } {
   const tcp = (host: string, port: number) =>
     attempt(`tcp-${host}-${port}`, `timeout 5 bash -c 'exec 3<>/dev/tcp/${host}/${port}' 2>/dev/null`);
-  const tcpProbes = [gateway, "127.0.0.1"].flatMap((host) => ports.map((port) => tcp(host, port)));
+  // The host's listening ports, plus Docker's TCP API on the gateway and a cloud metadata address.
+  const targets: [string, number][] = [
+    ...[gateway, "127.0.0.1"].flatMap((host) => ports.map((port): [string, number] => [host, port])),
+    [gateway, 2375],
+    [gateway, 2376],
+    ["169.254.169.254", 80],
+  ];
+  const tcpProbes = targets.map(([host, port]) => tcp(host, port));
   const socketProbe = attempt(
     "docker-socket",
     `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('/var/run/docker.sock')" 2>/dev/null`,
@@ -85,11 +92,7 @@ function hostileCommands(gateway: string, ports: number[]): { commands: string[]
     "cat .git/config; git config --get-regexp 'http\\..*extraheader'; " +
       attempt("extraheader", "grep -qi extraheader .git/config"),
   ];
-  const probes = [
-    "docker-socket",
-    "extraheader",
-    ...[gateway, "127.0.0.1"].flatMap((h) => ports.map((p) => `tcp-${h}-${p}`)),
-  ];
+  const probes = ["docker-socket", "extraheader", ...targets.map(([host, port]) => `tcp-${host}-${port}`)];
   return { commands, probes };
 }
 
