@@ -219,6 +219,8 @@ describe.runIf(ready)("a hostile agent finds no credential", () => {
     for (const command of commands) expect(ran).toContain(command);
     // Positive control: the agent did read its own environment.
     expect(observations).toContain("PATH=");
+    // ...and none of the worker's variables, not even by name.
+    expect.soft(observations).not.toMatch(/AGENT_FIX_|WEBHOOK_SECRET|PRIVATE_KEY|OPENAI_API_KEY|APP_ID=/);
     for (const probe of probes) {
       expect.soft(observations, probe).toContain(`BLOCKED:${probe}`);
       expect.soft(observations, probe).not.toContain(`LEAK:${probe}`);
