@@ -29,8 +29,8 @@ async function freePort(): Promise<number> {
 }
 
 /** `npm run start:server` as one node process (so its pid is the server's), output kept. */
-function startServer(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+function startServer(env: Record<string, string>, entry = "src/server.ts") {
+  const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -113,14 +113,21 @@ describe.skipIf(!up)("npm run start:server facing the internet", () => {
     await github?.stop();
   });
 
-  it.each([
-    ["unset", {}],
-    ["Probot's public development secret", { WEBHOOK_SECRET: "development" }],
+  it.each<{ command: string; entry: string; what: string; secret: Record<string, string> }>([
+    { command: "npm run start:server", entry: "src/server.ts", what: "unset", secret: {} },
+    {
+      command: "npm run start:server",
+      entry: "src/server.ts",
+      what: "set to Probot's public development secret",
+      secret: { WEBHOOK_SECRET: "development" },
+    },
+    { command: "npm start", entry: "src/main.ts", what: "unset", secret: {} },
   ])(
-    "does not start with WEBHOOK_SECRET %s, and says so naming the variable",
-    async (_, secret) => {
+    "$command does not start with WEBHOOK_SECRET $what, and says so naming the variable",
+    async ({ entry, secret }) => {
       const port = await freePort();
-      const { child, output } = startServer({ ...base(), ...secret, PORT: String(port), LOG_LEVEL: "info" });
+      const env = { ...base(), ...secret, PORT: String(port), LOG_LEVEL: "info" };
+      const { child, output } = startServer(env, entry);
       children.push(child);
       const started = (async () => {
         for (;;) {
