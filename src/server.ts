@@ -1,7 +1,8 @@
 /**
- * Webhook server entry (`npm run start:server`): Probot's middleware behind a node http server, a
- * /healthz endpoint reporting Redis, and a graceful shutdown on SIGTERM. Without APP_ID and a private
- * key it runs Probot's manifest flow instead (app.yml), so registering the app is a click.
+ * Webhook server entry (`npm run start:server`): Probot's middleware behind a node http server (every
+ * POST size-limited and signature-checked first, webhook-guard.ts), a /healthz endpoint reporting
+ * Redis, and a graceful shutdown on SIGTERM. It does not start without WEBHOOK_SECRET. Without APP_ID
+ * and a private key it runs Probot's manifest flow instead (app.yml), so registering the app is a click.
  */
 
 import { readFile } from "node:fs/promises";
