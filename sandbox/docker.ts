@@ -11,13 +11,11 @@
  * drops to uid 1000 at once.
  */
 
-import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
-import { type Duplex, PassThrough, type Readable, Writable } from "node:stream";
+import { type Duplex, PassThrough, Writable } from "node:stream";
 import Docker from "dockerode";
-import { pack } from "tar-fs";
 import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import {
@@ -32,7 +30,22 @@ import {
   sandboxEnv,
   sessionSettings,
 } from "./common.js";
+import { copyIn } from "./docker-copy.js";
 import { CONTROL_INIT, FILE_INIT, PRIVATE_BIN, WORKDIR } from "./docker-scripts.js";
+import {
+  asCidr,
+  checkCidrs,
+  containerSpec,
+  createError,
+  DEFAULT_WORKSPACE_SIZE,
+  HOME,
+  isNotFound,
+  megabytes,
+  parseSize,
+  SANDBOX_PATH,
+  SANDBOX_PROCESS,
+  SANDBOX_UID,
+} from "./docker-spec.js";
 import {
   applyEgressRules,
   DEFAULT_SETUP_NETWORK,
@@ -40,15 +53,11 @@ import {
   ensureSetupNetwork,
   hostAddresses,
   hostResolvers,
-  isIpv4Cidr,
 } from "./egress.js";
 import { ansiC, type ShellProcess, ShellSession } from "./shell-session.js";
 import { SANDBOX_IMAGE } from "./version.js";
 
-export { WORKDIR };
-export const SANDBOX_UID = 1000;
-/** Default cap of /workspace (a tmpfs volume: the kernel enforces it). */
-export const DEFAULT_WORKSPACE_SIZE = "4g";
+export { DEFAULT_WORKSPACE_SIZE, parseSize, SANDBOX_UID, WORKDIR };
 export const LABEL = {
   /** Present on every container and volume this driver makes. */
   sandbox: "agent-fix.sandbox",
@@ -58,9 +67,6 @@ export const LABEL = {
   created: "agent-fix.created",
   image: "agent-fix.image",
 } as const;
-const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-const HOME = "/home/agent";
-
 /** Identifies this process on this host, recorded on each sandbox so the reaper can tell orphans. */
 export function defaultWorkerId(): string {
   return `${os.hostname()}:${process.pid}`;
@@ -95,44 +101,6 @@ export interface DockerSandboxProviderOptions extends Partial<SessionSandboxSett
   };
 }
 
-/** "4g" -> bytes (tmpfs units: powers of 1024); throws on anything else. */
-export function parseSize(size: string): number {
-  const m = /^([1-9]\d*)([kmg]?)$/i.exec(size);
-  if (!m) {
-    throw new SandboxError(`invalid workspace size: ${size}`, {
-      code: "invalid_argument",
-      hint: 'Give a size such as "4g" or "512m".',
-    });
-  }
-  const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as "" | "k" | "m" | "g"];
-  return Number(m[1]) * unit;
-}
-
-function workspaceVolumeOptions(bytes: number): Record<string, string> {
-  return {
-    type: "tmpfs",
-    device: "tmpfs",
-    o: `size=${bytes},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755,nosuid,nodev`,
-  };
-}
-
-/** A size for messages: "64 MB". */
-function megabytes(bytes: number): string {
-  return `${Math.round(bytes / 1024 ** 2)} MB`;
-}
-
-function isNotFound(error: unknown): boolean {
-  return (error as { statusCode?: number }).statusCode === 404;
-}
-
-/** How every process of the sandbox runs: in the workspace, stdio attached, no TTY. */
-const SANDBOX_PROCESS = {
-  AttachStdin: true,
-  AttachStdout: true,
-  AttachStderr: true,
-  Tty: false,
-  WorkingDir: WORKDIR,
-} as const;
 const AGENT_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
 
 /** Who a shell runs as, with what: the helper shells get a fixed environment (BASH_ENV and the like
@@ -198,188 +166,6 @@ async function attachShell(
     stream.on("error", finish);
   });
   return { stdin: stream, output, exited, destroy: () => stream.destroy() };
-}
-
-/**
- * A tar stream of a directory: the host's GNU tar where there is one (about 30 times faster than tar-fs
- * on a repository of 1,000 files), else tar-fs.
- */
-function packDirectory(dir: string, fail: (error: Error) => void): Readable {
-  if (hostTar === undefined) {
-    hostTar = spawnSync("tar", ["--version"], { encoding: "utf8" }).stdout?.includes("GNU tar") ?? false;
-  }
-  if (!hostTar) {
-    const archive = pack(dir);
-    archive.on("error", fail);
-    return archive as unknown as Readable;
-  }
-  const child = spawn("tar", ["-c", "-f", "-", "--warning=no-file-changed", "-C", dir, "."], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString("utf8")).slice(-2000);
-  });
-  child.on("error", fail);
-  child.on("close", (code) => {
-    // 1 is GNU tar's "a file changed as we read it": the archive is whole, and the change is the host's.
-    if (code !== 0 && code !== 1)
-      fail(new SandboxError(`cannot pack ${dir}: ${stderr.trim()}`, { code: "copy_failed" }));
-  });
-  return child.stdout;
-}
-let hostTar: boolean | undefined;
-
-const COPY_DONE = "__AF_COPY_DONE__";
-const COPY_FAILED = "__AF_COPY_FAILED__";
-const COPY_THEN_SLEEP = `if tar -x -p -f - -C ${WORKDIR} 2>&1; then echo ${COPY_DONE}; else echo ${COPY_FAILED}; fi; exec sleep infinity`;
-/** The main process: from root (the container's user) to uid 1000 without capabilities, then the copy. */
-const MAIN_COMMAND = [
-  "setpriv",
-  `--reuid=${SANDBOX_UID}`,
-  `--regid=${SANDBOX_UID}`,
-  "--clear-groups",
-  "--inh-caps=-all",
-  "--",
-  "bash",
-  "-c",
-  COPY_THEN_SLEEP,
-];
-
-/**
- * Streams `sourceDir` as a tar into the stdin of the container's main process (attached before the
- * start, so the host reads files while the container starts). Resolves once it is unpacked.
- */
-async function copyIn(docker: Docker, container: Docker.Container, sourceDir: string): Promise<void> {
-  const stream = (await container.attach({
-    stream: true,
-    stdin: true,
-    stdout: true,
-    stderr: true,
-    hijack: true,
-  })) as Duplex;
-  return new Promise<void>((resolve, reject) => {
-    let text = "";
-    let settled = false;
-    const finish = (error?: Error) => {
-      if (settled) return;
-      settled = true;
-      stream.destroy();
-      if (error) reject(error);
-      else resolve();
-    };
-    const sink = new Writable({
-      write: (chunk: Buffer, _encoding, done) => {
-        text = (text + chunk.toString("utf8")).slice(-4000);
-        if (text.includes(COPY_DONE)) finish();
-        else if (text.includes(COPY_FAILED)) {
-          const message = text.replace(COPY_FAILED, "").trim();
-          finish(new SandboxError(`cannot copy the repository in: ${message}`, { code: "copy_failed" }));
-        }
-        done();
-      },
-    });
-    docker.modem.demuxStream(stream, sink, sink);
-    stream.on("error", (error: Error) => finish(error));
-    stream.on("end", () =>
-      finish(
-        new SandboxError("the sandbox ended while the repository was copied in", { code: "copy_failed" }),
-      ),
-    );
-    const archive = packDirectory(sourceDir, finish);
-    archive.pipe(stream);
-  });
-}
-
-interface ContainerSpecInput {
-  name: string;
-  image: string;
-  env: Record<string, string>;
-  labels: Record<string, string>;
-  limits: SandboxLimits;
-  workspaceBytes: number;
-  tmpSize: string;
-  homeSize: string;
-  /** The setup network's name, or undefined for none. */
-  network: string | undefined;
-}
-
-function containerSpec(input: ContainerSpecInput): Docker.ContainerCreateOptions {
-  const { limits, network } = input;
-  // The workspace's pages are memory too: processes keep their own limit however full it is.
-  const memory = limits.memoryBytes + input.workspaceBytes;
-  return {
-    name: input.name,
-    Image: input.image,
-    // The main process first unpacks the repository from its stdin (streamed while the container
-    // starts), says so, then becomes `sleep`. Cheaper than putArchive, which re-mounts and chroots.
-    Cmd: MAIN_COMMAND,
-    ...SANDBOX_PROCESS,
-    User: "0:0",
-    OpenStdin: true,
-    StdinOnce: true,
-    Env: envList(input.env),
-    Labels: input.labels,
-    HostConfig: {
-      NetworkMode: network ?? "none",
-      CapDrop: ["ALL"],
-      // The bounding set: root execs (the control shell, the egress rules) have these, uid 1000 under
-      // no-new-privileges never does (test/integration/sandbox-hardening.test.ts proves it).
-      CapAdd: ["KILL", "SETUID", "SETGID", ...(network ? ["NET_ADMIN"] : [])],
-      SecurityOpt: ["no-new-privileges"],
-      ...(network ? { Sysctls: { "net.ipv6.conf.all.disable_ipv6": "1" } } : {}),
-      Init: true,
-      ReadonlyRootfs: true,
-      Tmpfs: {
-        "/tmp": `rw,nosuid,nodev,size=${input.tmpSize},mode=1777`,
-        [HOME]: `rw,nosuid,nodev,size=${input.homeSize},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755`,
-      },
-      Memory: memory,
-      MemorySwap: memory,
-      NanoCpus: Math.round(limits.cpus * 1e9),
-      PidsLimit: limits.pids,
-      Mounts: [
-        {
-          Type: "volume",
-          Source: input.name,
-          Target: WORKDIR,
-          VolumeOptions: {
-            NoCopy: false,
-            Labels: input.labels,
-            DriverConfig: { Name: "local", Options: workspaceVolumeOptions(input.workspaceBytes) },
-          },
-        },
-      ],
-      LogConfig: { Type: "none", Config: {} },
-    },
-  };
-}
-
-function createError(image: string, error: unknown): SandboxError {
-  if (isNotFound(error)) {
-    return new SandboxError(`the sandbox image ${image} is missing`, {
-      code: "image_missing",
-      hint: "Build it with `npm run sandbox:image` (sandbox/image/build.sh).",
-      cause: error,
-    });
-  }
-  return new SandboxError(`cannot create a sandbox container: ${(error as Error).message}`, {
-    code: "docker_unavailable",
-    retryable: true,
-    cause: error,
-  });
-}
-
-function checkCidrs(list: string[] | undefined, what: string): string[] {
-  for (const cidr of list ?? []) {
-    if (!isIpv4Cidr(cidr)) {
-      throw new SandboxError(`invalid CIDR in the setup network's ${what} list: ${cidr}`, {
-        code: "invalid_argument",
-        hint: 'Give IPv4 addresses or ranges such as "10.1.2.3/32" or "10.20.0.0/16".',
-      });
-    }
-  }
-  return list ?? [];
 }
 
 export class DockerSandboxProvider implements SandboxProvider {
@@ -494,10 +280,6 @@ export class DockerSandboxProvider implements SandboxProvider {
       });
     }
   }
-}
-
-function asCidr(address: string): string {
-  return address.includes("/") ? address : `${address}/32`;
 }
 
 interface DockerSandboxInit {

@@ -179,7 +179,7 @@ describe.runIf(available)("docker sandbox hardening", () => {
       // The network itself keeps containers apart.
       expect(networks.map(([name]) => name)).toEqual(["agent-fix-setup"]);
       const network = await docker.getNetwork("agent-fix-setup").inspect();
-      expect(network.Options["com.docker.network.bridge.enable_icc"]).toBe("false");
+      expect(network.Options?.["com.docker.network.bridge.enable_icc"]).toBe("false");
     }, 180_000);
 
     it("reaches the npm registry and Debian's mirror by name", async () => {
