@@ -1,10 +1,10 @@
 /**
  * The bash functions of the Docker driver's two helper shells (sandbox/docker.ts):
  *
- * - the control shell runs as root with only the capabilities the container keeps (KILL, SETUID, SETGID;
- *   NET_ADMIN while it has a network), so the agent's uid can neither signal it nor open its
- *   /proc/PID/fd (to write commands into its stdin) nor ptrace it. It kills and probes, with builtins only
- *   (a fork bomb may have used up the process limit).
+ * - the control shell runs as root with only the capabilities the container keeps (KILL, SETUID,
+ *   SETGID, SYS_NICE; NET_ADMIN while it has a network) at nice -20, so the agent's uid can neither
+ *   signal it nor open its /proc/PID/fd (to write commands into its stdin) nor ptrace it. It kills and
+ *   probes, with builtins only (a fork bomb may have used up the process limit).
  * - the file shell runs as the sandbox user, so that the kernel applies the agent's own permissions to
  *   every read and write, from execute-only copies of bash and coreutils (sandbox/image/Dockerfile): a
  *   process running a binary its user cannot read is not dumpable, so the agent cannot reach its

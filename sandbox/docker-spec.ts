@@ -5,7 +5,6 @@
 import type Docker from "dockerode";
 import type { SandboxLimits } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
-import { envList } from "./common.js";
 import { COPY_THEN_SLEEP } from "./docker-copy.js";
 import { WORKDIR } from "./docker-scripts.js";
 import { isIpv4Cidr } from "./egress.js";
@@ -30,11 +29,12 @@ export function parseSize(size: string): number {
   return Number(m[1]) * unit;
 }
 
-export function workspaceVolumeOptions(bytes: number): Record<string, string> {
+/** The operator's size as given ("768m"): tmpfs takes the same units, and an inspected volume shows it. */
+export function workspaceVolumeOptions(size: string): Record<string, string> {
   return {
     type: "tmpfs",
     device: "tmpfs",
-    o: `size=${bytes},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755,nosuid,nodev`,
+    o: `size=${size},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755,nosuid,nodev`,
   };
 }
 
@@ -71,10 +71,9 @@ export const MAIN_COMMAND = [
 export interface ContainerSpecInput {
   name: string;
   image: string;
-  env: Record<string, string>;
   labels: Record<string, string>;
   limits: SandboxLimits;
-  workspaceBytes: number;
+  workspaceSize: string;
   tmpSize: string;
   homeSize: string;
   /** The setup network's name, or undefined for none. */
@@ -84,7 +83,7 @@ export interface ContainerSpecInput {
 export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreateOptions {
   const { limits, network } = input;
   // The workspace's pages are memory too: processes keep their own limit however full it is.
-  const memory = limits.memoryBytes + input.workspaceBytes;
+  const memory = limits.memoryBytes + parseSize(input.workspaceSize);
   return {
     name: input.name,
     Image: input.image,
@@ -95,14 +94,16 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
     User: "0:0",
     OpenStdin: true,
     StdinOnce: true,
-    Env: envList(input.env),
+    // No sandbox environment here: an exec inherits the container's, and the helper shells must not
+    // (a BASH_ENV or LD_PRELOAD in it would run the agent's code in them). The agent's shell gets it.
+    Env: [],
     Labels: input.labels,
     HostConfig: {
       NetworkMode: network ?? "none",
       CapDrop: ["ALL"],
       // The bounding set: root execs (the control shell, the egress rules) have these, uid 1000 under
       // no-new-privileges never does (test/integration/sandbox-hardening.test.ts proves it).
-      CapAdd: ["KILL", "SETUID", "SETGID", ...(network ? ["NET_ADMIN"] : [])],
+      CapAdd: ["KILL", "SETUID", "SETGID", "SYS_NICE", ...(network ? ["NET_ADMIN"] : [])],
       SecurityOpt: ["no-new-privileges"],
       ...(network ? { Sysctls: { "net.ipv6.conf.all.disable_ipv6": "1" } } : {}),
       Init: true,
@@ -123,7 +124,7 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
           VolumeOptions: {
             NoCopy: false,
             Labels: input.labels,
-            DriverConfig: { Name: "local", Options: workspaceVolumeOptions(input.workspaceBytes) },
+            DriverConfig: { Name: "local", Options: workspaceVolumeOptions(input.workspaceSize) },
           },
         },
       ],

@@ -7,7 +7,7 @@
  * exec): the agent's; a root control shell for killing and probes, out of the agent's reach; and a file
  * shell for reads and writes with the agent's permissions (sandbox/docker-scripts.ts says why neither
  * can be driven by the agent). The container's own user is root only so that root execs keep the few
- * capabilities of its bounding set (KILL, SETUID, SETGID; NET_ADMIN with a network): its main process
+ * capabilities of its bounding set (KILL, SETUID, SETGID, SYS_NICE; NET_ADMIN with a network): its main process
  * drops to uid 1000 at once.
  */
 
@@ -116,7 +116,9 @@ function helperShells(): { control: ShellIdentity; files: ShellIdentity } {
   return {
     control: {
       user: "0:0",
-      cmd: ["bash", "--noprofile", "--norc"],
+      // Ahead of everything the agent runs: under a fork bomb, a shell of nice 0 gets one time slice in
+      // hundreds and takes seconds to read the line that stops the bomb.
+      cmd: ["nice", "-n", "-20", "bash", "--noprofile", "--norc"],
       env: [`PATH=${SANDBOX_PATH}`, ...locale],
     },
     files: {
@@ -173,6 +175,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   readonly docker: Docker;
   readonly image: string;
   readonly workerId: string;
+  readonly workspaceSize: string;
   readonly workspaceBytes: number;
   readonly setupNetwork: string;
   private readonly allow: string[];
@@ -180,9 +183,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   private networkReady: Promise<string[]> | undefined;
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
-    this.workspaceBytes = parseSize(
-      options.workspaceSize ?? options.workspaceTmpfsSize ?? DEFAULT_WORKSPACE_SIZE,
-    );
+    this.workspaceSize = options.workspaceSize ?? options.workspaceTmpfsSize ?? DEFAULT_WORKSPACE_SIZE;
+    this.workspaceBytes = parseSize(this.workspaceSize);
     this.allow = checkCidrs(options.setupNetwork?.allow, "allow");
     this.deny = checkCidrs(options.setupNetwork?.deny, "deny");
     this.setupNetwork = options.setupNetwork?.name ?? DEFAULT_SETUP_NETWORK;
@@ -230,10 +232,9 @@ export class DockerSandboxProvider implements SandboxProvider {
         containerSpec({
           name,
           image: this.image,
-          env,
           labels,
           limits: { ...DEFAULT_LIMITS, ...this.options.limits, ...options.limits },
-          workspaceBytes: this.workspaceBytes,
+          workspaceSize: this.workspaceSize,
           tmpSize: this.options.tmpfsSize?.tmp ?? "1g",
           homeSize: this.options.tmpfsSize?.home ?? "512m",
           network,

@@ -149,7 +149,9 @@ export async function applyEgressRules(container: Docker.Container, rules: strin
     info = await exec.inspect();
   }
   if (info.ExitCode !== 0) {
-    throw new SandboxError(`cannot set the setup network's egress rules: ${output.trim()}`, {
+    // The stream is multiplexed (8-byte frame headers): keep the text.
+    const text = output.replace(/[\x00-\x08\x0e-\x1f\x7f]/g, "").trim();
+    throw new SandboxError(`cannot set the setup network's egress rules: ${text}`, {
       code: "network_unavailable",
       hint: "The sandbox image needs iptables (rebuild it: npm run sandbox:image).",
     });

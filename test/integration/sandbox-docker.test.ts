@@ -122,7 +122,7 @@ describe.runIf(available)("docker driver", () => {
       expect(info.HostConfig.NetworkMode).toBe("none");
       expect(info.HostConfig.CapDrop).toEqual(["ALL"]);
       // The bounding set of the root control shell; without a network, no NET_ADMIN.
-      expect(info.HostConfig.CapAdd).toEqual(["KILL", "SETUID", "SETGID"]);
+      expect(info.HostConfig.CapAdd).toEqual(["KILL", "SETUID", "SETGID", "SYS_NICE"]);
       expect(info.HostConfig.SecurityOpt).toEqual(["no-new-privileges"]);
       // The processes' limit plus the workspace's (a tmpfs volume: its pages are memory).
       expect(info.HostConfig.Memory).toBe((256 + 64) * 1024 ** 2);
