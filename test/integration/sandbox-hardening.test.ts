@@ -175,6 +175,8 @@ describe.runIf(available)("docker sandbox hardening", () => {
         expect(r.output).toContain(`blocked ${ip}`);
       expect(r.output).not.toContain("connected");
       expect(r.output).toContain("No route to host");
+      // And no IPv6 to go round the rules.
+      expect((await sandbox.exec("cat /proc/sys/net/ipv6/conf/all/disable_ipv6")).output).toBe("1\n");
       expect(hits).toEqual([]);
       // The network itself keeps containers apart.
       expect(networks.map(([name]) => name)).toEqual(["agent-fix-setup"]);
