@@ -219,6 +219,29 @@ describe.runIf(available)("docker sandbox hardening", () => {
       expect(again.output).toContain("blocked 169.254.169.254");
     });
 
+    it("reaches an address the operator allows (a private registry) though it is denied by default, and no other", async () => {
+      const hostIp = Object.values(os.networkInterfaces())
+        .flat()
+        .find((a) => a?.family === "IPv4" && !a.internal)!.address;
+      const allowed = await new DockerSandboxProvider({ setupNetwork: { allow: [`${hostIp}/32`] } }).create({
+        sourceDir: source,
+        jobId: "hardening-network-allow",
+        network: true,
+      });
+      try {
+        const r = await allowed.exec(`${tcp(hostIp, port)}; ${tcp("169.254.169.254", 80)}`, {
+          timeoutMs: 60_000,
+        });
+        expect(r.output).toContain(`connected ${hostIp}`);
+        expect(r.output).toContain("blocked 169.254.169.254");
+      } finally {
+        await allowed.dispose();
+      }
+      expect(() => new DockerSandboxProvider({ setupNetwork: { allow: ["registry.internal"] } })).toThrow(
+        /invalid CIDR in the setup network's allow list: registry.internal/,
+      );
+    });
+
     it("the agent after setup has no network at all", async () => {
       await sandbox.setNetwork(false);
       expect((await sandbox.exec("ls /sys/class/net")).output).toBe("lo\n");
