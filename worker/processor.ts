@@ -11,7 +11,7 @@ import { createProbot, ProbotOctokit } from "probot";
 import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/reaper.js";
-import { parseSetupSecrets, parseWorkerEnv } from "../src/config/worker-env.js";
+import { cidrList, parseSetupSecrets, parseWorkerEnv } from "../src/config/worker-env.js";
 import type { SandboxProvider } from "../src/contracts.js";
 import {
   connectRedis,
@@ -102,6 +102,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
           ...(settings.AGENT_FIX_WORKSPACE_TMPFS
             ? { workspaceTmpfsSize: settings.AGENT_FIX_WORKSPACE_TMPFS }
             : {}),
+          ...(settings.AGENT_FIX_WORKSPACE_SIZE ? { workspaceSize: settings.AGENT_FIX_WORKSPACE_SIZE } : {}),
+          setupNetwork: {
+            name: settings.AGENT_FIX_SETUP_NETWORK,
+            allow: cidrList(settings.AGENT_FIX_SETUP_NETWORK_ALLOW),
+            deny: cidrList(settings.AGENT_FIX_SETUP_NETWORK_DENY),
+          },
         })
       : undefined;
   const sandboxes: SandboxProvider = dockerProvider ?? new LocalSandboxProvider();
