@@ -9,6 +9,7 @@ import type { ProbotOctokit } from "probot";
 import type { SandboxProvider } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
+import { neutralise } from "../../src/github/neutralise.js";
 import { type FixJobData, parseFixJobData } from "../../src/queue/index.js";
 import type { AgentRunner } from "./agent.js";
 import type { InstallationAuth } from "./auth.js";
@@ -140,7 +141,8 @@ export function createFixProcessor(deps: ProcessorDeps) {
       const wrapped = queueError(error, job);
       if (wrapped instanceof UnrecoverableError) {
         // Unmarked when the update failed: the worker's 'failed' listener tries again.
-        if (await finalStatus(() => status.failed(describe(error)))) markStatusFinal(wrapped);
+        // Error messages can quote the model's diff (file names): no live mentions or keywords.
+        if (await finalStatus(() => status.failed(neutralise(describe(error))))) markStatusFinal(wrapped);
       } else {
         log(`job ${jobId}: retrying after ${describe(error)}`);
         await finalStatus(() =>

@@ -9,6 +9,7 @@ import {
   type StatusView,
   updateStatusComment,
 } from "../../src/github/index.js";
+import { analyseTestChanges } from "../../src/github/test-changes.js";
 import type { FixJobData } from "../../src/queue/index.js";
 import type { Publisher, PullRequestDraft, StatusReporter } from "./run.js";
 
@@ -107,6 +108,12 @@ export function githubPublisher(
       gateAttempts: draft.trajectory.info.gate.length,
       model: draft.trajectory.info.model,
       ...link,
+      testChanges: analyseTestChanges({
+        patch: draft.trajectory.info.submission ?? "",
+        testFiles: draft.proof.testFiles,
+        outputBefore: draft.baseline.output,
+        outputAfter: draft.trajectory.info.gate.at(-1)?.output ?? "",
+      }),
       ...(draft.proof.before
         ? {
             proof: {

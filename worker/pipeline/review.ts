@@ -7,6 +7,7 @@
 import type { Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
 import { type GitHubApi, githubFailure } from "../../src/github/index.js";
+import { neutralise } from "../../src/github/neutralise.js";
 import type { FixJobData } from "../../src/queue/index.js";
 import { fixBranch } from "./commit.js";
 import { finalMessage, githubPublisher } from "./publish.js";
@@ -219,7 +220,7 @@ export function reviewReply(
       : job.reviewId !== undefined && pullUrl
         ? `[your review](${pullUrl}#pullrequestreview-${job.reviewId})`
         : "your review";
-  const account = finalMessage(trajectory);
+  const account = neutralise(finalMessage(trajectory));
   return [
     `@${job.requestedBy} I pushed a new commit to \`${branch}\` addressing ${review}; the repository's tests pass on it.`,
     ...(account
