@@ -103,11 +103,16 @@ export function createFixProcessor(deps: ProcessorDeps) {
         ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
         // Review runs: the pull request's branch, and the issue plus the review as the task.
         ...(data.trigger === "review"
-          ? await loadReviewRun(octokit, data, {
-              number: issueNumber,
-              title: issue.data.title,
-              body: issue.data.body ?? null,
-            })
+          ? await loadReviewRun(
+              octokit,
+              data,
+              {
+                number: issueNumber,
+                title: issue.data.title,
+                body: issue.data.body ?? null,
+              },
+              deps.identity.name,
+            )
           : {}),
       });
       log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);

@@ -364,6 +364,29 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     expect(commentsBy(pull, github.bot.login)).toHaveLength(1);
   });
 
+  it("another bot's pull request on agent-fix/issue-N, or one from a fork, is not the app's: no run is queued", async () => {
+    const otherBot = { login: "other-app[bot]", id: 91_000, type: "Bot" as const };
+    const issue = newIssue();
+    const pull = addPull(`agent-fix/issue-${issue}`, otherBot);
+    expect(await post(reviewEvent(github, { owner, repo, pull }, "changes_requested", alice))).toBe(200);
+    expect(await post(pullCommentEvent(github, { owner, repo, pull }, "/agent-fix\nRedo it.", alice))).toBe(
+      200,
+    );
+    expect(await jobOf(issue)).toBeUndefined();
+    const replies = commentsBy(pull, github.bot.login);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]?.body).toContain("not on this one");
+
+    // The app's own bot, but the branch is a fork's: not the app's either.
+    const forked = addPull(`agent-fix/issue-${issue}`);
+    const delivery = reviewEvent(github, { owner, repo, pull: forked }, "changes_requested", alice);
+    const head = (delivery.payload.pull_request as { head: { repo: { full_name: string } } }).head;
+    head.repo.full_name = `mallory/${repo}`;
+    expect(await post(delivery)).toBe(200);
+    expect(await jobOf(issue)).toBeUndefined();
+    expect(commentsBy(forked, github.bot.login)).toHaveLength(0);
+  });
+
   it("/agent-fix on the app's pull request starts a review run of its issue; stop cancels it; other PRs get a reply", async () => {
     const issue = newIssue();
     const pull = addPull(`agent-fix/issue-${issue}`);
