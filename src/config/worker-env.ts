@@ -25,6 +25,7 @@ export const workerEnvSchema = z.object({
   AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
   AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"NAME": "value"}}: for that repository's setup only
   AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
+  AGENT_FIX_TRAJECTORY_LINK_DAYS: z.coerce.number().positive().max(366).default(7), // posted trajectory links stop working this many days later
 });
 export type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
 
@@ -34,6 +35,7 @@ const examples: Record<string, string> = {
   AGENT_FIX_SANDBOX: "AGENT_FIX_SANDBOX=docker",
   AGENT_FIX_WORKSPACE_TMPFS: "AGENT_FIX_WORKSPACE_TMPFS=2g",
   AGENT_FIX_ALLOW_REPLAY_MODELS: "AGENT_FIX_ALLOW_REPLAY_MODELS=false",
+  AGENT_FIX_TRAJECTORY_LINK_DAYS: "AGENT_FIX_TRAJECTORY_LINK_DAYS=7",
 };
 
 /** The shared and the worker's variables; a wrong one is a ConfigError naming it, checked at start. */

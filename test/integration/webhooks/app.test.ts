@@ -263,6 +263,27 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     expect((await fetch(traversal)).status).toBe(404);
   });
 
+  it("trajectory links expire; a changed expiry or a malformed URL gets 404, not 500", async () => {
+    await writeFile(join(trajectoryDir, "octo-demo-2-1.traj"), '{"trajectory":[]}');
+    const name = "octo-demo-2-1.traj";
+    const week = 7 * 24 * 60 * 60 * 1000;
+    const link = trajectoryUrl(app.url, SECRET, name);
+    const expires = Number(new URL(link).searchParams.get("expires"));
+    // The default lifetime is 7 days.
+    expect(Math.abs(expires * 1000 - (Date.now() + week))).toBeLessThan(60_000);
+    expect((await fetch(link)).status).toBe(200);
+    // Signed eight days ago for a week: expired, and said so.
+    const old = trajectoryUrl(app.url, SECRET, name, { now: Date.now() - 8 * 24 * 60 * 60 * 1000 });
+    const gone = await fetch(old);
+    expect(gone.status).toBe(410);
+    expect(await gone.text()).toContain("expired");
+    // Pushing the expiry out breaks the signature.
+    expect((await fetch(old.replace(/expires=\d+/, `expires=${expires}`))).status).toBe(404);
+    for (const path of ["%E0%A4%A.traj", "%", "%ZZ.traj?sig=1&expires=1"]) {
+      expect((await fetch(`${app.url}/trajectories/${path}`)).status, path).toBe(404);
+    }
+  });
+
   it("a GitHub error at the start leaves no half-started run; the redelivery then starts it once", async () => {
     const issue = newIssue();
     const delivery = {
