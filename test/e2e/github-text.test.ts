@@ -117,4 +117,18 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
     for (const request of requests) expect(scopeOf(request.token)?.repositoryIds).toEqual([repo.id]);
     await waitFor("the failed run's tokens to be revoked", () => allRevoked(requests), 30_000);
   });
+
+  it("a run that fails with an error after the agent (a forbidden path) links its trajectory and revokes its tokens", async () => {
+    const repo = await stack.addSampleRepo("forbidden", {
+      ...sampleConfig("sample-forbidden.jsonl"),
+      ".github/workflows/ci.yml": "on: push\n",
+    });
+    const { issue, requests } = await runIssue(repo);
+    const status = stack.finalStatus(issue);
+    expect(status?.body).toContain("Nothing was pushed");
+    expect(status?.body).toMatch(/\[Full trajectory\]\(\S+\?expires=\d+&sig=\w+\)/);
+    expect(requests.some((r) => r.method === "GIT-PUSH")).toBe(false);
+    for (const request of requests) expect(scopeOf(request.token)?.repositoryIds).toEqual([repo.id]);
+    await waitFor("the failed run's tokens to be revoked", () => allRevoked(requests), 30_000);
+  });
 });
