@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Probot } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOKEN_PERMISSIONS } from "../../../worker/pipeline/auth.js";
+import { probotInstallationAuth, TOKEN_PERMISSIONS } from "../../../worker/pipeline/auth.js";
 import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
 
 const run = promisify(execFile);
@@ -111,6 +111,58 @@ describe("installation tokens scoped to repositories and permissions, and revoke
     const { data } = await mint({});
     expect(data.repository_selection).toBe("all");
     expect((await call(data.token, "GET", "/repos/octo/other/issues/1")).status).toBe(200);
+  });
+
+  it("a run's credentials: one repository, each step's permissions, renewed before expiry, all revoked", async () => {
+    const probot = new Probot({
+      appId: github.appId,
+      privateKey: github.keys.privateKeyPem,
+      baseUrl: github.apiUrl,
+      Octokit: StandInOctokit,
+    });
+    const credentials = probotInstallationAuth(probot).forRun(1, demoId);
+    const from = github.state.requests.length;
+    const octokit = await credentials.octokit();
+    await octokit.rest.issues.createComment({ owner: "octo", repo: "demo", issue_number: 1, body: "hi" });
+    await expect(
+      octokit.rest.issues.get({ owner: "octo", repo: "other", issue_number: 1 }),
+    ).rejects.toMatchObject({
+      status: 404,
+    });
+    const clone = await credentials.token("clone");
+    const push = await credentials.token("push");
+    expect(github.state.tokens.get(clone)?.scope).toEqual({
+      repositoryIds: [demoId],
+      permissions: { metadata: "read", contents: "read" },
+    });
+    expect(github.state.tokens.get(push)?.scope?.permissions).toEqual({
+      metadata: "read",
+      contents: "write",
+    });
+    await credentials.revoke();
+    const used = github.state.requests.slice(from).filter((r) => r.path.startsWith("/repos/"));
+    for (const token of [...used.map((r) => r.token), clone, push]) {
+      expect(github.state.tokens.get(token ?? "")?.revokedAt, token).toBeDefined();
+    }
+    // A token that expires within the renewal margin is replaced before the next request.
+    github.tokenTtlMs = 60_000;
+    const shortLived = probotInstallationAuth(probot).forRun(1, demoId);
+    const renewing = await shortLived.octokit();
+    const before = github.state.requests.length;
+    await renewing.rest.issues.get({ owner: "octo", repo: "demo", issue_number: 1 });
+    await renewing.rest.issues.get({ owner: "octo", repo: "demo", issue_number: 1 });
+    github.tokenTtlMs = 60 * 60 * 1000;
+    const renewed = github.state.requests.slice(before).filter((r) => r.path.startsWith("/repos/"));
+    expect(renewed.map((r) => r.status)).toEqual([200, 200]);
+    expect(new Set(renewed.map((r) => r.token)).size).toBe(2);
+    await shortLived.revoke();
+    for (const request of renewed)
+      expect(github.state.tokens.get(request.token ?? "")?.revokedAt).toBeDefined();
+    // A repository the installation cannot reach is a clear, non-retryable error at the start.
+    await expect(probotInstallationAuth(probot).forRun(1, 999_999).octokit()).rejects.toMatchObject({
+      code: "installation_auth_failed",
+      retryable: false,
+    });
   });
 
   it("DELETE /installation/token answers 204 and the token stops working", async () => {
