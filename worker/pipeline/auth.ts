@@ -131,7 +131,12 @@ function rethrow(error: unknown, installationId: number): never {
   throw new GitHubError(`Could not authenticate as installation ${installationId}: ${String(error)}`, {
     code: status === 404 ? "installation_not_found" : "installation_auth_failed",
     retryable: status === 0 || status >= 500 || status === 429,
-    hint: status === 404 ? "The app was uninstalled from this repository or account." : undefined,
+    hint:
+      status === 404
+        ? "The app was uninstalled from this repository or account."
+        : status === 422
+          ? "The repository is no longer among the installation's repositories, or the installation lacks a permission of app.yml (contents, issues and pull requests: write); check the app's installation settings."
+          : undefined,
     cause: error,
   });
 }
