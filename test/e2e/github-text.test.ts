@@ -12,7 +12,9 @@ import { type IssueRef, waitFor } from "../support/stack-parts.js";
 const ready = (await requireRedis()) && (await requireSandboxImage());
 
 describe.runIf(ready)("what the app writes on GitHub, and with which tokens", () => {
-  const stack = new Stack({ model: null });
+  // Trajectory links of this stack expire after 2 days instead of the default 7.
+  const stack = new Stack({ model: null, env: { AGENT_FIX_TRAJECTORY_LINK_DAYS: "2" } });
+  const DAY_MS = 24 * 60 * 60 * 1000;
   beforeAll(() => stack.start());
   afterAll(() => stack.stop());
 
@@ -97,9 +99,13 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
     );
     expect(deletes.every((r) => r.status === 204)).toBe(true);
 
-    // Item 5: the link to the full trajectory expires.
+    // Item 5: the link to the full trajectory expires, after the configured 2 days.
     const summary = comments.find((c) => c.body.includes("<!-- agent-fix:summary -->"))!;
-    expect(summary.body).toMatch(/\[Full trajectory\]\(\S+\?expires=\d+&sig=\w+\)/);
+    const link = /\[Full trajectory\]\((\S+\?expires=\d+&sig=\w+)\)/.exec(summary.body)?.[1];
+    const expires = Number(new URL(link ?? "http://x/?expires=0").searchParams.get("expires")) * 1000;
+    expect(expires).toBeLessThanOrEqual(Date.now() + 2 * DAY_MS);
+    expect(expires).toBeGreaterThan(Date.now() + 1.5 * DAY_MS);
+    expect((await fetch(link ?? "")).status).toBe(200);
   });
 
   it("a run that fails before the agent wrote a trajectory links none, and its tokens are revoked too", async () => {
