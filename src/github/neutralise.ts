@@ -28,8 +28,12 @@ export const CLOSING_KEYWORDS = [
 const AT_ENTITY = /&(?:#0*64|#x0*40|commat);/gi;
 const HASH_ENTITY = /&(?:#0*35|#x0*23|num);/gi;
 
-/** `@` then a login or `org/team`: the start of a mention wherever it stands. */
-const MENTION = /@(?=[A-Za-z0-9_-])/g;
+/**
+ * `@` then a login or `org/team`, not after a letter or digit (an email address mentions no one).
+ * Inside a URL the `@` is percent-encoded instead, which keeps the link working.
+ */
+const MENTION = /(?<![A-Za-z0-9_])@(?=[A-Za-z0-9_-])/g;
+const URL_TEXT = /https?:\/\/[^\s<>"'`]+/gi;
 
 /**
  * A closing keyword as a word, followed (after a colon, spaces or markdown punctuation) by something
@@ -46,6 +50,7 @@ export function neutralise(text: string): string {
   return text
     .replace(AT_ENTITY, "@")
     .replace(HASH_ENTITY, "#")
+    .replace(URL_TEXT, (url) => url.replaceAll("@", "%40"))
     .replace(MENTION, `@${ZERO_WIDTH_JOINER}`)
     .replace(CLOSING, (keyword: string) => `${keyword[0]}${ZERO_WIDTH_JOINER}${keyword.slice(1)}`);
 }

@@ -57,6 +57,13 @@ describe("neutralise: the model's text reaches GitHub inert", () => {
       "It fixes the median; 3 # 4 and issue #2 stay as they are.",
     );
     expect(neutralise(neutralise(text))).toBe(safe);
+    // Links keep working (the `@` percent-encoded); email addresses mention no one and stay as they are.
+    const links = "See https://www.npmjs.com/package/@octokit/openapi or write to dev@example.com.";
+    expect(neutralise(links)).toBe(
+      "See https://www.npmjs.com/package/%40octokit/openapi or write to dev@example.com.",
+    );
+    // A URL GitHub would not autolink cannot smuggle a mention either.
+    expect(liveMentions(neutralise("https://a_b.c_d/x/@octocat"))).toEqual([]);
   });
 });
 
