@@ -22,7 +22,7 @@ import {
   readCancelRequest,
 } from "../src/queue/index.js";
 import { trajectoryUrl } from "../src/trajectories.js";
-import { createAgentRunner, loadOperatorConfig, replayModelRefused } from "./pipeline/agent-runner.js";
+import { createAgentRunner, loadOperatorConfig } from "./pipeline/agent-runner.js";
 import { appIdentity, probotInstallationAuth } from "./pipeline/auth.js";
 import { type LoadedRepoConfig, loadRepoConfig } from "./pipeline/config.js";
 import type { FinalizeAbandoned } from "./pipeline/final-status.js";
@@ -154,9 +154,18 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
         run,
       );
     },
-    loadConfig: async (dir, job) => {
-      const loaded = await loadRepoConfig(dir, defaultMaxSteps);
-      if (loaded.agent.model?.startsWith("replay:") && !allowRepoReplay) throw replayModelRefused();
+    loadConfig: async (job, { api, defaultBranch }) => {
+      const loaded = await loadRepoConfig(
+        api,
+        { owner: job.owner, repo: job.repo, defaultBranch },
+        {
+          defaultMaxSteps,
+          policy: operator.repository,
+          model: operator.model,
+          modelOverride: settings.AGENT_FIX_MODEL,
+          allowReplayModels: allowRepoReplay,
+        },
+      );
       repoConfigs.set(jobKey(job), loaded);
       return loaded;
     },

@@ -10,6 +10,8 @@ export interface HandlerSettings {
   command: string;
   /** Base URL where the app serves trajectories (PUBLIC_URL). */
   publicUrl?: string;
+  /** Bot logins whose label starts a run (AGENT_FIX_LABEL_BOTS); other bots' labels are ignored. */
+  labelBots?: readonly string[];
 }
 
 export interface HandlerDeps {

@@ -42,7 +42,7 @@ export async function onIssueCommentCreated(
     context.octokit.rest.issues.createComment({ ...repo, issue_number: target.issueNumber, body });
   if (!(await hasWriteAccess(context.octokit, repo, login))) {
     await reply(
-      `@${login} only people with write access to this repository can use \`${deps.settings.command}\` (start) and \`${deps.settings.command} stop\` (cancel). Ask a maintainer, or add the \`${deps.settings.label}\` label if you can.`,
+      `@${login} only people with write access to this repository can use \`${deps.settings.command}\` (start) and \`${deps.settings.command} stop\` (cancel). Ask a maintainer to start it.`,
     );
     return;
   }

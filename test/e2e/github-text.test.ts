@@ -81,7 +81,9 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
           ? TOKEN_PERMISSIONS.clone
           : request.method === "GIT-PUSH"
             ? TOKEN_PERMISSIONS.push
-            : TOKEN_PERMISSIONS.api;
+            : request.path.includes("/contents/")
+              ? TOKEN_PERMISSIONS.config
+              : TOKEN_PERMISSIONS.api;
       expect(scope?.permissions, `${request.method} ${request.path}`).toEqual({
         metadata: "read",
         ...expected,

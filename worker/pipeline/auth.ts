@@ -3,7 +3,7 @@ import { ConfigError, GitHubError } from "../../src/errors.js";
 import type { CommitIdentity } from "./commit.js";
 
 /** What a run's tokens are for: each gets only the permissions of its step. */
-export type TokenPurpose = "clone" | "push" | "api";
+export type TokenPurpose = "clone" | "push" | "config" | "api";
 
 /**
  * The permissions each token is minted with (metadata: read comes with every token): cloning reads
@@ -12,6 +12,7 @@ export type TokenPurpose = "clone" | "push" | "api";
 export const TOKEN_PERMISSIONS = {
   clone: { contents: "read" },
   push: { contents: "write" },
+  config: { contents: "read" },
   api: { issues: "write", pull_requests: "write" },
 } as const satisfies Record<TokenPurpose, Record<string, "read" | "write">>;
 
@@ -24,6 +25,8 @@ export interface RunCredentials {
   octokit(): Promise<ProbotOctokit>;
   /** A fresh token for git over HTTP: `clone` may only read, `push` may write contents. */
   token(purpose: "clone" | "push"): Promise<string>;
+  /** A client that may only read contents (the repository's config through the contents API). */
+  contentsReader(): Promise<ProbotOctokit>;
   /** Revokes every token minted so far (DELETE /installation/token); never throws. */
   revoke(): Promise<void>;
 }
@@ -87,6 +90,10 @@ export function probotInstallationAuth(
           return client;
         },
         token: async (purpose) => (await mint(purpose)).token,
+        async contentsReader() {
+          const { app, token } = await mint("config");
+          return new (app.constructor as OctokitClass)({ auth: { token } });
+        },
         async revoke() {
           const tokens = minted.splice(0);
           if (tokens.length === 0) return;

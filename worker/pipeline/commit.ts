@@ -1,7 +1,8 @@
 import { AgentFixError } from "../../src/errors.js";
 import { neutralise } from "../../src/github/neutralise.js";
-import { forbiddenChanges } from "./forbidden-paths.js";
+import { forbiddenEntries } from "./forbidden-paths.js";
 import { git } from "./git.js";
+import { stagedChanges } from "./staged-changes.js";
 
 export interface CommitIdentity {
   name: string;
@@ -43,18 +44,17 @@ export async function commitPatch(
       cause: error,
     });
   });
-  // --no-renames lists both sides of a rename, so moving a file out of a forbidden path is caught too.
-  const changed = (await git(["diff", "--cached", "--name-only", "--no-renames", "-z"], { cwd: options.dir }))
-    .split("\0")
-    .filter(Boolean);
-  const forbidden = forbiddenChanges(changed, options.forbiddenPaths);
+  const changes = await stagedChanges(options.dir);
+  const forbidden = forbiddenEntries(changes, options.forbiddenPaths);
   if (forbidden.length > 0) {
-    throw new AgentFixError(`The change touches paths the agent may not change: ${forbidden.join(", ")}`, {
+    const list = forbidden.map((f) => `${f.path} (${f.reason})`).join(", ");
+    throw new AgentFixError(`The change touches paths the agent may not change: ${list}`, {
       code: "forbidden_path",
       fault: "model",
-      hint: "Nothing was pushed. Adjust `forbidden_paths` in .github/agent-fix.yml if this change is wanted.",
+      hint: "Nothing was pushed. Adjust `forbiddenPaths` in .github/agent-fix.yml if this change is wanted.",
     });
   }
+  const changed = changes.map((change) => change.path);
   const { name, email } = options.identity;
   // The title is the issue author's text: only the run's own `Fixes #N` may close an issue.
   const message = `${neutralise(options.issueTitle)}\n\nFixes #${options.issueNumber}\n`;

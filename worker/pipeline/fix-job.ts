@@ -47,7 +47,14 @@ export interface ProcessorDeps {
   publisher(octokit: ProbotOctokit, job: FixJobData, run: string): Publisher;
   /** The agent for this repository's config (model, limits, tools). */
   agent(config: PipelineRepoConfig, job: FixJobData, run: string): Promise<AgentRunner>;
-  loadConfig(checkoutDir: string, job: FixJobData): Promise<PipelineRepoConfig>;
+  /**
+   * The repository's config as it is on the default branch, read through the installation's client:
+   * never from the checkout, which for a review run holds the agent's own branch.
+   */
+  loadConfig(
+    job: FixJobData,
+    source: { api: ProbotOctokit; defaultBranch: string },
+  ): Promise<PipelineRepoConfig>;
   /** Operator-configured setup secrets for `owner/repo` (never the GitHub token). */
   setupSecrets(fullName: string): Record<string, string>;
   /** A cancel that arrived before this worker held the job. */
@@ -114,7 +121,12 @@ export function createFixProcessor(deps: ProcessorDeps) {
         },
         requestedBy: data.requestedBy,
         token: (purpose) => credentials.token(purpose),
-        loadConfig: (dir) => deps.loadConfig(dir, data),
+        // The config is read through the contents API, with a token that may only read contents.
+        loadConfig: async () =>
+          deps.loadConfig(data, {
+            api: await credentials.contentsReader(),
+            defaultBranch: repository.data.default_branch,
+          }),
         setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
         identity: deps.identity,
         sandboxes: deps.sandboxes,

@@ -1,6 +1,7 @@
 /** The REST endpoints the app and the worker use, answered from StandInState like GitHub would. */
 import { join } from "node:path";
-import { listRefs, readRepoFile } from "../git-server.js";
+import { listRefs } from "../git-server.js";
+import { contentsEntry } from "./contents.js";
 import { commentJson, issueJson, pullJson, repoJson, userJson } from "./render.js";
 import { reviewRoutes } from "./review-routes.js";
 import type { StandInRepo, StandInState, StandInUser } from "./state.js";
@@ -144,22 +145,12 @@ export const routes: Route[] = [
     handler: withRepo(async (ctx, repo) => {
       const path = decodeURIComponent(ctx.params[2] ?? "");
       const ref = ctx.query.get("ref") ?? repo.defaultBranch;
-      const content = await readRepoFile(join(ctx.gitRoot, repo.owner, `${repo.name}.git`), ref, path);
-      if (!content) return notFound();
-      if (ctx.accept.includes(".raw")) return { status: 200, raw: content };
-      const name = path.split("/").pop();
-      return {
-        status: 200,
-        body: {
-          type: "file",
-          encoding: "base64",
-          content: content.toString("base64"),
-          path,
-          name,
-          size: content.length,
-          sha: "0",
-        },
-      };
+      const entry = await contentsEntry(join(ctx.gitRoot, repo.owner, `${repo.name}.git`), ref, path);
+      if (!entry) return notFound();
+      if (ctx.accept.includes(".raw") && entry.type === "file") {
+        return { status: 200, raw: Buffer.from(entry.content, "base64") };
+      }
+      return { status: 200, body: entry };
     }),
   },
   {
