@@ -1,5 +1,6 @@
 /** The Probot app: one line per event; the handlers in handlers/ only filter and enqueue. */
 import type { ApplicationFunction } from "probot";
+import { appLoginReader } from "./github/own-pull.js";
 import type { HandlerDeps } from "./handlers/deps.js";
 import { onInstallation } from "./handlers/installation.js";
 import { onIssueCommentCreated } from "./handlers/issue-comment-created.js";
@@ -8,8 +9,9 @@ import { onIssueLabeled } from "./handlers/issues-labeled.js";
 import { onIssueUnlabeled } from "./handlers/issues-unlabeled.js";
 import { onPullRequestReviewSubmitted } from "./handlers/pull-request-review.js";
 
-export function agentFixApp(deps: HandlerDeps): ApplicationFunction {
+export function agentFixApp(base: Omit<HandlerDeps, "appLogin">): ApplicationFunction {
   return (app) => {
+    const deps: HandlerDeps = { ...base, appLogin: appLoginReader(() => app.auth()) };
     app.on("issues.labeled", (context) => onIssueLabeled(context, deps));
     app.on("issues.unlabeled", (context) => onIssueUnlabeled(context, deps));
     app.on("issues.closed", (context) => onIssueClosed(context, deps));

@@ -4,8 +4,9 @@
  * per-job flow of pipeline/fix-job.ts, which runs the pipeline and maps errors to retry or not.
  * The one place in worker/ (beside index.ts and cli.ts) where classes are constructed.
  */
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { Job } from "bullmq";
 import { createProbot, ProbotOctokit } from "probot";
 import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker.js";
@@ -115,10 +116,16 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME, redis };
   const secrets = parseSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS);
   const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
-  // With PUBLIC_URL the status and summary link the full trajectory, served (signed) by src/trajectories.ts.
+  // With PUBLIC_URL the status and summary link the full trajectory, served (signed, expiring) by
+  // src/trajectories.ts; only once the run has written one.
   const linkTo = (run: string) =>
     settings.PUBLIC_URL && settings.WEBHOOK_SECRET
-      ? { trajectoryUrl: trajectoryUrl(settings.PUBLIC_URL, settings.WEBHOOK_SECRET, `${run}.traj`) }
+      ? {
+          trajectoryUrl: trajectoryUrl(settings.PUBLIC_URL, settings.WEBHOOK_SECRET, `${run}.traj`, {
+            ttlMs: settings.AGENT_FIX_TRAJECTORY_LINK_DAYS * 24 * 60 * 60 * 1000,
+          }),
+          trajectoryWritten: () => existsSync(join(trajectoryDir, `${run}.traj`)),
+        }
       : {};
   await mkdir(trajectoryDir, { recursive: true });
   const defaultMaxSteps = operator.agent.limits.maxSteps;

@@ -37,6 +37,7 @@ export const workerEnvSchema = z.object({
   AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
   AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"NAME": "value"}}: for that repository's setup only
   AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
+  AGENT_FIX_TRAJECTORY_LINK_DAYS: z.coerce.number().positive().max(366).default(7), // posted trajectory links stop working this many days later
 });
 export type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
 
@@ -49,6 +50,7 @@ const examples: Record<string, string> = {
   AGENT_FIX_SETUP_NETWORK_ALLOW: "AGENT_FIX_SETUP_NETWORK_ALLOW=10.20.0.5/32,10.30.0.0/16",
   AGENT_FIX_SETUP_NETWORK_DENY: "AGENT_FIX_SETUP_NETWORK_DENY=203.0.113.7/32",
   AGENT_FIX_ALLOW_REPLAY_MODELS: "AGENT_FIX_ALLOW_REPLAY_MODELS=false",
+  AGENT_FIX_TRAJECTORY_LINK_DAYS: "AGENT_FIX_TRAJECTORY_LINK_DAYS=7",
 };
 
 /** The shared and the worker's variables; a wrong one is a ConfigError naming it, checked at start. */

@@ -17,6 +17,8 @@ export interface HandlerSettings {
 export interface HandlerDeps {
   queue: FixQueue;
   settings: HandlerSettings;
+  /** The app's bot login, `SLUG[bot]` (read once as the app): the author of its own pull requests. */
+  appLogin(): Promise<string>;
 }
 
 /** The parts of a Probot context the shared start/cancel logic needs. */

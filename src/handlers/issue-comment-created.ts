@@ -79,7 +79,7 @@ async function onPullRequestCommand(
   const pullNumber = pullTarget.issueNumber;
   const login = payload.sender.login;
   const { data: pull } = await context.octokit.rest.pulls.get({ ...repo, pull_number: pullNumber });
-  const issueNumber = fixIssueOf(pull, payload.repository.full_name);
+  const issueNumber = await fixIssueOf(pull, payload.repository.full_name, deps);
   if (issueNumber === null) {
     await context.octokit.rest.issues.createComment({
       ...repo,

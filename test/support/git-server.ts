@@ -18,7 +18,8 @@ export type TokenCheck = (
   token: string,
   owner: string,
   repo: string,
-) => "ok" | "expired" | "unknown" | "forbidden";
+  push: boolean,
+) => "ok" | "expired" | "unknown" | "forbidden" | "not_found";
 
 export interface PushRecord {
   owner: string;
@@ -52,13 +53,18 @@ export function handleGitRequest(
     res.writeHead(401, { "WWW-Authenticate": 'Basic realm="GitHub"' }).end("Authentication required\n");
     return true;
   }
-  const verdict = options.checkToken(token, owner, repo);
+  const isPush = action === "/git-receive-pack" || url.searchParams.get("service") === "git-receive-pack";
+  const verdict = options.checkToken(token, owner, repo, isPush);
+  if (verdict === "not_found") {
+    // GitHub's answer for a repository the token cannot see.
+    res.writeHead(404).end("Repository not found.\n");
+    return true;
+  }
   if (verdict !== "ok") {
     res.writeHead(verdict === "forbidden" ? 403 : 401, { "WWW-Authenticate": 'Basic realm="GitHub"' });
     res.end(`Token ${verdict}\n`);
     return true;
   }
-  const isPush = action === "/git-receive-pack" || url.searchParams.get("service") === "git-receive-pack";
   void serveCgi(
     options,
     req,

@@ -14,6 +14,7 @@ import { createBareRepo, handleGitRequest, listRefs, type PushRecord } from "./g
 import { type AppKeys, checkAppJwt, checkToken, generateAppKeys, issueToken } from "./github/auth.js";
 import { type Actor, type RouteContext, routes } from "./github/routes.js";
 import { type StandInIssue, StandInState, type StandInUser } from "./github/state.js";
+import { gitScopeVerdict, scopeVerdict } from "./github/token-scopes.js";
 
 export type { PushRecord } from "./git-server.js";
 export * from "./github/state.js";
@@ -172,7 +173,7 @@ export class GitHubServer {
       {
         root: this.gitRoot,
         pushes: this.pushes,
-        checkToken: (token, owner, name) => this.gitTokenVerdict(token, owner, name),
+        checkToken: (token, owner, name, push) => this.gitTokenVerdict(token, owner, name, push),
       },
       req,
       res,
@@ -181,8 +182,10 @@ export class GitHubServer {
     const url = new URL(req.url ?? "/", this.baseUrl);
     const path = url.pathname.replace(/^\/api\/v3/, "");
     const method = req.method ?? "GET";
+    const token = bearerToken(req.headers.authorization);
     const send = (status: number, body?: unknown, actor = "anonymous", raw?: Buffer) => {
-      this.state.requests.push({ method, path, status, actor });
+      const used = actor.startsWith("installation") && token ? { token } : {};
+      this.state.requests.push({ method, path, status, actor, ...used });
       if (raw) res.writeHead(status, { "content-type": "application/vnd.github.raw" }).end(raw);
       else if (body === undefined) res.writeHead(status).end();
       else
@@ -219,12 +222,17 @@ export class GitHubServer {
       tokenTtlMs: this.tokenTtlMs,
       issueToken: (id) => issueToken(this.state, id, this.tokenTtlMs),
       actor,
+      ...(token ? { token } : {}),
       params: (route.pattern.exec(path) ?? []).slice(1),
       query: url.searchParams,
       body,
       accept: String(req.headers.accept ?? ""),
     };
     const label = actor.kind === "installation" ? `installation:${actor.installationId}` : actor.kind;
+    // A token minted for other repositories or fewer permissions is answered as GitHub answers it.
+    const outOfScope =
+      actor.kind === "installation" && token ? scopeVerdict(this.state, token, method, path) : null;
+    if (outOfScope) return send(outOfScope.status, outOfScope.body, label);
     try {
       const result = await route.handler(ctx);
       send(result.status, result.body, label, result.raw);
@@ -261,12 +269,30 @@ export class GitHubServer {
     token: string,
     owner: string,
     name: string,
-  ): "ok" | "expired" | "unknown" | "forbidden" {
+    push: boolean,
+  ): "ok" | "expired" | "unknown" | "forbidden" | "not_found" {
     const verdict = checkToken(this.state, token);
-    if (!verdict.ok) return verdict.reason;
     const repo = this.state.repo(owner, name);
-    return repo && repo.installationId === verdict.installationId ? "ok" : "forbidden";
+    const result = !verdict.ok
+      ? verdict.reason
+      : repo && repo.installationId === verdict.installationId
+        ? gitScopeVerdict(this.state, token, repo, push)
+        : "forbidden";
+    this.state.requests.push({
+      method: push ? "GIT-PUSH" : "GIT-FETCH",
+      path: `/${owner}/${name}.git`,
+      status: result === "ok" ? 200 : result === "not_found" ? 404 : result === "forbidden" ? 403 : 401,
+      actor: verdict.ok ? `installation:${verdict.installationId}` : "anonymous",
+      token,
+    });
+    return result;
   }
+}
+
+/** The credential of an `Authorization: token X` / `Bearer X` header. */
+function bearerToken(header: string | undefined): string | undefined {
+  const [scheme = "", value = ""] = (header ?? "").split(" ", 2);
+  return /^(token|bearer)$/i.test(scheme) && value ? value : undefined;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -1,4 +1,5 @@
 import { AgentFixError } from "../../src/errors.js";
+import { neutralise } from "../../src/github/neutralise.js";
 import { forbiddenEntries } from "./forbidden-paths.js";
 import { git } from "./git.js";
 import { stagedChanges } from "./staged-changes.js";
@@ -55,7 +56,8 @@ export async function commitPatch(
   }
   const changed = changes.map((change) => change.path);
   const { name, email } = options.identity;
-  const message = `${options.issueTitle}\n\nFixes #${options.issueNumber}\n`;
+  // The title is the issue author's text: only the run's own `Fixes #N` may close an issue.
+  const message = `${neutralise(options.issueTitle)}\n\nFixes #${options.issueNumber}\n`;
   await git(
     [
       "-c",

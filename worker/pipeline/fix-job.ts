@@ -9,9 +9,10 @@ import type { ProbotOctokit } from "probot";
 import type { SandboxProvider } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
+import { neutralise } from "../../src/github/neutralise.js";
 import { type FixJobData, parseFixJobData } from "../../src/queue/index.js";
 import type { AgentRunner } from "./agent.js";
-import type { InstallationAuth } from "./auth.js";
+import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
@@ -63,7 +64,7 @@ export interface ProcessorDeps {
    * cancel was under way (label removed and added back quickly) was refused as a duplicate then,
    * so the issue is looked at again and re-queued if it still asks for a run (see requeue.ts).
    */
-  afterCancel?(job: FixJobData, octokit: ProbotOctokit): void;
+  afterCancel?(job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined;
   workRoot?: string;
   log?: (message: string) => void;
 }
@@ -72,8 +73,30 @@ export function createFixProcessor(deps: ProcessorDeps) {
   const log = deps.log ?? ((message: string) => console.log(`[worker] ${message}`));
   return async function processFixJob(job: Job<FixJobData>, signal: AbortSignal): Promise<JobResult> {
     const data = parseFixJobData(job.data);
+    // Every token of the run is for its one repository, and revoked when the run ends.
+    const credentials = deps.auth.forRun(data.installationId, data.repoId);
+    let revokeAfter: Promise<void> | undefined;
+    const afterCancel = (octokit: ProbotOctokit) => {
+      const pending = deps.afterCancel?.(data, octokit);
+      if (pending) revokeAfter = pending; // it still uses the API client: revoke once it is done
+    };
+    try {
+      return await processWith(job, data, credentials, signal, afterCancel);
+    } finally {
+      if (revokeAfter) void revokeAfter.finally(() => credentials.revoke());
+      else await credentials.revoke();
+    }
+  };
+
+  async function processWith(
+    job: Job<FixJobData>,
+    data: FixJobData,
+    credentials: RunCredentials,
+    signal: AbortSignal,
+    afterCancel: (octokit: ProbotOctokit) => void,
+  ): Promise<JobResult> {
     const jobId = job.id ?? "";
-    const octokit = await deps.auth.octokit(data.installationId).catch((error: unknown) => {
+    const octokit = await credentials.octokit().catch((error: unknown) => {
       throw queueError(error, job);
     });
     const run = runName(data);
@@ -97,9 +120,13 @@ export function createFixProcessor(deps: ProcessorDeps) {
           defaultBranch: repository.data.default_branch,
         },
         requestedBy: data.requestedBy,
-        token: () => deps.auth.token(data.installationId),
-        loadConfig: () =>
-          deps.loadConfig(data, { api: octokit, defaultBranch: repository.data.default_branch }),
+        token: (purpose) => credentials.token(purpose),
+        // The config is read through the contents API, with a token that may only read contents.
+        loadConfig: async () =>
+          deps.loadConfig(data, {
+            api: await credentials.contentsReader(),
+            defaultBranch: repository.data.default_branch,
+          }),
         setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
         identity: deps.identity,
         sandboxes: deps.sandboxes,
@@ -110,17 +137,22 @@ export function createFixProcessor(deps: ProcessorDeps) {
         ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
         // Review runs: the pull request's branch, and the issue plus the review as the task.
         ...(data.trigger === "review"
-          ? await loadReviewRun(octokit, data, {
-              number: issueNumber,
-              title: issue.data.title,
-              body: issue.data.body ?? null,
-            })
+          ? await loadReviewRun(
+              octokit,
+              data,
+              {
+                number: issueNumber,
+                title: issue.data.title,
+                body: issue.data.body ?? null,
+              },
+              deps.identity.name,
+            )
           : {}),
       });
       log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
       // A cancel that came as the run finished found nothing left to stop, and a start right after it
       // was refused as a duplicate of this still-active job: look at the issue again once it is done.
-      if (await deps.pendingCancel(jobId).catch(() => null)) deps.afterCancel?.(data, octokit);
+      if (await deps.pendingCancel(jobId).catch(() => null)) afterCancel(octokit);
       return {
         kind: outcome.kind,
         ...(outcome.kind === "pull_request"
@@ -141,14 +173,15 @@ export function createFixProcessor(deps: ProcessorDeps) {
               )
             : status.cancelled(abort.by),
         );
-        if (abort.kind === "cancelled") deps.afterCancel?.(data, octokit);
+        if (abort.kind === "cancelled") afterCancel(octokit);
         const cancelled = new UnrecoverableError(`cancelled by ${abort.by}`);
         throw written ? markStatusFinal(cancelled) : cancelled;
       }
       const wrapped = queueError(error, job);
       if (wrapped instanceof UnrecoverableError) {
         // Unmarked when the update failed: the worker's 'failed' listener tries again.
-        if (await finalStatus(() => status.failed(describe(error)))) markStatusFinal(wrapped);
+        // Error messages can quote the model's diff (file names): no live mentions or keywords.
+        if (await finalStatus(() => status.failed(neutralise(describe(error))))) markStatusFinal(wrapped);
       } else {
         log(`job ${jobId}: retrying after ${describe(error)}`);
         await finalStatus(() =>
@@ -157,7 +190,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
       }
       throw wrapped;
     }
-  };
+  }
 }
 
 /**
@@ -169,8 +202,13 @@ export function finalizeAbandonedWith(
   status: ProcessorDeps["status"],
 ): FinalizeAbandoned {
   return async (job, abandonment) => {
-    const octokit = await auth.octokit(job.installationId);
-    await status(octokit, job, runName(job)).failed(abandonedReason(abandonment));
+    const credentials = auth.forRun(job.installationId, job.repoId);
+    try {
+      const octokit = await credentials.octokit();
+      await status(octokit, job, runName(job)).failed(abandonedReason(abandonment));
+    } finally {
+      await credentials.revoke();
+    }
   };
 }
 

@@ -9,6 +9,7 @@ import {
   type StatusView,
   updateStatusComment,
 } from "../../src/github/index.js";
+import { analyseTestChanges } from "../../src/github/test-changes.js";
 import type { FixJobData } from "../../src/queue/index.js";
 import type { Publisher, PullRequestDraft, StatusReporter } from "./run.js";
 
@@ -22,18 +23,26 @@ export type WorkerGitHubApi = GitHubApi;
 export function githubStatusReporter(
   api: WorkerGitHubApi,
   job: FixJobData,
-  options: { trajectoryUrl?: string; testsBefore?: () => boolean | undefined } = {},
+  options: {
+    trajectoryUrl?: string;
+    /** Whether the run has written its trajectory yet: a run that wrote none links none. */
+    trajectoryWritten?: () => boolean;
+    testsBefore?: () => boolean | undefined;
+  } = {},
 ): StatusReporter {
   const repo = { owner: job.owner, repo: job.repo };
-  const context = {
-    requestedBy: job.requestedBy,
-    ...(options.trajectoryUrl ? { trajectoryUrl: options.trajectoryUrl } : {}),
+  const link = () =>
+    options.trajectoryUrl && (options.trajectoryWritten?.() ?? true) ? options.trajectoryUrl : undefined;
+  const contextNow = () => {
+    const trajectoryUrl = link();
+    return { requestedBy: job.requestedBy, ...(trajectoryUrl ? { trajectoryUrl } : {}) };
   };
   let commentId = job.statusCommentId;
   let queue = Promise.resolve();
   // Updates go out one at a time in call order, so a slow request can never land after a later one.
   const show = (view: StatusView): Promise<void> => {
     const next = queue.then(async () => {
+      const context = contextNow();
       if (commentId === undefined) {
         commentId = await createStatusComment(api, { ...repo, issueNumber: job.issueNumber }, view, context);
       } else {
@@ -63,9 +72,7 @@ export function githubStatusReporter(
       show({
         kind: "failed",
         reason,
-        ...(trajectory
-          ? { summary: summaryOf(trajectory, options.testsBefore?.(), options.trajectoryUrl) }
-          : {}),
+        ...(trajectory ? { summary: summaryOf(trajectory, options.testsBefore?.(), link()) } : {}),
       }),
     cancelled: (by) => show({ kind: "cancelled", by }),
   };
@@ -107,6 +114,12 @@ export function githubPublisher(
       gateAttempts: draft.trajectory.info.gate.length,
       model: draft.trajectory.info.model,
       ...link,
+      testChanges: analyseTestChanges({
+        patch: draft.trajectory.info.submission ?? "",
+        testFiles: draft.proof.testFiles,
+        outputBefore: draft.baseline.output,
+        outputAfter: draft.trajectory.info.gate.at(-1)?.output ?? "",
+      }),
       ...(draft.proof.before
         ? {
             proof: {

@@ -64,8 +64,8 @@ export interface RunInput {
   issue: { number: number; title: string; body: string | null };
   repository: { fullName: string; cloneUrl: string; defaultBranch: string };
   requestedBy: string;
-  /** A fresh installation token each call (clone and push happen minutes apart). */
-  token: () => Promise<string>;
+  /** A fresh installation token each call, with only its step's permissions (clone reads, push writes). */
+  token: (purpose: "clone" | "push") => Promise<string>;
   /** Parses and validates the checkout's .github/agent-fix.yml; throws ConfigError naming the field. */
   loadConfig: (checkoutDir: string) => Promise<PipelineRepoConfig>;
   setupSecrets: Record<string, string>;
@@ -117,7 +117,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     void status.progress("cloning").catch(() => {});
     const checkout = await cloneRepository({
       cloneUrl: input.repository.cloneUrl,
-      token: await input.token(),
+      token: await input.token("clone"),
       dir: join(root, "repo"),
       branch: input.existingBranch ?? input.repository.defaultBranch,
       signal,
@@ -210,7 +210,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     const branch = await pushFixBranch({
       dir: checkout.dir,
       issueNumber: input.issue.number,
-      token: await input.token(),
+      token: await input.token("push"),
       signal,
       ...(input.existingBranch ? { force: false } : {}),
     });

@@ -5,6 +5,7 @@ import { contentsEntry } from "./contents.js";
 import { commentJson, issueJson, pullJson, repoJson, userJson } from "./render.js";
 import { reviewRoutes } from "./review-routes.js";
 import type { StandInRepo, StandInState, StandInUser } from "./state.js";
+import { tokenRoutes } from "./token-scopes.js";
 
 export type Actor =
   | { kind: "app" }
@@ -21,6 +22,8 @@ export interface RouteContext {
   tokenTtlMs: number;
   issueToken(installationId: number): { token: string; expires_at: string };
   actor: Actor;
+  /** The installation token of the request, when one was sent. */
+  token?: string;
   params: string[];
   query: URLSearchParams;
   body: Record<string, unknown>;
@@ -85,22 +88,7 @@ export const routes: Route[] = [
     auth: "app",
     handler: (ctx) => ({ status: 200, body: { id: ctx.appId, slug: ctx.appSlug, name: ctx.appSlug } }),
   },
-  {
-    method: "POST",
-    pattern: /^\/app\/installations\/(\d+)\/access_tokens$/,
-    auth: "app",
-    handler: (ctx) => {
-      const id = Number(ctx.params[0]);
-      if (!ctx.state.repos.some((r) => r.installationId === id)) return notFound("No such installation");
-      return {
-        status: 201,
-        body: {
-          ...ctx.issueToken(id),
-          permissions: { contents: "write", issues: "write", pull_requests: "write" },
-        },
-      };
-    },
-  },
+  ...tokenRoutes(),
   {
     method: "GET",
     pattern: /^\/app\/installations\/(\d+)$/,

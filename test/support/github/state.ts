@@ -93,12 +93,18 @@ export interface RequestRecord {
   status: number;
   /** "app" (JWT), "installation:ID", or "anonymous". */
   actor: string;
+  /** The installation token the request used ("installation:ID" actors; git requests too). */
+  token?: string;
 }
 
 export interface IssuedToken {
   token: string;
   installationId: number;
   expiresAt: number;
+  /** What the token may reach, when it was minted with repository_ids/permissions (github/token-scopes.ts). */
+  scope?: { repositoryIds: number[] | null; permissions: Record<string, "read" | "write"> };
+  /** When DELETE /installation/token revoked it. */
+  revokedAt?: number;
 }
 
 export class StandInState {
