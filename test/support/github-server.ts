@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
+import { FreshTokenRefusal, installPushRules, type PushRule } from "./git-refusals.js";
 import { createBareRepo, handleGitRequest, listRefs, type PushRecord } from "./git-server.js";
 import { type AppKeys, checkAppJwt, checkToken, generateAppKeys, issueToken } from "./github/auth.js";
 import { type Actor, type RouteContext, routes } from "./github/routes.js";
@@ -62,6 +63,8 @@ export class GitHubServer {
   /** The app's bot user: author of its comments and pull requests. */
   readonly bot: StandInUser;
   tokenTtlMs: number;
+  /** Set `uses` to refuse every new token for its first git requests (GitHub's propagation delay). */
+  readonly freshTokens = new FreshTokenRefusal();
   private server: Server | undefined;
   private gitRoot = "";
   private baseUrl = "";
@@ -162,6 +165,11 @@ export class GitHubServer {
     );
   }
 
+  /** Pushes to the repository are refused by `rules` as GitHub's git server refuses them. */
+  refusePushes(owner: string, repo: string, rules: PushRule[]): Promise<void> {
+    return installPushRules(this.repoDir(owner, repo), rules, `${this.baseUrl}/${owner}/${repo}/rules`);
+  }
+
   /** Path of a bare repository (to inspect commits with git). */
   repoDir(owner: string, repo: string): string {
     return join(this.gitRoot, owner, `${repo}.git`);
@@ -172,6 +180,7 @@ export class GitHubServer {
       {
         root: this.gitRoot,
         pushes: this.pushes,
+        freshTokens: this.freshTokens,
         checkToken: (token, owner, name) => this.gitTokenVerdict(token, owner, name),
       },
       req,
