@@ -4,7 +4,7 @@
  * in a collapsed block, cut to fit GitHub's comment limit with a note, never rejected for size.
  */
 import type { Trajectory, TrajectoryStep } from "../contracts.js";
-import { GITHUB_BODY_LIMIT } from "./limits.js";
+import { cutAt, GITHUB_BODY_LIMIT } from "./limits.js";
 
 export interface SummaryOptions {
   /** Result of the test command before the change; undefined when it was not run. */
@@ -21,7 +21,7 @@ export const SUMMARY_MARKER = "<!-- agent-fix:summary -->";
 
 function cell(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  const short = flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  const short = flat.length > max ? `${cutAt(flat, max - 1)}…` : flat;
   return short.replace(/\|/g, "\\|").replace(/</g, "&lt;") || " ";
 }
 
@@ -118,5 +118,5 @@ export function renderTrajectorySummary(trajectory: Trajectory, options: Summary
   // A single enormous thought or header could still exceed: hard cut as a last resort.
   return result.length <= limit
     ? result
-    : `${result.slice(0, limit - 80)}\n\n_…cut to fit GitHub's comment limit._`;
+    : `${cutAt(result, limit - 80)}\n\n_…cut to fit GitHub's comment limit._`;
 }

@@ -6,7 +6,7 @@
  */
 import type { Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
-import { type GitHubApi, githubFailure } from "../../src/github/index.js";
+import { fitComment, type GitHubApi, githubFailure } from "../../src/github/index.js";
 import type { FixJobData } from "../../src/queue/index.js";
 import { fixBranch } from "./commit.js";
 import { finalMessage, githubPublisher } from "./publish.js";
@@ -200,7 +200,7 @@ export function reviewPublisher(
       await api.rest.issues.createComment({
         ...repo,
         issue_number: pullNumber,
-        body: reviewReply(job, draft.branch, draft.trajectory, pullUrl),
+        body: fitComment(reviewReply(job, draft.branch, draft.trajectory, pullUrl)),
       });
     },
   };

@@ -48,6 +48,11 @@ const invalid = (message: string): RouteResult => ({
 });
 const R = "/repos/([^/]+)/([^/]+)";
 
+/** GitHub's body limit, 65,536 characters counted as code points (an emoji is one). */
+function tooLong(body: string): boolean {
+  return body.length > 65_536 && [...body].length > 65_536;
+}
+
 function repoOf(ctx: RouteContext): StandInRepo | RouteResult {
   const [owner = "", name = ""] = ctx.params;
   const repo = ctx.state.repo(owner, name);
@@ -228,7 +233,7 @@ function issueRoutes(): Route[] {
         const comment = commentOf(ctx, repo);
         if (!comment) return notFound();
         if (typeof ctx.body.body !== "string") return invalid("body is required");
-        if (ctx.body.body.length > 65_536) return invalid("Body is too long (maximum is 65536 characters)");
+        if (tooLong(ctx.body.body)) return invalid("Body is too long (maximum is 65536 characters)");
         if (comment.user.login !== ctx.bot.login)
           return { status: 403, body: { message: "Must have admin rights to edit another user's comment" } };
         comment.body = ctx.body.body;
@@ -299,7 +304,7 @@ function issueRoutes(): Route[] {
         if (!exists(ctx, repo)) return notFound();
         const body = ctx.body.body;
         if (typeof body !== "string" || body.length === 0) return invalid("body is required");
-        if (body.length > 65_536) return invalid("Body is too long (maximum is 65536 characters)");
+        if (tooLong(body)) return invalid("Body is too long (maximum is 65536 characters)");
         const at = now();
         const comment = {
           id: ctx.state.id(),
@@ -454,7 +459,7 @@ function pullRoutes(): Route[] {
         const { title, body, state } = ctx.body;
         if (typeof title === "string") pull.title = title;
         if (typeof body === "string") {
-          if (body.length > 65_536) return invalid("Body is too long (maximum is 65536 characters)");
+          if (tooLong(body)) return invalid("Body is too long (maximum is 65536 characters)");
           pull.body = body;
         }
         if (state === "open" || state === "closed") pull.state = state;
