@@ -98,14 +98,11 @@ export async function openOrUpdatePullRequest(
       if (raced) return update(raced.number);
     }
     const status = httpStatus(error);
-    throw new GitHubError(
-      `Could not open the pull request for ${input.branch}: ${githubMessage(error)}`,
-      {
-        code: "pull_request_failed",
-        retryable: status === undefined || status >= 500 || status === 429,
-        cause: error,
-      },
-    );
+    throw new GitHubError(`Could not open the pull request for ${input.branch}: ${githubMessage(error)}`, {
+      code: "pull_request_failed",
+      retryable: status === undefined || status >= 500 || status === 429,
+      cause: error,
+    });
   }
 }
 

@@ -52,6 +52,8 @@ interface Fault {
   path: RegExp;
   status: number;
   remaining: number;
+  /** GitHub's answer; a generic message when absent. */
+  body?: unknown;
 }
 
 export class GitHubServer {
@@ -155,6 +157,14 @@ export class GitHubServer {
     this.faults.push({ method, path, status, remaining: times });
   }
 
+  /**
+   * Every request matching `method` and `path` answers `status` with GitHub's `body` from now on, e.g.
+   * 403 `Resource not accessible by integration` on every edit of a comment.
+   */
+  failAlways(method: string, path: RegExp, status: number, body: unknown): void {
+    this.faults.push({ method, path, status, remaining: Number.POSITIVE_INFINITY, body });
+  }
+
   /** Branch name -> sha of a repository, as pushed so far. */
   async branches(owner: string, repo: string): Promise<Record<string, string>> {
     const refs = await listRefs(join(this.gitRoot, owner, `${repo}.git`));
@@ -202,7 +212,7 @@ export class GitHubServer {
     const fault = this.faults.find((f) => f.method === method && f.path.test(path) && f.remaining > 0);
     if (fault) {
       fault.remaining--;
-      send(fault.status, { message: `Injected failure ${fault.status}` });
+      send(fault.status, fault.body ?? { message: `Injected failure ${fault.status}` });
       return;
     }
     const route = routes.find((r) => r.method === method && r.pattern.test(path));

@@ -1,16 +1,33 @@
 import type { Trajectory } from "../../src/contracts.js";
+import { AgentFixError } from "../../src/errors.js";
 import {
   createStatusComment,
+  fitComment,
   type GitHubApi,
+  githubMessage,
   openOrUpdatePullRequest,
   renderPullRequestBody,
   renderTrajectorySummary,
-  requestReview,
+  reviewRefusal,
   type StatusView,
   updateStatusComment,
 } from "../../src/github/index.js";
 import type { FixJobData } from "../../src/queue/index.js";
 import type { Publisher, PullRequestDraft, StatusReporter } from "./run.js";
+
+/** An open pull request as the status reports it: whether a draft, and what did not work after it opened. */
+export interface PublishedPullRequest {
+  number: number;
+  url: string;
+  /** false when GitHub refused a draft in this repository. */
+  draft?: boolean;
+  /** false when the review request failed (the reason is in `problems`). */
+  reviewRequested?: boolean;
+  problems?: string[];
+}
+
+/** Attempts at the final status edit before a new comment carries it instead. */
+const FINAL_EDIT_ATTEMPTS = 3;
 
 /** GitHub's API as the worker uses it: the helpers' subset plus posting a comment on the pull request. */
 export type WorkerGitHubApi = GitHubApi;
@@ -29,15 +46,21 @@ export function githubStatusReporter(
     requestedBy: job.requestedBy,
     ...(options.trajectoryUrl ? { trajectoryUrl: options.trajectoryUrl } : {}),
   };
+  const issue = { ...repo, issueNumber: job.issueNumber };
   let commentId = job.statusCommentId;
   let queue = Promise.resolve();
   // Updates go out one at a time in call order, so a slow request can never land after a later one.
   const show = (view: StatusView): Promise<void> => {
     const next = queue.then(async () => {
       if (commentId === undefined) {
-        commentId = await createStatusComment(api, { ...repo, issueNumber: job.issueNumber }, view, context);
-      } else {
+        commentId = await createStatusComment(api, issue, view, context);
+      } else if (view.kind === "progress") {
         await updateStatusComment(api, repo, commentId, view, context);
+      } else if (
+        !(await editWithRetries(() => updateStatusComment(api, repo, commentId ?? 0, view, context)))
+      ) {
+        // The comment cannot be edited (e.g. 403 on every edit): the final status must still show.
+        commentId = await createStatusComment(api, issue, view, context);
       }
     });
     queue = next.catch(() => {});
@@ -52,10 +75,13 @@ export function githubStatusReporter(
         ...(info.maxSteps !== undefined ? { maxSteps: info.maxSteps } : {}),
         ...(info.note ? { detail: info.note } : {}),
       }),
-    succeeded: (pullRequest) =>
+    succeeded: ({ number, url, ...published }: PublishedPullRequest) =>
       show({
         kind: "succeeded",
-        pullRequest,
+        pullRequest: { number, url },
+        ...(published.draft === false ? { draft: false } : {}),
+        ...(published.reviewRequested === false ? { reviewRequested: false } : {}),
+        ...(published.problems?.length ? { problems: published.problems } : {}),
         // A review run adds a commit to the pull request it was asked on; it opens none.
         ...(job.trigger === "review" ? { review: true } : {}),
       }),
@@ -69,6 +95,66 @@ export function githubStatusReporter(
       }),
     cancelled: (by) => show({ kind: "cancelled", by }),
   };
+}
+
+/** Whether `edit` succeeded within a few attempts (1 s, then 2 s apart). */
+async function editWithRetries(edit: () => Promise<void>): Promise<boolean> {
+  for (let attempt = 1; attempt <= FINAL_EDIT_ATTEMPTS; attempt++) {
+    try {
+      await edit();
+      return true;
+    } catch (error) {
+      console.error(
+        `[worker] status comment edit ${attempt} of ${FINAL_EDIT_ATTEMPTS} failed: ${githubMessage(error)}`,
+      );
+      if (attempt < FINAL_EDIT_ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
+    }
+  }
+  return false;
+}
+
+/**
+ * Step 7 after the push: opens (or updates) the pull request, then requests review and posts the
+ * summary. Once the pull request is open nothing makes the run fail: what did not work is named in
+ * the final status beside the pull request. `alongside` is awaited before the status says done.
+ */
+export async function publishPullRequest(input: {
+  publisher: Publisher;
+  status: StatusReporter;
+  draft: PullRequestDraft;
+  requestedBy: string;
+  alongside?: Promise<unknown>;
+}): Promise<PublishedPullRequest> {
+  const { publisher, draft, requestedBy } = input;
+  const opened = await publisher.openOrUpdatePullRequest(draft);
+  const failure = (what: string) => (error: unknown) => `${what}: ${reasonOf(error)}`;
+  const [review, summary] = await Promise.all([
+    publisher
+      .requestReview(opened.number, requestedBy)
+      .then(() => null, failure(`Review could not be requested from @${requestedBy}`)),
+    publisher
+      .postSummary(opened.number, draft)
+      .then(() => null, failure("The trajectory summary could not be posted on the pull request")),
+    input.alongside,
+  ]);
+  const problems = [review, summary].filter((problem): problem is string => problem !== null);
+  const published: PublishedPullRequest = {
+    ...opened,
+    ...(review ? { reviewRequested: false } : {}),
+    ...(problems.length ? { problems } : {}),
+  };
+  await input.status.succeeded(published).catch((error: unknown) => {
+    // The pull request is open: a status that cannot be written is logged, not the run's outcome.
+    console.error(
+      `[worker] the final status of pull request #${opened.number} could not be written: ${reasonOf(error)}`,
+    );
+  });
+  return published;
+}
+
+function reasonOf(error: unknown): string {
+  const text = error instanceof AgentFixError ? error.describe() : githubMessage(error);
+  return text.replace(/\s+/g, " ").trim();
 }
 
 function summaryOf(trajectory: Trajectory, testsBefore: boolean | undefined, trajectoryUrl?: string): string {
@@ -126,20 +212,23 @@ export function githubPublisher(
         title: draft.title,
         body: body(draft),
       });
-      return { number: pr.number, url: pr.url };
+      return { number: pr.number, url: pr.url, draft: pr.draft };
     },
     async requestReview(pullNumber, login) {
-      await requestReview(api, repo, pullNumber, login);
+      const refused = await reviewRefusal(api, repo, pullNumber, login);
+      if (refused) throw new Error(`GitHub refused it: ${refused}`);
     },
     async postSummary(pullNumber, draft) {
       await api.rest.issues.createComment({
         ...repo,
         issue_number: pullNumber,
-        body: renderTrajectorySummary(draft.trajectory, {
-          testsBefore: draft.baseline.passed,
-          testsAfter: true,
-          ...link,
-        }),
+        body: fitComment(
+          renderTrajectorySummary(draft.trajectory, {
+            testsBefore: draft.baseline.passed,
+            testsAfter: true,
+            ...link,
+          }),
+        ),
       });
     },
   };

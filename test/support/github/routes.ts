@@ -48,6 +48,22 @@ const invalid = (message: string): RouteResult => ({
 });
 const R = "/repos/([^/]+)/([^/]+)";
 
+/**
+ * Draft pull requests exist in public repositories of every plan and in private ones on Team and
+ * Enterprise; elsewhere GitHub answers 422 with this message (the stand-in's repositories are private).
+ */
+function draftRefused(repo: StandInRepo, draft: unknown): RouteResult | null {
+  if (draft !== true || (repo.plan !== "free" && repo.plan !== "pro")) return null;
+  return {
+    status: 422,
+    body: {
+      message: "Draft pull requests are not supported in this repository.",
+      documentation_url: "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+      status: "422",
+    },
+  };
+}
+
 /** GitHub's body limit, 65,536 characters counted as code points (an emoji is one). */
 function tooLong(body: string): boolean {
   return body.length > 65_536 && [...body].length > 65_536;
@@ -410,6 +426,10 @@ function pullRoutes(): Route[] {
         const { title, body, head, base, draft } = ctx.body as Record<string, string | boolean | undefined>;
         if (typeof title !== "string" || typeof head !== "string" || typeof base !== "string")
           return invalid("title, head and base are required");
+        if (typeof body === "string" && tooLong(body))
+          return invalid("Body is too long (maximum is 65536 characters)");
+        const refused = draftRefused(repo, draft);
+        if (refused) return refused;
         const branch = branchOf(head);
         const sha = await headSha(ctx, repo, branch);
         if (!sha) return invalid(`head: branch ${branch} does not exist`);
