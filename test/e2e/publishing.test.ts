@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireRedis, requireSandboxImage } from "../support/services.js";
+import { Stack, sampleConfig } from "../support/stack.js";
+import { type IssueRef, waitFor } from "../support/stack-parts.js";
+
+// Real Redis, real Docker sandboxes, the real app and worker; the stand-in answers as GitHub documents.
+const ready = (await requireRedis()) && (await requireSandboxImage());
+
+describe.runIf(ready)("publishing survives GitHub, and the status never misleads", () => {
+  const stack = new Stack({ model: null });
+  const jobId = (issue: IssueRef) => `fix-${issue.repoId}-${issue.number}`;
+  const issueIn = async (name: string) =>
+    stack.addIssue(await stack.addSampleRepo(name, sampleConfig("sample-median.jsonl")));
+  /** The last status comment of the issue once final (a new one is posted when the first cannot be edited). */
+  const lastFinalStatus = (issue: IssueRef) =>
+    stack.github.state
+      .commentsOn(issue.owner, issue.repo, issue.number)
+      .filter((c) => c.body.includes("<!-- agent-fix:status -->"))
+      .at(-1)
+      ?.body.match(/^(?![\s\S]*⏳)[\s\S]*$/)?.[0];
+  /** The job ran (and so paid for the model) once, and completed. */
+  const ranOnce = async (issue: IssueRef) => {
+    const job = await waitFor("the job to complete", async () => {
+      const found = await stack.app!.queue.queue.getJob(jobId(issue));
+      return found && (await found.getState()) === "completed" ? found : undefined;
+    });
+    expect(job.attemptsMade).toBe(1);
+  };
+
+  beforeAll(() => stack.start());
+  afterAll(() => stack.stop());
+
+  it("a private repository on the Free plan gets a ready pull request saying why it is not a draft", async () => {
+    const issue = await issueIn("free-plan");
+    stack.github.state.repo(issue.owner, issue.repo)!.plan = "free";
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => lastFinalStatus(issue), 240_000);
+    const [pr] = stack.pulls(issue);
+    expect(pr).toMatchObject({ draft: false, state: "open" });
+    expect(pr!.body).toMatch(
+      /^> \[!NOTE\]\n> \*\*Not a draft:\*\* GitHub does not support draft pull requests/,
+    );
+    expect(status).toContain(`✅ **agent-fix** opened pull request #${pr!.number}`);
+    expect(status).toContain("It is not a draft");
+    await ranOnce(issue);
+  }, 300_000);
+
+  it("a summary GitHub refuses with 5xx after retries: the status names the pull request and what did not work", async () => {
+    const issue = await issueIn("summary-fails");
+    const pullNumber = issue.number + 1;
+    stack.github.failAlways(
+      "POST",
+      new RegExp(`^/repos/${issue.owner}/${issue.repo}/issues/${pullNumber}/comments$`),
+      502,
+      {
+        message: "Server Error",
+      },
+    );
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => lastFinalStatus(issue), 240_000);
+    expect(status).toContain(`opened draft pull request #${pullNumber}`);
+    expect(status).not.toContain("stopped without a pull request");
+    expect(status).toContain(
+      "- The trajectory summary could not be posted on the pull request: Server Error",
+    );
+    // Octokit retried the summary before it was given up.
+    const posts = stack.github.state.requests.filter(
+      (r) =>
+        r.method === "POST" && r.path === `/repos/${issue.owner}/${issue.repo}/issues/${pullNumber}/comments`,
+    );
+    expect(posts.length).toBeGreaterThan(1);
+    await ranOnce(issue);
+  }, 300_000);
+
+  it("a status comment that cannot be edited (403 on every edit) gets a new final comment; the run completes", async () => {
+    const issue = await issueIn("frozen-status");
+    stack.github.failAlways(
+      "PATCH",
+      new RegExp(`^/repos/${issue.owner}/${issue.repo}/issues/comments/\\d+$`),
+      403,
+      {
+        message: "Resource not accessible by integration",
+        documentation_url: "https://docs.github.com/rest/issues/comments#update-an-issue-comment",
+        status: "403",
+      },
+    );
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => lastFinalStatus(issue), 240_000);
+    const [pr] = stack.pulls(issue);
+    expect(status).toContain(`opened draft pull request #${pr!.number}`);
+    const statuses = stack.github.state
+      .commentsOn(issue.owner, issue.repo, issue.number)
+      .filter((c) => c.body.includes("<!-- agent-fix:status -->"));
+    expect(statuses).toHaveLength(2);
+    await ranOnce(issue);
+  }, 300_000);
+
+  it("a push a ruleset refuses is reported with GitHub's reason, not as someone else's push", async () => {
+    const issue = await issueIn("ruleset");
+    await stack.github.refusePushes(issue.owner, issue.repo, [
+      {
+        branches: "agent-fix/*",
+        refusal: { kind: "ruleset", rules: ["Changes must be made through a pull request."] },
+      },
+    ]);
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => lastFinalStatus(issue), 240_000);
+    expect(status).toContain("stopped without a pull request");
+    expect(status).toContain(
+      "GitHub refused the push to agent-fix/issue-1: push declined due to repository rule violations. GitHub said: error: GH013: Repository rule violations found for refs/heads/agent-fix/issue-1.",
+    );
+    expect(status).toContain("- Changes must be made through a pull request.");
+    expect(status).toContain("add the app to its bypass list");
+    expect(stack.pulls(issue)).toEqual([]);
+  }, 300_000);
+});
