@@ -113,4 +113,23 @@ describe.runIf(ready)("publishing survives GitHub, and the status never misleads
     expect(status).toContain("add the app to its bypass list");
     expect(stack.pulls(issue)).toEqual([]);
   }, 300_000);
+
+  it("a failure opening the pull request retries only the publishing, never the agent", async () => {
+    const issue = await issueIn("pulls-fail");
+    // More 500s than Octokit retries: the job's first attempt fails after the push.
+    stack.github.failNext("POST", new RegExp(`^/repos/${issue.owner}/${issue.repo}/pulls$`), 500, 4);
+    await stack.label(issue);
+    await waitFor("a pull request", () => stack.pulls(issue).length > 0, 300_000);
+    const status = await waitFor("a final status", () => lastFinalStatus(issue), 60_000);
+    expect(status).toContain(`opened draft pull request #${stack.pulls(issue)[0]!.number}`);
+    const job = await stack.app!.queue.queue.getJob(jobId(issue));
+    expect(job?.attemptsMade).toBe(2);
+    // The agent's phase began once: the second attempt only published.
+    const history = stack.statusComment(issue)!.history;
+    const phases = history.map((body) => body.split("\n").find((line) => line.includes("⏳")) ?? "");
+    const agentStarts = phases.filter(
+      (line, i) => line.includes("**Working on a fix") && !phases[i - 1]?.includes("**Working on a fix"),
+    );
+    expect(agentStarts).toHaveLength(1);
+  }, 360_000);
 });

@@ -15,6 +15,7 @@ import type { InstallationAuth } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
+import { keepForRetry, type PendingPublishStore, pendingRun, publishOnly } from "./pending-publish.js";
 import { loadReviewRun } from "./review.js";
 import {
   type PipelineRepoConfig,
@@ -59,6 +60,8 @@ export interface ProcessorDeps {
   afterCancel?(job: FixJobData, octokit: ProbotOctokit): void;
   workRoot?: string;
   log?: (message: string) => void;
+  /** Tested, pushed changes whose publishing failed: the job's next attempt only publishes them. */
+  pendingPublishes?: PendingPublishStore;
 }
 
 export function createFixProcessor(deps: ProcessorDeps) {
@@ -81,34 +84,42 @@ export function createFixProcessor(deps: ProcessorDeps) {
       ]).catch((error: unknown) => {
         throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
       });
-      const outcome = await runFix({
-        jobId,
-        issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
-        repository: {
-          fullName: repository.data.full_name,
-          cloneUrl: repository.data.clone_url,
-          defaultBranch: repository.data.default_branch,
-        },
-        requestedBy: data.requestedBy,
-        token: () => deps.auth.token(data.installationId),
-        loadConfig: (dir) => deps.loadConfig(dir, data),
-        setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
-        identity: deps.identity,
-        sandboxes: deps.sandboxes,
-        agentFor: (config) => deps.agent(config, data, run),
-        publisher: deps.publisher(octokit, data, run),
-        status,
-        signal,
-        ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
-        // Review runs: the pull request's branch, and the issue plus the review as the task.
-        ...(data.trigger === "review"
-          ? await loadReviewRun(octokit, data, {
-              number: issueNumber,
-              title: issue.data.title,
-              body: issue.data.body ?? null,
-            })
-          : {}),
-      });
+      const pending = deps.pendingPublishes;
+      const kept = await pending?.take(pendingRun(job)).catch(() => null);
+      const publisher = pending
+        ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingRun(job))
+        : deps.publisher(octokit, data, run);
+      if (kept) log(`job ${jobId}: publishing the change kept from the previous attempt`);
+      const outcome = kept
+        ? await publishOnly({ draft: kept, publisher, status, requestedBy: data.requestedBy })
+        : await runFix({
+            jobId,
+            issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
+            repository: {
+              fullName: repository.data.full_name,
+              cloneUrl: repository.data.clone_url,
+              defaultBranch: repository.data.default_branch,
+            },
+            requestedBy: data.requestedBy,
+            token: () => deps.auth.token(data.installationId),
+            loadConfig: (dir) => deps.loadConfig(dir, data),
+            setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
+            identity: deps.identity,
+            sandboxes: deps.sandboxes,
+            agentFor: (config) => deps.agent(config, data, run),
+            publisher,
+            status,
+            signal,
+            ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
+            // Review runs: the pull request's branch, and the issue plus the review as the task.
+            ...(data.trigger === "review"
+              ? await loadReviewRun(octokit, data, {
+                  number: issueNumber,
+                  title: issue.data.title,
+                  body: issue.data.body ?? null,
+                })
+              : {}),
+          });
       log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
       // A cancel that came as the run finished found nothing left to stop, and a start right after it
       // was refused as a duplicate of this still-active job: look at the issue again once it is done.
