@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack, sampleConfig } from "../support/stack.js";
@@ -42,6 +43,14 @@ describe.runIf(ready)("publishing survives GitHub, and the status never misleads
     );
     expect(status).toContain(`✅ **agent-fix** opened pull request #${pr!.number}`);
     expect(status).toContain("It is not a draft");
+    // The commit is the app's on GitHub: the noreply address of its bot user (by id) on this host.
+    const email = execFileSync(
+      "git",
+      ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), "log", "-1", "--format=%ae|%ce", pr!.head],
+      { encoding: "utf8" },
+    ).trim();
+    const address = `${stack.github.bot.id}+agent-fix-e2e[bot]@users.noreply.127.0.0.1`;
+    expect(email).toBe(`${address}|${address}`);
     await ranOnce(issue);
   }, 300_000);
 
@@ -122,8 +131,15 @@ describe.runIf(ready)("publishing survives GitHub, and the status never misleads
     await waitFor("a pull request", () => stack.pulls(issue).length > 0, 300_000);
     const status = await waitFor("a final status", () => lastFinalStatus(issue), 60_000);
     expect(status).toContain(`opened draft pull request #${stack.pulls(issue)[0]!.number}`);
-    const job = await stack.app!.queue.queue.getJob(jobId(issue));
-    expect(job?.attemptsMade).toBe(2);
+    const job = await waitFor("the job to complete", async () => {
+      const found = await stack.app!.queue.queue.getJob(jobId(issue));
+      return found && (await found.getState()) === "completed" ? found : undefined;
+    });
+    expect(job.attemptsMade).toBe(2);
+    const creates = stack.github.state.requests.filter(
+      (r) => r.method === "POST" && r.path === `/repos/${issue.owner}/${issue.repo}/pulls`,
+    );
+    expect(creates.map((r) => r.status)).toEqual([500, 500, 500, 500, 201]);
     // The agent's phase began once: the second attempt only published.
     const history = stack.statusComment(issue)!.history;
     const phases = history.map((body) => body.split("\n").find((line) => line.includes("⏳")) ?? "");
