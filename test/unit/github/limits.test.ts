@@ -10,7 +10,8 @@ import { renderTrajectorySummary } from "../../../src/github/summary.js";
 import { submittedTrajectory } from "../../support/published.js";
 
 /** No lone half of a surrogate pair anywhere in `text`. */
-const wellFormed = (text: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+const wellFormed = (text: string) =>
+  !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
 
 // GitHub's body limit is 65,536 characters counted as code points; JavaScript counts UTF-16 units.
 describe("GitHub's body limit", () => {
