@@ -6,7 +6,7 @@
  */
 import { isRetryable } from "../../src/errors.js";
 import type { QueueNames } from "../../src/queue/index.js";
-import { publishPullRequest } from "./publish.js";
+import { publishPullRequest } from "./publish-step.js";
 import type { Publisher, PullRequestDraft, RunOutcome, StatusReporter } from "./run.js";
 
 /** The Redis commands the store needs. */

@@ -7,7 +7,7 @@ import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
 import { createGate, proveTests, type TestProof } from "./gate.js";
-import { type PublishedPullRequest, publishPullRequest } from "./publish.js";
+import { type PublishedPullRequest, publishPullRequest } from "./publish-step.js";
 import { startSandbox } from "./sandbox.js";
 import { runSetup } from "./setup.js";
 

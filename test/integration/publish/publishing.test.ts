@@ -10,9 +10,9 @@ import { commitPatch, pushFixBranch } from "../../../worker/pipeline/commit.js";
 import {
   githubPublisher,
   githubStatusReporter,
-  publishPullRequest,
   type WorkerGitHubApi,
 } from "../../../worker/pipeline/publish.js";
+import { publishPullRequest } from "../../../worker/pipeline/publish-step.js";
 import { type ReviewApi, reviewPublisher } from "../../../worker/pipeline/review.js";
 import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
 import { draftOf, submittedTrajectory } from "../../support/published.js";
