@@ -19,13 +19,15 @@ describe.runIf(ready)("publishing survives GitHub, and the status never misleads
       .filter((c) => c.body.includes("<!-- agent-fix:status -->"))
       .at(-1)
       ?.body.match(/^(?![\s\S]*⏳)[\s\S]*$/)?.[0];
+  /** The job once completed (read again after: a job read before it completed holds its old counts). */
+  const completedJob = async (issue: IssueRef) => {
+    const queue = stack.app!.queue.queue;
+    await waitFor("the job to complete", async () => (await queue.getJobState(jobId(issue))) === "completed");
+    return (await queue.getJob(jobId(issue)))!;
+  };
   /** The job ran (and so paid for the model) once, and completed. */
   const ranOnce = async (issue: IssueRef) => {
-    const job = await waitFor("the job to complete", async () => {
-      const found = await stack.app!.queue.queue.getJob(jobId(issue));
-      return found && (await found.getState()) === "completed" ? found : undefined;
-    });
-    expect(job.attemptsMade).toBe(1);
+    expect((await completedJob(issue)).attemptsMade).toBe(1);
   };
 
   beforeAll(() => stack.start());
@@ -131,11 +133,7 @@ describe.runIf(ready)("publishing survives GitHub, and the status never misleads
     await waitFor("a pull request", () => stack.pulls(issue).length > 0, 300_000);
     const status = await waitFor("a final status", () => lastFinalStatus(issue), 60_000);
     expect(status).toContain(`opened draft pull request #${stack.pulls(issue)[0]!.number}`);
-    const job = await waitFor("the job to complete", async () => {
-      const found = await stack.app!.queue.queue.getJob(jobId(issue));
-      return found && (await found.getState()) === "completed" ? found : undefined;
-    });
-    expect(job.attemptsMade).toBe(2);
+    expect((await completedJob(issue)).attemptsMade).toBe(2);
     const creates = stack.github.state.requests.filter(
       (r) => r.method === "POST" && r.path === `/repos/${issue.owner}/${issue.repo}/pulls`,
     );
