@@ -32,6 +32,7 @@ import {
   type JobResult,
   type ProcessorDeps,
 } from "./pipeline/fix-job.js";
+import { pendingPublishes } from "./pipeline/pending-publish.js";
 import { githubPublisher, githubStatusReporter } from "./pipeline/publish.js";
 import { requeueAfterCancel } from "./pipeline/requeue.js";
 import { reviewPublisher } from "./pipeline/review.js";
@@ -138,6 +139,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const deps: ProcessorDeps = {
     afterCancel: requeueAfterCancel({ producer, label: settings.AGENT_FIX_LABEL }),
     auth,
+    pendingPublishes: pendingPublishes(redis, names),
     sandboxes,
     identity,
     status: (octokit, job, run) => githubStatusReporter(octokit, job, linkTo(run)),

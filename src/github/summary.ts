@@ -5,7 +5,7 @@
  * steps (thoughts, arguments, tool output) are the model's and the repository's text: neutralised.
  */
 import type { Trajectory, TrajectoryStep } from "../contracts.js";
-import { GITHUB_BODY_LIMIT } from "./limits.js";
+import { cutAt, GITHUB_BODY_LIMIT } from "./limits.js";
 import { neutralise } from "./neutralise.js";
 
 export interface SummaryOptions {
@@ -23,7 +23,7 @@ export const SUMMARY_MARKER = "<!-- agent-fix:summary -->";
 
 function cell(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  const short = flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  const short = flat.length > max ? `${cutAt(flat, max - 1)}…` : flat;
   return short.replace(/\|/g, "\\|").replace(/</g, "&lt;") || " ";
 }
 
@@ -120,5 +120,5 @@ export function renderTrajectorySummary(trajectory: Trajectory, options: Summary
   // A single enormous thought or header could still exceed: hard cut as a last resort.
   return result.length <= limit
     ? result
-    : `${result.slice(0, limit - 80)}\n\n_…cut to fit GitHub's comment limit._`;
+    : `${cutAt(result, limit - 80)}\n\n_…cut to fit GitHub's comment limit._`;
 }

@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { type FreshTokenRefusal, REFUSED_TOKEN_ANSWER, withGitHubReasons } from "./git-refusals.js";
 
 const run = promisify(execFile);
 
@@ -34,6 +35,8 @@ export interface GitHandlerOptions {
   root: string;
   checkToken: TokenCheck;
   pushes: PushRecord[];
+  /** New tokens refused for their first uses (see git-refusals.ts). */
+  freshTokens?: FreshTokenRefusal;
 }
 
 const GIT_PATH = /^\/([^/]+)\/([^/]+?)\.git(\/(?:info\/refs|git-upload-pack|git-receive-pack))$/;
@@ -63,6 +66,10 @@ export function handleGitRequest(
   if (verdict !== "ok") {
     res.writeHead(verdict === "forbidden" ? 403 : 401, { "WWW-Authenticate": 'Basic realm="GitHub"' });
     res.end(`Token ${verdict}\n`);
+    return true;
+  }
+  if (options.freshTokens?.refuses(token)) {
+    res.writeHead(REFUSED_TOKEN_ANSWER.status, REFUSED_TOKEN_ANSWER.headers).end(REFUSED_TOKEN_ANSWER.body);
     return true;
   }
   void serveCgi(
@@ -151,7 +158,9 @@ async function serveCgi(
       options.pushes.push({ owner, repo, before, after, at: new Date().toISOString() });
     }
   }
-  res.writeHead(status, headers).end(output.subarray(split + sepLength));
+  const answer = output.subarray(split + sepLength);
+  // A push refused by a rule says why, as GitHub's server does (git itself only says "hook declined").
+  res.writeHead(status, headers).end(before ? withGitHubReasons(answer) : answer);
 }
 
 export async function listRefs(repoDir: string): Promise<Record<string, string>> {

@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
+import { FreshTokenRefusal, installPushRules, type PushRule } from "./git-refusals.js";
 import { createBareRepo, handleGitRequest, listRefs, type PushRecord } from "./git-server.js";
 import { type AppKeys, checkAppJwt, checkToken, generateAppKeys, issueToken } from "./github/auth.js";
 import { type Actor, type RouteContext, routes } from "./github/routes.js";
@@ -52,6 +53,8 @@ interface Fault {
   path: RegExp;
   status: number;
   remaining: number;
+  /** GitHub's answer; a generic message when absent. */
+  body?: unknown;
 }
 
 export class GitHubServer {
@@ -63,6 +66,8 @@ export class GitHubServer {
   /** The app's bot user: author of its comments and pull requests. */
   readonly bot: StandInUser;
   tokenTtlMs: number;
+  /** Set `uses` to refuse every new token for its first git requests (GitHub's propagation delay). */
+  readonly freshTokens = new FreshTokenRefusal();
   private server: Server | undefined;
   private gitRoot = "";
   private baseUrl = "";
@@ -153,6 +158,14 @@ export class GitHubServer {
     this.faults.push({ method, path, status, remaining: times });
   }
 
+  /**
+   * Every request matching `method` and `path` answers `status` with GitHub's `body` from now on, e.g.
+   * 403 `Resource not accessible by integration` on every edit of a comment.
+   */
+  failAlways(method: string, path: RegExp, status: number, body: unknown): void {
+    this.faults.push({ method, path, status, remaining: Number.POSITIVE_INFINITY, body });
+  }
+
   /** Branch name -> sha of a repository, as pushed so far. */
   async branches(owner: string, repo: string): Promise<Record<string, string>> {
     const refs = await listRefs(join(this.gitRoot, owner, `${repo}.git`));
@@ -161,6 +174,11 @@ export class GitHubServer {
         .filter(([ref]) => ref.startsWith("refs/heads/"))
         .map(([ref, sha]) => [ref.slice("refs/heads/".length), sha]),
     );
+  }
+
+  /** Pushes to the repository are refused by `rules` as GitHub's git server refuses them. */
+  refusePushes(owner: string, repo: string, rules: PushRule[]): Promise<void> {
+    return installPushRules(this.repoDir(owner, repo), rules, `${this.baseUrl}/${owner}/${repo}/rules`);
   }
 
   /** Path of a bare repository (to inspect commits with git). */
@@ -173,6 +191,7 @@ export class GitHubServer {
       {
         root: this.gitRoot,
         pushes: this.pushes,
+        freshTokens: this.freshTokens,
         checkToken: (token, owner, name, push) => this.gitTokenVerdict(token, owner, name, push),
       },
       req,
@@ -196,7 +215,7 @@ export class GitHubServer {
     const fault = this.faults.find((f) => f.method === method && f.path.test(path) && f.remaining > 0);
     if (fault) {
       fault.remaining--;
-      send(fault.status, { message: `Injected failure ${fault.status}` });
+      send(fault.status, fault.body ?? { message: `Injected failure ${fault.status}` });
       return;
     }
     const route = routes.find((r) => r.method === method && r.pattern.test(path));

@@ -148,7 +148,10 @@ function rethrow(error: unknown, installationId: number): never {
   });
 }
 
-/** `SLUG[bot]` with GitHub's noreply address, so commits show as the app's. */
+/**
+ * `SLUG[bot]` with the noreply address GitHub links to the app's bot account:
+ * `<bot user id>+SLUG[bot]@users.noreply.<host>` (the GHE host's on GitHub Enterprise Server).
+ */
 export async function appIdentity(
   probot: Pick<Probot, "auth">,
   settings: { APP_ID: number; GHE_HOST?: string | undefined },
@@ -162,9 +165,40 @@ export async function appIdentity(
   });
   const slug = data?.slug ?? "agent-fix";
   const login = `${slug}[bot]`;
-  const user = await app.rest.users.getByUsername({ username: login }).catch(() => null);
+  const id = await botUserId(probot, app, login);
   const host = settings.GHE_HOST
     ? `users.noreply.${settings.GHE_HOST.replace(/:\d+$/, "")}`
     : "users.noreply.github.com";
-  return { name: login, email: user ? `${user.data.id}+${login}@${host}` : `${login}@${host}` };
+  if (id === null) console.warn(`[worker] could not look up the id of ${login}; commits will not link to it`);
+  return { name: login, email: id === null ? `${login}@${host}` : `${id}+${login}@${host}` };
+}
+
+/**
+ * The bot user's id. `GET /users/{username}` is not an app (JWT) endpoint: the app's client refuses
+ * it before sending. It is public, so it is asked without credentials first; where the API requires
+ * them (GitHub Enterprise Server in private mode), as one of the app's installations.
+ */
+async function botUserId(
+  probot: Pick<Probot, "auth">,
+  app: ProbotOctokit,
+  login: string,
+): Promise<number | null> {
+  const baseUrl = app.request.endpoint.DEFAULTS.baseUrl;
+  const anonymous = await fetch(`${baseUrl}/users/${encodeURIComponent(login)}`, {
+    headers: { accept: "application/vnd.github+json" },
+  }).catch(() => null);
+  if (anonymous?.ok) {
+    const user = (await anonymous.json().catch(() => null)) as { id?: unknown } | null;
+    if (typeof user?.id === "number") return user.id;
+  }
+  try {
+    const { data: installations } = await app.rest.apps.listInstallations({ per_page: 1 });
+    const first = installations[0];
+    if (!first) return null;
+    const installation = await probot.auth(first.id);
+    const { data: user } = await installation.rest.users.getByUsername({ username: login });
+    return user.id;
+  } catch {
+    return null;
+  }
 }

@@ -2,6 +2,7 @@ import { AgentFixError } from "../../src/errors.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { forbiddenEntries } from "./forbidden-paths.js";
 import { git } from "./git.js";
+import { pushRefusal, retryWhileTokenIsNew } from "./git-refusals.js";
 import { stagedChanges } from "./staged-changes.js";
 
 export interface CommitIdentity {
@@ -77,7 +78,10 @@ export async function commitPatch(
   return { sha, changedPaths: changed };
 }
 
-/** Pushes HEAD to the issue's branch. Only that branch is ever force-pushed (the `+` of one refspec). */
+/**
+ * Pushes HEAD to the issue's branch. Only that branch is ever force-pushed (the `+` of one refspec).
+ * `token` is minted just before the call: GitHub may refuse it for a few seconds, so that is retried.
+ */
 export async function pushFixBranch(options: {
   dir: string;
   issueNumber: number;
@@ -88,12 +92,18 @@ export async function pushFixBranch(options: {
 }): Promise<string> {
   const branch = fixBranch(options.issueNumber);
   const force = options.force ?? true;
-  await git(["push", "--quiet", "origin", `${force ? "+" : ""}HEAD:refs/heads/${branch}`], {
-    cwd: options.dir,
-    token: options.token,
-    signal: options.signal,
-  }).catch((error: unknown) => {
-    if (force || !/rejected|non-fast-forward|fetch first/i.test(String(error))) throw error;
+  const mintedAt = Date.now();
+  const push = () =>
+    git(["push", "--quiet", "origin", `${force ? "+" : ""}HEAD:refs/heads/${branch}`], {
+      cwd: options.dir,
+      token: options.token,
+      signal: options.signal,
+    });
+  await retryWhileTokenIsNew(push, { mintedAt, signal: options.signal }).catch((error: unknown) => {
+    // A rule refusing the push says "[remote rejected]"; only "[rejected]" means the branch moved.
+    const refused = pushRefusal(error, branch);
+    if (refused) throw refused;
+    if (force || !/\[rejected\].*\((?:non-fast-forward|fetch first)\)/.test(String(error))) throw error;
     throw new AgentFixError(`${branch} moved while the agent worked, so its commit was not pushed`, {
       code: "branch_moved",
       fault: "user",

@@ -16,6 +16,7 @@ import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
+import { keepForRetry, type PendingPublishStore, pendingRun, publishOnly } from "./pending-publish.js";
 import { loadReviewRun } from "./review.js";
 import {
   type PipelineRepoConfig,
@@ -67,6 +68,8 @@ export interface ProcessorDeps {
   afterCancel?(job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined;
   workRoot?: string;
   log?: (message: string) => void;
+  /** Tested, pushed changes whose publishing failed: the job's next attempt only publishes them. */
+  pendingPublishes?: PendingPublishStore;
 }
 
 export function createFixProcessor(deps: ProcessorDeps) {
@@ -111,44 +114,52 @@ export function createFixProcessor(deps: ProcessorDeps) {
       ]).catch((error: unknown) => {
         throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
       });
-      const outcome = await runFix({
-        jobId,
-        issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
-        repository: {
-          fullName: repository.data.full_name,
-          cloneUrl: repository.data.clone_url,
-          defaultBranch: repository.data.default_branch,
-        },
-        requestedBy: data.requestedBy,
-        token: (purpose) => credentials.token(purpose),
-        // The config is read through the contents API, with a token that may only read contents.
-        loadConfig: async () =>
-          deps.loadConfig(data, {
-            api: await credentials.contentsReader(),
-            defaultBranch: repository.data.default_branch,
-          }),
-        setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
-        identity: deps.identity,
-        sandboxes: deps.sandboxes,
-        agentFor: (config) => deps.agent(config, data, run),
-        publisher: deps.publisher(octokit, data, run),
-        status,
-        signal,
-        ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
-        // Review runs: the pull request's branch, and the issue plus the review as the task.
-        ...(data.trigger === "review"
-          ? await loadReviewRun(
-              octokit,
-              data,
-              {
-                number: issueNumber,
-                title: issue.data.title,
-                body: issue.data.body ?? null,
-              },
-              deps.identity.name,
-            )
-          : {}),
-      });
+      const pending = deps.pendingPublishes;
+      const kept = await pending?.take(pendingRun(job)).catch(() => null);
+      const publisher = pending
+        ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingRun(job))
+        : deps.publisher(octokit, data, run);
+      if (kept) log(`job ${jobId}: publishing the change kept from the previous attempt`);
+      const outcome = kept
+        ? await publishOnly({ draft: kept, publisher, status, requestedBy: data.requestedBy })
+        : await runFix({
+            jobId,
+            issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
+            repository: {
+              fullName: repository.data.full_name,
+              cloneUrl: repository.data.clone_url,
+              defaultBranch: repository.data.default_branch,
+            },
+            requestedBy: data.requestedBy,
+            token: (purpose) => credentials.token(purpose),
+            // The config is read through the contents API, with a token that may only read contents.
+            loadConfig: async () =>
+              deps.loadConfig(data, {
+                api: await credentials.contentsReader(),
+                defaultBranch: repository.data.default_branch,
+              }),
+            setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
+            identity: deps.identity,
+            sandboxes: deps.sandboxes,
+            agentFor: (config) => deps.agent(config, data, run),
+            publisher,
+            status,
+            signal,
+            ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
+            // Review runs: the pull request's branch, and the issue plus the review as the task.
+            ...(data.trigger === "review"
+              ? await loadReviewRun(
+                  octokit,
+                  data,
+                  {
+                    number: issueNumber,
+                    title: issue.data.title,
+                    body: issue.data.body ?? null,
+                  },
+                  deps.identity.name,
+                )
+              : {}),
+          });
       log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
       // A cancel that came as the run finished found nothing left to stop, and a start right after it
       // was refused as a duplicate of this still-active job: look at the issue again once it is done.

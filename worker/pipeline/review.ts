@@ -6,7 +6,7 @@
  */
 import type { Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
-import { type GitHubApi, githubFailure } from "../../src/github/index.js";
+import { fitComment, type GitHubApi, githubFailure } from "../../src/github/index.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { ownFixIssue } from "../../src/github/own-pull.js";
 import type { FixJobData } from "../../src/queue/index.js";
@@ -207,7 +207,7 @@ export function reviewPublisher(
       await api.rest.issues.createComment({
         ...repo,
         issue_number: pullNumber,
-        body: reviewReply(job, draft.branch, draft.trajectory, pullUrl),
+        body: fitComment(reviewReply(job, draft.branch, draft.trajectory, pullUrl)),
       });
     },
   };

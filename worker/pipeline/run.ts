@@ -7,6 +7,7 @@ import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
 import { createGate, proveTests, type TestProof } from "./gate.js";
+import { type PublishedPullRequest, publishPullRequest } from "./publish-step.js";
 import { startSandbox } from "./sandbox.js";
 import { runSetup } from "./setup.js";
 
@@ -36,7 +37,7 @@ export interface ProgressInfo {
 /** The status comment on the issue, edited in place. Every run ends in exactly one final call. */
 export interface StatusReporter {
   progress(phase: RunPhase, info?: ProgressInfo): Promise<void>;
-  succeeded(pullRequest: { number: number; url: string }): Promise<void>;
+  succeeded(pullRequest: PublishedPullRequest): Promise<void>;
   failed(reason: string, trajectory?: Trajectory): Promise<void>;
   cancelled(by: string): Promise<void>;
 }
@@ -54,7 +55,7 @@ export interface PullRequestDraft {
 
 /** GitHub writes after the push: one draft PR per issue, the review request, the summary. */
 export interface Publisher {
-  openOrUpdatePullRequest(draft: PullRequestDraft): Promise<{ number: number; url: string }>;
+  openOrUpdatePullRequest(draft: PullRequestDraft): Promise<PublishedPullRequest>;
   requestReview(pullNumber: number, login: string): Promise<void>;
   postSummary(pullNumber: number, draft: PullRequestDraft): Promise<void>;
 }
@@ -224,17 +225,15 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       baseline,
       proof,
     };
-    const pr = await input.publisher.openOrUpdatePullRequest(draft);
-    await Promise.all([
-      input.publisher.requestReview(pr.number, input.requestedBy).catch(() => {
-        // The requester may be the repository owner or lack access: a missing reviewer must not fail the run.
-      }),
-      input.publisher.postSummary(pr.number, draft),
-      disposal,
-    ]);
-    await status.succeeded(pr);
+    const pr = await publishPullRequest({
+      publisher: input.publisher,
+      status,
+      draft,
+      requestedBy: input.requestedBy,
+      alongside: disposal,
+    });
     lap("publish");
-    return { kind: "pull_request", ...pr, trajectory, timings };
+    return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings };
   } finally {
     await disposal;
     await rm(root, { recursive: true, force: true });

@@ -52,6 +52,27 @@ const invalid = (message: string): RouteResult => ({
 });
 const R = "/repos/([^/]+)/([^/]+)";
 
+/**
+ * Draft pull requests exist in public repositories of every plan and in private ones on Team and
+ * Enterprise; elsewhere GitHub answers 422 with this message (the stand-in's repositories are private).
+ */
+function draftRefused(repo: StandInRepo, draft: unknown): RouteResult | null {
+  if (draft !== true || (repo.plan !== "free" && repo.plan !== "pro")) return null;
+  return {
+    status: 422,
+    body: {
+      message: "Draft pull requests are not supported in this repository.",
+      documentation_url: "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+      status: "422",
+    },
+  };
+}
+
+/** GitHub's body limit, 65,536 characters counted as code points (an emoji is one). */
+function tooLong(body: string): boolean {
+  return body.length > 65_536 && [...body].length > 65_536;
+}
+
 function repoOf(ctx: RouteContext): StandInRepo | RouteResult {
   const [owner = "", name = ""] = ctx.params;
   const repo = ctx.state.repo(owner, name);
@@ -207,7 +228,7 @@ function issueRoutes(): Route[] {
         const comment = commentOf(ctx, repo);
         if (!comment) return notFound();
         if (typeof ctx.body.body !== "string") return invalid("body is required");
-        if (ctx.body.body.length > 65_536) return invalid("Body is too long (maximum is 65536 characters)");
+        if (tooLong(ctx.body.body)) return invalid("Body is too long (maximum is 65536 characters)");
         if (comment.user.login !== ctx.bot.login)
           return { status: 403, body: { message: "Must have admin rights to edit another user's comment" } };
         comment.body = ctx.body.body;
@@ -278,7 +299,7 @@ function issueRoutes(): Route[] {
         if (!exists(ctx, repo)) return notFound();
         const body = ctx.body.body;
         if (typeof body !== "string" || body.length === 0) return invalid("body is required");
-        if (body.length > 65_536) return invalid("Body is too long (maximum is 65536 characters)");
+        if (tooLong(body)) return invalid("Body is too long (maximum is 65536 characters)");
         const at = now();
         const comment = {
           id: ctx.state.id(),
@@ -384,6 +405,10 @@ function pullRoutes(): Route[] {
         const { title, body, head, base, draft } = ctx.body as Record<string, string | boolean | undefined>;
         if (typeof title !== "string" || typeof head !== "string" || typeof base !== "string")
           return invalid("title, head and base are required");
+        if (typeof body === "string" && tooLong(body))
+          return invalid("Body is too long (maximum is 65536 characters)");
+        const refused = draftRefused(repo, draft);
+        if (refused) return refused;
         const branch = branchOf(head);
         const sha = await headSha(ctx, repo, branch);
         if (!sha) return invalid(`head: branch ${branch} does not exist`);
@@ -433,7 +458,7 @@ function pullRoutes(): Route[] {
         const { title, body, state } = ctx.body;
         if (typeof title === "string") pull.title = title;
         if (typeof body === "string") {
-          if (body.length > 65_536) return invalid("Body is too long (maximum is 65536 characters)");
+          if (tooLong(body)) return invalid("Body is too long (maximum is 65536 characters)");
           pull.body = body;
         }
         if (state === "open" || state === "closed") pull.state = state;

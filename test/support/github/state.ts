@@ -85,6 +85,8 @@ export interface StandInRepo {
   installationId: number;
   /** login -> admin | maintain | write | triage | read */
   permissions: Map<string, string>;
+  /** The owner's GitHub plan (the stand-in's repositories are private); drafts need team or above. */
+  plan?: "free" | "pro" | "team" | "enterprise";
 }
 
 export interface RequestRecord {
