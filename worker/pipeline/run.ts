@@ -2,13 +2,15 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
+import { AgentFixError } from "../../src/errors.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
 import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
-import { createGate, proveTests, type TestProof } from "./gate.js";
-import { startSandbox } from "./sandbox.js";
-import { runSetup } from "./setup.js";
+import { createGate, proveTests, type TestedChange, type TestProof } from "./gate.js";
+import { git } from "./git.js";
+import { prepareTree } from "./prepare.js";
+import { RunSandboxes } from "./sandbox.js";
 
 /** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by src/config/repo.ts). */
 export interface PipelineRepoConfig {
@@ -126,31 +128,40 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     lap("clone");
 
     void status.progress("setting_up").catch(() => {});
-    const sandbox = await startSandbox(input.sandboxes, {
-      sourceDir: checkout.dir,
+    const sandboxes = new RunSandboxes(input.sandboxes, {
       jobId: input.jobId,
-      networkForSetup: config.setupNetwork && config.setup.length > 0,
       ...(config.limits ? { limits: config.limits } : {}),
     });
-    lap("sandbox");
-    const onAbort = () => void sandbox.dispose().catch(() => {});
+    const onAbort = () => void sandboxes.disposeAll();
     signal.addEventListener("abort", onAbort, { once: true });
     let trajectory: Trajectory;
     let baseline: TestRun;
     let proof: TestProof;
+    let tested: TestedChange;
     const test = { command: config.testCommand, timeoutMs: config.testTimeoutMs };
     try {
-      await runSetup(sandbox, {
-        commands: config.setup,
+      const prepared = await prepareTree({
+        sandboxes,
+        checkoutDir: checkout.dir,
+        headSha: checkout.headSha,
+        root,
+        setup: {
+          commands: config.setup,
+          network: config.setupNetwork && config.setup.length > 0,
+          timeoutMs: config.setupTimeoutMs,
+        },
         secrets: input.setupSecrets,
-        networkWasOn: config.setupNetwork && config.setup.length > 0,
-        timeoutMs: config.setupTimeoutMs,
         signal,
       });
       lap("setup");
       void status.progress("baseline").catch(() => {});
-      baseline = await runBaseline(sandbox, test, signal);
+      // The agent's sandbox starts while the baseline runs in a sandbox of its own.
+      const agentSandbox = sandboxes.start(prepared.dir);
+      agentSandbox.catch(() => {});
+      baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
       lap("tests");
+      const sandbox = await agentSandbox;
+      lap("sandbox");
       if (!baseline.passed && !config.openPrWhenBaselineFails) {
         const reason =
           `The tests already fail on ${input.existingBranch ?? input.repository.defaultBranch} before any change ` +
@@ -165,12 +176,15 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
         (update: { phase: RunPhase; info: ProgressInfo }) => status.progress(update.phase, update.info),
         2_000,
       );
+      const gateSetup = { prepared, sandboxes, test, scratch: join(root, "scratch") };
+      const gate = createGate(gateSetup, sandbox, () => stepStatus.push({ phase: "testing", info: {} }));
+      const startMsBeforeAgent = sandboxes.startMs;
       try {
         trajectory = await runAgent({
           sandbox,
           issue: { ...input.issue, body: input.issue.body ?? "" },
           repoName: input.repository.fullName,
-          gate: createGate(sandbox, test, () => stepStatus.push({ phase: "testing", info: {} })),
+          gate: gate.gate,
           onStep: ({ step }) =>
             stepStatus.push({ phase: "agent", info: { step, maxSteps: config.maxSteps } }),
           signal,
@@ -180,33 +194,43 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       }
       signal.throwIfAborted();
       lap("agent");
-      // The gate's test runs happened inside the agent's time: move them to the tests' account.
+      // Removed while the proof runs and the change is published; awaited before the status says done.
+      disposal = sandboxes.dispose(sandbox);
+      // The gate's runs happened inside the agent's time: its test runs go to the tests' account, the
+      // sandboxes it started to the sandboxes'.
       const gateMs = trajectory.info.gate.reduce((sum, record) => sum + record.durationMs, 0);
+      const gateSandboxMs = sandboxes.startMs - startMsBeforeAgent;
       timings.agent = (timings.agent ?? 0) - gateMs;
-      timings.tests = (timings.tests ?? 0) + gateMs;
-      if (!gatePassed(trajectory)) {
+      timings.tests = (timings.tests ?? 0) + gateMs - gateSandboxMs;
+      timings.sandbox = (timings.sandbox ?? 0) + gateSandboxMs;
+      const lastTested = gate.lastTested();
+      if (!gatePassed(trajectory) || !lastTested || lastTested.patch !== trajectory.info.submission) {
         const reason = explainNoPullRequest(trajectory, config.testCommand);
         await status.failed(reason, trajectory);
         return { kind: "no_pull_request", reason, trajectory, timings };
       }
-      proof = await proveTests(sandbox, test, trajectory.info.submission ?? "", config.testPaths, signal);
+      tested = lastTested;
+      const proofStartMs = sandboxes.startMs;
+      proof = await proveTests(gateSetup, tested, config.testPaths, signal);
       lap("tests");
+      timings.tests = (timings.tests ?? 0) - (sandboxes.startMs - proofStartMs);
+      timings.sandbox = (timings.sandbox ?? 0) + (sandboxes.startMs - proofStartMs);
     } finally {
       signal.removeEventListener("abort", onAbort);
-      // Removed while the change is published; awaited before the status says done (and in every case below).
-      disposal = sandbox.dispose().catch(() => {});
+      const agentDisposal = disposal;
+      disposal = sandboxes.disposeAll().then(() => agentDisposal);
     }
-    lap("sandbox");
 
     void status.progress("publishing").catch(() => {});
     await commitPatch({
       dir: checkout.dir,
-      patch: trajectory.info.submission ?? "",
+      patch: tested.patch,
       identity: input.identity,
       issueNumber: input.issue.number,
       issueTitle: input.commitTitle ?? input.issue.title,
       forbiddenPaths: config.forbiddenPaths,
     });
+    await assertCommittedTree(checkout.dir, tested.tree);
     const branch = await pushFixBranch({
       dir: checkout.dir,
       issueNumber: input.issue.number,
@@ -299,6 +323,16 @@ export function explainNoPullRequest(trajectory: Trajectory, testCommand: string
     return "The agent finished without changing anything, so there is nothing to propose.";
   }
   return reasons[status] ?? `The agent stopped (${status}) without a change that passes the tests.`;
+}
+
+/** The commit about to be pushed holds exactly the tree the gate tested, or nothing is pushed. */
+async function assertCommittedTree(dir: string, testedTree: string): Promise<void> {
+  const committed = (await git(["rev-parse", "HEAD^{tree}"], { cwd: dir })).trim();
+  if (committed === testedTree) return;
+  throw new AgentFixError(
+    `The commit's tree ${committed} is not the tree the tests ran on (${testedTree}), so nothing was pushed`,
+    { code: "published_tree_mismatch", fault: "internal" },
+  );
 }
 
 /** Reads a file of the checkout, or null when it does not exist. */
