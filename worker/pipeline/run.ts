@@ -11,6 +11,7 @@ import { createGate, proveTests, type TestedChange, type TestProof } from "./gat
 import { git } from "./git.js";
 import { prepareTree } from "./prepare.js";
 import { RunSandboxes } from "./sandbox.js";
+import { secretsIn } from "./secret-scan.js";
 
 /** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by src/config/repo.ts). */
 export interface PipelineRepoConfig {
@@ -222,6 +223,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     }
 
     void status.progress("publishing").catch(() => {});
+    refuseSecretsInChange(tested.patch, input.setupSecrets);
     await commitPatch({
       dir: checkout.dir,
       patch: tested.patch,
@@ -323,6 +325,17 @@ export function explainNoPullRequest(trajectory: Trajectory, testCommand: string
     return "The agent finished without changing anything, so there is nothing to propose.";
   }
   return reasons[status] ?? `The agent stopped (${status}) without a change that passes the tests.`;
+}
+
+/** Setup's secrets never leave in a change, however the agent came by them. */
+function refuseSecretsInChange(patch: string, secrets: Record<string, string>): void {
+  const names = secretsIn(patch, secrets);
+  if (names.length === 0) return;
+  throw new AgentFixError(`The change holds the value of the setup secret(s) ${names.join(", ")}`, {
+    code: "secret_in_change",
+    fault: "model",
+    hint: "Nothing was pushed.",
+  });
 }
 
 /** The commit about to be pushed holds exactly the tree the gate tested, or nothing is pushed. */

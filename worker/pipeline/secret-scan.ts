@@ -71,3 +71,12 @@ export async function findSecrets(dir: string, secrets: Record<string, string>):
   await visit("");
   return hits;
 }
+
+/** The names of the secrets whose value (or its base64) `text` holds. */
+export function secretsIn(text: string, secrets: Record<string, string>): string[] {
+  const bytes = Buffer.from(text, "utf8");
+  return Object.entries(secrets)
+    .filter(([, value]) => value.length >= MIN_SECRET_LENGTH)
+    .filter(([, value]) => secretForms(value).some((form) => bytes.includes(form)))
+    .map(([name]) => name);
+}

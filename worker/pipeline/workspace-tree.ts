@@ -88,7 +88,8 @@ async function hashFiles(base: BaseCommit, dir: string, files: FoundFile[]): Pro
     files.map(async (file, i) => {
       if (file.mode !== "120000" && !file.path.includes("\n")) return void batch.push(i);
       const full = join(dir, file.path);
-      const input = file.mode === "120000" ? await readlink(full) : await readFile(full);
+      const input =
+        file.mode === "120000" ? await readlink(full, { encoding: "buffer" }) : await readFile(full);
       const out = await trustedGit(["hash-object", "-w", "--no-filters", "--stdin"], {
         gitDir: base.gitDir,
         input,
