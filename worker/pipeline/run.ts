@@ -3,11 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
-import { type AgentRunner, gatePassed } from "./agent.js";
+import type { AgentRunner } from "./agent.js";
+import { runAgentPhase } from "./agent-phase.js";
+
+export { explainNoPullRequest } from "./agent-phase.js";
+
 import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
-import { createGate, proveTests, type TestedChange, type TestProof } from "./gate.js";
+import type { TestedChange, TestProof } from "./gate.js";
 import { git } from "./git.js";
 import { prepareTree } from "./prepare.js";
 import { RunSandboxes } from "./sandbox.js";
@@ -160,9 +164,11 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       const agentSandbox = sandboxes.start(prepared.dir);
       agentSandbox.catch(() => {});
       baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
-      lap("tests");
       const sandbox = await agentSandbox;
+      // Both sandboxes started side by side: only the test run itself is the tests' time.
       lap("sandbox");
+      timings.sandbox = (timings.sandbox ?? 0) - baseline.durationMs;
+      timings.tests = (timings.tests ?? 0) + baseline.durationMs;
       if (!baseline.passed && !config.openPrWhenBaselineFails) {
         const reason =
           `The tests already fail on ${input.existingBranch ?? input.repository.defaultBranch} before any change ` +
@@ -171,51 +177,20 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
         await status.failed(reason);
         return { kind: "no_pull_request", reason, trajectory: null, timings };
       }
-      void status.progress("agent", { step: 0, maxSteps: config.maxSteps }).catch(() => {});
-      const runAgent = await input.agentFor(config);
-      const stepStatus = throttled(
-        (update: { phase: RunPhase; info: ProgressInfo }) => status.progress(update.phase, update.info),
-        2_000,
-      );
-      const gateSetup = { prepared, sandboxes, test, scratch: join(root, "scratch") };
-      const gate = createGate(gateSetup, sandbox, () => stepStatus.push({ phase: "testing", info: {} }));
-      const startMsBeforeAgent = sandboxes.startMs;
-      try {
-        trajectory = await runAgent({
-          sandbox,
-          issue: { ...input.issue, body: input.issue.body ?? "" },
-          repoName: input.repository.fullName,
-          gate: gate.gate,
-          onStep: ({ step }) =>
-            stepStatus.push({ phase: "agent", info: { step, maxSteps: config.maxSteps } }),
-          signal,
-        });
-      } finally {
-        stepStatus.stop();
-      }
-      signal.throwIfAborted();
-      lap("agent");
-      // Removed while the proof runs and the change is published; awaited before the status says done.
-      disposal = sandboxes.dispose(sandbox);
-      // The gate's runs happened inside the agent's time: its test runs go to the tests' account, the
-      // sandboxes it started to the sandboxes'.
-      const gateMs = trajectory.info.gate.reduce((sum, record) => sum + record.durationMs, 0);
-      const gateSandboxMs = sandboxes.startMs - startMsBeforeAgent;
-      timings.agent = (timings.agent ?? 0) - gateMs;
-      timings.tests = (timings.tests ?? 0) + gateMs - gateSandboxMs;
-      timings.sandbox = (timings.sandbox ?? 0) + gateSandboxMs;
-      const lastTested = gate.lastTested();
-      if (!gatePassed(trajectory) || !lastTested || lastTested.patch !== trajectory.info.submission) {
-        const reason = explainNoPullRequest(trajectory, config.testCommand);
-        await status.failed(reason, trajectory);
-        return { kind: "no_pull_request", reason, trajectory, timings };
-      }
-      tested = lastTested;
-      const proofStartMs = sandboxes.startMs;
-      proof = await proveTests(gateSetup, tested, config.testPaths, signal);
-      lap("tests");
-      timings.tests = (timings.tests ?? 0) - (sandboxes.startMs - proofStartMs);
-      timings.sandbox = (timings.sandbox ?? 0) + (sandboxes.startMs - proofStartMs);
+      const outcome = await runAgentPhase({
+        sandbox,
+        gateSetup: { prepared, sandboxes, test, scratch: join(root, "scratch") },
+        config,
+        input: { ...input, agentFor: () => input.agentFor(config) },
+        timings,
+        lap,
+        onAgentDone: () => {
+          // Removed while the proof runs and the change is published; awaited before the status says done.
+          disposal = sandboxes.dispose(sandbox);
+        },
+      });
+      if (outcome.kind === "no_pull_request") return { ...outcome, timings };
+      ({ trajectory, tested, proof } = outcome);
     } finally {
       signal.removeEventListener("abort", onAbort);
       const agentDisposal = disposal;
@@ -265,66 +240,6 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     await disposal;
     await rm(root, { recursive: true, force: true });
   }
-}
-
-/**
- * Status updates during the agent's steps: at most one every `intervalMs`, the latest one winning, and
- * never awaited by the loop (a slow GitHub must not slow the agent) nor allowed to throw into it.
- */
-function throttled<T>(
-  update: (value: T) => Promise<void>,
-  intervalMs: number,
-): { push: (value: T) => void; stop: () => void } {
-  let last = 0;
-  let pending: T | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
-    timer = undefined;
-    if (pending === null) return;
-    const value = pending;
-    pending = null;
-    last = Date.now();
-    void update(value).catch(() => {});
-  };
-  let stopped = false;
-  return {
-    push(value) {
-      if (stopped) return;
-      pending = value;
-      if (timer) return;
-      timer = setTimeout(flush, Math.max(0, last + intervalMs - Date.now()));
-      timer.unref();
-    },
-    // Called before any final status, so a late step line can never overwrite it.
-    stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
-}
-
-/** Why a run opened no pull request, in words a maintainer can act on. */
-export function explainNoPullRequest(trajectory: Trajectory, testCommand: string): string {
-  const status = String(trajectory.info.exit_status ?? "unknown");
-  const gates = trajectory.info.gate;
-  const steps = trajectory.trajectory.length;
-  if (gates.length > 0 && !gates.at(-1)?.passed) {
-    return `The agent submitted a change ${gates.length} time(s) but \`${testCommand}\` still failed on it, so no pull request was opened.`;
-  }
-  const reasons: Record<string, string> = {
-    exit_step_limit: `The agent reached its step limit (${steps} steps) without a change that passes the tests.`,
-    exit_cost: "The agent reached its cost limit before submitting a change.",
-    exit_time: "The agent ran out of time before submitting a change.",
-    exit_context: "The conversation outgrew the model's context window before a change was submitted.",
-    exit_format: "The model kept answering in a form the agent could not parse.",
-    exit_api: "The model API kept failing; try again later.",
-    exit_replay_exhausted: "The recorded trajectory ended before a change was submitted.",
-    exit_error: "The agent stopped on an internal error.",
-  };
-  if (status.startsWith("submitted") && !trajectory.info.submission?.trim()) {
-    return "The agent finished without changing anything, so there is nothing to propose.";
-  }
-  return reasons[status] ?? `The agent stopped (${status}) without a change that passes the tests.`;
 }
 
 /** Setup's secrets never leave in a change, however the agent came by them. */
