@@ -49,6 +49,8 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
     gateTestMs += run.durationMs;
     stepStatus.push({ phase: "testing", info: {} });
   });
+  // The first gate's sandbox starts while the agent works.
+  phase.gateSetup.sandboxes.prewarm(phase.gateSetup.prepared.dir);
   let trajectory: Trajectory;
   try {
     trajectory = await runAgent({

@@ -54,33 +54,38 @@ const CHANGE_FILE = ".git/agent-fix-change.patch";
 export async function testChange(
   setup: GateSetup,
   change: TestedChange,
-  signal?: AbortSignal,
-  paths?: string[],
+  options: { signal?: AbortSignal | undefined; paths?: string[]; prewarmNext?: boolean } = {},
 ): Promise<TestRun> {
   const { prepared } = setup;
+  const { signal, paths } = options;
   const patch = await diffTrees(prepared.base, prepared.tree, change.tree, paths);
-  return setup.sandboxes.using(prepared.dir, async (sandbox) => {
-    if (patch !== "") {
-      await sandbox.writeFile(CHANGE_FILE, patch);
-      const applied = await sandbox.exec(
-        `git apply --binary --whitespace=nowarn ${CHANGE_FILE}; s=$?; rm -f ${CHANGE_FILE}; exit $s`,
-        {
-          timeoutMs: 120_000,
-          ...(signal ? { signal } : {}),
-        },
-      );
-      if (applied.exitCode !== 0) {
-        throw new AgentFixError(
-          `The change could not be applied to a fresh copy of the repository: ${applied.output.trim()}`,
+  const prewarm = options.prewarmNext ? { prewarmNext: true } : {};
+  return setup.sandboxes.using(
+    prepared.dir,
+    async (sandbox) => {
+      if (patch !== "") {
+        await sandbox.writeFile(CHANGE_FILE, patch);
+        const applied = await sandbox.exec(
+          `git apply --binary --whitespace=nowarn ${CHANGE_FILE}; s=$?; rm -f ${CHANGE_FILE}; exit $s`,
           {
-            code: "change_does_not_apply",
-            fault: "internal",
+            timeoutMs: 120_000,
+            ...(signal ? { signal } : {}),
           },
         );
+        if (applied.exitCode !== 0) {
+          throw new AgentFixError(
+            `The change could not be applied to a fresh copy of the repository: ${applied.output.trim()}`,
+            {
+              code: "change_does_not_apply",
+              fault: "internal",
+            },
+          );
+        }
       }
-    }
-    return runTests(sandbox, setup.test, signal);
-  });
+      return runTests(sandbox, setup.test, signal);
+    },
+    prewarm,
+  );
 }
 
 /**
@@ -110,7 +115,8 @@ export function createGate(
           "The repository's files are the same as the commit you started from: there is no change to test.",
       };
     }
-    const run = await testChange(setup, change, signal);
+    // The next attempt (or the proof) gets a sandbox started while the agent reads this result.
+    const run = await testChange(setup, change, { signal, prewarmNext: true });
     tested = change;
     onRun?.(run);
     const verdict = run.passed
@@ -155,5 +161,5 @@ export async function proveTests(
   const regexps = patterns.map(globToRegExp);
   const testFiles = patchPaths(change.patch).filter((path) => regexps.some((regexp) => regexp.test(path)));
   if (testFiles.length === 0) return { testFiles, before: null };
-  return { testFiles, before: await testChange(setup, change, signal, testFiles) };
+  return { testFiles, before: await testChange(setup, change, { signal, paths: testFiles }) };
 }

@@ -32,6 +32,8 @@ export function startSandbox(provider: SandboxProvider, options: StartSandboxOpt
 export class RunSandboxes {
   private readonly live = new Set<Sandbox>();
   private closed = false;
+  /** A fresh sandbox started ahead of need (while the agent thinks), and the directory it came from. */
+  private spare: { sourceDir: string; sandbox: Promise<Sandbox> } | null = null;
   /** Milliseconds spent in create() so far. */
   startMs = 0;
 
@@ -59,12 +61,39 @@ export class RunSandboxes {
     return sandbox.dispose().catch(() => {});
   }
 
-  /** Runs `use` in a sandbox started for it, disposed (awaited) whatever happens. */
-  async using<T>(sourceDir: string, use: (sandbox: Sandbox) => Promise<T>): Promise<T> {
-    const sandbox = await this.start(sourceDir);
+  /** Starts a sandbox from `sourceDir` in the background, for the next `using` of that directory. */
+  prewarm(sourceDir: string): void {
+    if (this.closed || this.spare) return;
+    const sandbox = this.start(sourceDir);
+    sandbox.catch(() => {});
+    this.spare = { sourceDir, sandbox };
+  }
+
+  /** The spare sandbox when it came from `sourceDir` and started well, else a new one. */
+  private async take(sourceDir: string): Promise<Sandbox> {
+    const spare = this.spare;
+    if (spare?.sourceDir === sourceDir) {
+      this.spare = null;
+      const sandbox = await spare.sandbox.catch(() => null);
+      if (sandbox) return sandbox;
+    }
+    return this.start(sourceDir);
+  }
+
+  /**
+   * Runs `use` in a sandbox nothing ran in before, disposed (awaited) whatever happens; with
+   * `prewarmNext`, the next one starts as this one is removed.
+   */
+  async using<T>(
+    sourceDir: string,
+    use: (sandbox: Sandbox) => Promise<T>,
+    options: { prewarmNext?: boolean } = {},
+  ): Promise<T> {
+    const sandbox = await this.take(sourceDir);
     try {
       return await use(sandbox);
     } finally {
+      if (options.prewarmNext) this.prewarm(sourceDir);
       await this.dispose(sandbox);
     }
   }
