@@ -31,6 +31,8 @@ export function startSandbox(provider: SandboxProvider, options: StartSandboxOpt
  */
 export class RunSandboxes {
   private readonly live = new Set<Sandbox>();
+  /** Removals started and not awaited (a container's removal takes a good part of a second). */
+  private readonly removals = new Set<Promise<void>>();
   private closed = false;
   /** A fresh sandbox started ahead of need (while the agent thinks), and the directory it came from. */
   private spare: { sourceDir: string; sandbox: Promise<Sandbox> } | null = null;
@@ -61,6 +63,12 @@ export class RunSandboxes {
     return sandbox.dispose().catch(() => {});
   }
 
+  /** Starts disposing a sandbox without waiting; disposeAll waits for it. */
+  private release(sandbox: Sandbox): void {
+    const removal = this.dispose(sandbox).finally(() => this.removals.delete(removal));
+    this.removals.add(removal);
+  }
+
   /** Starts a sandbox from `sourceDir` in the background, for the next `using` of that directory. */
   prewarm(sourceDir: string): void {
     if (this.closed || this.spare) return;
@@ -81,8 +89,8 @@ export class RunSandboxes {
   }
 
   /**
-   * Runs `use` in a sandbox nothing ran in before, disposed (awaited) whatever happens; with
-   * `prewarmNext`, the next one starts as this one is removed.
+   * Runs `use` in a sandbox nothing ran in before, disposed whatever happens (in the background:
+   * disposeAll waits for it); with `prewarmNext`, the next one starts as this one is removed.
    */
   async using<T>(
     sourceDir: string,
@@ -94,12 +102,18 @@ export class RunSandboxes {
       return await use(sandbox);
     } finally {
       if (options.prewarmNext) this.prewarm(sourceDir);
-      await this.dispose(sandbox);
+      this.release(sandbox);
     }
   }
 
   disposeAll(): Promise<void> {
     this.closed = true;
-    return Promise.all([...this.live].map((sandbox) => this.dispose(sandbox))).then(() => {});
+    // A spare still starting is disposed by start() itself once `closed` is seen; wait for that too.
+    const spare = this.spare?.sandbox.then(
+      (sandbox) => this.dispose(sandbox),
+      () => {},
+    );
+    const all = [...[...this.live].map((sandbox) => this.dispose(sandbox)), ...this.removals, spare];
+    return Promise.all(all).then(() => {});
   }
 }
