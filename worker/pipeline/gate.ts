@@ -115,7 +115,7 @@ export function createGate(
           "The repository's files are the same as the commit you started from: there is no change to test.",
       };
     }
-    // The next attempt (or the proof) gets a sandbox started while the agent reads this result.
+    // The next attempt (or the proof) gets a sandbox started while this one tests.
     const run = await testChange(setup, change, { signal, prewarmNext: true });
     tested = change;
     onRun?.(run);

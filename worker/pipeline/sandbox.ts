@@ -90,7 +90,7 @@ export class RunSandboxes {
 
   /**
    * Runs `use` in a sandbox nothing ran in before, disposed whatever happens (in the background:
-   * disposeAll waits for it); with `prewarmNext`, the next one starts as this one is removed.
+   * disposeAll waits for it); with `prewarmNext`, the next one starts alongside.
    */
   async using<T>(
     sourceDir: string,
@@ -98,10 +98,11 @@ export class RunSandboxes {
     options: { prewarmNext?: boolean } = {},
   ): Promise<T> {
     const sandbox = await this.take(sourceDir);
+    // Started now, the next one is ready by the time the agent (or the proof) needs it.
+    if (options.prewarmNext) this.prewarm(sourceDir);
     try {
       return await use(sandbox);
     } finally {
-      if (options.prewarmNext) this.prewarm(sourceDir);
       this.release(sandbox);
     }
   }
