@@ -3,6 +3,7 @@
  * persistent shells (the agent's shell, and a control shell for killing, file operations and probes).
  */
 import path from "node:path";
+import type { Readable } from "node:stream";
 import type { ExecOptions, ExecResult, Sandbox, SandboxLimits } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import { assertEnvNames, type ShellSession } from "./shell-session.js";
@@ -104,6 +105,7 @@ export abstract class SessionSandbox implements Sandbox {
   abstract readFile(path: string, options?: { maxBytes?: number }): Promise<Buffer>;
   abstract writeFile(path: string, data: Buffer | string): Promise<void>;
   abstract setNetwork(enabled: boolean): Promise<void>;
+  abstract exportWorkspace(options?: { excludeDirs?: readonly string[] }): Promise<Readable>;
   abstract dispose(): Promise<void>;
 
   /** Docker: did the kernel's OOM killer act since the last call? */

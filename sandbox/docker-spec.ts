@@ -47,7 +47,6 @@ export function isNotFound(error: unknown): boolean {
   return (error as { statusCode?: number }).statusCode === 404;
 }
 
-/** The main process: from root (the container's user) to uid 1000 without capabilities, then the copy. */
 /** How every process of the sandbox runs: in the workspace, stdio attached, no TTY. */
 export const SANDBOX_PROCESS = {
   AttachStdin: true,
@@ -56,6 +55,8 @@ export const SANDBOX_PROCESS = {
   Tty: false,
   WorkingDir: WORKDIR,
 } as const;
+
+/** The main process: from root (the container's user) to uid 1000 without capabilities, then the copy. */
 export const MAIN_COMMAND = [
   "setpriv",
   `--reuid=${SANDBOX_UID}`,

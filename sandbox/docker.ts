@@ -14,7 +14,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
-import { type Duplex, PassThrough, Writable } from "node:stream";
+import { type Duplex, PassThrough, type Readable, Writable } from "node:stream";
 import Docker from "dockerode";
 import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
@@ -315,7 +315,7 @@ export class DockerSandbox extends SessionSandbox {
 
   constructor(
     private readonly docker: Docker,
-    container: Docker.Container,
+    private readonly container: Docker.Container,
     init: DockerSandboxInit,
   ) {
     super(init.settings);
@@ -497,6 +497,12 @@ export class DockerSandbox extends SessionSandbox {
     return new SandboxError(`cannot access ${file}: ${status.replace(/^ERR /, "")}`, { code: "io_error" });
   }
 
+  /** tar in a fresh Engine API exec: no shell, no startup file, the container's fixed environment. */
+  async exportWorkspace(options: { excludeDirs?: readonly string[] } = {}): Promise<Readable> {
+    if (this.disposed) throw disposedError();
+    return exportWithTar(this.docker, this.container, options.excludeDirs ?? []);
+  }
+
   async setNetwork(enabled: boolean): Promise<void> {
     if (this.disposed) throw disposedError();
     if (enabled === this.networkConnected) return;
@@ -534,6 +540,62 @@ export class DockerSandbox extends SessionSandbox {
 /** What the agent reads under a command that filled the workspace. */
 export function workspaceFullNote(limitBytes: number): string {
   return `[the workspace is full: it holds at most ${megabytes(limitBytes)}; delete files (build output, caches, large generated files) to go on]`;
+}
+
+/**
+ * Streams `tar -c` of the workspace out of a new exec. Its exit status comes after the stream ends:
+ * 0 or 1 (a file changed while read) keep the archive, anything else errors the stream.
+ */
+async function exportWithTar(
+  docker: Docker,
+  container: Docker.Container,
+  excludeDirs: readonly string[],
+): Promise<Readable> {
+  const excludes = [".git", ...excludeDirs].map((name) => `--exclude=${name}`);
+  const exec = await container.exec({
+    ...SANDBOX_PROCESS,
+    AttachStdin: false,
+    // The agent's uid: root here holds no capability to read the agent's files, and needs none.
+    User: AGENT_USER,
+    Env: [`PATH=${SANDBOX_PATH}`, "LANG=C.UTF-8"],
+    Cmd: ["tar", "-c", "-f", "-", "--hard-dereference", "-C", WORKDIR, ...excludes, "."],
+  });
+  const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
+  const archive = new PassThrough();
+  let stderr = "";
+  const errors = new Writable({
+    write: (chunk: Buffer, _encoding, done) => {
+      stderr = (stderr + chunk.toString("utf8")).slice(-2000);
+      done();
+    },
+  });
+  const tarOut = new PassThrough();
+  docker.modem.demuxStream(stream, tarOut, errors);
+  tarOut.pipe(archive, { end: false });
+  const exitStatus = async (): Promise<number | null> => {
+    for (let i = 0; i < 50; i++) {
+      const info = await exec.inspect().catch(() => null);
+      if (!info) return null;
+      if (!info.Running) return info.ExitCode ?? null;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return null;
+  };
+  tarOut.on("end", async () => {
+    const status = await exitStatus();
+    if (status === 0 || status === 1) return void archive.end();
+    const why = stderr.trim() || `tar exited ${status}`;
+    archive.destroy(
+      new SandboxError(`cannot export the workspace: ${why}`, {
+        code: "export_failed",
+        hint: "Every file of the repository must be readable (check permissions).",
+      }),
+    );
+  });
+  stream.on("end", () => tarOut.end());
+  stream.on("close", () => tarOut.end());
+  stream.on("error", (error: Error) => archive.destroy(error));
+  return archive;
 }
 
 /** Removes a sandbox's container (forced) and volume; missing ones are fine. */

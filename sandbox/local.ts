@@ -18,6 +18,8 @@ import {
 } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import type { Readable } from "node:stream";
+import { pack } from "tar-fs";
 import type { Sandbox, SandboxCreateOptions, SandboxProvider } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import {
@@ -199,6 +201,14 @@ export class LocalSandbox extends SessionSandbox {
         cause: error,
       });
     }
+  }
+
+  /** tar-fs over the temp directory (the local driver isolates nothing anyway). */
+  async exportWorkspace(options: { excludeDirs?: readonly string[] } = {}): Promise<Readable> {
+    if (this.disposed) throw disposedError();
+    const skipped = new Set([".git", ...(options.excludeDirs ?? [])]);
+    const archive = pack(this.workdir, { ignore: (name) => skipped.has(path.basename(name)) });
+    return archive as unknown as Readable;
   }
 
   async setNetwork(enabled: boolean): Promise<void> {

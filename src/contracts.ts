@@ -2,6 +2,7 @@
  * Every interface between the parts of agent-fix. Implementations live in sandbox/, worker/ and src/;
  * this file holds types only, so any part may import it without pulling code along.
  */
+import type { Readable } from "node:stream";
 import type { z } from "zod";
 
 // ---------------------------------------------------------------------------------------------
@@ -74,6 +75,13 @@ export interface Sandbox {
   readFile(path: string, options?: { maxBytes?: number }): Promise<Buffer>;
   /** Byte-exact write, creating parent directories; same path rules and errors as readFile. */
   writeFile(path: string, data: Buffer | string): Promise<void>;
+  /**
+   * A tar stream of the workspace's files as they are now, every `.git` and every directory named in
+   * `excludeDirs` left out, hard links stored as plain files. Made outside the agent's shell (Docker: a
+   * fresh Engine API exec of tar), so nothing the agent defined there acts on it. The stream errors
+   * (SandboxError `export_failed`) when a file cannot be read.
+   */
+  exportWorkspace(options?: { excludeDirs?: readonly string[] }): Promise<Readable>;
   /** Connect or cut the network (Docker). The local driver cannot isolate and says so. */
   setNetwork(enabled: boolean): Promise<void>;
   /** Remove the container and its volume (or the temp dir). Idempotent. */
@@ -244,5 +252,11 @@ export interface Trajectory {
   info: TrajectoryInfo;
 }
 
-/** Runs the repository's tests on a submitted patch (the pipeline's gate). */
-export type Gate = (patch: string, signal?: AbortSignal) => Promise<{ passed: boolean; output: string }>;
+/**
+ * Runs the repository's tests on a submitted change (the pipeline's gate). `submission`, when given,
+ * is the change as the gate itself computed and tested it; it replaces what the agent submitted.
+ */
+export type Gate = (
+  patch: string,
+  signal?: AbortSignal,
+) => Promise<{ passed: boolean; output: string; submission?: string }>;

@@ -138,8 +138,9 @@ describe.runIf(ready)("end to end: what a maintainer sees", () => {
     const tokens = [...stack.github.state.tokens.keys()];
     expect(tokens.length).toBeGreaterThan(0);
     const inspect = await docker.getContainer(container!.Id).inspect();
-    expect(inspect.HostConfig.NetworkMode).toBe("agent-fix-setup"); // it had network for setup...
-    expect(Object.keys(inspect.NetworkSettings.Networks ?? {})).toEqual([]); // ...and has none now
+    // Setup had network in a sandbox of its own, now removed; the agent's never had any.
+    expect(inspect.HostConfig.NetworkMode).toBe("none");
+    expect(Object.keys(inspect.NetworkSettings.Networks ?? {})).toEqual(["none"]);
     expect(await execIn(container!.Id, 'ls /sys/class/net; echo "[$SETUP_ONLY]"')).toBe("lo\n[]\n");
     const env = (inspect.Config.Env ?? []).join("\n");
     const processes = await execIn(container!.Id, "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'");

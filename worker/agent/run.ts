@@ -253,6 +253,8 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
       if (submission !== undefined) {
         info.submission = submission;
         const gateResult = options.gate && submission.trim() !== "" ? await runGate(submission) : null;
+        // The gate's own account of the change (computed outside the agent's reach) is the one recorded.
+        if (gateResult?.submission !== undefined) info.submission = gateResult.submission;
         if (!gateResult || gateResult.passed) {
           pushTurn("observation", response.message, observationText(observation));
           await record(stepRecord(response, { thought: parsed.thought, tool, args, observation, seconds }));

@@ -1,23 +1,132 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
 import { DEFAULT_TEST_PATHS } from "../../src/config/repo.js";
 import type { Gate, Sandbox } from "../../src/contracts.js";
+import { AgentFixError, SandboxError } from "../../src/errors.js";
 import { runTests, type TestCommand, type TestRun } from "./baseline.js";
 import { pathMatcher } from "./forbidden-paths.js";
+import type { PreparedTree } from "./prepare.js";
+import type { RunSandboxes } from "./sandbox.js";
+import { extractArchive } from "./workspace-archive.js";
+import { diffTrees, skippedDirs, treeOfDirectory } from "./workspace-tree.js";
+
+/** A change as the host computed it from the agent's workspace files. */
+export interface TestedChange {
+  /** Against the base commit: what is recorded, committed and pushed. */
+  patch: string;
+  /** The tree of the paths that count, as exported (the commit must end up with exactly this tree). */
+  tree: string;
+}
+
+export interface GateSetup {
+  prepared: PreparedTree;
+  sandboxes: RunSandboxes;
+  test: TestCommand;
+  /** Where exported workspaces are unpacked (a directory of the run). */
+  scratch: string;
+}
+
+export interface PipelineGate {
+  gate: Gate;
+  /** The change the last gate run tested (null before the first). */
+  lastTested(): TestedChange | null;
+}
+
+/** Reads the agent's workspace files out of its sandbox (never through its shell) and computes the change. */
+export async function captureChange(setup: GateSetup, workspace: Sandbox): Promise<TestedChange> {
+  const { base } = setup.prepared;
+  const dir = await mkdtemp(join(setup.scratch, "submitted-"));
+  try {
+    await extractArchive(await workspace.exportWorkspace({ excludeDirs: skippedDirs(base) }), dir);
+    const tree = await treeOfDirectory(base, dir);
+    return { patch: await diffTrees(base, base.tree, tree), tree };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const CHANGE_FILE = ".git/agent-fix-change.patch";
 
 /**
- * Step 6's gate: the test command in the sandbox on the submitted change. The workspace already holds
- * the change `submit` diffed, so the tests run there as they are; every attempt is reported to `onRun`.
+ * The tests in a sandbox started from the prepared tree, with the part of `change` under `paths` (all
+ * of it by default) applied first: nothing the agent left anywhere can act on this run.
  */
-export function createGate(sandbox: Sandbox, test: TestCommand, onRun?: (run: TestRun) => void): Gate {
-  return async (_patch, signal) => {
-    const run = await runTests(sandbox, test, signal);
+export async function testChange(
+  setup: GateSetup,
+  change: TestedChange,
+  options: { signal?: AbortSignal | undefined; paths?: string[]; prewarmNext?: boolean } = {},
+): Promise<TestRun> {
+  const { prepared } = setup;
+  const { signal, paths } = options;
+  const patch = await diffTrees(prepared.base, prepared.tree, change.tree, paths);
+  const prewarm = options.prewarmNext ? { prewarmNext: true } : {};
+  return setup.sandboxes.using(
+    prepared.dir,
+    async (sandbox) => {
+      if (patch !== "") {
+        await sandbox.writeFile(CHANGE_FILE, patch);
+        const applied = await sandbox.exec(
+          `git apply --binary --whitespace=nowarn ${CHANGE_FILE}; s=$?; rm -f ${CHANGE_FILE}; exit $s`,
+          {
+            timeoutMs: 120_000,
+            ...(signal ? { signal } : {}),
+          },
+        );
+        if (applied.exitCode !== 0) {
+          throw new AgentFixError(
+            `The change could not be applied to a fresh copy of the repository: ${applied.output.trim()}`,
+            {
+              code: "change_does_not_apply",
+              fault: "internal",
+            },
+          );
+        }
+      }
+      return runTests(sandbox, setup.test, signal);
+    },
+    prewarm,
+  );
+}
+
+/**
+ * Step 6's gate. The agent's own diff is never used: each attempt exports the workspace's files,
+ * computes the change on the host, and runs the tests on it in a fresh sandbox; the change it tested
+ * is what the trajectory records and what is published.
+ */
+export function createGate(
+  setup: GateSetup,
+  workspace: Sandbox,
+  onRun?: (run: TestRun) => void,
+): PipelineGate {
+  let tested: TestedChange | null = null;
+  const gate: Gate = async (_agentPatch, signal) => {
+    let change: TestedChange;
+    try {
+      change = await captureChange(setup, workspace);
+    } catch (error) {
+      if (!(error instanceof SandboxError)) throw error;
+      return { passed: false, output: `Your change could not be read from the workspace: ${error.message}` };
+    }
+    if (change.patch === "") {
+      return {
+        passed: false,
+        submission: "",
+        output:
+          "The repository's files are the same as the commit you started from: there is no change to test.",
+      };
+    }
+    // The next attempt (or the proof) gets a sandbox started while this one tests.
+    const run = await testChange(setup, change, { signal, prewarmNext: true });
+    tested = change;
     onRun?.(run);
     const verdict = run.passed
       ? "The tests pass."
       : run.timedOut
-        ? `The test command \`${test.command}\` timed out after ${Math.round(test.timeoutMs / 1000)} s.`
-        : `The test command \`${test.command}\` failed (exit ${run.exitCode}).`;
-    return { passed: run.passed, output: `${verdict}\n${run.output}` };
+        ? `The test command \`${setup.test.command}\` timed out after ${Math.round(setup.test.timeoutMs / 1000)} s.`
+        : `The test command \`${setup.test.command}\` failed (exit ${run.exitCode}).`;
+    return { passed: run.passed, output: `${verdict}\n${run.output}`, submission: change.patch };
   };
+  return { gate, lastTested: () => tested };
 }
 
 /** The paths a unified diff touches (both sides of a rename), without a/ and b/ prefixes. */
@@ -39,29 +148,17 @@ export interface TestProof {
 }
 
 /**
- * After the gate passed: when the change touches test files, runs the tests on the unchanged code with
- * only those files applied, the proof reviewers want that the new tests fail without the fix. Leaves
- * the workspace without the non-test part of the change (the run is over; publishing uses the patch).
+ * After the gate passed: when the change touches test files, runs the tests in a fresh sandbox with
+ * only those files applied to the unchanged code, the proof reviewers want that the new tests fail
+ * without the fix.
  */
 export async function proveTests(
-  sandbox: Sandbox,
-  test: TestCommand,
-  patch: string,
+  setup: GateSetup,
+  change: TestedChange,
   patterns: readonly string[] = DEFAULT_TEST_PATHS,
   signal?: AbortSignal,
 ): Promise<TestProof> {
-  const isTestFile = pathMatcher(patterns);
-  const changed = patchPaths(patch);
-  const testFiles = changed.filter(isTestFile);
-  const codeFiles = changed.filter((path) => !testFiles.includes(path));
+  const testFiles = patchPaths(change.patch).filter(pathMatcher(patterns));
   if (testFiles.length === 0) return { testFiles, before: null };
-  if (codeFiles.length > 0) {
-    const quoted = codeFiles.map((path) => `'${path.replaceAll("'", "'\\''")}'`).join(" ");
-    const revert = await sandbox.exec(
-      `git add -A && git diff --cached --binary HEAD -- ${quoted} | git apply -R --index`,
-      { cwd: sandbox.workdir, timeoutMs: 60_000, ...(signal ? { signal } : {}) },
-    );
-    if (revert.exitCode !== 0) return { testFiles, before: null };
-  }
-  return { testFiles, before: await runTests(sandbox, test, signal) };
+  return { testFiles, before: await testChange(setup, change, { signal, paths: testFiles }) };
 }

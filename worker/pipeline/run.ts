@@ -2,14 +2,21 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
-import { type AgentRunner, gatePassed } from "./agent.js";
+import { AgentFixError } from "../../src/errors.js";
+import type { AgentRunner } from "./agent.js";
+import { runAgentPhase } from "./agent-phase.js";
+
+export { explainNoPullRequest } from "./agent-phase.js";
+
 import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
-import { createGate, proveTests, type TestProof } from "./gate.js";
+import type { TestedChange, TestProof } from "./gate.js";
+import { git } from "./git.js";
+import { prepareTree } from "./prepare.js";
 import { type PublishedPullRequest, publishPullRequest } from "./publish-step.js";
-import { startSandbox } from "./sandbox.js";
-import { runSetup } from "./setup.js";
+import { RunSandboxes } from "./sandbox.js";
+import { secretsIn } from "./secret-scan.js";
 
 /** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by src/config/repo.ts). */
 export interface PipelineRepoConfig {
@@ -127,31 +134,42 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     lap("clone");
 
     void status.progress("setting_up").catch(() => {});
-    const sandbox = await startSandbox(input.sandboxes, {
-      sourceDir: checkout.dir,
+    const sandboxes = new RunSandboxes(input.sandboxes, {
       jobId: input.jobId,
-      networkForSetup: config.setupNetwork && config.setup.length > 0,
       ...(config.limits ? { limits: config.limits } : {}),
     });
-    lap("sandbox");
-    const onAbort = () => void sandbox.dispose().catch(() => {});
+    const onAbort = () => void sandboxes.disposeAll();
     signal.addEventListener("abort", onAbort, { once: true });
     let trajectory: Trajectory;
     let baseline: TestRun;
     let proof: TestProof;
+    let tested: TestedChange;
     const test = { command: config.testCommand, timeoutMs: config.testTimeoutMs };
     try {
-      await runSetup(sandbox, {
-        commands: config.setup,
+      const prepared = await prepareTree({
+        sandboxes,
+        checkoutDir: checkout.dir,
+        headSha: checkout.headSha,
+        root,
+        setup: {
+          commands: config.setup,
+          network: config.setupNetwork && config.setup.length > 0,
+          timeoutMs: config.setupTimeoutMs,
+        },
         secrets: input.setupSecrets,
-        networkWasOn: config.setupNetwork && config.setup.length > 0,
-        timeoutMs: config.setupTimeoutMs,
         signal,
       });
       lap("setup");
       void status.progress("baseline").catch(() => {});
-      baseline = await runBaseline(sandbox, test, signal);
-      lap("tests");
+      // The agent's sandbox starts while the baseline runs in a sandbox of its own.
+      const agentSandbox = sandboxes.start(prepared.dir);
+      agentSandbox.catch(() => {});
+      baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
+      const sandbox = await agentSandbox;
+      // Both sandboxes started side by side: only the test run itself is the tests' time.
+      lap("sandbox");
+      timings.sandbox = (timings.sandbox ?? 0) - baseline.durationMs;
+      timings.tests = (timings.tests ?? 0) + baseline.durationMs;
       if (!baseline.passed && !config.openPrWhenBaselineFails) {
         const reason =
           `The tests already fail on ${input.existingBranch ?? input.repository.defaultBranch} before any change ` +
@@ -160,54 +178,37 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
         await status.failed(reason);
         return { kind: "no_pull_request", reason, trajectory: null, timings };
       }
-      void status.progress("agent", { step: 0, maxSteps: config.maxSteps }).catch(() => {});
-      const runAgent = await input.agentFor(config);
-      const stepStatus = throttled(
-        (update: { phase: RunPhase; info: ProgressInfo }) => status.progress(update.phase, update.info),
-        2_000,
-      );
-      try {
-        trajectory = await runAgent({
-          sandbox,
-          issue: { ...input.issue, body: input.issue.body ?? "" },
-          repoName: input.repository.fullName,
-          gate: createGate(sandbox, test, () => stepStatus.push({ phase: "testing", info: {} })),
-          onStep: ({ step }) =>
-            stepStatus.push({ phase: "agent", info: { step, maxSteps: config.maxSteps } }),
-          signal,
-        });
-      } finally {
-        stepStatus.stop();
-      }
-      signal.throwIfAborted();
-      lap("agent");
-      // The gate's test runs happened inside the agent's time: move them to the tests' account.
-      const gateMs = trajectory.info.gate.reduce((sum, record) => sum + record.durationMs, 0);
-      timings.agent = (timings.agent ?? 0) - gateMs;
-      timings.tests = (timings.tests ?? 0) + gateMs;
-      if (!gatePassed(trajectory)) {
-        const reason = explainNoPullRequest(trajectory, config.testCommand);
-        await status.failed(reason, trajectory);
-        return { kind: "no_pull_request", reason, trajectory, timings };
-      }
-      proof = await proveTests(sandbox, test, trajectory.info.submission ?? "", config.testPaths, signal);
-      lap("tests");
+      const outcome = await runAgentPhase({
+        sandbox,
+        gateSetup: { prepared, sandboxes, test, scratch: join(root, "scratch") },
+        config,
+        input: { ...input, agentFor: () => input.agentFor(config) },
+        timings,
+        lap,
+        onAgentDone: () => {
+          // Removed while the proof runs and the change is published; awaited before the status says done.
+          disposal = sandboxes.dispose(sandbox);
+        },
+      });
+      if (outcome.kind === "no_pull_request") return { ...outcome, timings };
+      ({ trajectory, tested, proof } = outcome);
     } finally {
       signal.removeEventListener("abort", onAbort);
-      // Removed while the change is published; awaited before the status says done (and in every case below).
-      disposal = sandbox.dispose().catch(() => {});
+      const agentDisposal = disposal;
+      disposal = sandboxes.disposeAll().then(() => agentDisposal);
     }
-    lap("sandbox");
 
     void status.progress("publishing").catch(() => {});
+    refuseSecretsInChange(tested.patch, input.setupSecrets);
     await commitPatch({
       dir: checkout.dir,
-      patch: trajectory.info.submission ?? "",
+      patch: tested.patch,
       identity: input.identity,
       issueNumber: input.issue.number,
       issueTitle: input.commitTitle ?? input.issue.title,
       forbiddenPaths: config.forbiddenPaths,
     });
+    await assertCommittedTree(checkout.dir, tested.tree);
     const branch = await pushFixBranch({
       dir: checkout.dir,
       issueNumber: input.issue.number,
@@ -240,64 +241,25 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
   }
 }
 
-/**
- * Status updates during the agent's steps: at most one every `intervalMs`, the latest one winning, and
- * never awaited by the loop (a slow GitHub must not slow the agent) nor allowed to throw into it.
- */
-function throttled<T>(
-  update: (value: T) => Promise<void>,
-  intervalMs: number,
-): { push: (value: T) => void; stop: () => void } {
-  let last = 0;
-  let pending: T | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
-    timer = undefined;
-    if (pending === null) return;
-    const value = pending;
-    pending = null;
-    last = Date.now();
-    void update(value).catch(() => {});
-  };
-  let stopped = false;
-  return {
-    push(value) {
-      if (stopped) return;
-      pending = value;
-      if (timer) return;
-      timer = setTimeout(flush, Math.max(0, last + intervalMs - Date.now()));
-      timer.unref();
-    },
-    // Called before any final status, so a late step line can never overwrite it.
-    stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
+/** Setup's secrets never leave in a change, however the agent came by them. */
+function refuseSecretsInChange(patch: string, secrets: Record<string, string>): void {
+  const names = secretsIn(patch, secrets);
+  if (names.length === 0) return;
+  throw new AgentFixError(`The change holds the value of the setup secret(s) ${names.join(", ")}`, {
+    code: "secret_in_change",
+    fault: "model",
+    hint: "Nothing was pushed.",
+  });
 }
 
-/** Why a run opened no pull request, in words a maintainer can act on. */
-export function explainNoPullRequest(trajectory: Trajectory, testCommand: string): string {
-  const status = String(trajectory.info.exit_status ?? "unknown");
-  const gates = trajectory.info.gate;
-  const steps = trajectory.trajectory.length;
-  if (gates.length > 0 && !gates.at(-1)?.passed) {
-    return `The agent submitted a change ${gates.length} time(s) but \`${testCommand}\` still failed on it, so no pull request was opened.`;
-  }
-  const reasons: Record<string, string> = {
-    exit_step_limit: `The agent reached its step limit (${steps} steps) without a change that passes the tests.`,
-    exit_cost: "The agent reached its cost limit before submitting a change.",
-    exit_time: "The agent ran out of time before submitting a change.",
-    exit_context: "The conversation outgrew the model's context window before a change was submitted.",
-    exit_format: "The model kept answering in a form the agent could not parse.",
-    exit_api: "The model API kept failing; try again later.",
-    exit_replay_exhausted: "The recorded trajectory ended before a change was submitted.",
-    exit_error: "The agent stopped on an internal error.",
-  };
-  if (status.startsWith("submitted") && !trajectory.info.submission?.trim()) {
-    return "The agent finished without changing anything, so there is nothing to propose.";
-  }
-  return reasons[status] ?? `The agent stopped (${status}) without a change that passes the tests.`;
+/** The commit about to be pushed holds exactly the tree the gate tested, or nothing is pushed. */
+async function assertCommittedTree(dir: string, testedTree: string): Promise<void> {
+  const committed = (await git(["rev-parse", "HEAD^{tree}"], { cwd: dir })).trim();
+  if (committed === testedTree) return;
+  throw new AgentFixError(
+    `The commit's tree ${committed} is not the tree the tests ran on (${testedTree}), so nothing was pushed`,
+    { code: "published_tree_mismatch", fault: "internal" },
+  );
 }
 
 /** Reads a file of the checkout, or null when it does not exist. */

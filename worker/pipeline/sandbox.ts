@@ -24,3 +24,97 @@ export function startSandbox(provider: SandboxProvider, options: StartSandboxOpt
     ...(options.defaultTimeoutMs ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
   });
 }
+
+/**
+ * Every sandbox one run starts, so a cancel disposes all of them at once, and the time spent starting
+ * them (bench/pipeline.ts reports it as overhead).
+ */
+export class RunSandboxes {
+  private readonly live = new Set<Sandbox>();
+  /** Removals started and not awaited (a container's removal takes a good part of a second). */
+  private readonly removals = new Set<Promise<void>>();
+  private closed = false;
+  /** A fresh sandbox started ahead of need (while the agent thinks), and the directory it came from. */
+  private spare: { sourceDir: string; sandbox: Promise<Sandbox> } | null = null;
+  /** Milliseconds spent in create() so far. */
+  startMs = 0;
+
+  constructor(
+    private readonly provider: SandboxProvider,
+    private readonly base: Omit<StartSandboxOptions, "sourceDir" | "networkForSetup">,
+  ) {}
+
+  async start(sourceDir: string, networkForSetup = false): Promise<Sandbox> {
+    const began = Date.now();
+    const sandbox = await startSandbox(this.provider, { ...this.base, sourceDir, networkForSetup });
+    this.startMs += Date.now() - began;
+    if (this.closed) {
+      // Cancelled while it started: it must not outlive the run.
+      await sandbox.dispose().catch(() => {});
+      throw new Error("the run was cancelled while a sandbox started");
+    }
+    this.live.add(sandbox);
+    return sandbox;
+  }
+
+  /** Disposes one sandbox; the promise never rejects. */
+  dispose(sandbox: Sandbox): Promise<void> {
+    this.live.delete(sandbox);
+    return sandbox.dispose().catch(() => {});
+  }
+
+  /** Starts disposing a sandbox without waiting; disposeAll waits for it. */
+  private release(sandbox: Sandbox): void {
+    const removal = this.dispose(sandbox).finally(() => this.removals.delete(removal));
+    this.removals.add(removal);
+  }
+
+  /** Starts a sandbox from `sourceDir` in the background, for the next `using` of that directory. */
+  prewarm(sourceDir: string): void {
+    if (this.closed || this.spare) return;
+    const sandbox = this.start(sourceDir);
+    sandbox.catch(() => {});
+    this.spare = { sourceDir, sandbox };
+  }
+
+  /** The spare sandbox when it came from `sourceDir` and started well, else a new one. */
+  private async take(sourceDir: string): Promise<Sandbox> {
+    const spare = this.spare;
+    if (spare?.sourceDir === sourceDir) {
+      this.spare = null;
+      const sandbox = await spare.sandbox.catch(() => null);
+      if (sandbox) return sandbox;
+    }
+    return this.start(sourceDir);
+  }
+
+  /**
+   * Runs `use` in a sandbox nothing ran in before, disposed whatever happens (in the background:
+   * disposeAll waits for it); with `prewarmNext`, the next one starts alongside.
+   */
+  async using<T>(
+    sourceDir: string,
+    use: (sandbox: Sandbox) => Promise<T>,
+    options: { prewarmNext?: boolean } = {},
+  ): Promise<T> {
+    const sandbox = await this.take(sourceDir);
+    // Started now, the next one is ready by the time the agent (or the proof) needs it.
+    if (options.prewarmNext) this.prewarm(sourceDir);
+    try {
+      return await use(sandbox);
+    } finally {
+      this.release(sandbox);
+    }
+  }
+
+  disposeAll(): Promise<void> {
+    this.closed = true;
+    // A spare still starting is disposed by start() itself once `closed` is seen; wait for that too.
+    const spare = this.spare?.sandbox.then(
+      (sandbox) => this.dispose(sandbox),
+      () => {},
+    );
+    const all = [...[...this.live].map((sandbox) => this.dispose(sandbox)), ...this.removals, spare];
+    return Promise.all(all).then(() => {});
+  }
+}

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
 import type { Sandbox } from "../../../src/contracts.js";
 import { gatePassed } from "../../../worker/pipeline/agent.js";
-import { createGate, proveTests } from "../../../worker/pipeline/gate.js";
+import { createGate, type GateSetup, proveTests } from "../../../worker/pipeline/gate.js";
+import { prepareTree } from "../../../worker/pipeline/prepare.js";
+import { RunSandboxes } from "../../../worker/pipeline/sandbox.js";
 import { createAgentRunner, loadOperatorConfig } from "../../../worker/processor.js";
 
 // The demo's recorded trajectory, through the real ACI and agent loop, on the sample repository.
@@ -16,6 +18,8 @@ const TEST = { command: "python3 -m unittest discover -s tests", timeoutMs: 60_0
 describe("the sample repository's replay trajectory", () => {
   let root: string;
   let sandbox: Sandbox;
+  let gateSetup: GateSetup;
+  const sandboxes = new RunSandboxes(new LocalSandboxProvider({ warn: () => {} }), { jobId: "replay-test" });
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "af-replay-"));
@@ -26,13 +30,19 @@ describe("the sample repository's replay trajectory", () => {
     git("init", "-q", "-b", "main");
     git("add", ".");
     git("commit", "-qm", "sample");
-    sandbox = await new LocalSandboxProvider({ warn: () => {} }).create({
-      sourceDir: repo,
-      jobId: "replay-test",
+    const prepared = await prepareTree({
+      sandboxes,
+      checkoutDir: repo,
+      headSha: git("rev-parse", "HEAD").toString().trim(),
+      root,
+      setup: { commands: [], network: false, timeoutMs: 10_000 },
+      secrets: {},
     });
+    gateSetup = { prepared, sandboxes, test: TEST, scratch: join(root, "scratch") };
+    sandbox = await sandboxes.start(prepared.dir);
   });
   afterAll(async () => {
-    await sandbox?.dispose();
+    await sandboxes.disposeAll();
     await rm(root, { recursive: true, force: true });
   });
 
@@ -48,6 +58,7 @@ describe("the sample repository's replay trajectory", () => {
       "replay-job",
     );
     const steps: number[] = [];
+    const gate = createGate(gateSetup, sandbox);
     const trajectory = await runAgent({
       sandbox,
       issue: {
@@ -56,7 +67,7 @@ describe("the sample repository's replay trajectory", () => {
         body: "median([1, 2, 3, 4]) returns 3.",
       },
       repoName: "octo/textstats",
-      gate: createGate(sandbox, TEST),
+      gate: gate.gate,
       onStep: ({ step }) => steps.push(step),
       signal: new AbortController().signal,
     });
@@ -71,7 +82,8 @@ describe("the sample repository's replay trajectory", () => {
     const saved = JSON.parse(await readFile(join(root, "replay-job.traj"), "utf8"));
     expect(saved.info.exit_status).toBe("submitted");
 
-    const proof = await proveTests(sandbox, TEST, trajectory.info.submission ?? "");
+    expect(gate.lastTested()?.patch).toBe(trajectory.info.submission);
+    const proof = await proveTests(gateSetup, gate.lastTested()!);
     expect(proof.testFiles).toEqual(["tests/test_stats.py"]);
     expect(proof.before?.passed).toBe(false);
   });

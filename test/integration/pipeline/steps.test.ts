@@ -6,7 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
 import type { Sandbox } from "../../../src/contracts.js";
 import { runBaseline } from "../../../worker/pipeline/baseline.js";
-import { createGate, patchPaths, proveTests } from "../../../worker/pipeline/gate.js";
+import {
+  captureChange,
+  createGate,
+  type GateSetup,
+  patchPaths,
+  proveTests,
+} from "../../../worker/pipeline/gate.js";
+import { prepareTree } from "../../../worker/pipeline/prepare.js";
+import { RunSandboxes } from "../../../worker/pipeline/sandbox.js";
 import { runSetup } from "../../../worker/pipeline/setup.js";
 
 // The pipeline's in-sandbox steps over the local driver (the Docker driver runs them in test/e2e).
@@ -27,7 +35,9 @@ const NEW_TEST =
 describe("pipeline steps in a sandbox", () => {
   let root: string;
   let sandbox: Sandbox;
+  let gateSetup: GateSetup;
   const provider = new LocalSandboxProvider({ warn: () => {} });
+  const sandboxes = new RunSandboxes(provider, { jobId: "steps-test" });
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "af-steps-"));
@@ -38,10 +48,19 @@ describe("pipeline steps in a sandbox", () => {
     git("init", "-q", "-b", "main");
     git("add", ".");
     git("commit", "-qm", "sample");
-    sandbox = await provider.create({ sourceDir: repo, jobId: "steps-test" });
+    const prepared = await prepareTree({
+      sandboxes,
+      checkoutDir: repo,
+      headSha: git("rev-parse", "HEAD").toString().trim(),
+      root,
+      setup: { commands: [], network: false, timeoutMs: 10_000 },
+      secrets: {},
+    });
+    gateSetup = { prepared, sandboxes, test: TEST, scratch: join(root, "scratch") };
+    sandbox = await sandboxes.start(prepared.dir);
   });
   afterAll(async () => {
-    await sandbox?.dispose();
+    await sandboxes.disposeAll();
     await rm(root, { recursive: true, force: true });
   });
 
@@ -72,31 +91,34 @@ describe("pipeline steps in a sandbox", () => {
     const baseline = await runBaseline(sandbox, TEST);
     expect(baseline.passed).toBe(true);
     const runs: boolean[] = [];
-    const gate = createGate(sandbox, TEST, (run) => runs.push(run.passed));
+    const { gate } = createGate(gateSetup, sandbox, (run) => runs.push(run.passed));
 
     await sandbox.writeFile("patch.diff", NEW_TEST);
     expect((await sandbox.exec("git apply patch.diff && rm patch.diff")).exitCode).toBe(0);
-    const failing = await gate(NEW_TEST);
+    // What the agent says it submitted is ignored: the gate reads the workspace's files itself.
+    const failing = await gate("made-up diff");
     expect(failing.passed).toBe(false);
     expect(failing.output).toContain("failed (exit 1)");
     expect(failing.output).toContain("test_even_length");
+    expect(patchPaths(failing.submission ?? "")).toEqual(["tests/test_stats.py"]);
+    expect(failing.submission).toContain("+    def test_even_length(self):");
 
     await sandbox.writeFile("patch.diff", FIX);
     expect((await sandbox.exec("git apply patch.diff && rm patch.diff")).exitCode).toBe(0);
-    const passing = await gate(FIX + NEW_TEST);
+    const passing = await gate("");
     expect(passing).toMatchObject({ passed: true });
+    expect(patchPaths(passing.submission ?? "")).toEqual(["tests/test_stats.py", "textstats/stats.py"]);
     expect(runs).toEqual([false, true]);
+    // The baseline ran in this workspace and left byte code there, which no submission holds.
+    expect((await sandbox.exec("find . -name '*.pyc' | wc -l")).output.trim()).not.toBe("0");
   });
 
-  it("proves the new test fails without the fix", async () => {
-    const patch = FIX + NEW_TEST;
-    expect(patchPaths(patch)).toEqual(["textstats/stats.py", "tests/test_stats.py"]);
-    const proof = await proveTests(sandbox, TEST, patch);
+  it("proves the new test fails without the fix, in a fresh sandbox with only the test file applied", async () => {
+    const proof = await proveTests(gateSetup, await captureChange(gateSetup, sandbox));
     expect(proof.testFiles).toEqual(["tests/test_stats.py"]);
     expect(proof.before?.passed).toBe(false);
     expect(proof.before?.output).toContain("test_even_length");
-    // Only the code change was taken back out; the new test is still there.
-    expect((await sandbox.readFile("tests/test_stats.py")).toString()).toContain("test_even_length");
-    expect((await sandbox.readFile("textstats/stats.py")).toString()).not.toContain("% 2 == 0");
+    // The workspace keeps the whole change.
+    expect((await sandbox.readFile("textstats/stats.py")).toString()).toContain("% 2 == 0");
   });
 });

@@ -1,0 +1,148 @@
+/**
+ * Step 6: the agent works in its sandbox; each submission is gated by the tests on the change as the
+ * host computed it from the workspace's files, in a fresh sandbox; after a pass, the proof that the new
+ * tests fail without the fix. Returns the change the last gate tested, the one to publish.
+ */
+import type { Sandbox, Trajectory } from "../../src/contracts.js";
+import { type AgentRunner, gatePassed } from "./agent.js";
+import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
+
+type Phase = "agent" | "testing";
+type Timings = Partial<Record<"agent" | "tests" | "sandbox", number>>;
+
+export interface AgentPhaseInput {
+  sandbox: Sandbox;
+  gateSetup: GateSetup;
+  config: { maxSteps: number; testCommand: string; testPaths: string[] | undefined };
+  input: {
+    agentFor: () => Promise<AgentRunner>;
+    issue: { number: number; title: string; body: string | null };
+    repository: { fullName: string };
+    signal: AbortSignal;
+    status: {
+      progress(phase: Phase, info?: { step?: number; maxSteps?: number }): Promise<void>;
+      failed(reason: string, trajectory?: Trajectory): Promise<void>;
+    };
+  };
+  timings: Timings;
+  lap: (step: keyof Timings) => void;
+  /** Called once the agent is done with its sandbox. */
+  onAgentDone: () => void;
+}
+
+export type AgentPhaseOutcome =
+  | { kind: "no_pull_request"; reason: string; trajectory: Trajectory }
+  | { kind: "gated"; trajectory: Trajectory; tested: TestedChange; proof: TestProof };
+
+export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseOutcome> {
+  const { config, input, timings } = phase;
+  const { signal, status } = input;
+  void status.progress("agent", { step: 0, maxSteps: config.maxSteps }).catch(() => {});
+  const runAgent = await input.agentFor();
+  const stepStatus = throttled(
+    (update: { phase: Phase; info: { step?: number; maxSteps?: number } }) =>
+      status.progress(update.phase, update.info),
+    2_000,
+  );
+  let gateTestMs = 0;
+  const gate = createGate(phase.gateSetup, phase.sandbox, (run) => {
+    gateTestMs += run.durationMs;
+    stepStatus.push({ phase: "testing", info: {} });
+  });
+  // The first gate's sandbox starts while the agent works.
+  phase.gateSetup.sandboxes.prewarm(phase.gateSetup.prepared.dir);
+  let trajectory: Trajectory;
+  try {
+    trajectory = await runAgent({
+      sandbox: phase.sandbox,
+      issue: { ...input.issue, body: input.issue.body ?? "" },
+      repoName: input.repository.fullName,
+      gate: gate.gate,
+      onStep: ({ step }) => stepStatus.push({ phase: "agent", info: { step, maxSteps: config.maxSteps } }),
+      signal,
+    });
+  } finally {
+    stepStatus.stop();
+  }
+  signal.throwIfAborted();
+  phase.lap("agent");
+  phase.onAgentDone();
+  // The gates ran inside the agent's time: their test runs go to the tests' account, the rest (fresh
+  // sandboxes, exporting the workspace, computing the change) to the sandboxes'.
+  const gateMs = trajectory.info.gate.reduce((sum, record) => sum + record.durationMs, 0);
+  timings.agent = (timings.agent ?? 0) - gateMs;
+  timings.tests = (timings.tests ?? 0) + gateTestMs;
+  timings.sandbox = (timings.sandbox ?? 0) + gateMs - gateTestMs;
+  const tested = gate.lastTested();
+  if (!gatePassed(trajectory) || !tested || tested.patch !== trajectory.info.submission) {
+    const reason = explainNoPullRequest(trajectory, config.testCommand);
+    await status.failed(reason, trajectory);
+    return { kind: "no_pull_request", reason, trajectory };
+  }
+  const proof = await proveTests(phase.gateSetup, tested, config.testPaths, signal);
+  phase.lap("sandbox");
+  const proofTestMs = proof.before?.durationMs ?? 0;
+  timings.sandbox = (timings.sandbox ?? 0) - proofTestMs;
+  timings.tests = (timings.tests ?? 0) + proofTestMs;
+  return { kind: "gated", trajectory, tested, proof };
+}
+
+/**
+ * Status updates during the agent's steps: at most one every `intervalMs`, the latest one winning, and
+ * never awaited by the loop (a slow GitHub must not slow the agent) nor allowed to throw into it.
+ */
+function throttled<T>(
+  update: (value: T) => Promise<void>,
+  intervalMs: number,
+): { push: (value: T) => void; stop: () => void } {
+  let last = 0;
+  let pending: T | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    if (pending === null) return;
+    const value = pending;
+    pending = null;
+    last = Date.now();
+    void update(value).catch(() => {});
+  };
+  let stopped = false;
+  return {
+    push(value) {
+      if (stopped) return;
+      pending = value;
+      if (timer) return;
+      timer = setTimeout(flush, Math.max(0, last + intervalMs - Date.now()));
+      timer.unref();
+    },
+    // Called before any final status, so a late step line can never overwrite it.
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+/** Why a run opened no pull request, in words a maintainer can act on. */
+export function explainNoPullRequest(trajectory: Trajectory, testCommand: string): string {
+  const status = String(trajectory.info.exit_status ?? "unknown");
+  const gates = trajectory.info.gate;
+  const steps = trajectory.trajectory.length;
+  if (gates.length > 0 && !gates.at(-1)?.passed) {
+    return `The agent submitted a change ${gates.length} time(s) but \`${testCommand}\` still failed on it, so no pull request was opened.`;
+  }
+  const reasons: Record<string, string> = {
+    exit_step_limit: `The agent reached its step limit (${steps} steps) without a change that passes the tests.`,
+    exit_cost: "The agent reached its cost limit before submitting a change.",
+    exit_time: "The agent ran out of time before submitting a change.",
+    exit_context: "The conversation outgrew the model's context window before a change was submitted.",
+    exit_format: "The model kept answering in a form the agent could not parse.",
+    exit_api: "The model API kept failing; try again later.",
+    exit_replay_exhausted: "The recorded trajectory ended before a change was submitted.",
+    exit_error: "The agent stopped on an internal error.",
+  };
+  if (status.startsWith("submitted") && !trajectory.info.submission?.trim()) {
+    return "The agent finished without changing anything, so there is nothing to propose.";
+  }
+  return reasons[status] ?? `The agent stopped (${status}) without a change that passes the tests.`;
+}
