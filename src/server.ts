@@ -12,6 +12,7 @@ import { pathToFileURL } from "node:url";
 import { createNodeMiddleware, Probot, ProbotOctokit, run } from "probot";
 import { agentFixApp } from "./app.js";
 import { type Env, githubApiUrl, hasAppCredentials, parseEnv } from "./config/env.js";
+import { exitOnSignals } from "./process-signals.js";
 import { connectRedis } from "./queue/connection.js";
 import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
 import { serveTrajectory } from "./trajectories.js";
@@ -105,26 +106,12 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-/** Installs SIGTERM/SIGINT handlers that close `target` once, then exit. */
+/** Installs SIGTERM/SIGINT handlers that close `target` once, then exit 0 (see process-signals.ts). */
 export function closeOnSignals(
   target: { close(): Promise<void> },
   log: (message: string) => void = console.log,
 ): void {
-  let closing = false;
-  const stop = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    log(`${signal} received: shutting down`);
-    target.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log(`shutdown failed: ${String(error)}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGTERM", () => stop("SIGTERM"));
-  process.once("SIGINT", () => stop("SIGINT"));
+  exitOnSignals(() => target.close(), { log });
 }
 
 /** Entry: the app server, or Probot's manifest flow when the app is not registered yet. */

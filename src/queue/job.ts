@@ -30,6 +30,8 @@ export const fixJobDataSchema = z
     reviewId: z.number().int().positive().optional(),
     /** Review jobs started by the comment command on the pull request: that comment (its text is the request). */
     commentId: z.number().int().positive().optional(),
+    /** Times a worker shutting down (deploy, restart) handed this run back to the queue unfinished. */
+    handoffs: z.number().int().positive().optional(),
   })
   .strict();
 export type FixJobData = z.infer<typeof fixJobDataSchema>;

@@ -25,3 +25,8 @@ export function statusCommentKey(names: QueueNames, repoId: number, issueNumber:
 export function runRecordKey(names: QueueNames, jobId: string): string {
   return `${names.prefix}:${names.name}:run:${jobId}`;
 }
+
+/** A webhook delivery (X-GitHub-Delivery) that was handled, so a redelivery of it does nothing. */
+export function deliveryKey(names: QueueNames, deliveryId: string): string {
+  return `${names.prefix}:${names.name}:delivery:${deliveryId}`;
+}

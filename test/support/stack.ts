@@ -115,10 +115,10 @@ export class Stack {
   }
 
   /** A worker as its own process (`npm run start:worker`), e.g. to SIGKILL it mid-run. */
-  spawnWorker(): ChildProcess {
+  spawnWorker(extraEnv: Record<string, string> = {}): ChildProcess {
     const child = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], {
       cwd: join(import.meta.dirname, "..", ".."),
-      env: this.env,
+      env: { ...this.env, ...extraEnv },
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.children.push(child);

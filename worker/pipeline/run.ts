@@ -24,7 +24,7 @@ export interface PipelineRepoConfig {
   limits?: Partial<SandboxLimits>;
 }
 
-export type RunPhase = "cloning" | "setting_up" | "baseline" | "agent" | "testing" | "publishing";
+export type RunPhase = "queued" | "cloning" | "setting_up" | "baseline" | "agent" | "testing" | "publishing";
 
 export interface ProgressInfo {
   step?: number;
