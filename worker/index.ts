@@ -18,6 +18,7 @@ import {
   subscribeToCancels,
 } from "../src/queue/index.js";
 import { cancelChannel } from "../src/queue/keys.js";
+import { persistenceWarning, redisPersistence } from "../src/queue/persistence.js";
 import { decodeAbortReason, encodeAbortReason } from "./pipeline/cancel.js";
 import {
   type Abandonment,
@@ -62,6 +63,8 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   const name = options.queueName ?? DEFAULT_QUEUE_NAME;
   const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
   const connection = await connectRedis(options.redisUrl, "worker");
+  const persistence = persistenceWarning(await redisPersistence(connection));
+  if (persistence) log(`warning: ${persistence}`);
   const subscriber = await connectRedis(options.redisUrl, "subscriber");
   const eventsConnection = await connectRedis(options.redisUrl, "subscriber");
   const running = new Map<string, Promise<unknown>>();
