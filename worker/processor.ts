@@ -23,6 +23,7 @@ import {
 import { trajectoryUrl } from "../src/trajectories.js";
 import { createAgentRunner, loadOperatorConfig, replayModelRefused } from "./pipeline/agent-runner.js";
 import { appIdentity, probotInstallationAuth } from "./pipeline/auth.js";
+import { reapCheckouts } from "./pipeline/checkout-dirs.js";
 import { type LoadedRepoConfig, loadRepoConfig } from "./pipeline/config.js";
 import type { FinalizeAbandoned } from "./pipeline/final-status.js";
 import {
@@ -171,25 +172,17 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       : {}),
     process: createFixProcessor(deps),
     onAbandoned: finalizeAbandonedWith(deps.auth, deps.status),
-    // Sandboxes of workers that died (SIGKILL, OOM, host reboot) are removed at start and on a timer.
-    ...(dockerProvider
-      ? {
-          reap: () =>
-            reapSandboxes({
-              docker: dockerProvider.docker,
-              log: (message) => console.log(`[worker] reaper: ${message}`),
-              // Tagged workers touch only their own group's sandboxes (tests sharing an engine).
-              ...(tag
-                ? {
-                    maxAgeMs: Number.POSITIVE_INFINITY,
-                    isWorkerAlive: (id: string) =>
-                      !id.startsWith(`${tag}/`) || workerAliveOnThisHost(id.slice(tag.length + 1)),
-                  }
-                : {}),
-            }),
-          reaperIntervalMs: settings.AGENT_FIX_REAPER_INTERVAL_MS,
-        }
-      : {}),
+    // What workers that died (SIGKILL, OOM, host reboot) left behind, sandboxes and host checkouts,
+    // is removed at start and on a timer.
+    reap: () =>
+      Promise.all([
+        dockerProvider ? reapDockerSandboxes(dockerProvider, tag) : [],
+        reapCheckouts({
+          ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}),
+          log: (message) => console.log(`[worker] reaper: ${message}`),
+        }),
+      ]),
+    reaperIntervalMs: settings.AGENT_FIX_REAPER_INTERVAL_MS,
   };
   return {
     workerOptions,
@@ -199,4 +192,19 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       redis.disconnect();
     },
   };
+}
+
+/** Sandboxes of dead workers; tagged workers touch only their own group's (tests sharing an engine). */
+function reapDockerSandboxes(provider: DockerSandboxProvider, tag: string | undefined) {
+  return reapSandboxes({
+    docker: provider.docker,
+    log: (message) => console.log(`[worker] reaper: ${message}`),
+    ...(tag
+      ? {
+          maxAgeMs: Number.POSITIVE_INFINITY,
+          isWorkerAlive: (id: string) =>
+            !id.startsWith(`${tag}/`) || workerAliveOnThisHost(id.slice(tag.length + 1)),
+        }
+      : {}),
+  });
 }

@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
 import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
+import { makeCheckoutRoot } from "./checkout-dirs.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
 import { createGate, proveTests, type TestProof } from "./gate.js";
 import { startSandbox } from "./sandbox.js";
@@ -112,7 +112,8 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     mark = now;
   };
   let disposal: Promise<void> | undefined;
-  const root = await mkdtemp(join(input.workRoot ?? tmpdir(), "agent-fix-"));
+  // Marked with this worker's id: the reaper removes it should the worker die mid-run.
+  const root = await makeCheckoutRoot(input.workRoot);
   try {
     void status.progress("cloning").catch(() => {});
     const checkout = await cloneRepository({
