@@ -9,9 +9,10 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createNodeMiddleware, Probot, ProbotOctokit, run } from "probot";
+import { createNodeMiddleware, Probot, run } from "probot";
 import { agentFixApp } from "./app.js";
 import { type Env, githubApiUrl, hasAppCredentials, parseEnv } from "./config/env.js";
+import { throttledOctokit, WEBHOOK_THROTTLE } from "./github/throttle.js";
 import { exitOnSignals } from "./process-signals.js";
 import { connectRedis } from "./queue/connection.js";
 import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
@@ -24,12 +25,6 @@ export interface AppServer {
   /** Stops taking requests, finishes the ones in flight, closes the queue and Redis. */
   close(): Promise<void>;
 }
-
-/** Probot's Octokit with client-side throttling switched off (AGENT_FIX_GITHUB_THROTTLE=false, tests only). */
-const UnthrottledOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-  ...options,
-  throttle: { ...(options.throttle as object), enabled: false },
-}));
 
 export interface StartOptions {
   /** Queue name override (tests use their own). */
@@ -51,7 +46,7 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
     secret: env.WEBHOOK_SECRET,
     baseUrl: githubApiUrl(env),
     logLevel: env.LOG_LEVEL,
-    ...(env.AGENT_FIX_GITHUB_THROTTLE ? {} : { Octokit: UnthrottledOctokit }),
+    ...githubThrottling(env),
   });
   const settings = { label: env.AGENT_FIX_LABEL, command: env.AGENT_FIX_COMMAND, publicUrl: env.PUBLIC_URL };
   const middleware = await createNodeMiddleware(agentFixApp({ queue, settings }), {
@@ -83,6 +78,16 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
       await queue.close();
       await redis.quit().catch(() => redis.disconnect());
     },
+  };
+}
+
+/** Rate limits waited out; with spacing on, shared by every process through the deployment's Redis. */
+function githubThrottling(env: Env) {
+  const id = `agent-fix-${env.APP_ID ?? "app"}`;
+  const spacing = env.AGENT_FIX_GITHUB_THROTTLE;
+  return {
+    Octokit: throttledOctokit({ id, spacing, ...WEBHOOK_THROTTLE }),
+    ...(spacing ? { redisConfig: env.AGENT_FIX_REDIS_URL } : {}),
   };
 }
 

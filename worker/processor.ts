@@ -7,12 +7,13 @@
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Job } from "bullmq";
-import { createProbot, ProbotOctokit } from "probot";
+import { createProbot } from "probot";
 import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/reaper.js";
 import { parseSetupSecrets, parseWorkerEnv } from "../src/config/worker-env.js";
 import type { SandboxProvider } from "../src/contracts.js";
+import { throttledOctokit, WORKER_THROTTLE } from "../src/github/throttle.js";
 import {
   connectRedis,
   createFixQueue,
@@ -71,20 +72,22 @@ export interface BuiltWorker {
   close(): Promise<void>;
 }
 
-const UnthrottledOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-  ...options,
-  throttle: { ...(options.throttle as object), enabled: false },
-}));
-
 /** Builds the concrete parts from the environment: the one place the worker's classes are made. */
 export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<BuiltWorker> {
   const settings = parseWorkerEnv(env);
   const operator = await loadOperatorConfig(settings.AGENT_FIX_CONFIG);
   const probot = createProbot({
-    // Client-side rate limiting spaces writes seconds apart: right for GitHub, off for the stand-ins.
-    // (The function form: an object passed to defaults() loses to Probot's own throttle options.)
-    ...(settings.AGENT_FIX_GITHUB_THROTTLE ? {} : { overrides: { Octokit: UnthrottledOctokit } }),
+    // Rate limits are waited out; client-side spacing of writes (off for the stand-ins) is shared by
+    // every process of the deployment through its Redis (Probot's REDIS_URL).
+    overrides: {
+      Octokit: throttledOctokit({
+        id: `agent-fix-${settings.APP_ID}`,
+        spacing: settings.AGENT_FIX_GITHUB_THROTTLE,
+        ...WORKER_THROTTLE,
+      }),
+    },
     env: {
+      ...(settings.AGENT_FIX_GITHUB_THROTTLE ? { REDIS_URL: settings.AGENT_FIX_REDIS_URL } : {}),
       APP_ID: String(settings.APP_ID),
       ...(settings.PRIVATE_KEY ? { PRIVATE_KEY: settings.PRIVATE_KEY } : {}),
       ...(settings.PRIVATE_KEY_PATH ? { PRIVATE_KEY_PATH: settings.PRIVATE_KEY_PATH } : {}),

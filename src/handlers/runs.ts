@@ -5,6 +5,7 @@
  */
 import { httpStatus } from "../github/api.js";
 import { createStatusComment, type StatusView, updateStatusComment } from "../github/status.js";
+import { isRateLimited } from "../github/throttle.js";
 import { requestCancel } from "../queue/cancel.js";
 import { type EnqueueResult, enqueueFix } from "../queue/fix-queue.js";
 import { type FixJobData, fixJobId, type JobTrigger } from "../queue/job.js";
@@ -39,6 +40,25 @@ async function queuedStatusComment(
   return id;
 }
 
+/**
+ * The status comment for the job, unless GitHub rate-limits it beyond what the webhook can wait for:
+ * then the run is queued all the same and its worker posts the comment when the run starts.
+ */
+async function statusCommentOrLater(
+  context: EventContext,
+  deps: HandlerDeps,
+  target: IssueTarget,
+  requestedBy: string,
+): Promise<Partial<FixJobData>> {
+  try {
+    return { statusCommentId: await queuedStatusComment(context, deps, target, requestedBy) };
+  } catch (error) {
+    if (!isRateLimited(error)) throw error;
+    context.log.warn({ err: error }, "status comment rate-limited: queued without it, the worker posts it");
+    return {};
+  }
+}
+
 export async function startRun(
   context: EventContext,
   deps: HandlerDeps,
@@ -52,9 +72,7 @@ export async function startRun(
   const result = await enqueueFix(
     deps.queue,
     { ...target, ...review, requestedBy, trigger, deliveryId: context.id },
-    async () => ({
-      statusCommentId: await queuedStatusComment(context, deps, target, requestedBy),
-    }),
+    () => statusCommentOrLater(context, deps, target, requestedBy),
   );
   context.log.info({ jobId: result.jobId, status: result.status, trigger }, "agent-fix start");
   // The review handler answers a refused review run itself, on the pull request.
