@@ -10,8 +10,10 @@
 import { pathToFileURL } from "node:url";
 import { type Job, QueueEvents, WaitingError, Worker } from "bullmq";
 import { exitOnSignals } from "../src/process-signals.js";
+import { startFollowUp } from "../src/queue/feedback.js";
 import {
   connectRedis,
+  createFixQueue,
   DEFAULT_QUEUE_NAME,
   DEFAULT_QUEUE_PREFIX,
   type FixJobData,
@@ -130,10 +132,19 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
     log(
       `final status of job ${jobId} not written: ${error instanceof Error ? error.message : String(error)}`,
     );
+  // Review feedback that came in while the job was queued or running gets one follow-up round now.
+  const followUps = createFixQueue(connection, { prefix, name });
+  const followUp = (data: FixJobData) =>
+    void startFollowUp(followUps, data)
+      .then((started) => {
+        if (started?.status === "queued") log(`follow-up review run ${started.jobId} queued`);
+      })
+      .catch((error: unknown) => log(`follow-up review run not started: ${String(error)}`));
   worker.on("error", (error) => log(`worker error: ${error.message}`));
   worker.on("failed", (job, error) => {
     log(`job ${job?.id} failed: ${error.message}`);
     // Failed for good (no retry follows) without the processor having left the status final.
+    if (job?.finishedOn !== undefined) followUp(job.data);
     if (!job?.id || job.finishedOn === undefined || isStatusFinal(error)) return;
     const abandonment: Abandonment =
       error.message === STALLED_FAILURE
@@ -147,7 +158,10 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   events.on("removed", ({ jobId, prev }) => {
     if (prev === "active") void abandon(jobId, { kind: "removed" }).catch(logFailure(jobId));
   });
-  worker.on("completed", (job) => log(`job ${job.id} completed`));
+  worker.on("completed", (job) => {
+    log(`job ${job.id} completed`);
+    followUp(job.data);
+  });
 
   const unsubscribe = await subscribeToCancels(subscriber, cancelChannel({ prefix, name }), (request) => {
     if (
@@ -175,6 +189,7 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
         await Promise.allSettled([...running.values()]);
       }
       await worker.close();
+      await followUps.queue.close().catch(() => {});
       await events.close().catch(() => {});
       eventsConnection.disconnect();
       await unsubscribe().catch(() => {});

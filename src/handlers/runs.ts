@@ -7,6 +7,7 @@ import { httpStatus } from "../github/api.js";
 import { createStatusComment, type StatusView, updateStatusComment } from "../github/status.js";
 import { isRateLimited } from "../github/throttle.js";
 import { requestCancel } from "../queue/cancel.js";
+import { clearFeedback } from "../queue/feedback.js";
 import { type EnqueueResult, enqueueFix } from "../queue/fix-queue.js";
 import { type FixJobData, fixJobId, type JobTrigger } from "../queue/job.js";
 import { statusCommentKey } from "../queue/keys.js";
@@ -104,6 +105,8 @@ export async function cancelRun(
 ): Promise<void> {
   const jobId = fixJobId(target.repoId, target.issueNumber);
   const outcome = await requestCancel(deps.queue, jobId, by, reason);
+  // Stopped means stopped: reviews waiting for this run start no follow-up round after it.
+  await clearFeedback(deps.queue, target);
   context.log.info({ jobId, status: outcome.status, by, reason }, "agent-fix cancel");
   // A removed job never reaches a worker: its status comment is finished here. A running one is
   // finished by the worker that holds it.

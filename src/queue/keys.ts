@@ -30,3 +30,8 @@ export function runRecordKey(names: QueueNames, jobId: string): string {
 export function deliveryKey(names: QueueNames, deliveryId: string): string {
   return `${names.prefix}:${names.name}:delivery:${deliveryId}`;
 }
+
+/** Review feedback on an issue's pull request waiting for the issue's current run to end (a list). */
+export function feedbackKey(names: QueueNames, repoId: number, issueNumber: number): string {
+  return `${names.prefix}:${names.name}:feedback:${repoId}:${issueNumber}`;
+}
