@@ -29,8 +29,8 @@ export function fixIssueOf(
 }
 
 /**
- * Enqueues a review run of `target` (the issue) on pull request `pullNumber`, or tells `login` on the
- * pull request that a run of that issue is already queued or running.
+ * Enqueues a review run of `target` (the issue) on pull request `pullNumber`, or, while a run of that
+ * issue is queued or running, queues the feedback for the follow-up round after it.
  */
 export async function startReviewRun(
   context: EventContext,
