@@ -160,7 +160,7 @@ async function main(): Promise<void> {
       execMs = median(perTrial);
       const cli: number[] = [];
       for (let t = 0; t < Math.max(trials, 10); t++) {
-        cli.push((await timed(() => run("docker", ["exec", sandbox.id, "true"])))[0]);
+        cli.push((await timed(() => run("docker", ["exec", "-u", "1000:1000", sandbox.id, "true"])))[0]);
       }
       cliMs = median(cli);
       console.log(
@@ -177,7 +177,11 @@ async function main(): Promise<void> {
       const cat: number[] = [];
       for (let t = 0; t < Math.max(trials, 10); t++) {
         cat.push(
-          (await timed(() => run("docker", ["exec", sandbox.id, "cat", "/workspace/bench/edit.ts"])))[0],
+          (
+            await timed(() =>
+              run("docker", ["exec", "-u", "1000:1000", sandbox.id, "cat", "/workspace/bench/edit.ts"]),
+            )
+          )[0],
         );
       }
       catMs = median(cat);

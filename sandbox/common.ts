@@ -111,6 +111,11 @@ export abstract class SessionSandbox implements Sandbox {
     return false;
   }
 
+  /** Docker: a line for the agent when a command failed because the workspace is full. */
+  protected async workspaceNote(_output: string): Promise<string | undefined> {
+    return undefined;
+  }
+
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     if (this.disposed) throw disposedError();
     if (options.signal?.aborted) {
@@ -134,9 +139,10 @@ export abstract class SessionSandbox implements Sandbox {
     }
     if (this.disposed) throw disposedError();
     const oomKilled = await this.oomKilledSinceLastCheck();
+    const note = result.exitCode !== 0 ? await this.workspaceNote(result.output) : undefined;
     return {
       exitCode: result.exitCode,
-      output: result.output,
+      output: note === undefined ? result.output : `${result.output.replace(/\n?$/, "\n")}${note}`,
       timedOut: result.timedOut,
       truncated: result.truncated,
       oomKilled,

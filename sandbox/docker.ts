@@ -1,19 +1,21 @@
 /**
  * The Sandbox contract over the Docker Engine API (dockerode). One container per sandbox, hardened:
- * no network (unless asked for at start), all capabilities dropped, no-new-privileges, uid 1000,
- * memory/CPU/pid limits, an init process, a read-only root with tmpfs /tmp and $HOME, and the
- * repository on a named volume at /workspace. Two persistent shells are attached over the API: the
- * agent's, and a control shell for killing, file operations and probes (~1.5 ms a command instead of
- * ~81 ms for an Engine API exec).
+ * no network (setup's, when asked for at start: sandbox/egress.ts), no-new-privileges, every process of
+ * the agent as uid 1000 without capabilities, memory/CPU/pid limits, an init process, a read-only root
+ * with tmpfs /tmp and $HOME, and the repository on a size-limited tmpfs volume at /workspace. Three
+ * persistent shells are attached over the API (~1.5 ms a command instead of ~81 ms for an Engine API
+ * exec): the agent's; a root control shell for killing and probes, out of the agent's reach; and a file
+ * shell for reads and writes with the agent's permissions (sandbox/docker-scripts.ts says why neither
+ * can be driven by the agent). The container's own user is root only so that root execs keep the few
+ * capabilities of its bounding set (KILL, SETUID, SETGID, SYS_NICE; NET_ADMIN with a network): its main process
+ * drops to uid 1000 at once.
  */
 
-import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
-import { type Duplex, PassThrough, type Readable, Writable } from "node:stream";
+import { type Duplex, PassThrough, Writable } from "node:stream";
 import Docker from "dockerode";
-import { pack } from "tar-fs";
 import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import {
@@ -28,11 +30,34 @@ import {
   sandboxEnv,
   sessionSettings,
 } from "./common.js";
-import { ansiC, KILL_FUNCTION, type ShellProcess, ShellSession } from "./shell-session.js";
+import { copyIn } from "./docker-copy.js";
+import { CONTROL_INIT, FILE_INIT, PRIVATE_BIN, WORKDIR } from "./docker-scripts.js";
+import {
+  asCidr,
+  checkCidrs,
+  containerSpec,
+  createError,
+  DEFAULT_WORKSPACE_SIZE,
+  HOME,
+  isNotFound,
+  megabytes,
+  parseSize,
+  SANDBOX_PATH,
+  SANDBOX_PROCESS,
+  SANDBOX_UID,
+} from "./docker-spec.js";
+import {
+  applyEgressRules,
+  DEFAULT_SETUP_NETWORK,
+  egressRules,
+  ensureSetupNetwork,
+  hostAddresses,
+  hostResolvers,
+} from "./egress.js";
+import { ansiC, type ShellProcess, ShellSession } from "./shell-session.js";
 import { SANDBOX_IMAGE } from "./version.js";
 
-export const WORKDIR = "/workspace";
-export const SANDBOX_UID = 1000;
+export { DEFAULT_WORKSPACE_SIZE, parseSize, SANDBOX_UID, WORKDIR };
 export const LABEL = {
   /** Present on every container and volume this driver makes. */
   sandbox: "agent-fix.sandbox",
@@ -42,9 +67,6 @@ export const LABEL = {
   created: "agent-fix.created",
   image: "agent-fix.image",
 } as const;
-const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-const HOME = "/home/agent";
-
 /** Identifies this process on this host, recorded on each sandbox so the reaper can tell orphans. */
 export function defaultWorkerId(): string {
   return `${os.hostname()}:${process.pid}`;
@@ -59,115 +81,64 @@ export interface DockerSandboxProviderOptions extends Partial<SessionSandboxSett
   /** Size of the tmpfs at /tmp and at $HOME (they count against the memory limit). */
   tmpfsSize?: { tmp?: string; home?: string };
   /**
-   * Keep the workspace volume in memory (a tmpfs volume of this size, e.g. "2g") instead of on the
-   * host's disk. Unpacking a repository into a fresh disk volume is the slowest part of start-up
-   * (~0.5 s for 1,000 files / 20 MB on a busy ext4, ~25 ms on tmpfs); the price is that the repository
-   * and everything written under /workspace count against the container's memory limit.
+   * Size limit of /workspace, e.g. "4g" (default DEFAULT_WORKSPACE_SIZE). The workspace is a tmpfs
+   * volume of that size: on overlay2 over ext4 (this engine) neither `--storage-opt size` nor a disk
+   * volume can cap a size, while a full tmpfs fails the write (ENOSPC) at once. Its pages are memory,
+   * so the container's memory limit is raised by this size: processes keep their own limit whatever
+   * the workspace holds. Unpacking a repository is also ~20 times faster than into a disk volume.
    */
+  workspaceSize?: string;
+  /** The former name of workspaceSize; workspaceSize wins. */
   workspaceTmpfsSize?: string;
-}
-
-/** Functions of the control shell: the killer (builtins only), file access inside /workspace, probes. */
-const CONTROL_INIT = `${KILL_FUNCTION}
-__af_path() {
-  # Sets __af_p to the real path of $1 (absolute, normalised by the host) when it lies inside the
-  # workspace. Builtins only unless a component is a symlink: then realpath (one fork) decides.
-  local p=$1 q
-  case $p in ${WORKDIR}|${WORKDIR}/*) ;; *) return 3 ;; esac
-  q=$p
-  while [[ $q == ${WORKDIR}/* ]]; do
-    if [[ -L $q ]]; then
-      p=$(realpath -m -- "$1" 2>/dev/null) || return 2
-      case $p in ${WORKDIR}|${WORKDIR}/*) break ;; *) return 3 ;; esac
-    fi
-    q=\${q%/*}
-  done
-  __af_p=$p
-}
-__af_read() {
-  # Prints a status line, then (OK) the first MAX+1 bytes in base64 on one line, then ERR on a failed read.
-  local st
-  __af_path "$1" || { echo OUT; return 0; }
-  if [[ -d $__af_p ]]; then echo DIR; return 0; fi
-  if [[ ! -e $__af_p ]]; then echo NOTFOUND; return 0; fi
-  if [[ ! -f $__af_p ]]; then echo NOTREG; return 0; fi
-  if [[ ! -r $__af_p ]]; then echo "ERR permission denied"; return 0; fi
-  echo OK
-  head -c $(($2 + 1)) -- "$__af_p" 2>/dev/null | base64 -w0
-  st=\${PIPESTATUS[0]}\${PIPESTATUS[1]}
-  echo
-  [[ $st == 00 ]] || echo "ERR cannot read"
-}
-__af_write() {
-  # The content arrives on the shell's stdin after the command line: $2 bytes of base64 and a newline,
-  # consumed whatever happens (what is left unread would run as a command).
-  local st=OK err d
-  if ! __af_path "$1"; then st=OUT
-  elif [[ -d $__af_p ]]; then st=DIR
-  else
-    d=\${__af_p%/*}
-    [[ -d \${d:-/} ]] || err=$(mkdir -p -- "\${d:-/}" 2>&1) || st="ERR $err"
-  fi
-  if [[ $st != OK ]]; then head -c "$2" >/dev/null; echo "$st"; return 0; fi
-  head -c "$2" | { err=$(base64 -d 2>&1 >"$__af_p") && echo OK || { cat >/dev/null; echo "ERR $err"; }; }
-}
-__af_oom() {
-  local k v f
-  for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
-    [[ -r $f ]] || continue
-    while read -r k v; do [[ $k == oom_kill ]] && { echo "$v"; return 0; }; done <"$f"
-  done
-  echo -1
-}
-__af_initpids() {
-  local f line rest st
-  for f in /proc/[0-9]*/stat; do
-    { read -r line <"$f"; } 2>/dev/null || continue
-    rest=\${line##*) }
-    st=($rest)
-    [[ \${st[1]} == 1 ]] && printf '%s ' "\${line%% *}"
-  done
-  echo
-}`;
-
-function workspaceVolumeOptions(tmpfsSize: string | undefined): Record<string, string> {
-  if (tmpfsSize === undefined) return {};
-  if (!/^\d+[kmg]?$/i.test(tmpfsSize)) {
-    throw new SandboxError(`invalid workspace tmpfs size: ${tmpfsSize}`, {
-      code: "invalid_argument",
-      hint: 'Give a size such as "2g" or "512m".',
-    });
-  }
-  return {
-    type: "tmpfs",
-    device: "tmpfs",
-    o: `size=${tmpfsSize},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755,nosuid,nodev`,
+  /** Setup's network (sandbox/egress.ts). */
+  setupNetwork?: {
+    /** Docker network to create and use (default agent-fix-setup). */
+    name?: string;
+    /** CIDRs reachable although private (a private registry or proxy). */
+    allow?: string[];
+    /** CIDRs unreachable on top of the private ranges (the host's public address, when the worker runs in a container). */
+    deny?: string[];
   };
 }
 
-function isNotFound(error: unknown): boolean {
-  return (error as { statusCode?: number }).statusCode === 404;
+const AGENT_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
+
+/** Who a shell runs as, with what: the helper shells get a fixed environment (BASH_ENV and the like
+ * of the sandbox's environment could otherwise run code in them). */
+interface ShellIdentity {
+  user: string;
+  cmd: string[];
+  env: string[];
 }
 
-/** How every process of the sandbox runs: as the sandbox user in the workspace, stdio attached, no TTY. */
-const SANDBOX_PROCESS = {
-  AttachStdin: true,
-  AttachStdout: true,
-  AttachStderr: true,
-  Tty: false,
-  User: `${SANDBOX_UID}:${SANDBOX_UID}`,
-  WorkingDir: WORKDIR,
-} as const;
+function helperShells(): { control: ShellIdentity; files: ShellIdentity } {
+  const locale = ["LANG=C.UTF-8", "LC_ALL=C.UTF-8"];
+  return {
+    control: {
+      user: "0:0",
+      // Ahead of everything the agent runs: under a fork bomb, a shell of nice 0 gets one time slice in
+      // hundreds and takes seconds to read the line that stops the bomb.
+      cmd: ["nice", "-n", "-20", "bash", "--noprofile", "--norc"],
+      env: [`PATH=${SANDBOX_PATH}`, ...locale],
+    },
+    files: {
+      user: AGENT_USER,
+      cmd: [`${PRIVATE_BIN}/bash`, "--noprofile", "--norc"],
+      env: [`PATH=${PRIVATE_BIN}`, ...locale],
+    },
+  };
+}
 
 async function attachShell(
   docker: Docker,
   container: Docker.Container,
-  env: string[],
+  identity: ShellIdentity,
 ): Promise<ShellProcess> {
   const exec = await container.exec({
     ...SANDBOX_PROCESS,
-    Cmd: ["bash", "--noprofile", "--norc"],
-    Env: env,
+    User: identity.user,
+    Cmd: identity.cmd,
+    Env: identity.env,
   });
   const stream = (await exec.start({ hijack: true, stdin: true })) as Duplex;
   const output = new PassThrough();
@@ -199,102 +170,46 @@ async function attachShell(
   return { stdin: stream, output, exited, destroy: () => stream.destroy() };
 }
 
-/**
- * A tar stream of a directory: the host's GNU tar where there is one (about 30 times faster than tar-fs
- * on a repository of 1,000 files), else tar-fs.
- */
-function packDirectory(dir: string, fail: (error: Error) => void): Readable {
-  if (hostTar === undefined) {
-    hostTar = spawnSync("tar", ["--version"], { encoding: "utf8" }).stdout?.includes("GNU tar") ?? false;
-  }
-  if (!hostTar) {
-    const archive = pack(dir);
-    archive.on("error", fail);
-    return archive as unknown as Readable;
-  }
-  const child = spawn("tar", ["-c", "-f", "-", "--warning=no-file-changed", "-C", dir, "."], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString("utf8")).slice(-2000);
-  });
-  child.on("error", fail);
-  child.on("close", (code) => {
-    // 1 is GNU tar's "a file changed as we read it": the archive is whole, and the change is the host's.
-    if (code !== 0 && code !== 1)
-      fail(new SandboxError(`cannot pack ${dir}: ${stderr.trim()}`, { code: "copy_failed" }));
-  });
-  return child.stdout;
-}
-let hostTar: boolean | undefined;
-
-const COPY_DONE = "__AF_COPY_DONE__";
-const COPY_FAILED = "__AF_COPY_FAILED__";
-const COPY_THEN_SLEEP = `if tar -x -p -f - -C ${WORKDIR} 2>&1; then echo ${COPY_DONE}; else echo ${COPY_FAILED}; fi; exec sleep infinity`;
-
-/**
- * Streams `sourceDir` as a tar into the stdin of the container's main process (attached before the
- * start, so the host reads files while the container starts). Resolves once it is unpacked.
- */
-async function copyIn(docker: Docker, container: Docker.Container, sourceDir: string): Promise<void> {
-  const stream = (await container.attach({
-    stream: true,
-    stdin: true,
-    stdout: true,
-    stderr: true,
-    hijack: true,
-  })) as Duplex;
-  return new Promise<void>((resolve, reject) => {
-    let text = "";
-    let settled = false;
-    const finish = (error?: Error) => {
-      if (settled) return;
-      settled = true;
-      stream.destroy();
-      if (error) reject(error);
-      else resolve();
-    };
-    const sink = new Writable({
-      write: (chunk: Buffer, _encoding, done) => {
-        text = (text + chunk.toString("utf8")).slice(-4000);
-        if (text.includes(COPY_DONE)) finish();
-        else if (text.includes(COPY_FAILED)) {
-          const message = text.replace(COPY_FAILED, "").trim();
-          finish(new SandboxError(`cannot copy the repository in: ${message}`, { code: "copy_failed" }));
-        }
-        done();
-      },
-    });
-    docker.modem.demuxStream(stream, sink, sink);
-    stream.on("error", (error: Error) => finish(error));
-    stream.on("end", () =>
-      finish(
-        new SandboxError("the sandbox ended while the repository was copied in", { code: "copy_failed" }),
-      ),
-    );
-    const archive = packDirectory(sourceDir, finish);
-    archive.pipe(stream);
-  });
-}
-
 export class DockerSandboxProvider implements SandboxProvider {
   readonly driver = "docker" as const;
   readonly docker: Docker;
   readonly image: string;
   readonly workerId: string;
-  private readonly workspaceVolume: Record<string, string>;
+  readonly workspaceSize: string;
+  readonly workspaceBytes: number;
+  readonly setupNetwork: string;
+  private readonly allow: string[];
+  private readonly deny: string[];
+  private networkReady: Promise<string[]> | undefined;
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
-    this.workspaceVolume = workspaceVolumeOptions(options.workspaceTmpfsSize);
+    this.workspaceSize = options.workspaceSize ?? options.workspaceTmpfsSize ?? DEFAULT_WORKSPACE_SIZE;
+    this.workspaceBytes = parseSize(this.workspaceSize);
+    this.allow = checkCidrs(options.setupNetwork?.allow, "allow");
+    this.deny = checkCidrs(options.setupNetwork?.deny, "deny");
+    this.setupNetwork = options.setupNetwork?.name ?? DEFAULT_SETUP_NETWORK;
     this.docker = options.docker ?? new Docker();
     this.image = options.image ?? SANDBOX_IMAGE;
     this.workerId = options.workerId ?? defaultWorkerId();
   }
 
+  /** The setup network's subnet and gateway, the network created on first use. */
+  private networkAddresses(): Promise<string[]> {
+    this.networkReady ??= ensureSetupNetwork(this.docker, this.setupNetwork).catch((error) => {
+      this.networkReady = undefined;
+      throw new SandboxError(
+        `cannot prepare the setup network ${this.setupNetwork}: ${(error as Error).message}`,
+        {
+          code: "network_unavailable",
+          retryable: true,
+          cause: error,
+        },
+      );
+    });
+    return this.networkReady;
+  }
+
   async create(options: SandboxCreateOptions): Promise<Sandbox> {
-    const limits = { ...DEFAULT_LIMITS, ...this.options.limits, ...options.limits };
-    const env = sandboxEnv(safeEnv(HOME, SANDBOX_PATH), options.env);
     const name = `agent-fix-${randomBytes(6).toString("hex")}`;
     const labels: Record<string, string> = {
       [LABEL.sandbox]: "1",
@@ -303,85 +218,56 @@ export class DockerSandboxProvider implements SandboxProvider {
       [LABEL.created]: String(Date.now()),
       [LABEL.image]: this.image,
     };
-    const tmpSize = this.options.tmpfsSize?.tmp ?? "1g";
-    const homeSize = this.options.tmpfsSize?.home ?? "512m";
-    const network = options.network === true;
+    const network = options.network === true ? this.setupNetwork : undefined;
+    const networkAddresses = network ? await this.networkAddresses() : [];
     const began = performance.now();
     const phases: Record<string, number> = {};
     const mark = (phase: string) => {
       phases[phase] = Math.round((performance.now() - began) * 10) / 10;
     };
+    const env = sandboxEnv(safeEnv(HOME, SANDBOX_PATH), options.env);
     let container: Docker.Container;
     try {
-      container = await this.docker.createContainer({
-        name,
-        Image: this.image,
-        // The main process first unpacks the repository from its stdin (streamed while the container
-        // starts), says so, then becomes `sleep`. Cheaper than putArchive, which re-mounts and chroots.
-        Cmd: ["bash", "-c", COPY_THEN_SLEEP],
-        ...SANDBOX_PROCESS,
-        OpenStdin: true,
-        StdinOnce: true,
-        Env: envList(env),
-        Labels: labels,
-        HostConfig: {
-          NetworkMode: network ? "bridge" : "none",
-          CapDrop: ["ALL"],
-          SecurityOpt: ["no-new-privileges"],
-          Init: true,
-          ReadonlyRootfs: true,
-          Tmpfs: {
-            "/tmp": `rw,nosuid,nodev,size=${tmpSize},mode=1777`,
-            [HOME]: `rw,nosuid,nodev,size=${homeSize},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755`,
-          },
-          Memory: limits.memoryBytes,
-          MemorySwap: limits.memoryBytes,
-          NanoCpus: Math.round(limits.cpus * 1e9),
-          PidsLimit: limits.pids,
-          Mounts: [
-            {
-              Type: "volume",
-              Source: name,
-              Target: WORKDIR,
-              VolumeOptions: {
-                NoCopy: false,
-                Labels: labels,
-                DriverConfig: { Name: "local", Options: this.workspaceVolume },
-              },
-            },
-          ],
-          LogConfig: { Type: "none", Config: {} },
-        },
-      });
+      container = await this.docker.createContainer(
+        containerSpec({
+          name,
+          image: this.image,
+          labels,
+          limits: { ...DEFAULT_LIMITS, ...this.options.limits, ...options.limits },
+          workspaceSize: this.workspaceSize,
+          tmpSize: this.options.tmpfsSize?.tmp ?? "1g",
+          homeSize: this.options.tmpfsSize?.home ?? "512m",
+          network,
+        }),
+      );
     } catch (error) {
-      if (isNotFound(error)) {
-        throw new SandboxError(`the sandbox image ${this.image} is missing`, {
-          code: "image_missing",
-          hint: "Build it with `npm run sandbox:image` (sandbox/image/build.sh).",
-          cause: error,
-        });
-      }
-      throw new SandboxError(`cannot create a sandbox container: ${(error as Error).message}`, {
-        code: "docker_unavailable",
-        retryable: true,
-        cause: error,
-      });
+      throw createError(this.image, error);
     }
     mark("container_created");
-    const sandbox = new DockerSandbox(
-      this.docker,
-      container,
-      name,
-      this.image,
-      network,
-      envList(env),
-      sessionSettings(this.options, options),
-    );
+    const sandbox = new DockerSandbox(this.docker, container, {
+      id: name,
+      image: this.image,
+      network: network ?? null,
+      env: envList(env),
+      settings: sessionSettings(this.options, options),
+      workspaceBytes: this.workspaceBytes,
+    });
     try {
       const copied = copyIn(this.docker, container, options.sourceDir).then(() => mark("copied"));
       await container.start();
       mark("started");
-      await Promise.all([copied, sandbox.start(mark)]);
+      // Before any command of setup can run: the rules of its network, in the sandbox's namespace.
+      const rules = network
+        ? applyEgressRules(
+            container,
+            egressRules({
+              allow: this.allow,
+              deny: [...networkAddresses.map(asCidr), ...hostAddresses(), ...this.deny],
+              dns: hostResolvers(),
+            }),
+          ).then(() => mark("egress_rules"))
+        : undefined;
+      await Promise.all([copied, sandbox.start(mark), rules]);
       mark("ready");
       sandbox.startupPhases = phases;
       return sandbox;
@@ -397,14 +283,32 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 }
 
+interface DockerSandboxInit {
+  id: string;
+  image: string;
+  /** The setup network's name while connected (or connectable), null without. */
+  network: string | null;
+  env: string[];
+  settings: SessionSandboxSettings;
+  workspaceBytes: number;
+}
+
 export class DockerSandbox extends SessionSandbox {
   readonly driver = "docker" as const;
   readonly workdir = WORKDIR;
+  readonly id: string;
+  readonly image: string;
   protected readonly agent: ShellSession;
+  /** Root: kills and probes. */
   private readonly control: ShellSession;
+  /** uid 1000, execute-only binaries: reads and writes files. */
+  private readonly files: ShellSession;
   /** Processes that belong to the container itself (the main `sleep`), never killed. */
   private protectedPids = "";
   private oomCount = -1;
+  private networkConnected: boolean;
+  private readonly networkName: string | null;
+  private readonly workspaceBytes: number;
   private disposing: Promise<void> | undefined;
   /** Milliseconds from the start of create() to the end of each start-up phase (they overlap). */
   startupPhases: Record<string, number> = {};
@@ -412,21 +316,36 @@ export class DockerSandbox extends SessionSandbox {
   constructor(
     private readonly docker: Docker,
     container: Docker.Container,
-    readonly id: string,
-    readonly image: string,
-    private networkConnected: boolean,
-    env: string[],
-    settings: SessionSandboxSettings,
+    init: DockerSandboxInit,
   ) {
-    super(settings);
+    super(init.settings);
+    this.id = init.id;
+    this.image = init.image;
+    this.networkName = init.network;
+    this.networkConnected = init.network !== null;
+    this.workspaceBytes = init.workspaceBytes;
+    const helpers = helperShells();
     this.control = new ShellSession({
       name: "control",
-      spawn: () => attachShell(docker, container, env),
+      spawn: () => attachShell(docker, container, helpers.control),
       init: CONTROL_INIT,
+    });
+    this.files = new ShellSession({
+      name: "file",
+      spawn: () => attachShell(docker, container, helpers.files),
+      init: FILE_INIT,
+      killShell: async (pid) => {
+        await this.controlRun(`kill -KILL ${pid}`, 10_000).catch(() => "");
+      },
     });
     this.agent = new ShellSession({
       name: "agent",
-      spawn: () => attachShell(docker, container, env),
+      spawn: () =>
+        attachShell(docker, container, {
+          user: AGENT_USER,
+          cmd: ["bash", "--noprofile", "--norc"],
+          env: init.env,
+        }),
       killChildren: (pid) => this.kill(pid, false),
       killShell: async (pid) => {
         await this.kill(pid, true);
@@ -439,7 +358,7 @@ export class DockerSandbox extends SessionSandbox {
     return this.id;
   }
 
-  /** Attaches both shells at once (each costs an exec create and start over the API). */
+  /** Attaches the three shells at once (each costs an exec create and start over the API). */
   async start(mark: (phase: string) => void = () => undefined): Promise<void> {
     const control = (async () => {
       await this.control.start();
@@ -450,14 +369,28 @@ export class DockerSandbox extends SessionSandbox {
       this.oomCount = Number.parseInt(oom.trim(), 10);
       mark("probes");
     })();
+    const files = this.files.start().then(() => mark("file_shell"));
     const agent = this.agent.start().then(() => mark("agent_shell"));
-    await Promise.all([control, agent]);
+    await Promise.all([control, files, agent]);
   }
 
-  private async controlRun(command: string, timeoutMs = 60_000, input?: string): Promise<string> {
-    const r = await this.control.run(command, { timeoutMs, ...(input !== undefined ? { input } : {}) });
+  private async controlRun(command: string, timeoutMs = 60_000): Promise<string> {
+    return this.helperRun(this.control, command, timeoutMs);
+  }
+
+  private async fileRun(command: string, timeoutMs = 60_000, input?: string): Promise<string> {
+    return this.helperRun(this.files, command, timeoutMs, input);
+  }
+
+  private async helperRun(
+    session: ShellSession,
+    command: string,
+    timeoutMs: number,
+    input?: string,
+  ): Promise<string> {
+    const r = await session.run(command, { timeoutMs, ...(input !== undefined ? { input } : {}) });
     if (r.timedOut)
-      throw new SandboxError(`the sandbox's control shell did not answer in ${timeoutMs} ms`, {
+      throw new SandboxError(`the sandbox's ${session.name} shell did not answer in ${timeoutMs} ms`, {
         code: "control_timeout",
       });
     return r.output;
@@ -466,13 +399,14 @@ export class DockerSandbox extends SessionSandbox {
   /**
    * Kills what the agent's shell started: its descendants, its session, and every process reparented to
    * the container's init (all of them were started by the agent); the shell itself too when asked.
+   * The root control shell first stops every process of the container (see KILL_FUNCTION).
    */
   private async kill(pid: number, self: boolean): Promise<boolean> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const out = await this.controlRun(
-        `__af_kill ${pid} ${self ? 1 : 0} 1 ${pid} ${this.protectedPids}`,
-        15_000,
-      ).catch(() => "");
+      const keep = `${this.protectedPids} ${this.files.pid > 0 ? this.files.pid : ""}`.trim();
+      const out = await this.controlRun(`__af_kill ${pid} ${self ? 1 : 0} 1 ${pid} ${keep}`, 15_000).catch(
+        () => "",
+      );
       if (out.includes("remaining 0")) return true;
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -488,6 +422,18 @@ export class DockerSandbox extends SessionSandbox {
     return killed;
   }
 
+  /** When a command failed for want of space, whether the workspace is what is full. */
+  protected override async workspaceNote(output: string): Promise<string | undefined> {
+    if (this.disposed || !/No space left on device/i.test(output)) return undefined;
+    const [used = 0] = (await this.controlRun("__af_usage", 10_000).catch(() => "0 0"))
+      .trim()
+      .split(" ")
+      .map(Number);
+    // tmpfs keeps a few blocks back: "full" is within 1% of the size.
+    if (used < this.workspaceBytes * 0.99) return undefined;
+    return workspaceFullNote(this.workspaceBytes);
+  }
+
   private absolute(requested: string): string {
     if (requested.includes("\0"))
       throw new SandboxError("a path cannot contain a NUL byte", { code: "invalid_argument" });
@@ -501,7 +447,7 @@ export class DockerSandbox extends SessionSandbox {
       ? 0
       : Math.max(0, Math.min(Math.floor(asked), Number.MAX_SAFE_INTEGER - 1));
     const absolute = this.absolute(file);
-    const out = await this.controlRun(`__af_read ${ansiC(absolute)} ${max}`);
+    const out = await this.fileRun(`__af_read ${ansiC(absolute)} ${max}`);
     const first = out.indexOf("\n");
     const status = first >= 0 ? out.slice(0, first) : out;
     if (status !== "OK") throw this.fileError(file, status, max);
@@ -511,7 +457,7 @@ export class DockerSandbox extends SessionSandbox {
     const data = Buffer.from(out.slice(first + 1, second), "base64");
     if (data.length > max) {
       // Only the first max+1 bytes came over; ask for the real size for the message.
-      const size = (await this.controlRun(`stat -L -c %s -- ${ansiC(absolute)}`)).trim();
+      const size = (await this.fileRun(`stat -L -c %s -- ${ansiC(absolute)}`)).trim();
       throw this.fileError(file, `BIG ${/^\d+$/.test(size) ? size : `more than ${max}`}`, max);
     }
     return data;
@@ -523,11 +469,7 @@ export class DockerSandbox extends SessionSandbox {
     assertWritableSize(bytes, this.settings.maxFileBytes);
     // The content goes to the shell's stdin after the command line (see __af_write), not into it.
     const input = `${bytes.toString("base64")}\n`;
-    const out = await this.controlRun(
-      `__af_write ${ansiC(this.absolute(file))} ${input.length}`,
-      60_000,
-      input,
-    );
+    const out = await this.fileRun(`__af_write ${ansiC(this.absolute(file))} ${input.length}`, 60_000, input);
     const status = out.trim();
     if (status !== "OK") throw this.fileError(file, status, this.settings.maxFileBytes);
   }
@@ -543,27 +485,36 @@ export class DockerSandbox extends SessionSandbox {
         code: "file_too_large",
       });
     }
+    if (/No space left on device/i.test(status)) {
+      return new SandboxError(
+        `cannot write ${file}: the workspace is full (its limit is ${megabytes(this.workspaceBytes)})`,
+        {
+          code: "workspace_full",
+          hint: "Delete files in the workspace (build output, caches); the operator sets the limit with AGENT_FIX_WORKSPACE_SIZE.",
+        },
+      );
+    }
     return new SandboxError(`cannot access ${file}: ${status.replace(/^ERR /, "")}`, { code: "io_error" });
   }
 
   async setNetwork(enabled: boolean): Promise<void> {
     if (this.disposed) throw disposedError();
     if (enabled === this.networkConnected) return;
-    const bridge = this.docker.getNetwork("bridge");
+    if (this.networkName === null) {
+      throw new SandboxError("cannot connect the sandbox's network: it was created without one", {
+        code: "network_unavailable",
+        hint: "Create the sandbox with network: true to connect it later.",
+      });
+    }
+    const network = this.docker.getNetwork(this.networkName);
     try {
-      if (enabled) await bridge.connect({ Container: this.id });
-      else await bridge.disconnect({ Container: this.id, Force: true });
+      if (enabled) await network.connect({ Container: this.id });
+      else await network.disconnect({ Container: this.id, Force: true });
       this.networkConnected = enabled;
     } catch (error) {
       throw new SandboxError(
         `cannot ${enabled ? "connect" : "cut"} the sandbox's network: ${(error as Error).message}`,
-        enabled
-          ? {
-              code: "network_unavailable",
-              hint: "Create the sandbox with network: true to connect it later.",
-              cause: error,
-            }
-          : { code: "network_unavailable", cause: error },
+        { code: "network_unavailable", cause: error },
       );
     }
   }
@@ -575,9 +526,14 @@ export class DockerSandbox extends SessionSandbox {
 
   private async disposeNow(): Promise<void> {
     this.disposed = true;
-    await Promise.all([this.agent.close(), this.control.close()]);
+    await Promise.all([this.agent.close(), this.control.close(), this.files.close()]);
     await removeSandboxResources(this.docker, this.id, this.id);
   }
+}
+
+/** What the agent reads under a command that filled the workspace. */
+export function workspaceFullNote(limitBytes: number): string {
+  return `[the workspace is full: it holds at most ${megabytes(limitBytes)}; delete files (build output, caches, large generated files) to go on]`;
 }
 
 /** Removes a sandbox's container (forced) and volume; missing ones are fine. */

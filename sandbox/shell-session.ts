@@ -109,6 +109,10 @@ export function assertEnvNames(env: Record<string, string> | undefined): void {
  * (and ROOT itself when SELF=1), plus, when ORPHANS=1, every process reparented to pid 1 (in a container
  * all of those were started by the agent), plus, when SID>0, every process of session SID. Each round
  * stops, then kills what it found, until three scans in a row find nothing. Prints `remaining N`.
+ * With `__af_freeze=1` (the Docker driver's root control shell, which may signal every process of the
+ * container) each round first stops every process but init and itself with one `kill -STOP -1`: a fork
+ * bomb then no longer competes for the CPU while it is scanned, and cannot fork while it is killed.
+ * Whatever was not killed is continued at the end. Never set it where -1 means more than one sandbox.
  */
 export const KILL_FUNCTION = `__af_kill() {
   local root=$1 self=$2 orphans=$3 sid=$4
@@ -119,6 +123,7 @@ export const KILL_FUNCTION = `__af_kill() {
   local -a st todo found
   local -A kids seen
   for ((round = 0; round < 200; round++)); do
+    ((__af_freeze)) && kill -STOP -1 2>/dev/null
     kids=(); seen=(); found=(); todo=("$root"); zombies=0; rootalive=0
     for f in /proc/[0-9]*/stat; do
       { read -r line < "$f"; } 2>/dev/null || continue
@@ -150,7 +155,7 @@ export const KILL_FUNCTION = `__af_kill() {
       # Done after three empty scans in a row (a process forked while a round ran may show up late)
       # once init has reaped the killed orphans, whose pids count against the limit until then.
       if ((zombies == 0)); then
-        ((++empty >= 3)) && { echo "remaining 0"; return 0; }
+        ((++empty >= 3)) && { ((__af_freeze)) && kill -CONT -1 2>/dev/null; echo "remaining 0"; return 0; }
       else
         empty=0
       fi
@@ -161,6 +166,7 @@ export const KILL_FUNCTION = `__af_kill() {
     kill -STOP "\${found[@]}" 2>/dev/null
     kill -KILL "\${found[@]}" 2>/dev/null
   done
+  ((__af_freeze)) && kill -CONT -1 2>/dev/null
   echo "remaining \${#found[@]} zombies $zombies"
 }
 # A descriptor that never has data: \`read -t\` on it sleeps without a fork.
@@ -185,6 +191,11 @@ export class ShellSession {
 
   constructor(private readonly options: ShellSessionOptions) {
     this.graceMs = options.graceMs ?? 2000;
+  }
+
+  /** For messages: "agent", "control", "file". */
+  get name(): string {
+    return this.options.name;
   }
 
   /** The shell's pid as seen inside the sandbox; -1 before the first start. */

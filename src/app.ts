@@ -1,5 +1,6 @@
 /** The Probot app: one line per event; the handlers in handlers/ only filter and enqueue. */
 import type { ApplicationFunction } from "probot";
+import { appLoginReader } from "./github/own-pull.js";
 import { oncePerDelivery } from "./handlers/deliveries.js";
 import type { HandlerDeps } from "./handlers/deps.js";
 import { onInstallation } from "./handlers/installation.js";
@@ -9,8 +10,9 @@ import { onIssueLabeled } from "./handlers/issues-labeled.js";
 import { onIssueUnlabeled } from "./handlers/issues-unlabeled.js";
 import { onPullRequestReviewSubmitted } from "./handlers/pull-request-review.js";
 
-export function agentFixApp(deps: HandlerDeps): ApplicationFunction {
+export function agentFixApp(base: Omit<HandlerDeps, "appLogin">): ApplicationFunction {
   return (app) => {
+    const deps: HandlerDeps = { ...base, appLogin: appLoginReader(() => app.auth()) };
     // A redelivered webhook (same X-GitHub-Delivery) is answered and ignored: it never starts a run twice.
     const once = oncePerDelivery;
     app.on(

@@ -1,7 +1,8 @@
 /**
- * Webhook server entry (`npm run start:server`): Probot's middleware behind a node http server, a
- * /healthz endpoint reporting Redis, and a graceful shutdown on SIGTERM. Without APP_ID and a private
- * key it runs Probot's manifest flow instead (app.yml), so registering the app is a click.
+ * Webhook server entry (`npm run start:server`): Probot's middleware behind a node http server (every
+ * POST size-limited and signature-checked first, webhook-guard.ts), a /healthz endpoint reporting
+ * Redis, and a graceful shutdown on SIGTERM. It does not start without WEBHOOK_SECRET. Without APP_ID
+ * and a private key it runs Probot's manifest flow instead (app.yml), so registering the app is a click.
  */
 
 import { readFile } from "node:fs/promises";
@@ -11,12 +12,13 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createNodeMiddleware, Probot, run } from "probot";
 import { agentFixApp } from "./app.js";
-import { type Env, githubApiUrl, hasAppCredentials, parseEnv } from "./config/env.js";
+import { type Env, githubApiUrl, hasAppCredentials, parseEnv, requireWebhookSecret } from "./config/env.js";
 import { throttledOctokit, WEBHOOK_THROTTLE } from "./github/throttle.js";
 import { exitOnSignals } from "./process-signals.js";
 import { connectRedis } from "./queue/connection.js";
 import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
 import { serveTrajectory } from "./trajectories.js";
+import { createWebhookGuard, type WebhookGuard } from "./webhook-guard.js";
 
 export interface AppServer {
   readonly url: string;
@@ -32,6 +34,7 @@ export interface StartOptions {
 }
 
 export async function startAppServer(env: Env, options: StartOptions = {}): Promise<AppServer> {
+  const secret = requireWebhookSecret(env);
   const privateKey =
     env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? await readFile(env.PRIVATE_KEY_PATH, "utf8") : undefined);
   const redis = await connectRedis(env.AGENT_FIX_REDIS_URL, "producer");
@@ -43,20 +46,27 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
   const probot = new Probot({
     appId: env.APP_ID,
     privateKey,
-    secret: env.WEBHOOK_SECRET,
+    secret,
     baseUrl: githubApiUrl(env),
     logLevel: env.LOG_LEVEL,
     ...githubThrottling(env),
   });
-  const settings = { label: env.AGENT_FIX_LABEL, command: env.AGENT_FIX_COMMAND, publicUrl: env.PUBLIC_URL };
+  const settings = {
+    label: env.AGENT_FIX_LABEL,
+    command: env.AGENT_FIX_COMMAND,
+    publicUrl: env.PUBLIC_URL,
+    labelBots: env.AGENT_FIX_LABEL_BOTS,
+  };
   const middleware = await createNodeMiddleware(agentFixApp({ queue, settings }), {
     probot,
     webhooksPath: env.WEBHOOK_PATH,
   });
-  const trajectories = { dir: resolve(env.AGENT_FIX_TRAJECTORY_DIR), secret: env.WEBHOOK_SECRET };
+  const trajectories = { dir: resolve(env.AGENT_FIX_TRAJECTORY_DIR), secret };
+  const guard = webhookGuard(env, secret, probot);
   const server = createServer((req, res) => {
     if (req.url === "/healthz") return void health(queue, res);
     void (async () => {
+      if (await guard(req, res)) return;
       if (await serveTrajectory(trajectories, req, res)) return;
       await middleware(req, res, () => {
         res.writeHead(404, { "content-type": "text/plain" }).end("Not found\n");
@@ -89,6 +99,17 @@ function githubThrottling(env: Env) {
     Octokit: throttledOctokit({ id, spacing, ...WEBHOOK_THROTTLE }),
     ...(spacing ? { redisConfig: env.AGENT_FIX_REDIS_URL } : {}),
   };
+}
+
+/** Size limit and signature check of every POST, before Probot buffers or logs anything of it. */
+function webhookGuard(env: Env, secret: string, probot: Probot): WebhookGuard {
+  return createWebhookGuard({
+    secret,
+    maxBytes: env.AGENT_FIX_WEBHOOK_MAX_BYTES,
+    // A few deliveries at full size at once; beyond that a flood of large bodies gets 503.
+    budgetBytes: 4 * env.AGENT_FIX_WEBHOOK_MAX_BYTES,
+    log: probot.log.child({ name: "webhook-guard" }),
+  });
 }
 
 async function health(queue: FixQueue, res: ServerResponse): Promise<void> {
@@ -137,6 +158,8 @@ const invokedDirectly =
 if (invokedDirectly) {
   main().catch((error: unknown) => {
     console.error(error instanceof Error ? error.message : error);
+    const hint = (error as { hint?: unknown }).hint;
+    if (typeof hint === "string") console.error(hint);
     process.exit(1);
   });
 }

@@ -1,8 +1,9 @@
 /**
  * Full trajectories served by the app under PUBLIC_URL. Trajectories hold repository code (private
- * repositories included), so a link carries an HMAC of the file name: only links the app posted work.
- * The worker writes `NAME.traj` into the trajectory directory; the server reads it from the same
- * directory (one process, or a shared volume).
+ * repositories included), so a link carries an expiry and an HMAC of the file name and the expiry:
+ * only links the app posted work, and only until they expire (AGENT_FIX_TRAJECTORY_LINK_DAYS, 7 by
+ * default). The worker writes `NAME.traj` into the trajectory directory; the server reads it from the
+ * same directory (one process, or a shared volume).
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -11,15 +12,35 @@ import { join } from "node:path";
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.traj$/;
 export const TRAJECTORY_ROUTE = "/trajectories/";
+export const DEFAULT_TRAJECTORY_LINK_DAYS = 7;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
-export function signTrajectoryName(secret: string, name: string): string {
-  return createHmac("sha256", secret).update(`agent-fix trajectory ${name}`).digest("hex").slice(0, 32);
+/** The signature of a link to `name` that works until `expires` (Unix seconds). */
+export function signTrajectoryName(secret: string, name: string, expires: number): string {
+  return createHmac("sha256", secret)
+    .update(`agent-fix trajectory ${name} until ${expires}`)
+    .digest("hex")
+    .slice(0, 32);
+}
+
+export interface TrajectoryLinkOptions {
+  /** How long the link works; default DEFAULT_TRAJECTORY_LINK_DAYS days. */
+  ttlMs?: number;
+  now?: number;
 }
 
 /** The link to post for `name` (a file name in the trajectory directory, e.g. `octo-demo-3-1700000000.traj`). */
-export function trajectoryUrl(publicUrl: string, secret: string, name: string): string {
+export function trajectoryUrl(
+  publicUrl: string,
+  secret: string,
+  name: string,
+  options: TrajectoryLinkOptions = {},
+): string {
   if (!NAME.test(name)) throw new Error(`Not a trajectory file name: ${name}`);
-  return `${publicUrl.replace(/\/+$/, "")}${TRAJECTORY_ROUTE}${name}?sig=${signTrajectoryName(secret, name)}`;
+  const ttlMs = options.ttlMs ?? DEFAULT_TRAJECTORY_LINK_DAYS * DAY_MS;
+  const expires = Math.floor(((options.now ?? Date.now()) + ttlMs) / 1000);
+  const sig = signTrajectoryName(secret, name, expires);
+  return `${publicUrl.replace(/\/+$/, "")}${TRAJECTORY_ROUTE}${name}?expires=${expires}&sig=${sig}`;
 }
 
 export interface TrajectoryRouteOptions {
@@ -28,28 +49,58 @@ export interface TrajectoryRouteOptions {
   secret: string | undefined;
 }
 
-/** Serves GET /trajectories/NAME.traj?sig=...; returns false when the request is not for this route. */
+type LinkVerdict =
+  | { ok: true; name: string; expires: number }
+  | { ok: false; status: 404 | 410; message: string };
+
+const NOT_FOUND: LinkVerdict = { ok: false, status: 404, message: "Not found\n" };
+
+/** Checks a request's path and query: a well-formed name, a valid signature, not expired. */
+export function checkTrajectoryLink(
+  secret: string | undefined,
+  rawUrl: string,
+  now = Date.now(),
+): LinkVerdict {
+  let url: URL;
+  let name: string;
+  try {
+    url = new URL(rawUrl, "http://localhost");
+    name = decodeURIComponent(url.pathname.slice(TRAJECTORY_ROUTE.length));
+  } catch {
+    // A malformed escape (`%E0%A4%A`) is a bad link, not a server error.
+    return NOT_FOUND;
+  }
+  const expiresText = url.searchParams.get("expires") ?? "";
+  if (!secret || !NAME.test(name) || !/^\d{1,12}$/.test(expiresText)) return NOT_FOUND;
+  const expires = Number(expiresText);
+  const given = Buffer.from(url.searchParams.get("sig") ?? "");
+  const expected = Buffer.from(signTrajectoryName(secret, name, expires));
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return NOT_FOUND;
+  if (expires * 1000 <= now) {
+    return { ok: false, status: 410, message: "This trajectory link has expired.\n" };
+  }
+  return { ok: true, name, expires };
+}
+
+/** Serves GET /trajectories/NAME.traj?expires=...&sig=...; returns false when the request is not for this route. */
 export async function serveTrajectory(
   options: TrajectoryRouteOptions,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<boolean> {
-  const url = new URL(req.url ?? "/", "http://localhost");
-  if (req.method !== "GET" || !url.pathname.startsWith(TRAJECTORY_ROUTE)) return false;
-  const name = decodeURIComponent(url.pathname.slice(TRAJECTORY_ROUTE.length));
-  const given = Buffer.from(url.searchParams.get("sig") ?? "");
-  const expected = Buffer.from(
-    options.secret && NAME.test(name) ? signTrajectoryName(options.secret, name) : "",
-  );
-  if (expected.length === 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    res.writeHead(404, { "content-type": "text/plain" }).end("Not found\n");
+  const path = (req.url ?? "/").split("?")[0] ?? "";
+  if (req.method !== "GET" || !path.startsWith(TRAJECTORY_ROUTE)) return false;
+  const verdict = checkTrajectoryLink(options.secret, req.url ?? "/");
+  if (!verdict.ok) {
+    res.writeHead(verdict.status, { "content-type": "text/plain" }).end(verdict.message);
     return true;
   }
   try {
-    const body = await readFile(join(options.dir, name));
+    const body = await readFile(join(options.dir, verdict.name));
     res.writeHead(200, {
       "content-type": "application/json; charset=utf-8",
-      "cache-control": "private, max-age=3600",
+      // No cache may keep it past the link's expiry.
+      "cache-control": `private, max-age=${Math.max(0, Math.min(3600, verdict.expires - Math.floor(Date.now() / 1000)))}`,
     });
     res.end(body);
   } catch {

@@ -4,14 +4,15 @@
  * per-job flow of pipeline/fix-job.ts, which runs the pipeline and maps errors to retry or not.
  * The one place in worker/ (beside index.ts and cli.ts) where classes are constructed.
  */
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { Job } from "bullmq";
 import { createProbot } from "probot";
 import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/reaper.js";
-import { parseSetupSecrets, parseWorkerEnv } from "../src/config/worker-env.js";
+import { cidrList, parseSetupSecrets, parseWorkerEnv } from "../src/config/worker-env.js";
 import type { SandboxProvider } from "../src/contracts.js";
 import { throttledOctokit, WORKER_THROTTLE } from "../src/github/throttle.js";
 import {
@@ -22,7 +23,7 @@ import {
   readCancelRequest,
 } from "../src/queue/index.js";
 import { trajectoryUrl } from "../src/trajectories.js";
-import { createAgentRunner, loadOperatorConfig, replayModelRefused } from "./pipeline/agent-runner.js";
+import { createAgentRunner, loadOperatorConfig } from "./pipeline/agent-runner.js";
 import { appIdentity, probotInstallationAuth } from "./pipeline/auth.js";
 import { reapCheckouts } from "./pipeline/checkout-dirs.js";
 import { type LoadedRepoConfig, loadRepoConfig } from "./pipeline/config.js";
@@ -33,6 +34,7 @@ import {
   type JobResult,
   type ProcessorDeps,
 } from "./pipeline/fix-job.js";
+import { pendingPublishes } from "./pipeline/pending-publish.js";
 import { githubPublisher, githubStatusReporter } from "./pipeline/publish.js";
 import { requeueAfterCancel } from "./pipeline/requeue.js";
 import { reviewPublisher } from "./pipeline/review.js";
@@ -106,6 +108,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
           ...(settings.AGENT_FIX_WORKSPACE_TMPFS
             ? { workspaceTmpfsSize: settings.AGENT_FIX_WORKSPACE_TMPFS }
             : {}),
+          ...(settings.AGENT_FIX_WORKSPACE_SIZE ? { workspaceSize: settings.AGENT_FIX_WORKSPACE_SIZE } : {}),
+          setupNetwork: {
+            name: settings.AGENT_FIX_SETUP_NETWORK,
+            allow: cidrList(settings.AGENT_FIX_SETUP_NETWORK_ALLOW),
+            deny: cidrList(settings.AGENT_FIX_SETUP_NETWORK_DENY),
+          },
         })
       : undefined;
   const sandboxes: SandboxProvider = dockerProvider ?? new LocalSandboxProvider();
@@ -113,10 +121,16 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME, redis };
   const secrets = parseSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS);
   const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
-  // With PUBLIC_URL the status and summary link the full trajectory, served (signed) by src/trajectories.ts.
+  // With PUBLIC_URL the status and summary link the full trajectory, served (signed, expiring) by
+  // src/trajectories.ts; only once the run has written one.
   const linkTo = (run: string) =>
     settings.PUBLIC_URL && settings.WEBHOOK_SECRET
-      ? { trajectoryUrl: trajectoryUrl(settings.PUBLIC_URL, settings.WEBHOOK_SECRET, `${run}.traj`) }
+      ? {
+          trajectoryUrl: trajectoryUrl(settings.PUBLIC_URL, settings.WEBHOOK_SECRET, `${run}.traj`, {
+            ttlMs: settings.AGENT_FIX_TRAJECTORY_LINK_DAYS * 24 * 60 * 60 * 1000,
+          }),
+          trajectoryWritten: () => existsSync(join(trajectoryDir, `${run}.traj`)),
+        }
       : {};
   await mkdir(trajectoryDir, { recursive: true });
   const defaultMaxSteps = operator.agent.limits.maxSteps;
@@ -129,6 +143,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const deps: ProcessorDeps = {
     afterCancel: requeueAfterCancel({ producer, label: settings.AGENT_FIX_LABEL }),
     auth,
+    pendingPublishes: pendingPublishes(redis, names),
     sandboxes,
     identity,
     status: (octokit, job, run) => githubStatusReporter(octokit, job, linkTo(run)),
@@ -151,9 +166,18 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
         run,
       );
     },
-    loadConfig: async (dir, job) => {
-      const loaded = await loadRepoConfig(dir, defaultMaxSteps);
-      if (loaded.agent.model?.startsWith("replay:") && !allowRepoReplay) throw replayModelRefused();
+    loadConfig: async (job, { api, defaultBranch }) => {
+      const loaded = await loadRepoConfig(
+        api,
+        { owner: job.owner, repo: job.repo, defaultBranch },
+        {
+          defaultMaxSteps,
+          policy: operator.repository,
+          model: operator.model,
+          modelOverride: settings.AGENT_FIX_MODEL,
+          allowReplayModels: allowRepoReplay,
+        },
+      );
       repoConfigs.set(jobKey(job), loaded);
       return loaded;
     },

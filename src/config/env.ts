@@ -12,7 +12,8 @@ export const envSchema = z.object({
   APP_ID: z.coerce.number().int().positive().optional(), // the GitHub App's id (App settings page)
   PRIVATE_KEY: z.string().min(1).optional(), // the App's private key, PEM text (newlines may be written \n)
   PRIVATE_KEY_PATH: z.string().min(1).optional(), // or a path to the .pem file
-  WEBHOOK_SECRET: z.string().min(1).optional(), // secret GitHub signs webhooks with
+  WEBHOOK_SECRET: z.string().min(1).optional(), // secret GitHub signs webhooks with; the server will not start without it
+  AGENT_FIX_WEBHOOK_MAX_BYTES: int(1024, 25 * 1024 * 1024).default(25 * 1024 * 1024), // larger webhook bodies get 413 (GitHub caps payloads at 25 MB)
   WEBHOOK_PATH: z.string().startsWith("/").default("/api/github/webhooks"), // where webhooks are received
   GHE_HOST: z.string().min(1).optional(), // GitHub Enterprise (or the test stand-in) host[:port]
   GHE_PROTOCOL: z.enum(["http", "https"]).default("https"), // its protocol
@@ -30,6 +31,15 @@ export const envSchema = z.object({
     .string()
     .regex(/^\/\S+$/)
     .default("/agent-fix"), // the comment command that starts a run
+  AGENT_FIX_LABEL_BOTS: z
+    .string()
+    .default("")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ), // bot logins whose label starts a run, comma-separated (e.g. renovate[bot]); other bots' labels are ignored
   AGENT_FIX_CONCURRENCY: int(1, 64).default(1), // jobs one worker process runs at once
   AGENT_FIX_JOB_ATTEMPTS: int(1, 10).default(3), // attempts of a job failing with a transient error
   AGENT_FIX_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(60), // on SIGTERM, time for running jobs to finish
@@ -49,6 +59,7 @@ const examples: Record<string, string> = {
   AGENT_FIX_CONCURRENCY: "AGENT_FIX_CONCURRENCY=2",
   GHE_PROTOCOL: "GHE_PROTOCOL=https",
   AGENT_FIX_GITHUB_THROTTLE: "AGENT_FIX_GITHUB_THROTTLE=true",
+  AGENT_FIX_WEBHOOK_MAX_BYTES: "AGENT_FIX_WEBHOOK_MAX_BYTES=26214400",
 };
 
 /** Parses the environment; a wrong variable is a ConfigError naming it, with an example. */
@@ -66,6 +77,29 @@ export function parseEnv(env: NodeJS.ProcessEnv = process.env): Env {
   const parsed = result.data;
   if (parsed.PRIVATE_KEY) parsed.PRIVATE_KEY = parsed.PRIVATE_KEY.replace(/\\n/g, "\n");
   return parsed;
+}
+
+/** Probot's fallback secret: public, so webhooks signed with it prove nothing. */
+const PROBOT_DEVELOPMENT_SECRET = "development";
+
+/**
+ * The webhook secret the server verifies every delivery with. Without one Probot would fall back to
+ * its public development secret and accept forged webhooks, so the server refuses to start.
+ */
+export function requireWebhookSecret(env: Pick<Env, "WEBHOOK_SECRET">): string {
+  const secret = env.WEBHOOK_SECRET;
+  if (secret === undefined || secret === PROBOT_DEVELOPMENT_SECRET) {
+    throw new ConfigError(
+      secret === undefined
+        ? "WEBHOOK_SECRET is not set: the server verifies every webhook with it and does not start without it"
+        : `WEBHOOK_SECRET is Probot's public development secret "${PROBOT_DEVELOPMENT_SECRET}": anyone could sign webhooks with it`,
+      {
+        code: "webhook_secret_missing",
+        hint: "Set WEBHOOK_SECRET to the GitHub App's webhook secret (App settings > Webhook secret), e.g. a value from `openssl rand -hex 32` set in both places.",
+      },
+    );
+  }
+  return secret;
 }
 
 /** True when the app can authenticate to GitHub; false means the manifest (setup) flow. */

@@ -34,7 +34,9 @@ export const repoConfigSchema = z
           .array(z.string().min(1))
           .default([])
           .describe("Shell commands run once in the sandbox before the tests, in order."),
-        timeoutSeconds: seconds(3600).default(600).describe("Time allowed for all setup commands together."),
+        timeoutSeconds: seconds(3600)
+          .default(600)
+          .describe("Time allowed for all setup commands together; at most the operator's ceiling."),
         network: z
           .boolean()
           .default(true)
@@ -48,18 +50,24 @@ export const repoConfigSchema = z
           .string()
           .min(1)
           .describe("The command that runs the repository's tests; exit status 0 means they pass."),
-        timeoutSeconds: seconds(3600).default(300).describe("Time allowed for one run of the test command."),
+        timeoutSeconds: seconds(3600)
+          .default(300)
+          .describe("Time allowed for one run of the test command; at most the operator's ceiling."),
         paths: z
           .array(z.string().min(1))
           .optional()
-          .describe("Glob patterns of test files (for the fails-before/passes-after proof)."),
+          .describe(
+            "Glob patterns of test files, from the repository root (for the fails-before/passes-after proof).",
+          ),
       })
       .describe("How to run the tests: the gate a change must pass."),
     model: z
       .string()
       .min(1)
       .optional()
-      .describe("Model to use, e.g. `openai:gpt-4.1`; the operator's default otherwise."),
+      .describe(
+        "Model to use, e.g. `openai:gpt-4.1`: one the operator allows; the operator's default otherwise.",
+      ),
     limits: z
       .strictObject({
         maxSteps: z.number().int().positive().max(500).optional().describe("Agent steps at most."),
@@ -67,12 +75,16 @@ export const repoConfigSchema = z
         maxTimeMinutes: z.number().positive().max(240).optional().describe("Wall time of the agent at most."),
       })
       .default({})
-      .describe("Limits of one run; the operator's defaults where not set."),
+      .describe(
+        "Limits of one run, each at most the operator's ceiling; the operator's defaults where not set.",
+      ),
     tools: z.string().min(1).default("default").describe("The tool bundle the agent works with."),
     forbiddenPaths: z
       .array(z.string().min(1))
-      .default([".github/workflows/**"])
-      .describe("Glob patterns of paths the change may not touch; a change that does is never pushed."),
+      .default([".github/workflows/**", ".github/agent-fix.yml"])
+      .describe(
+        "Glob patterns (from the repository root; a directory name covers what is below it) of paths the change may not touch, added to the operator's; a change that does is never pushed.",
+      ),
     openPullRequestWhenBaselineFails: z
       .boolean()
       .default(false)

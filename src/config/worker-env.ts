@@ -6,6 +6,8 @@ import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { type Env, hasAppCredentials, parseEnv } from "./env.js";
 
+const CIDR_LIST = /^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?(\s*,\s*\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?)*$/;
+
 export const workerEnvSchema = z.object({
   AGENT_FIX_LOCK_MS: z.coerce.number().int().min(1000).default(60_000), // a dead worker's job moves on this long after its last lock renewal
   AGENT_FIX_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).optional(), // how often workers look for such jobs (default: half the lock)
@@ -19,12 +21,23 @@ export const workerEnvSchema = z.object({
   AGENT_FIX_WORKSPACE_TMPFS: z
     .string()
     .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "2g" or "512m"')
-    .optional(), // e.g. 2g: the sandbox's /workspace in memory (ready ~2x faster; the repository counts against the memory limit); unset: a disk volume
+    .optional(), // the former name of AGENT_FIX_WORKSPACE_SIZE (the workspace is always a tmpfs volume now)
+  AGENT_FIX_WORKSPACE_SIZE: z
+    .string()
+    .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "4g" or "512m"')
+    .optional(), // cap of the sandbox's /workspace (default 4g; a tmpfs volume, so the kernel enforces it; the container's memory limit grows by it); wins over AGENT_FIX_WORKSPACE_TMPFS
+  AGENT_FIX_SETUP_NETWORK: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/)
+    .default("agent-fix-setup"), // the Docker network setup runs on (created with inter-container communication off)
+  AGENT_FIX_SETUP_NETWORK_ALLOW: z.string().regex(CIDR_LIST, "IPv4 CIDRs separated by commas").optional(), // CIDRs setup may reach although private, e.g. a private registry: 10.20.0.5/32
+  AGENT_FIX_SETUP_NETWORK_DENY: z.string().regex(CIDR_LIST, "IPv4 CIDRs separated by commas").optional(), // CIDRs setup may not reach on top of the private ranges: the host's public address when the worker runs in a container
   AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
   AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
   AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
   AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"NAME": "value"}}: for that repository's setup only
   AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
+  AGENT_FIX_TRAJECTORY_LINK_DAYS: z.coerce.number().positive().max(366).default(7), // posted trajectory links stop working this many days later
 });
 export type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
 
@@ -33,7 +46,11 @@ const examples: Record<string, string> = {
   AGENT_FIX_WORKER_TAG: "AGENT_FIX_WORKER_TAG=ci-1",
   AGENT_FIX_SANDBOX: "AGENT_FIX_SANDBOX=docker",
   AGENT_FIX_WORKSPACE_TMPFS: "AGENT_FIX_WORKSPACE_TMPFS=2g",
+  AGENT_FIX_WORKSPACE_SIZE: "AGENT_FIX_WORKSPACE_SIZE=4g",
+  AGENT_FIX_SETUP_NETWORK_ALLOW: "AGENT_FIX_SETUP_NETWORK_ALLOW=10.20.0.5/32,10.30.0.0/16",
+  AGENT_FIX_SETUP_NETWORK_DENY: "AGENT_FIX_SETUP_NETWORK_DENY=203.0.113.7/32",
   AGENT_FIX_ALLOW_REPLAY_MODELS: "AGENT_FIX_ALLOW_REPLAY_MODELS=false",
+  AGENT_FIX_TRAJECTORY_LINK_DAYS: "AGENT_FIX_TRAJECTORY_LINK_DAYS=7",
 };
 
 /** The shared and the worker's variables; a wrong one is a ConfigError naming it, checked at start. */
@@ -78,4 +95,12 @@ export function parseSetupSecrets(text: string): Record<string, Record<string, s
     });
   }
   return parsed.data;
+}
+
+/** AGENT_FIX_SETUP_NETWORK_ALLOW / _DENY as a list ("a, b" -> ["a", "b"]; unset -> []). */
+export function cidrList(text: string | undefined): string[] {
+  return (text ?? "")
+    .split(",")
+    .map((cidr) => cidr.trim())
+    .filter((cidr) => cidr.length > 0);
 }

@@ -18,6 +18,7 @@ export interface CommentData {
 export interface PullData {
   number: number;
   html_url: string;
+  draft?: boolean;
 }
 
 export interface GitHubApi {

@@ -6,15 +6,18 @@ export {
   type PullData,
   type RepoRef,
 } from "./api.js";
-export { fitComment, GITHUB_BODY_LIMIT } from "./limits.js";
+export { cutAt, fitComment, GITHUB_BODY_LIMIT, githubLength } from "./limits.js";
 export { hasWriteAccess } from "./permissions.js";
 export { type PullRequestBodyInput, renderPullRequestBody, type TestProofView } from "./pr-body.js";
 export {
   fixBranchName,
+  githubMessage,
+  NOT_A_DRAFT_NOTE,
   openOrUpdatePullRequest,
   type PullRequestInput,
   type PullRequestResult,
   requestReview,
+  reviewRefusal,
 } from "./pull-request.js";
 export {
   createStatusComment,

@@ -3,6 +3,8 @@
  * tested, and the proof reviewers want when the change adds tests: they failed before and pass after.
  */
 import { fitComment } from "./limits.js";
+import { neutralise } from "./neutralise.js";
+import { type TestChangesView, weakensTests } from "./test-changes.js";
 
 export interface TestProofView {
   /** Test files the change adds or modifies. */
@@ -26,11 +28,45 @@ export interface PullRequestBodyInput {
   model: string;
   /** Link to the summary comment or the full trajectory. */
   trajectoryUrl?: string;
+  /** What the change does to tests that were already there (shown first when it touches them). */
+  testChanges?: TestChangesView;
 }
 
+const code = (text: string) => `\`${text.replace(/`/g, "'")}\``;
+
+/** The top of the body when the change touches existing tests: a reviewer checks the gate first. */
+function testChangesSection(view: TestChangesView | undefined): string[] {
+  if (!view || !weakensTests(view)) return [];
+  const lines = [
+    "## ⚠️ Changes to existing tests",
+    "",
+    "The tests passed on this change; check first that they did not pass because of these changes.",
+    "",
+  ];
+  const list = (label: string, items: string[]) => {
+    if (items.length > 0) lines.push(`- ${label}: ${items.map(code).join(", ")}`);
+  };
+  list("Existing test files modified", view.modified);
+  list("Existing test files deleted", view.deleted);
+  list("Tests removed", view.removedTests);
+  list("Tests skipped or narrowed", view.skips);
+  if (view.ran) {
+    lines.push(
+      `- Fewer tests ran: ${view.ran.before} on the unchanged code, ${view.ran.after} with this change`,
+    );
+  }
+  lines.push("");
+  return lines;
+}
+
+/**
+ * Everything but the `Fixes #N` line passes through neutralise(): the summary is the model's, and file
+ * and test names come from its diff.
+ */
 export function renderPullRequestBody(input: PullRequestBodyInput): string {
   const lines = [
-    input.summary.trim() || "_The agent gave no description of its change._",
+    ...testChangesSection(input.testChanges).map(neutralise),
+    neutralise(input.summary.trim()) || "_The agent gave no description of its change._",
     "",
     `Fixes #${input.issueNumber}`,
     "",
@@ -46,7 +82,7 @@ export function renderPullRequestBody(input: PullRequestBodyInput): string {
     );
   }
   if (input.proof && input.proof.testFiles.length > 0) {
-    const files = input.proof.testFiles.map((f) => `\`${f}\``).join(", ");
+    const files = neutralise(input.proof.testFiles.map(code).join(", "));
     lines.push("", "### The new tests fail before the change and pass after it", "");
     lines.push(`Tests added or changed: ${files}.`, "");
     lines.push("| | unchanged code + new tests | this change |", "|---|---|---|");

@@ -37,6 +37,12 @@ export type StatusView =
       note?: string;
       /** A review run: it pushed a commit addressing the review to this (existing) pull request. */
       review?: boolean;
+      /** false: GitHub refused a draft in this repository, so it was opened ready for review. */
+      draft?: boolean;
+      /** false: the review request failed (its reason is among `problems`). */
+      reviewRequested?: boolean;
+      /** What did not work after the pull request was open (the summary, the review request...). */
+      problems?: string[];
     }
   | { kind: "failed"; reason: string; summary?: string }
   | { kind: "cancelled"; by: string; reason?: string };
@@ -66,14 +72,7 @@ export function renderStatus(view: StatusView, context: StatusContext): string {
       break;
     }
     case "succeeded":
-      lines.push(
-        view.review
-          ? `✅ **agent-fix** pushed a commit addressing the review to pull request #${view.pullRequest.number}: ${view.pullRequest.url}`
-          : `✅ **agent-fix** opened draft pull request #${view.pullRequest.number}: ${view.pullRequest.url}`,
-        "",
-        `The repository's tests pass on the change. Review requested from @${context.requestedBy}.`,
-      );
-      if (view.note) lines.push("", view.note);
+      lines.push(...succeededLines(view, context));
       break;
     case "failed":
       lines.push(`❌ **agent-fix** stopped without a pull request.`, "", `**Why:** ${view.reason}`);
@@ -89,6 +88,30 @@ export function renderStatus(view: StatusView, context: StatusContext): string {
   if (context.trajectoryUrl && view.kind !== "progress")
     lines.push("", `[Full trajectory](${context.trajectoryUrl})`);
   return fitComment(lines.join("\n"));
+}
+
+function succeededLines(view: Extract<StatusView, { kind: "succeeded" }>, context: StatusContext): string[] {
+  const { number, url } = view.pullRequest;
+  const lines = [
+    view.review
+      ? `✅ **agent-fix** pushed a commit addressing the review to pull request #${number}: ${url}`
+      : view.draft === false
+        ? `✅ **agent-fix** opened pull request #${number}: ${url}`
+        : `✅ **agent-fix** opened draft pull request #${number}: ${url}`,
+    "",
+    `The repository's tests pass on the change.${view.reviewRequested === false ? "" : ` Review requested from @${context.requestedBy}.`}`,
+  ];
+  if (view.draft === false && !view.review) {
+    lines.push(
+      "",
+      "It is not a draft: GitHub does not support draft pull requests in this repository (private repositories on GitHub Free and Pro plans).",
+    );
+  }
+  if (view.problems?.length) {
+    lines.push("", "⚠️ **What did not work:**", ...view.problems.map((problem) => `- ${problem}`));
+  }
+  if (view.note) lines.push("", view.note);
+  return lines;
 }
 
 export interface IssueRef extends RepoRef {

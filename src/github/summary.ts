@@ -1,10 +1,12 @@
 /**
  * The trajectory summary posted on the pull request (and in a failed run's status comment): outcome,
  * model, steps, tokens, cost, wall time, tests before and after, a table of the steps and the thoughts
- * in a collapsed block, cut to fit GitHub's comment limit with a note, never rejected for size.
+ * in a collapsed block, cut to fit GitHub's comment limit with a note, never rejected for size. The
+ * steps (thoughts, arguments, tool output) are the model's and the repository's text: neutralised.
  */
 import type { Trajectory, TrajectoryStep } from "../contracts.js";
-import { GITHUB_BODY_LIMIT } from "./limits.js";
+import { cutAt, GITHUB_BODY_LIMIT } from "./limits.js";
+import { neutralise } from "./neutralise.js";
 
 export interface SummaryOptions {
   /** Result of the test command before the change; undefined when it was not run. */
@@ -21,7 +23,7 @@ export const SUMMARY_MARKER = "<!-- agent-fix:summary -->";
 
 function cell(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  const short = flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  const short = flat.length > max ? `${cutAt(flat, max - 1)}…` : flat;
   return short.replace(/\|/g, "\\|").replace(/</g, "&lt;") || " ";
 }
 
@@ -84,11 +86,11 @@ function thought(step: TrajectoryStep, index: number): string {
 export function renderTrajectorySummary(trajectory: Trajectory, options: SummaryOptions = {}): string {
   const limit = (options.limit ?? GITHUB_BODY_LIMIT) - 64;
   const steps = trajectory.trajectory;
-  const head = header(trajectory, options);
+  const head = neutralise(header(trajectory, options));
   const tableHead = "\n\n### Steps\n\n| # | Tool | Arguments | Observation | Time |\n|---|---|---|---|---|";
   const link = options.trajectoryUrl ? `\n\n[Full trajectory](${options.trajectoryUrl})` : "";
-  const rows = steps.map(row);
-  const thoughts = steps.map(thought);
+  const rows = steps.map((step, index) => neutralise(row(step, index)));
+  const thoughts = steps.map((step, index) => neutralise(thought(step, index)));
   const render = (rowCount: number, thoughtCount: number) => {
     const omittedRows = steps.length - rowCount;
     const omittedThoughts = steps.length - thoughtCount;
@@ -118,5 +120,5 @@ export function renderTrajectorySummary(trajectory: Trajectory, options: Summary
   // A single enormous thought or header could still exceed: hard cut as a last resort.
   return result.length <= limit
     ? result
-    : `${result.slice(0, limit - 80)}\n\n_…cut to fit GitHub's comment limit._`;
+    : `${cutAt(result, limit - 80)}\n\n_…cut to fit GitHub's comment limit._`;
 }

@@ -10,11 +10,15 @@ export interface HandlerSettings {
   command: string;
   /** Base URL where the app serves trajectories (PUBLIC_URL). */
   publicUrl?: string;
+  /** Bot logins whose label starts a run (AGENT_FIX_LABEL_BOTS); other bots' labels are ignored. */
+  labelBots?: readonly string[];
 }
 
 export interface HandlerDeps {
   queue: FixQueue;
   settings: HandlerSettings;
+  /** The app's bot login, `SLUG[bot]` (read once as the app): the author of its own pull requests. */
+  appLogin(): Promise<string>;
 }
 
 /** The parts of a Probot context the shared start/cancel logic needs. */

@@ -42,7 +42,7 @@ export async function onIssueCommentCreated(
     context.octokit.rest.issues.createComment({ ...repo, issue_number: target.issueNumber, body });
   if (!(await hasWriteAccess(context.octokit, repo, login))) {
     await reply(
-      `@${login} only people with write access to this repository can use \`${deps.settings.command}\` (start) and \`${deps.settings.command} stop\` (cancel). Ask a maintainer, or add the \`${deps.settings.label}\` label if you can.`,
+      `@${login} only people with write access to this repository can use \`${deps.settings.command}\` (start) and \`${deps.settings.command} stop\` (cancel). Ask a maintainer to start it.`,
     );
     return;
   }
@@ -79,7 +79,7 @@ async function onPullRequestCommand(
   const pullNumber = pullTarget.issueNumber;
   const login = payload.sender.login;
   const { data: pull } = await context.octokit.rest.pulls.get({ ...repo, pull_number: pullNumber });
-  const issueNumber = fixIssueOf(pull, payload.repository.full_name);
+  const issueNumber = await fixIssueOf(pull, payload.repository.full_name, deps);
   if (issueNumber === null) {
     await context.octokit.rest.issues.createComment({
       ...repo,

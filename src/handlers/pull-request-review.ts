@@ -1,31 +1,32 @@
 /**
- * Changes requested on the app's own pull request (head branch `agent-fix/issue-N` in the same
- * repository) start a review run: the agent addresses the review on that branch. Only reviews from
+ * Changes requested on the app's own pull request (opened by its bot user, head branch
+ * `agent-fix/issue-N` in the same repository, see github/own-pull.ts) start a review run: the agent addresses the review on that branch. Only reviews from
  * users with write access count; any other review, or a review on someone else's pull request, is
  * ignored. A review run shares the issue's job id, so it never runs beside the issue's own run: while
  * one is queued or running the review is queued, and one follow-up round takes all that came in.
  */
 import type { Context } from "probot";
+import { ownFixIssue, type PullOwnership } from "../github/own-pull.js";
 import { hasWriteAccess } from "../github/permissions.js";
 import { queueFeedback } from "../queue/feedback.js";
 import type { FixJobData } from "../queue/job.js";
 import { type EventContext, fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
 import { startRun } from "./runs.js";
 
-const FIX_BRANCH = /^agent-fix\/issue-(\d+)$/;
+// Checked before asking who the app is, so most pull requests cost no API call.
+const FIX_BRANCH_SHAPE = /^agent-fix\/issue-\d+$/;
 
-/** The issue number when the pull request is the app's own fix pull request; null otherwise. */
-export function fixIssueOf(
-  pull: {
-    head: { ref: string; repo?: { full_name: string } | null };
-    user?: { type?: string; login?: string } | null;
-  },
+/**
+ * The issue number when the pull request is the app's own fix pull request (its bot opened it on the
+ * repository's own `agent-fix/issue-N`); null otherwise.
+ */
+export async function fixIssueOf(
+  pull: PullOwnership,
   repositoryFullName: string,
-): number | null {
-  const match = FIX_BRANCH.exec(pull.head.ref);
-  if (!match || pull.head.repo?.full_name !== repositoryFullName || !fromBot(pull.user ?? undefined))
-    return null;
-  return Number(match[1]);
+  deps: Pick<HandlerDeps, "appLogin">,
+): Promise<number | null> {
+  if (!FIX_BRANCH_SHAPE.test(pull.head.ref)) return null;
+  return ownFixIssue(pull, repositoryFullName, await deps.appLogin());
 }
 
 /**
@@ -79,7 +80,7 @@ export async function onPullRequestReviewSubmitted(
 ): Promise<void> {
   const { payload } = context;
   if (fromBot(payload.sender) || payload.review.state !== "changes_requested") return;
-  const issueNumber = fixIssueOf(payload.pull_request, payload.repository.full_name);
+  const issueNumber = await fixIssueOf(payload.pull_request, payload.repository.full_name, deps);
   if (issueNumber === null) return;
   const target = targetOf(payload, issueNumber);
   if (!target) return;

@@ -52,7 +52,9 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
 
     // The full trajectory, linked from the summary and served by the app; the link is signed.
     const link = /\[Full trajectory\]\((\S+)\)/.exec(summary[0]!.body)?.[1];
-    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/trajectories\/octo-textstats-1-\d+\.traj\?sig=/);
+    expect(link).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/trajectories\/octo-textstats-1-\d+\.traj\?expires=\d+&sig=/,
+    );
     const served = await fetch(link!);
     expect(served.status).toBe(200);
     expect(((await served.json()) as { info: { exit_status: string } }).info.exit_status).toBe("submitted");

@@ -138,7 +138,7 @@ describe.runIf(ready)("end to end: what a maintainer sees", () => {
     const tokens = [...stack.github.state.tokens.keys()];
     expect(tokens.length).toBeGreaterThan(0);
     const inspect = await docker.getContainer(container!.Id).inspect();
-    expect(inspect.HostConfig.NetworkMode).toBe("bridge"); // it had network for setup...
+    expect(inspect.HostConfig.NetworkMode).toBe("agent-fix-setup"); // it had network for setup...
     expect(Object.keys(inspect.NetworkSettings.Networks ?? {})).toEqual([]); // ...and has none now
     expect(await execIn(container!.Id, 'ls /sys/class/net; echo "[$SETUP_ONLY]"')).toBe("lo\n[]\n");
     const env = (inspect.Config.Env ?? []).join("\n");

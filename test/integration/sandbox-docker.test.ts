@@ -97,6 +97,7 @@ describe.runIf(available)("docker driver", () => {
       source = await makeSourceDir();
       const provider = new DockerSandboxProvider({
         limits: { memoryBytes: 256 * 1024 ** 2, pids: 128, cpus: 0.5 },
+        workspaceSize: "64m",
       });
       sandbox = (await provider.create({
         sourceDir: source,
@@ -120,13 +121,19 @@ describe.runIf(available)("docker driver", () => {
       const info = await docker.getContainer(sandbox.id).inspect();
       expect(info.HostConfig.NetworkMode).toBe("none");
       expect(info.HostConfig.CapDrop).toEqual(["ALL"]);
+      // The bounding set of the root control shell; without a network, no NET_ADMIN.
+      expect(info.HostConfig.CapAdd).toEqual(["KILL", "SETUID", "SETGID", "SYS_NICE"]);
       expect(info.HostConfig.SecurityOpt).toEqual(["no-new-privileges"]);
-      expect(info.HostConfig.Memory).toBe(256 * 1024 ** 2);
-      expect(info.HostConfig.MemorySwap).toBe(256 * 1024 ** 2);
+      // The processes' limit plus the workspace's (a tmpfs volume: its pages are memory).
+      expect(info.HostConfig.Memory).toBe((256 + 64) * 1024 ** 2);
+      expect(info.HostConfig.MemorySwap).toBe((256 + 64) * 1024 ** 2);
       expect(info.HostConfig.PidsLimit).toBe(128);
       expect(info.HostConfig.NanoCpus).toBe(0.5e9);
       expect(info.HostConfig.Init).toBe(true);
-      expect(info.Config.User).toBe("1000:1000");
+      // Root only for the control shell's execs: the main process itself runs as uid 1000.
+      expect(info.Config.User).toBe("0:0");
+      const main = await sandbox.exec("stat -c %U /proc/$(pgrep -x sleep)");
+      expect(main.output).toBe("agent\n");
       expect(info.Config.Labels[LABEL.job]).toBe("isolation-test");
       expect(info.Config.Labels[LABEL.worker]).toBe(`${os.hostname()}:${process.pid}`);
       expect(Number(info.Config.Labels[LABEL.created])).toBeGreaterThan(Date.now() - 3_600_000);
@@ -210,7 +217,7 @@ describe.runIf(available)("docker driver", () => {
       expect(r.exitCode).toBe(137);
       const after = await sandbox.exec("echo usable; ps -e --no-headers | wc -l");
       expect(after.output.split("\n")[0]).toBe("usable");
-      // docker-init, sleep, two shells, ps, wc
+      // docker-init, sleep, three shells, ps, wc
       expect(Number(after.output.split("\n")[1])).toBeLessThanOrEqual(8);
       expect((await sandbox.readFile("a.txt")).toString()).toBe("hello\n");
       await sandbox.exec("unset -f :");

@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { type FreshTokenRefusal, REFUSED_TOKEN_ANSWER, withGitHubReasons } from "./git-refusals.js";
 
 const run = promisify(execFile);
 
@@ -18,7 +19,8 @@ export type TokenCheck = (
   token: string,
   owner: string,
   repo: string,
-) => "ok" | "expired" | "unknown" | "forbidden";
+  push: boolean,
+) => "ok" | "expired" | "unknown" | "forbidden" | "not_found";
 
 export interface PushRecord {
   owner: string;
@@ -33,6 +35,8 @@ export interface GitHandlerOptions {
   root: string;
   checkToken: TokenCheck;
   pushes: PushRecord[];
+  /** New tokens refused for their first uses (see git-refusals.ts). */
+  freshTokens?: FreshTokenRefusal;
 }
 
 const GIT_PATH = /^\/([^/]+)\/([^/]+?)\.git(\/(?:info\/refs|git-upload-pack|git-receive-pack))$/;
@@ -52,13 +56,22 @@ export function handleGitRequest(
     res.writeHead(401, { "WWW-Authenticate": 'Basic realm="GitHub"' }).end("Authentication required\n");
     return true;
   }
-  const verdict = options.checkToken(token, owner, repo);
+  const isPush = action === "/git-receive-pack" || url.searchParams.get("service") === "git-receive-pack";
+  const verdict = options.checkToken(token, owner, repo, isPush);
+  if (verdict === "not_found") {
+    // GitHub's answer for a repository the token cannot see.
+    res.writeHead(404).end("Repository not found.\n");
+    return true;
+  }
   if (verdict !== "ok") {
     res.writeHead(verdict === "forbidden" ? 403 : 401, { "WWW-Authenticate": 'Basic realm="GitHub"' });
     res.end(`Token ${verdict}\n`);
     return true;
   }
-  const isPush = action === "/git-receive-pack" || url.searchParams.get("service") === "git-receive-pack";
+  if (options.freshTokens?.refuses(token)) {
+    res.writeHead(REFUSED_TOKEN_ANSWER.status, REFUSED_TOKEN_ANSWER.headers).end(REFUSED_TOKEN_ANSWER.body);
+    return true;
+  }
   void serveCgi(
     options,
     req,
@@ -145,7 +158,9 @@ async function serveCgi(
       options.pushes.push({ owner, repo, before, after, at: new Date().toISOString() });
     }
   }
-  res.writeHead(status, headers).end(output.subarray(split + sepLength));
+  const answer = output.subarray(split + sepLength);
+  // A push refused by a rule says why, as GitHub's server does (git itself only says "hook declined").
+  res.writeHead(status, headers).end(before ? withGitHubReasons(answer) : answer);
 }
 
 export async function listRefs(repoDir: string): Promise<Record<string, string>> {

@@ -10,10 +10,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
+import { FreshTokenRefusal, installPushRules, type PushRule } from "./git-refusals.js";
 import { createBareRepo, handleGitRequest, listRefs, type PushRecord } from "./git-server.js";
 import { type AppKeys, checkAppJwt, checkToken, generateAppKeys, issueToken } from "./github/auth.js";
 import { type Actor, type RouteContext, routes } from "./github/routes.js";
 import { type StandInIssue, StandInState, type StandInUser } from "./github/state.js";
+import { gitScopeVerdict, scopeVerdict } from "./github/token-scopes.js";
 
 export type { PushRecord } from "./git-server.js";
 export * from "./github/state.js";
@@ -51,8 +53,9 @@ interface Fault {
   path: RegExp;
   status: number;
   remaining: number;
-  /** The answer's body and headers, when GitHub documents them (default: an "Injected failure"). */
-  body?: Record<string, unknown>;
+  /** GitHub's answer; a generic message when absent. */
+  body?: unknown;
+  /** Headers of the answer, when GitHub documents some (e.g. retry-after). */
   headers?: Record<string, string>;
 }
 
@@ -90,6 +93,8 @@ export class GitHubServer {
   /** The app's bot user: author of its comments and pull requests. */
   readonly bot: StandInUser;
   tokenTtlMs: number;
+  /** Set `uses` to refuse every new token for its first git requests (GitHub's propagation delay). */
+  readonly freshTokens = new FreshTokenRefusal();
   private server: Server | undefined;
   private gitRoot = "";
   private baseUrl = "";
@@ -190,6 +195,14 @@ export class GitHubServer {
     this.faults.push({ method, path, ...answer, remaining: options.times ?? 1 });
   }
 
+  /**
+   * Every request matching `method` and `path` answers `status` with GitHub's `body` from now on, e.g.
+   * 403 `Resource not accessible by integration` on every edit of a comment.
+   */
+  failAlways(method: string, path: RegExp, status: number, body: unknown): void {
+    this.faults.push({ method, path, status, remaining: Number.POSITIVE_INFINITY, body });
+  }
+
   /** Branch name -> sha of a repository, as pushed so far. */
   async branches(owner: string, repo: string): Promise<Record<string, string>> {
     const refs = await listRefs(join(this.gitRoot, owner, `${repo}.git`));
@@ -198,6 +211,11 @@ export class GitHubServer {
         .filter(([ref]) => ref.startsWith("refs/heads/"))
         .map(([ref, sha]) => [ref.slice("refs/heads/".length), sha]),
     );
+  }
+
+  /** Pushes to the repository are refused by `rules` as GitHub's git server refuses them. */
+  refusePushes(owner: string, repo: string, rules: PushRule[]): Promise<void> {
+    return installPushRules(this.repoDir(owner, repo), rules, `${this.baseUrl}/${owner}/${repo}/rules`);
   }
 
   /** Path of a bare repository (to inspect commits with git). */
@@ -210,7 +228,8 @@ export class GitHubServer {
       {
         root: this.gitRoot,
         pushes: this.pushes,
-        checkToken: (token, owner, name) => this.gitTokenVerdict(token, owner, name),
+        freshTokens: this.freshTokens,
+        checkToken: (token, owner, name, push) => this.gitTokenVerdict(token, owner, name, push),
       },
       req,
       res,
@@ -219,6 +238,7 @@ export class GitHubServer {
     const url = new URL(req.url ?? "/", this.baseUrl);
     const path = url.pathname.replace(/^\/api\/v3/, "");
     const method = req.method ?? "GET";
+    const token = bearerToken(req.headers.authorization);
     const send = (
       status: number,
       body?: unknown,
@@ -226,7 +246,8 @@ export class GitHubServer {
       raw?: Buffer,
       headers: Record<string, string> = {},
     ) => {
-      this.state.requests.push({ method, path, status, actor });
+      const used = actor.startsWith("installation") && token ? { token } : {};
+      this.state.requests.push({ method, path, status, actor, ...used });
       if (raw) res.writeHead(status, { ...headers, "content-type": "application/vnd.github.raw" }).end(raw);
       else if (body === undefined) res.writeHead(status, headers).end();
       else
@@ -271,12 +292,17 @@ export class GitHubServer {
       tokenTtlMs: this.tokenTtlMs,
       issueToken: (id) => issueToken(this.state, id, this.tokenTtlMs),
       actor,
+      ...(token ? { token } : {}),
       params: (route.pattern.exec(path) ?? []).slice(1),
       query: url.searchParams,
       body,
       accept: String(req.headers.accept ?? ""),
     };
     const label = actor.kind === "installation" ? `installation:${actor.installationId}` : actor.kind;
+    // A token minted for other repositories or fewer permissions is answered as GitHub answers it.
+    const outOfScope =
+      actor.kind === "installation" && token ? scopeVerdict(this.state, token, method, path) : null;
+    if (outOfScope) return send(outOfScope.status, outOfScope.body, label);
     try {
       const result = await route.handler(ctx);
       send(result.status, result.body, label, result.raw);
@@ -313,12 +339,30 @@ export class GitHubServer {
     token: string,
     owner: string,
     name: string,
-  ): "ok" | "expired" | "unknown" | "forbidden" {
+    push: boolean,
+  ): "ok" | "expired" | "unknown" | "forbidden" | "not_found" {
     const verdict = checkToken(this.state, token);
-    if (!verdict.ok) return verdict.reason;
     const repo = this.state.repo(owner, name);
-    return repo && repo.installationId === verdict.installationId ? "ok" : "forbidden";
+    const result = !verdict.ok
+      ? verdict.reason
+      : repo && repo.installationId === verdict.installationId
+        ? gitScopeVerdict(this.state, token, repo, push)
+        : "forbidden";
+    this.state.requests.push({
+      method: push ? "GIT-PUSH" : "GIT-FETCH",
+      path: `/${owner}/${name}.git`,
+      status: result === "ok" ? 200 : result === "not_found" ? 404 : result === "forbidden" ? 403 : 401,
+      actor: verdict.ok ? `installation:${verdict.installationId}` : "anonymous",
+      token,
+    });
+    return result;
   }
+}
+
+/** The credential of an `Authorization: token X` / `Bearer X` header. */
+function bearerToken(header: string | undefined): string | undefined {
+  const [scheme = "", value = ""] = (header ?? "").split(" ", 2);
+  return /^(token|bearer)$/i.test(scheme) && value ? value : undefined;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

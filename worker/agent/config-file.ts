@@ -13,6 +13,7 @@ import type { z } from "zod";
 import { type AciConfig, aciConfigSchema } from "../../src/config/aci.js";
 import { type AgentConfig, agentConfigSchema } from "../../src/config/agent.js";
 import { type ModelConfig, modelConfigSchema } from "../../src/config/model.js";
+import { type RepositoryPolicy, repositoryPolicySchema } from "../../src/config/repo-policy.js";
 import { ConfigError } from "../../src/errors.js";
 import { renderDemonstration } from "./demonstration.js";
 import { readTrajectory } from "./inspect.js";
@@ -26,13 +27,20 @@ export interface AgentFixConfig {
   aci: AciConfig;
   agent: AgentConfig;
   model: ModelConfig;
+  /** What a repository's own config may choose (ceilings, models, forbidden paths). */
+  repository: RepositoryPolicy;
   /** sha256 (16 hex) of the resolved configuration: recorded in trajectories. */
   hash: string;
   /** The files it was read from, in order. */
   sources: string[];
 }
 
-const sections = { aci: aciConfigSchema, agent: agentConfigSchema, model: modelConfigSchema } as const;
+const sections = {
+  aci: aciConfigSchema,
+  agent: agentConfigSchema,
+  model: modelConfigSchema,
+  repository: repositoryPolicySchema,
+} as const;
 type Section = keyof typeof sections;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -64,15 +72,18 @@ async function readYaml(path: string): Promise<Record<string, unknown>> {
     });
   }
   if (!isPlainObject(data)) {
-    throw new ConfigError(`config file ${path} must hold a mapping with the sections aci, agent, model`, {
-      code: "config_invalid",
-    });
+    throw new ConfigError(
+      `config file ${path} must hold a mapping with the sections aci, agent, model, repository`,
+      {
+        code: "config_invalid",
+      },
+    );
   }
   for (const key of Object.keys(data)) {
     if (!(key in sections)) {
       throw new ConfigError(`config file ${path}: unknown section "${key}"`, {
         code: "config_invalid",
-        hint: "The sections are aci, agent and model.",
+        hint: "The sections are aci, agent, model and repository.",
       });
     }
   }

@@ -9,7 +9,7 @@ import { createOpenAIClient, OpenAIModel } from "./openai.js";
 import { ReplayModel } from "./replay.js";
 import type { RetryEvent } from "./retry.js";
 
-export { costOf, lookupPrice } from "./cost.js";
+export { costOf, lookupPrice, requirePrice } from "./cost.js";
 export { classifyOpenAIError, createOpenAIClient, OpenAIModel } from "./openai.js";
 export { parseReplayTurns, ReplayModel } from "./replay.js";
 export { backoffDelay, parseRetryAfter, withRetries } from "./retry.js";

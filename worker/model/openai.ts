@@ -4,7 +4,7 @@
  */
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
-import type { ModelConfig } from "../../src/config/model.js";
+import type { ModelConfig, Price } from "../../src/config/model.js";
 import type {
   AssistantMessage,
   ChatMessage,
@@ -14,7 +14,7 @@ import type {
   ToolCall,
 } from "../../src/contracts.js";
 import { ConfigError, ModelError } from "../../src/errors.js";
-import { costOf, lookupPrice, type PriceLookup } from "./cost.js";
+import { costOf, type PriceLookup, requirePrice } from "./cost.js";
 import {
   parseRetryAfter,
   type RetryDecision,
@@ -77,12 +77,13 @@ export interface OpenAIModelOptions {
 
 export class OpenAIModel implements Model {
   readonly name: string;
-  readonly pricing: PriceLookup;
+  readonly pricing: PriceLookup & { price: Price };
   readonly costNote: string;
 
   constructor(private readonly options: OpenAIModelOptions) {
     this.name = `openai:${options.model}`;
-    this.pricing = lookupPrice(options.config.prices, options.model);
+    // An unpriced model is refused here: counted as free, it would run past any cost limit.
+    this.pricing = requirePrice(options.config.prices, options.model);
     this.costNote = this.pricing.note;
   }
 

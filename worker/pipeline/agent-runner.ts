@@ -5,12 +5,15 @@
 import { join } from "node:path";
 import type { AciConfig } from "../../src/config/aci.js";
 import type { AgentConfig } from "../../src/config/agent.js";
-import { ConfigError } from "../../src/errors.js";
 import { createEnvironment } from "../aci/index.js";
 import { type AgentFixConfig, loadConfig } from "../agent/config-file.js";
 import { runAgent } from "../agent/index.js";
 import { createModel } from "../model/index.js";
 import type { AgentRunner } from "./agent.js";
+import { checkModelChoice, replayModelRefused } from "./repo-rules.js";
+
+export { replayModelRefused };
+
 import type { PipelineRepoConfig } from "./run.js";
 
 /** The operator's configuration: config/default.yaml overlaid by AGENT_FIX_CONFIG (tools, loop, model). */
@@ -34,14 +37,6 @@ export interface AgentWiring {
   env?: NodeJS.ProcessEnv;
 }
 
-/** The error for a repository config naming a replay model where those are not allowed. */
-export function replayModelRefused(): ConfigError {
-  return new ConfigError(".github/agent-fix.yml is invalid: `model`: replay models are for tests only", {
-    code: "repo_config_invalid",
-    hint: "Example of the right form:\nmodel: openai:gpt-4.1",
-  });
-}
-
 /** The agent loop over the ACI, with the repository's model, limits and tool bundle applied. */
 export async function createAgentRunner(
   wiring: AgentWiring,
@@ -54,9 +49,14 @@ export async function createAgentRunner(
   jobId: string,
 ): Promise<AgentRunner> {
   const { operator } = wiring;
-  if (!wiring.modelOverride && repo.model?.startsWith("replay:") && !wiring.allowRepoReplay) {
-    throw replayModelRefused();
-  }
+  // Checked again here for callers that did not load the config through loadRepoConfig.
+  checkModelChoice(repo.model, {
+    defaultMaxSteps: operator.agent.limits.maxSteps,
+    policy: operator.repository,
+    model: operator.model,
+    modelOverride: wiring.modelOverride,
+    allowReplayModels: wiring.allowRepoReplay ?? false,
+  });
   const model = await createModel(wiring.modelOverride ?? repo.model, {
     config: operator.model,
     ...(wiring.env ? { env: wiring.env } : {}),

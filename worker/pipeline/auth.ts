@@ -2,35 +2,135 @@ import type { Probot, ProbotOctokit } from "probot";
 import { ConfigError, GitHubError } from "../../src/errors.js";
 import type { CommitIdentity } from "./commit.js";
 
-/** Installation credentials, minted on the host from the app's private key; none of it enters a sandbox. */
-export interface InstallationAuth {
-  /** An API client authenticated as the installation (tokens renewed by Probot's auth strategy). */
-  octokit(installationId: number): Promise<ProbotOctokit>;
-  /** A freshly minted installation token, for git over HTTP (clone, push). */
-  token(installationId: number): Promise<string>;
+/** What a run's tokens are for: each gets only the permissions of its step. */
+export type TokenPurpose = "clone" | "push" | "config" | "api";
+
+/**
+ * The permissions each token is minted with (metadata: read comes with every token): cloning reads
+ * contents, pushing writes them, and the API client writes comments, reactions and the pull request.
+ */
+export const TOKEN_PERMISSIONS = {
+  clone: { contents: "read" },
+  push: { contents: "write" },
+  config: { contents: "read" },
+  api: { issues: "write", pull_requests: "write" },
+} as const satisfies Record<TokenPurpose, Record<string, "read" | "write">>;
+
+/**
+ * The credentials of one run: installation tokens minted on the host for the run's one repository,
+ * each with its step's permissions; none of it enters a sandbox, and revoke() ends them all.
+ */
+export interface RunCredentials {
+  /** The API client (issues and pull requests), its token renewed before it expires. */
+  octokit(): Promise<ProbotOctokit>;
+  /** A fresh token for git over HTTP: `clone` may only read, `push` may write contents. */
+  token(purpose: "clone" | "push"): Promise<string>;
+  /** A client that may only read contents (the repository's config through the contents API). */
+  contentsReader(): Promise<ProbotOctokit>;
+  /** Revokes every token minted so far (DELETE /installation/token); never throws. */
+  revoke(): Promise<void>;
 }
 
-/** Step 1 over Probot's app authentication (GHE_HOST / GHE_PROTOCOL decide where it points). */
-export function probotInstallationAuth(probot: Pick<Probot, "auth">): InstallationAuth {
+/** Installation credentials, minted on the host from the app's private key. */
+export interface InstallationAuth {
+  /** Credentials for a run on repository `repositoryId` of installation `installationId`. */
+  forRun(installationId: number, repositoryId: number): RunCredentials;
+}
+
+// An API token is replaced this long before it expires (GitHub's last one hour).
+const RENEW_BEFORE_MS = 10 * 60 * 1000;
+
+type OctokitClass = new (options: Record<string, unknown>) => ProbotOctokit;
+
+/** Steps 1 and 8 over Probot's app authentication (GHE_HOST / GHE_PROTOCOL decide where it points). */
+export function probotInstallationAuth(
+  probot: Pick<Probot, "auth">,
+  log: (message: string) => void = (message) => console.error(`[worker] ${message}`),
+): InstallationAuth {
   return {
-    octokit: (installationId) =>
-      probot.auth(installationId).catch((error: unknown) => rethrow(error, installationId)),
-    async token(installationId) {
-      const app = await probot.auth();
-      // A fresh token through the REST endpoint (the app JWT rides on the client's own base URL, so
-      // GitHub Enterprise and the stand-in work): git needs one with its full lifetime left.
-      const { data } = await app.rest.apps
-        .createInstallationAccessToken({ installation_id: installationId })
-        .catch((error: unknown) => rethrow(error, installationId));
-      if (!data.token) {
-        throw new GitHubError(`No installation token for installation ${installationId}`, {
-          code: "installation_token_missing",
-          retryable: false,
+    forRun(installationId, repositoryId) {
+      const minted: string[] = [];
+      const mint = async (purpose: TokenPurpose) => {
+        const app = await probot.auth();
+        // The app JWT rides on the client's own base URL, so GitHub Enterprise and the stand-in work.
+        const { data } = await app.rest.apps
+          .createInstallationAccessToken({
+            installation_id: installationId,
+            repository_ids: [repositoryId],
+            permissions: TOKEN_PERMISSIONS[purpose],
+          })
+          .catch((error: unknown) => rethrow(error, installationId));
+        if (!data.token) {
+          throw new GitHubError(`No installation token for installation ${installationId}`, {
+            code: "installation_token_missing",
+            retryable: false,
+          });
+        }
+        minted.push(data.token);
+        return { app, token: data.token, expiresAt: Date.parse(data.expires_at) };
+      };
+      let api: Promise<{ token: string; expiresAt: number }> | undefined;
+      const apiToken = async () => {
+        const held = api;
+        const current = await held?.catch(() => undefined);
+        if (api === held && (!current || current.expiresAt - Date.now() < RENEW_BEFORE_MS)) api = undefined;
+        api ??= mint("api");
+        const pending = api;
+        pending.catch(() => {
+          if (api === pending) api = undefined; // the next request tries again
         });
-      }
-      return data.token;
+        return (await pending).token;
+      };
+      let client: ProbotOctokit | undefined;
+      return {
+        async octokit() {
+          await apiToken(); // mint now: a failure surfaces here, as the job's start
+          const app = await probot.auth();
+          client ??= new (app.constructor as OctokitClass)({ authStrategy: renewingTokenAuth(apiToken) });
+          return client;
+        },
+        token: async (purpose) => (await mint(purpose)).token,
+        async contentsReader() {
+          const { app, token } = await mint("config");
+          return new (app.constructor as OctokitClass)({ auth: { token } });
+        },
+        async revoke() {
+          const tokens = minted.splice(0);
+          if (tokens.length === 0) return;
+          const app = await probot.auth().catch(() => null);
+          if (!app) return;
+          const Client = app.constructor as OctokitClass;
+          await Promise.all(
+            tokens.map((token) =>
+              new Client({ auth: { token } })
+                .request("DELETE /installation/token")
+                .catch((error: unknown) => {
+                  // It expires within the hour anyway; a failed revoke must not fail the run.
+                  log(`could not revoke an installation token: ${String(error)}`);
+                }),
+            ),
+          );
+        },
+      };
     },
   };
+}
+
+interface EndpointRequest {
+  (options: object): Promise<unknown>;
+  endpoint: { merge(route: unknown, parameters?: unknown): { headers: Record<string, string> } };
+}
+
+/** An Octokit auth strategy that sends the run's current API token (renewed by `current`). */
+function renewingTokenAuth(current: () => Promise<string>) {
+  return () =>
+    Object.assign(async () => ({ type: "token", tokenType: "installation", token: await current() }), {
+      hook: async (request: EndpointRequest, route: unknown, parameters?: unknown) => {
+        const endpoint = request.endpoint.merge(route, parameters);
+        endpoint.headers.authorization = `token ${await current()}`;
+        return request(endpoint);
+      },
+    });
 }
 
 function rethrow(error: unknown, installationId: number): never {
@@ -38,12 +138,20 @@ function rethrow(error: unknown, installationId: number): never {
   throw new GitHubError(`Could not authenticate as installation ${installationId}: ${String(error)}`, {
     code: status === 404 ? "installation_not_found" : "installation_auth_failed",
     retryable: status === 0 || status >= 500 || status === 429,
-    hint: status === 404 ? "The app was uninstalled from this repository or account." : undefined,
+    hint:
+      status === 404
+        ? "The app was uninstalled from this repository or account."
+        : status === 422
+          ? "The repository is no longer among the installation's repositories, or the installation lacks a permission of app.yml (contents, issues and pull requests: write); check the app's installation settings."
+          : undefined,
     cause: error,
   });
 }
 
-/** `SLUG[bot]` with GitHub's noreply address, so commits show as the app's. */
+/**
+ * `SLUG[bot]` with the noreply address GitHub links to the app's bot account:
+ * `<bot user id>+SLUG[bot]@users.noreply.<host>` (the GHE host's on GitHub Enterprise Server).
+ */
 export async function appIdentity(
   probot: Pick<Probot, "auth">,
   settings: { APP_ID: number; GHE_HOST?: string | undefined },
@@ -57,9 +165,40 @@ export async function appIdentity(
   });
   const slug = data?.slug ?? "agent-fix";
   const login = `${slug}[bot]`;
-  const user = await app.rest.users.getByUsername({ username: login }).catch(() => null);
+  const id = await botUserId(probot, app, login);
   const host = settings.GHE_HOST
     ? `users.noreply.${settings.GHE_HOST.replace(/:\d+$/, "")}`
     : "users.noreply.github.com";
-  return { name: login, email: user ? `${user.data.id}+${login}@${host}` : `${login}@${host}` };
+  if (id === null) console.warn(`[worker] could not look up the id of ${login}; commits will not link to it`);
+  return { name: login, email: id === null ? `${login}@${host}` : `${id}+${login}@${host}` };
+}
+
+/**
+ * The bot user's id. `GET /users/{username}` is not an app (JWT) endpoint: the app's client refuses
+ * it before sending. It is public, so it is asked without credentials first; where the API requires
+ * them (GitHub Enterprise Server in private mode), as one of the app's installations.
+ */
+async function botUserId(
+  probot: Pick<Probot, "auth">,
+  app: ProbotOctokit,
+  login: string,
+): Promise<number | null> {
+  const baseUrl = app.request.endpoint.DEFAULTS.baseUrl;
+  const anonymous = await fetch(`${baseUrl}/users/${encodeURIComponent(login)}`, {
+    headers: { accept: "application/vnd.github+json" },
+  }).catch(() => null);
+  if (anonymous?.ok) {
+    const user = (await anonymous.json().catch(() => null)) as { id?: unknown } | null;
+    if (typeof user?.id === "number") return user.id;
+  }
+  try {
+    const { data: installations } = await app.rest.apps.listInstallations({ per_page: 1 });
+    const first = installations[0];
+    if (!first) return null;
+    const installation = await probot.auth(first.id);
+    const { data: user } = await installation.rest.users.getByUsername({ username: login });
+    return user.id;
+  } catch {
+    return null;
+  }
 }

@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentFixError } from "../../src/errors.js";
 import { git } from "./git.js";
+import { retryWhileTokenIsNew } from "./git-refusals.js";
 
 export interface CheckoutOptions {
   /** `https://HOST/OWNER/REPO.git`; must hold no credentials. */
@@ -22,7 +23,10 @@ export interface Checkout {
   headSha: string;
 }
 
-/** Step 2: clone on the host. The token travels as a header only; the result holds no credential. */
+/**
+ * Step 2: clone on the host. The token travels as a header only; the result holds no credential.
+ * `token` is minted just before the call: GitHub may refuse it for a few seconds, so that is retried.
+ */
 export async function cloneRepository(options: CheckoutOptions): Promise<Checkout> {
   const url = new URL(options.cloneUrl);
   if (url.username || url.password) {
@@ -36,7 +40,11 @@ export async function cloneRepository(options: CheckoutOptions): Promise<Checkou
   const args = ["clone", "--quiet", "--no-tags", "--single-branch", "--branch", options.branch];
   if (depth > 0) args.push("--depth", String(depth));
   args.push("--", options.cloneUrl, options.dir);
-  await git(args, { token: options.token, signal: options.signal });
+  const mintedAt = Date.now();
+  await retryWhileTokenIsNew(() => git(args, { token: options.token, signal: options.signal }), {
+    mintedAt,
+    signal: options.signal,
+  });
   await stripCredentials(options.dir, options.token);
   const headSha = (await git(["rev-parse", "HEAD"], { cwd: options.dir })).trim();
   return { dir: options.dir, branch: options.branch, headSha };

@@ -1,6 +1,9 @@
 import { AgentFixError } from "../../src/errors.js";
-import { forbiddenChanges } from "./forbidden-paths.js";
+import { neutralise } from "../../src/github/neutralise.js";
+import { forbiddenEntries } from "./forbidden-paths.js";
 import { git } from "./git.js";
+import { pushRefusal, retryWhileTokenIsNew } from "./git-refusals.js";
+import { stagedChanges } from "./staged-changes.js";
 
 export interface CommitIdentity {
   name: string;
@@ -42,20 +45,20 @@ export async function commitPatch(
       cause: error,
     });
   });
-  // --no-renames lists both sides of a rename, so moving a file out of a forbidden path is caught too.
-  const changed = (await git(["diff", "--cached", "--name-only", "--no-renames", "-z"], { cwd: options.dir }))
-    .split("\0")
-    .filter(Boolean);
-  const forbidden = forbiddenChanges(changed, options.forbiddenPaths);
+  const changes = await stagedChanges(options.dir);
+  const forbidden = forbiddenEntries(changes, options.forbiddenPaths);
   if (forbidden.length > 0) {
-    throw new AgentFixError(`The change touches paths the agent may not change: ${forbidden.join(", ")}`, {
+    const list = forbidden.map((f) => `${f.path} (${f.reason})`).join(", ");
+    throw new AgentFixError(`The change touches paths the agent may not change: ${list}`, {
       code: "forbidden_path",
       fault: "model",
-      hint: "Nothing was pushed. Adjust `forbidden_paths` in .github/agent-fix.yml if this change is wanted.",
+      hint: "Nothing was pushed. Adjust `forbiddenPaths` in .github/agent-fix.yml if this change is wanted.",
     });
   }
+  const changed = changes.map((change) => change.path);
   const { name, email } = options.identity;
-  const message = `${options.issueTitle}\n\nFixes #${options.issueNumber}\n`;
+  // The title is the issue author's text: only the run's own `Fixes #N` may close an issue.
+  const message = `${neutralise(options.issueTitle)}\n\nFixes #${options.issueNumber}\n`;
   await git(
     [
       "-c",
@@ -75,7 +78,10 @@ export async function commitPatch(
   return { sha, changedPaths: changed };
 }
 
-/** Pushes HEAD to the issue's branch. Only that branch is ever force-pushed (the `+` of one refspec). */
+/**
+ * Pushes HEAD to the issue's branch. Only that branch is ever force-pushed (the `+` of one refspec).
+ * `token` is minted just before the call: GitHub may refuse it for a few seconds, so that is retried.
+ */
 export async function pushFixBranch(options: {
   dir: string;
   issueNumber: number;
@@ -86,12 +92,18 @@ export async function pushFixBranch(options: {
 }): Promise<string> {
   const branch = fixBranch(options.issueNumber);
   const force = options.force ?? true;
-  await git(["push", "--quiet", "origin", `${force ? "+" : ""}HEAD:refs/heads/${branch}`], {
-    cwd: options.dir,
-    token: options.token,
-    signal: options.signal,
-  }).catch((error: unknown) => {
-    if (force || !/rejected|non-fast-forward|fetch first/i.test(String(error))) throw error;
+  const mintedAt = Date.now();
+  const push = () =>
+    git(["push", "--quiet", "origin", `${force ? "+" : ""}HEAD:refs/heads/${branch}`], {
+      cwd: options.dir,
+      token: options.token,
+      signal: options.signal,
+    });
+  await retryWhileTokenIsNew(push, { mintedAt, signal: options.signal }).catch((error: unknown) => {
+    // A rule refusing the push says "[remote rejected]"; only "[rejected]" means the branch moved.
+    const refused = pushRefusal(error, branch);
+    if (refused) throw refused;
+    if (force || !/\[rejected\].*\((?:non-fast-forward|fetch first)\)/.test(String(error))) throw error;
     throw new AgentFixError(`${branch} moved while the agent worked, so its commit was not pushed`, {
       code: "branch_moved",
       fault: "user",

@@ -1,4 +1,10 @@
-import { join } from "node:path";
+/**
+ * Step 4: the repository's `.github/agent-fix.yml`, always as it is on the default branch, read through
+ * GitHub's contents API: never from the checkout, which for a review run is the agent's own branch (an
+ * agent that rewrote the file must not set the rules of the next run), and never as a host file (a
+ * symlink in the repository must not make the worker read the host). The operator's `repository:` rules
+ * are applied here, before any sandbox starts.
+ */
 import type { ToolBundleName } from "../../src/config/aci.js";
 import {
   DEFAULT_TEST_PATHS,
@@ -7,8 +13,9 @@ import {
   type RepoConfig,
 } from "../../src/config/repo.js";
 import { ConfigError } from "../../src/errors.js";
+import { githubFailure } from "../../src/github/index.js";
+import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./run.js";
-import { readOptional } from "./run.js";
 
 /** What the agent wiring takes from the repository config beside the pipeline's own fields. */
 export interface RepoAgentSettings {
@@ -20,26 +27,83 @@ export interface RepoAgentSettings {
 }
 
 export type LoadedRepoConfig = PipelineRepoConfig & { agent: RepoAgentSettings };
+export type { OperatorRules };
+
+/** The slice of Octokit this needs: GET /repos/{owner}/{repo}/contents/{path}?ref=. */
+export interface ContentsApi {
+  rest: {
+    repos: {
+      getContent(params: { owner: string; repo: string; path: string; ref?: string }): Promise<{
+        data: unknown;
+      }>;
+    };
+  };
+}
+
+/** Larger than any sensible config: a bigger file is refused unread. */
+export const MAX_REPO_CONFIG_BYTES = 64 * 1024;
+
+interface ContentEntry {
+  type?: string;
+  size?: number;
+  encoding?: string;
+  content?: string;
+  target?: string;
+}
+
+/** The file's text on `ref`, or null when it does not exist. Anything but a small regular file is refused. */
+export async function fetchRepoConfigText(
+  api: ContentsApi,
+  where: { owner: string; repo: string; ref: string },
+): Promise<string | null> {
+  let data: unknown;
+  try {
+    ({ data } = await api.rest.repos.getContent({ ...where, path: REPO_CONFIG_PATH }));
+  } catch (error) {
+    if ((error as { status?: number }).status === 404) return null;
+    throw githubFailure(error, `reading ${REPO_CONFIG_PATH} on ${where.ref}`);
+  }
+  const entry = (Array.isArray(data) ? { type: "dir" } : data) as ContentEntry;
+  if (entry.type !== "file") {
+    const what = entry.type === "symlink" ? `a symlink (to ${entry.target ?? "?"})` : `a ${entry.type}`;
+    throw new ConfigError(`${REPO_CONFIG_PATH} on ${where.ref} is ${what}, not a regular file`, {
+      code: "repo_config_not_a_file",
+      hint: `Commit the configuration itself at ${REPO_CONFIG_PATH}.`,
+    });
+  }
+  if ((entry.size ?? 0) > MAX_REPO_CONFIG_BYTES || entry.encoding !== "base64") {
+    throw new ConfigError(
+      `${REPO_CONFIG_PATH} on ${where.ref} has ${entry.size} bytes; at most ${MAX_REPO_CONFIG_BYTES} are read`,
+      { code: "repo_config_too_large", hint: "Keep the file to the settings agent-fix reads." },
+    );
+  }
+  return Buffer.from(entry.content ?? "", "base64").toString("utf8");
+}
 
 /**
- * Step 4: reads .github/agent-fix.yml from the default branch's checkout and validates it. A missing
- * or bad file is a ConfigError naming the field, which ends the run before any sandbox starts.
+ * Reads, validates and applies the operator's rules to the default branch's config. A missing or bad
+ * file, a limit above its ceiling or a model the operator did not allow is a ConfigError naming it.
  */
 export async function loadRepoConfig(
-  checkoutDir: string,
-  defaultMaxSteps: number,
+  api: ContentsApi,
+  where: { owner: string; repo: string; defaultBranch: string },
+  rules: OperatorRules,
 ): Promise<LoadedRepoConfig> {
-  const text = await readOptional(join(checkoutDir, REPO_CONFIG_PATH));
+  const text = await fetchRepoConfigText(api, {
+    owner: where.owner,
+    repo: where.repo,
+    ref: where.defaultBranch,
+  });
   if (text === null) {
-    throw new ConfigError(`${REPO_CONFIG_PATH} is missing on the default branch`, {
+    throw new ConfigError(`${REPO_CONFIG_PATH} is missing on the default branch (${where.defaultBranch})`, {
       code: "repo_config_missing",
       hint: `Add it with at least the test command, e.g.:\ntest:\n  command: npm test`,
     });
   }
-  return toPipelineConfig(parseRepoConfig(text), defaultMaxSteps);
+  return toPipelineConfig(parseRepoConfig(text), rules);
 }
 
-export function toPipelineConfig(config: RepoConfig, defaultMaxSteps: number): LoadedRepoConfig {
+export function toPipelineConfig(config: RepoConfig, rules: OperatorRules): LoadedRepoConfig {
   const bundle = config.tools === "default" ? undefined : config.tools;
   if (bundle !== undefined && bundle !== "aci" && bundle !== "editor") {
     throw new ConfigError(`${REPO_CONFIG_PATH} is invalid: \`tools\`: unknown bundle "${bundle}"`, {
@@ -47,14 +111,17 @@ export function toPipelineConfig(config: RepoConfig, defaultMaxSteps: number): L
       hint: "Example of the right form:\ntools: aci   # or editor, or default",
     });
   }
-  const maxSteps = config.limits.maxSteps ?? defaultMaxSteps;
+  checkLimitCeilings(config, rules.policy.ceilings);
+  checkModelChoice(config.model, rules);
+  const maxSteps = config.limits.maxSteps ?? rules.defaultMaxSteps;
   return {
     setup: config.setup.commands,
     setupTimeoutMs: config.setup.timeoutSeconds * 1000,
     setupNetwork: config.setup.network,
     testCommand: config.test.command,
     testTimeoutMs: config.test.timeoutSeconds * 1000,
-    forbiddenPaths: config.forbiddenPaths,
+    // The operator's forbidden paths hold whatever the repository lists (an empty list included).
+    forbiddenPaths: [...new Set([...rules.policy.forbiddenPaths, ...config.forbiddenPaths])],
     testPaths: config.test.paths ?? DEFAULT_TEST_PATHS,
     openPrWhenBaselineFails: config.openPullRequestWhenBaselineFails,
     maxSteps,

@@ -9,13 +9,15 @@ import type { ProbotOctokit } from "probot";
 import type { SandboxProvider } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
+import { neutralise } from "../../src/github/neutralise.js";
 import { type FixJobData, parseFixJobData } from "../../src/queue/index.js";
 import type { AgentRunner } from "./agent.js";
-import type { InstallationAuth } from "./auth.js";
+import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
 import { HANDED_BACK_NOTE, RunHandedBack, resumedStatus } from "./handback.js";
+import { keepForRetry, type PendingPublishStore, pendingRun, publishOnly } from "./pending-publish.js";
 import { loadReviewRun } from "./review.js";
 import {
   type PipelineRepoConfig,
@@ -47,7 +49,14 @@ export interface ProcessorDeps {
   publisher(octokit: ProbotOctokit, job: FixJobData, run: string): Publisher;
   /** The agent for this repository's config (model, limits, tools). */
   agent(config: PipelineRepoConfig, job: FixJobData, run: string): Promise<AgentRunner>;
-  loadConfig(checkoutDir: string, job: FixJobData): Promise<PipelineRepoConfig>;
+  /**
+   * The repository's config as it is on the default branch, read through the installation's client:
+   * never from the checkout, which for a review run holds the agent's own branch.
+   */
+  loadConfig(
+    job: FixJobData,
+    source: { api: ProbotOctokit; defaultBranch: string },
+  ): Promise<PipelineRepoConfig>;
   /** Operator-configured setup secrets for `owner/repo` (never the GitHub token). */
   setupSecrets(fullName: string): Record<string, string>;
   /** A cancel that arrived before this worker held the job. */
@@ -57,17 +66,41 @@ export interface ProcessorDeps {
    * cancel was under way (label removed and added back quickly) was refused as a duplicate then,
    * so the issue is looked at again and re-queued if it still asks for a run (see requeue.ts).
    */
-  afterCancel?(job: FixJobData, octokit: ProbotOctokit): void;
+  afterCancel?(job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined;
   workRoot?: string;
   log?: (message: string) => void;
+  /** Tested, pushed changes whose publishing failed: the job's next attempt only publishes them. */
+  pendingPublishes?: PendingPublishStore;
 }
 
 export function createFixProcessor(deps: ProcessorDeps) {
   const log = deps.log ?? ((message: string) => console.log(`[worker] ${message}`));
   return async function processFixJob(job: Job<FixJobData>, signal: AbortSignal): Promise<JobResult> {
     const data = parseFixJobData(job.data);
+    // Every token of the run is for its one repository, and revoked when the run ends.
+    const credentials = deps.auth.forRun(data.installationId, data.repoId);
+    let revokeAfter: Promise<void> | undefined;
+    const afterCancel = (octokit: ProbotOctokit) => {
+      const pending = deps.afterCancel?.(data, octokit);
+      if (pending) revokeAfter = pending; // it still uses the API client: revoke once it is done
+    };
+    try {
+      return await processWith(job, data, credentials, signal, afterCancel);
+    } finally {
+      if (revokeAfter) void revokeAfter.finally(() => credentials.revoke());
+      else await credentials.revoke();
+    }
+  };
+
+  async function processWith(
+    job: Job<FixJobData>,
+    data: FixJobData,
+    credentials: RunCredentials,
+    signal: AbortSignal,
+    afterCancel: (octokit: ProbotOctokit) => void,
+  ): Promise<JobResult> {
     const jobId = job.id ?? "";
-    const octokit = await deps.auth.octokit(data.installationId).catch((error: unknown) => {
+    const octokit = await credentials.octokit().catch((error: unknown) => {
       throw queueError(error, job);
     });
     const run = runName(data);
@@ -82,38 +115,56 @@ export function createFixProcessor(deps: ProcessorDeps) {
       ]).catch((error: unknown) => {
         throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
       });
-      const outcome = await runFix({
-        jobId,
-        issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
-        repository: {
-          fullName: repository.data.full_name,
-          cloneUrl: repository.data.clone_url,
-          defaultBranch: repository.data.default_branch,
-        },
-        requestedBy: data.requestedBy,
-        token: () => deps.auth.token(data.installationId),
-        loadConfig: (dir) => deps.loadConfig(dir, data),
-        setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
-        identity: deps.identity,
-        sandboxes: deps.sandboxes,
-        agentFor: (config) => deps.agent(config, data, run),
-        publisher: deps.publisher(octokit, data, run),
-        status,
-        signal,
-        ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
-        // Review runs: the pull request's branch, and the issue plus the review as the task.
-        ...(data.trigger === "review"
-          ? await loadReviewRun(octokit, data, {
-              number: issueNumber,
-              title: issue.data.title,
-              body: issue.data.body ?? null,
-            })
-          : {}),
-      });
+      const pending = deps.pendingPublishes;
+      const kept = await pending?.take(pendingRun(job)).catch(() => null);
+      const publisher = pending
+        ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingRun(job))
+        : deps.publisher(octokit, data, run);
+      if (kept) log(`job ${jobId}: publishing the change kept from the previous attempt`);
+      const outcome = kept
+        ? await publishOnly({ draft: kept, publisher, status, requestedBy: data.requestedBy })
+        : await runFix({
+            jobId,
+            issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
+            repository: {
+              fullName: repository.data.full_name,
+              cloneUrl: repository.data.clone_url,
+              defaultBranch: repository.data.default_branch,
+            },
+            requestedBy: data.requestedBy,
+            token: (purpose) => credentials.token(purpose),
+            // The config is read through the contents API, with a token that may only read contents.
+            loadConfig: async () =>
+              deps.loadConfig(data, {
+                api: await credentials.contentsReader(),
+                defaultBranch: repository.data.default_branch,
+              }),
+            setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
+            identity: deps.identity,
+            sandboxes: deps.sandboxes,
+            agentFor: (config) => deps.agent(config, data, run),
+            publisher,
+            status,
+            signal,
+            ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
+            // Review runs: the pull request's branch, and the issue plus the review as the task.
+            ...(data.trigger === "review"
+              ? await loadReviewRun(
+                  octokit,
+                  data,
+                  {
+                    number: issueNumber,
+                    title: issue.data.title,
+                    body: issue.data.body ?? null,
+                  },
+                  deps.identity.name,
+                )
+              : {}),
+          });
       log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
       // A cancel that came as the run finished found nothing left to stop, and a start right after it
       // was refused as a duplicate of this still-active job: look at the issue again once it is done.
-      if (await deps.pendingCancel(jobId).catch(() => null)) deps.afterCancel?.(data, octokit);
+      if (await deps.pendingCancel(jobId).catch(() => null)) afterCancel(octokit);
       return {
         kind: outcome.kind,
         ...(outcome.kind === "pull_request"
@@ -133,14 +184,15 @@ export function createFixProcessor(deps: ProcessorDeps) {
       }
       if (abort) {
         const written = await finalStatus(() => status.cancelled(abort.by));
-        deps.afterCancel?.(data, octokit);
+        afterCancel(octokit);
         const cancelled = new UnrecoverableError(`cancelled by ${abort.by}`);
         throw written ? markStatusFinal(cancelled) : cancelled;
       }
       const wrapped = queueError(error, job);
       if (wrapped instanceof UnrecoverableError) {
         // Unmarked when the update failed: the worker's 'failed' listener tries again.
-        if (await finalStatus(() => status.failed(describe(error)))) markStatusFinal(wrapped);
+        // Error messages can quote the model's diff (file names): no live mentions or keywords.
+        if (await finalStatus(() => status.failed(neutralise(describe(error))))) markStatusFinal(wrapped);
       } else {
         log(`job ${jobId}: retrying after ${describe(error)}`);
         await finalStatus(() =>
@@ -149,7 +201,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
       }
       throw wrapped;
     }
-  };
+  }
 }
 
 /**
@@ -161,8 +213,13 @@ export function finalizeAbandonedWith(
   status: ProcessorDeps["status"],
 ): FinalizeAbandoned {
   return async (job, abandonment) => {
-    const octokit = await auth.octokit(job.installationId);
-    await status(octokit, job, runName(job)).failed(abandonedReason(abandonment));
+    const credentials = auth.forRun(job.installationId, job.repoId);
+    try {
+      const octokit = await credentials.octokit();
+      await status(octokit, job, runName(job)).failed(abandonedReason(abandonment));
+    } finally {
+      await credentials.revoke();
+    }
   };
 }
 

@@ -1,7 +1,7 @@
 import { DEFAULT_TEST_PATHS } from "../../src/config/repo.js";
 import type { Gate, Sandbox } from "../../src/contracts.js";
 import { runTests, type TestCommand, type TestRun } from "./baseline.js";
-import { globToRegExp } from "./forbidden-paths.js";
+import { pathMatcher } from "./forbidden-paths.js";
 
 /**
  * Step 6's gate: the test command in the sandbox on the submitted change. The workspace already holds
@@ -50,9 +50,9 @@ export async function proveTests(
   patterns: readonly string[] = DEFAULT_TEST_PATHS,
   signal?: AbortSignal,
 ): Promise<TestProof> {
-  const regexps = patterns.map(globToRegExp);
+  const isTestFile = pathMatcher(patterns);
   const changed = patchPaths(patch);
-  const testFiles = changed.filter((path) => regexps.some((regexp) => regexp.test(path)));
+  const testFiles = changed.filter(isTestFile);
   const codeFiles = changed.filter((path) => !testFiles.includes(path));
   if (testFiles.length === 0) return { testFiles, before: null };
   if (codeFiles.length > 0) {

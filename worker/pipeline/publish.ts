@@ -1,16 +1,23 @@
 import type { Trajectory } from "../../src/contracts.js";
 import {
   createStatusComment,
+  fitComment,
   type GitHubApi,
+  githubMessage,
   openOrUpdatePullRequest,
   renderPullRequestBody,
   renderTrajectorySummary,
-  requestReview,
+  reviewRefusal,
   type StatusView,
   updateStatusComment,
 } from "../../src/github/index.js";
+import { analyseTestChanges } from "../../src/github/test-changes.js";
 import type { FixJobData } from "../../src/queue/index.js";
+import type { PublishedPullRequest } from "./publish-step.js";
 import type { Publisher, PullRequestDraft, StatusReporter } from "./run.js";
+
+/** Attempts at the final status edit before a new comment carries it instead. */
+const FINAL_EDIT_ATTEMPTS = 3;
 
 /** GitHub's API as the worker uses it: the helpers' subset plus posting a comment on the pull request. */
 export type WorkerGitHubApi = GitHubApi;
@@ -22,22 +29,36 @@ export type WorkerGitHubApi = GitHubApi;
 export function githubStatusReporter(
   api: WorkerGitHubApi,
   job: FixJobData,
-  options: { trajectoryUrl?: string; testsBefore?: () => boolean | undefined } = {},
+  options: {
+    trajectoryUrl?: string;
+    /** Whether the run has written its trajectory yet: a run that wrote none links none. */
+    trajectoryWritten?: () => boolean;
+    testsBefore?: () => boolean | undefined;
+  } = {},
 ): StatusReporter {
   const repo = { owner: job.owner, repo: job.repo };
-  const context = {
-    requestedBy: job.requestedBy,
-    ...(options.trajectoryUrl ? { trajectoryUrl: options.trajectoryUrl } : {}),
+  const link = () =>
+    options.trajectoryUrl && (options.trajectoryWritten?.() ?? true) ? options.trajectoryUrl : undefined;
+  const contextNow = () => {
+    const trajectoryUrl = link();
+    return { requestedBy: job.requestedBy, ...(trajectoryUrl ? { trajectoryUrl } : {}) };
   };
+  const issue = { ...repo, issueNumber: job.issueNumber };
   let commentId = job.statusCommentId;
   let queue = Promise.resolve();
   // Updates go out one at a time in call order, so a slow request can never land after a later one.
   const show = (view: StatusView): Promise<void> => {
     const next = queue.then(async () => {
+      const context = contextNow();
       if (commentId === undefined) {
-        commentId = await createStatusComment(api, { ...repo, issueNumber: job.issueNumber }, view, context);
-      } else {
+        commentId = await createStatusComment(api, issue, view, context);
+      } else if (view.kind === "progress") {
         await updateStatusComment(api, repo, commentId, view, context);
+      } else if (
+        !(await editWithRetries(() => updateStatusComment(api, repo, commentId ?? 0, view, context)))
+      ) {
+        // The comment cannot be edited (e.g. 403 on every edit): the final status must still show.
+        commentId = await createStatusComment(api, issue, view, context);
       }
     });
     queue = next.catch(() => {});
@@ -52,10 +73,13 @@ export function githubStatusReporter(
         ...(info.maxSteps !== undefined ? { maxSteps: info.maxSteps } : {}),
         ...(info.note ? { detail: info.note } : {}),
       }),
-    succeeded: (pullRequest) =>
+    succeeded: ({ number, url, ...published }: PublishedPullRequest) =>
       show({
         kind: "succeeded",
-        pullRequest,
+        pullRequest: { number, url },
+        ...(published.draft === false ? { draft: false } : {}),
+        ...(published.reviewRequested === false ? { reviewRequested: false } : {}),
+        ...(published.problems?.length ? { problems: published.problems } : {}),
         // A review run adds a commit to the pull request it was asked on; it opens none.
         ...(job.trigger === "review" ? { review: true } : {}),
       }),
@@ -63,12 +87,26 @@ export function githubStatusReporter(
       show({
         kind: "failed",
         reason,
-        ...(trajectory
-          ? { summary: summaryOf(trajectory, options.testsBefore?.(), options.trajectoryUrl) }
-          : {}),
+        ...(trajectory ? { summary: summaryOf(trajectory, options.testsBefore?.(), link()) } : {}),
       }),
     cancelled: (by) => show({ kind: "cancelled", by }),
   };
+}
+
+/** Whether `edit` succeeded within a few attempts (1 s, then 2 s apart). */
+async function editWithRetries(edit: () => Promise<void>): Promise<boolean> {
+  for (let attempt = 1; attempt <= FINAL_EDIT_ATTEMPTS; attempt++) {
+    try {
+      await edit();
+      return true;
+    } catch (error) {
+      console.error(
+        `[worker] status comment edit ${attempt} of ${FINAL_EDIT_ATTEMPTS} failed: ${githubMessage(error)}`,
+      );
+      if (attempt < FINAL_EDIT_ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
+    }
+  }
+  return false;
 }
 
 function summaryOf(trajectory: Trajectory, testsBefore: boolean | undefined, trajectoryUrl?: string): string {
@@ -107,6 +145,12 @@ export function githubPublisher(
       gateAttempts: draft.trajectory.info.gate.length,
       model: draft.trajectory.info.model,
       ...link,
+      testChanges: analyseTestChanges({
+        patch: draft.trajectory.info.submission ?? "",
+        testFiles: draft.proof.testFiles,
+        outputBefore: draft.baseline.output,
+        outputAfter: draft.trajectory.info.gate.at(-1)?.output ?? "",
+      }),
       ...(draft.proof.before
         ? {
             proof: {
@@ -126,20 +170,23 @@ export function githubPublisher(
         title: draft.title,
         body: body(draft),
       });
-      return { number: pr.number, url: pr.url };
+      return { number: pr.number, url: pr.url, draft: pr.draft };
     },
     async requestReview(pullNumber, login) {
-      await requestReview(api, repo, pullNumber, login);
+      const refused = await reviewRefusal(api, repo, pullNumber, login);
+      if (refused) throw new Error(`GitHub refused it: ${refused}`);
     },
     async postSummary(pullNumber, draft) {
       await api.rest.issues.createComment({
         ...repo,
         issue_number: pullNumber,
-        body: renderTrajectorySummary(draft.trajectory, {
-          testsBefore: draft.baseline.passed,
-          testsAfter: true,
-          ...link,
-        }),
+        body: fitComment(
+          renderTrajectorySummary(draft.trajectory, {
+            testsBefore: draft.baseline.passed,
+            testsAfter: true,
+            ...link,
+          }),
+        ),
       });
     },
   };

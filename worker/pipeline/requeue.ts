@@ -15,15 +15,18 @@ export interface RequeueAfterCancelOptions {
   label: string;
 }
 
-/** The processor's `afterCancel`: fire and forget, failures logged. */
+/**
+ * The processor's `afterCancel`: not awaited by the job, failures logged; the promise tells the job
+ * when `octokit` is no longer used (its token is revoked then).
+ */
 export function requeueAfterCancel(options: RequeueAfterCancelOptions) {
   const { producer, label } = options;
-  return (job: FixJobData, octokit: ProbotOctokit): void => {
+  return (job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined => {
     // A cancelled review run is not redone as an issue run (that would replace the reviewed branch).
-    if (job.trigger === "review") return;
+    if (job.trigger === "review") return undefined;
     const jobId = fixJobId(job.repoId, job.issueNumber);
     // Poll until the cancelled job has left the active state, then ask GitHub what the issue wants now.
-    void (async () => {
+    return (async () => {
       for (let i = 0; i < 100; i++) {
         const state = await producer.queue.getJobState(jobId);
         if (state !== "active") break;

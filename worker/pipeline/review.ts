@@ -6,7 +6,9 @@
  */
 import type { Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
-import { type GitHubApi, githubFailure } from "../../src/github/index.js";
+import { fitComment, type GitHubApi, githubFailure } from "../../src/github/index.js";
+import { neutralise } from "../../src/github/neutralise.js";
+import { ownFixIssue } from "../../src/github/own-pull.js";
 import type { Feedback, FixJobData } from "../../src/queue/index.js";
 import { fixBranch } from "./commit.js";
 import { finalMessage, githubPublisher } from "./publish.js";
@@ -27,6 +29,7 @@ interface PullInfo {
   state: string;
   html_url: string;
   head: { ref: string; repo: { full_name: string } | null };
+  user: { login: string; type?: string } | null;
 }
 interface ReviewInfo {
   id: number;
@@ -74,11 +77,15 @@ function reviewError(message: string, code: string, hint: string): AgentFixError
   return new AgentFixError(message, { code, fault: "user", retryable: false, hint });
 }
 
-/** Reads the pull request and the review and turns them, with the issue, into the agent's task. */
+/**
+ * Reads the pull request and the review and turns them, with the issue, into the agent's task. The
+ * pull request must still be the app's own (`appLogin`, its `SLUG[bot]`, opened it on this repository).
+ */
 export async function loadReviewRun(
   api: ReviewApi,
   job: FixJobData,
   issue: { number: number; title: string; body: string | null },
+  appLogin: string,
 ): Promise<ReviewRunInput> {
   const repo = { owner: job.owner, repo: job.repo };
   if (job.pullNumber === undefined) {
@@ -100,11 +107,11 @@ export async function loadReviewRun(
       "Reopen it and request changes again.",
     );
   }
-  if (pull.head.ref !== branch || pull.head.repo?.full_name !== `${job.owner}/${job.repo}`) {
+  if (pull.head.ref !== branch || ownFixIssue(pull, `${job.owner}/${job.repo}`, appLogin) !== issue.number) {
     throw reviewError(
-      `Pull request #${pull.number} is not agent-fix's pull request for #${issue.number} (its branch is ${pull.head.ref})`,
+      `Pull request #${pull.number} is not agent-fix's pull request for #${issue.number} (its branch is ${pull.head.ref}, opened by ${pull.user?.login ?? "unknown"})`,
       "not_fix_pull_request",
-      `Review runs work on the branch ${branch} of this repository only.`,
+      `Review runs work only on the pull request agent-fix opened from the branch ${branch} of this repository.`,
     );
   }
   // Its own review or request, then all that came in while the issue's earlier run was queued or running.
@@ -248,7 +255,7 @@ export function reviewPublisher(
       await api.rest.issues.createComment({
         ...repo,
         issue_number: pullNumber,
-        body: reviewReply(job, draft.branch, draft.trajectory, pullUrl),
+        body: fitComment(reviewReply(job, draft.branch, draft.trajectory, pullUrl)),
       });
       await replyInReviewThreads(api, { ...repo, pull_number: pullNumber }, feedbackOf(job), draft.branch);
     },
@@ -268,7 +275,7 @@ export function reviewReply(
       : job.reviewId !== undefined && pullUrl
         ? `[your review](${pullUrl}#pullrequestreview-${job.reviewId})`
         : "your review";
-  const account = finalMessage(trajectory);
+  const account = neutralise(finalMessage(trajectory));
   const gathered = job.feedback ?? [];
   const people = [...new Set([job.requestedBy, ...gathered.map((f) => f.by)])].map((login) => `@${login}`);
   const count = feedbackOf(job).length;

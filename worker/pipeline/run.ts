@@ -7,6 +7,7 @@ import { cloneRepository } from "./checkout.js";
 import { makeCheckoutRoot } from "./checkout-dirs.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
 import { createGate, proveTests, type TestProof } from "./gate.js";
+import { type PublishedPullRequest, publishPullRequest } from "./publish-step.js";
 import { startSandbox } from "./sandbox.js";
 import { runSetup } from "./setup.js";
 
@@ -36,7 +37,7 @@ export interface ProgressInfo {
 /** The status comment on the issue, edited in place. Every run ends in exactly one final call. */
 export interface StatusReporter {
   progress(phase: RunPhase, info?: ProgressInfo): Promise<void>;
-  succeeded(pullRequest: { number: number; url: string }): Promise<void>;
+  succeeded(pullRequest: PublishedPullRequest): Promise<void>;
   failed(reason: string, trajectory?: Trajectory): Promise<void>;
   cancelled(by: string): Promise<void>;
 }
@@ -54,7 +55,7 @@ export interface PullRequestDraft {
 
 /** GitHub writes after the push: one draft PR per issue, the review request, the summary. */
 export interface Publisher {
-  openOrUpdatePullRequest(draft: PullRequestDraft): Promise<{ number: number; url: string }>;
+  openOrUpdatePullRequest(draft: PullRequestDraft): Promise<PublishedPullRequest>;
   requestReview(pullNumber: number, login: string): Promise<void>;
   postSummary(pullNumber: number, draft: PullRequestDraft): Promise<void>;
 }
@@ -64,8 +65,8 @@ export interface RunInput {
   issue: { number: number; title: string; body: string | null };
   repository: { fullName: string; cloneUrl: string; defaultBranch: string };
   requestedBy: string;
-  /** A fresh installation token each call (clone and push happen minutes apart). */
-  token: () => Promise<string>;
+  /** A fresh installation token each call, with only its step's permissions (clone reads, push writes). */
+  token: (purpose: "clone" | "push") => Promise<string>;
   /** Parses and validates the checkout's .github/agent-fix.yml; throws ConfigError naming the field. */
   loadConfig: (checkoutDir: string) => Promise<PipelineRepoConfig>;
   setupSecrets: Record<string, string>;
@@ -118,7 +119,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     void status.progress("cloning").catch(() => {});
     const checkout = await cloneRepository({
       cloneUrl: input.repository.cloneUrl,
-      token: await input.token(),
+      token: await input.token("clone"),
       dir: join(root, "repo"),
       branch: input.existingBranch ?? input.repository.defaultBranch,
       signal,
@@ -211,7 +212,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     const branch = await pushFixBranch({
       dir: checkout.dir,
       issueNumber: input.issue.number,
-      token: await input.token(),
+      token: await input.token("push"),
       signal,
       ...(input.existingBranch ? { force: false } : {}),
     });
@@ -225,17 +226,15 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       baseline,
       proof,
     };
-    const pr = await input.publisher.openOrUpdatePullRequest(draft);
-    await Promise.all([
-      input.publisher.requestReview(pr.number, input.requestedBy).catch(() => {
-        // The requester may be the repository owner or lack access: a missing reviewer must not fail the run.
-      }),
-      input.publisher.postSummary(pr.number, draft),
-      disposal,
-    ]);
-    await status.succeeded(pr);
+    const pr = await publishPullRequest({
+      publisher: input.publisher,
+      status,
+      draft,
+      requestedBy: input.requestedBy,
+      alongside: disposal,
+    });
     lap("publish");
-    return { kind: "pull_request", ...pr, trajectory, timings };
+    return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings };
   } finally {
     await disposal;
     await rm(root, { recursive: true, force: true });

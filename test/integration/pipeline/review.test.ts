@@ -86,7 +86,7 @@ describe("review runs: reading the review, and pushing on top of the reviewed br
     );
     const reviewId = (delivery.payload.review as { id: number }).id;
     const issue = { number: 1, title: "a.txt needs a second line", body: "Add `b`." };
-    const run = await loadReviewRun(api, { ...job, pullNumber: pull, reviewId }, issue);
+    const run = await loadReviewRun(api, { ...job, pullNumber: pull, reviewId }, issue, identity.name);
     expect(run.existingBranch).toBe(branch);
     expect(run.commitTitle).toBe(`Address the review on #${pull}`);
     expect(run.issue?.title).toBe(issue.title);
@@ -107,17 +107,40 @@ describe("review runs: reading the review, and pushing on top of the reviewed br
     const closed = addPull(branch);
     github.state.pull(owner, repo, closed)!.state = "closed";
     const issue = { number: 1, title: "t", body: null };
-    await expect(loadReviewRun(api, { ...job, pullNumber: closed }, issue)).rejects.toMatchObject({
+    await expect(
+      loadReviewRun(api, { ...job, pullNumber: closed }, issue, identity.name),
+    ).rejects.toMatchObject({
       code: "pull_request_closed",
       hint: "Reopen it and request changes again.",
     });
     const other = addPull("main");
-    await expect(loadReviewRun(api, { ...job, pullNumber: other }, issue)).rejects.toMatchObject({
+    await expect(
+      loadReviewRun(api, { ...job, pullNumber: other }, issue, identity.name),
+    ).rejects.toMatchObject({
       code: "not_fix_pull_request",
     });
-    await expect(loadReviewRun(api, { ...job, pullNumber: 999 }, issue)).rejects.toMatchObject({
-      code: "github_404",
-    });
+    await expect(loadReviewRun(api, { ...job, pullNumber: 999 }, issue, identity.name)).rejects.toMatchObject(
+      {
+        code: "github_404",
+      },
+    );
+  });
+
+  it("refuses the fix branch's pull request when another bot or a person opened it", async () => {
+    const issue = { number: 1, title: "t", body: null };
+    for (const user of [
+      { login: "other-app[bot]", id: 91_000, type: "Bot" as const },
+      { login: "agent-fix-test[bot]", id: 92_000, type: "User" as const },
+    ]) {
+      const pull = addPull(branch);
+      github.state.pull(owner, repo, pull)!.user = user;
+      await expect(
+        loadReviewRun(api, { ...job, pullNumber: pull }, issue, identity.name),
+      ).rejects.toMatchObject({
+        code: "not_fix_pull_request",
+        message: expect.stringContaining(`opened by ${user.login}`),
+      });
+    }
   });
 
   it("pushes a new commit on top without force, and refuses to overwrite a branch that moved meanwhile", async () => {
@@ -156,6 +179,7 @@ describe("review runs: reading the review, and pushing on top of the reviewed br
         title: "t",
         body: "Add `b`.",
       },
+      identity.name,
     );
     expect(run.issue?.body).toContain("Review by @alice:\n\nName the new line `c` instead.");
     expect(run.issue?.body).not.toContain("/agent-fix");
@@ -211,7 +235,7 @@ describe("review runs: reading the review, and pushing on top of the reviewed br
       ],
     };
     const issue = { number: 1, title: "a.txt needs a second line", body: "Add `b`." };
-    const task = (await loadReviewRun(api, followUp, issue)).issue?.body ?? "";
+    const task = (await loadReviewRun(api, followUp, issue, identity.name)).issue?.body ?? "";
     expect(task.match(/Add `b`\./g)).toHaveLength(1);
     expect(task).toContain("Review by @alice:\n\nRename the helper.");
     expect(task).toContain("- `a.txt` line 1: Say what it is.\n- `a.txt` line 2: Capital B.");

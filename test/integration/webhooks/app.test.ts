@@ -263,6 +263,27 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     expect((await fetch(traversal)).status).toBe(404);
   });
 
+  it("trajectory links expire; a changed expiry or a malformed URL gets 404, not 500", async () => {
+    await writeFile(join(trajectoryDir, "octo-demo-2-1.traj"), '{"trajectory":[]}');
+    const name = "octo-demo-2-1.traj";
+    const week = 7 * 24 * 60 * 60 * 1000;
+    const link = trajectoryUrl(app.url, SECRET, name);
+    const expires = Number(new URL(link).searchParams.get("expires"));
+    // The default lifetime is 7 days.
+    expect(Math.abs(expires * 1000 - (Date.now() + week))).toBeLessThan(60_000);
+    expect((await fetch(link)).status).toBe(200);
+    // Signed eight days ago for a week: expired, and said so.
+    const old = trajectoryUrl(app.url, SECRET, name, { now: Date.now() - 8 * 24 * 60 * 60 * 1000 });
+    const gone = await fetch(old);
+    expect(gone.status).toBe(410);
+    expect(await gone.text()).toContain("expired");
+    // Pushing the expiry out breaks the signature.
+    expect((await fetch(old.replace(/expires=\d+/, `expires=${expires}`))).status).toBe(404);
+    for (const path of ["%E0%A4%A.traj", "%", "%ZZ.traj?sig=1&expires=1"]) {
+      expect((await fetch(`${app.url}/trajectories/${path}`)).status, path).toBe(404);
+    }
+  });
+
   it("a GitHub error at the start leaves no half-started run; the redelivery then starts it once", async () => {
     const issue = newIssue();
     const delivery = {
@@ -363,6 +384,29 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
       reviewEvent(github, { owner, repo, pull }, "changes_requested", { login: "ci[bot]", type: "Bot" }),
     );
     expect(commentsBy(pull, github.bot.login)).toHaveLength(1);
+  });
+
+  it("another bot's pull request on agent-fix/issue-N, or one from a fork, is not the app's: no run is queued", async () => {
+    const otherBot = { login: "other-app[bot]", id: 91_000, type: "Bot" as const };
+    const issue = newIssue();
+    const pull = addPull(`agent-fix/issue-${issue}`, otherBot);
+    expect(await post(reviewEvent(github, { owner, repo, pull }, "changes_requested", alice))).toBe(200);
+    expect(await post(pullCommentEvent(github, { owner, repo, pull }, "/agent-fix\nRedo it.", alice))).toBe(
+      200,
+    );
+    expect(await jobOf(issue)).toBeUndefined();
+    const replies = commentsBy(pull, github.bot.login);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]?.body).toContain("not on this one");
+
+    // The app's own bot, but the branch is a fork's: not the app's either.
+    const forked = addPull(`agent-fix/issue-${issue}`);
+    const delivery = reviewEvent(github, { owner, repo, pull: forked }, "changes_requested", alice);
+    const head = (delivery.payload.pull_request as { head: { repo: { full_name: string } } }).head;
+    head.repo.full_name = `mallory/${repo}`;
+    expect(await post(delivery)).toBe(200);
+    expect(await jobOf(issue)).toBeUndefined();
+    expect(commentsBy(forked, github.bot.login)).toHaveLength(0);
   });
 
   it("/agent-fix on the app's pull request starts a review run of its issue; stop cancels it; other PRs get a reply", async () => {

@@ -49,7 +49,7 @@ export type TokenVerdict =
 
 export function checkToken(state: StandInState, token: string): TokenVerdict {
   const issued = state.tokens.get(token);
-  if (!issued) return { ok: false, reason: "unknown" };
+  if (!issued || issued.revokedAt !== undefined) return { ok: false, reason: "unknown" };
   if (issued.expiresAt <= Date.now()) return { ok: false, reason: "expired" };
   return { ok: true, installationId: issued.installationId };
 }

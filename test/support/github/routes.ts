@@ -1,9 +1,11 @@
 /** The REST endpoints the app and the worker use, answered from StandInState like GitHub would. */
 import { join } from "node:path";
-import { listRefs, readRepoFile } from "../git-server.js";
+import { listRefs } from "../git-server.js";
+import { contentsEntry } from "./contents.js";
 import { commentJson, issueJson, pullJson, repoJson, userJson } from "./render.js";
 import { reviewRoutes } from "./review-routes.js";
 import type { StandInRepo, StandInState, StandInUser } from "./state.js";
+import { tokenRoutes } from "./token-scopes.js";
 
 export type Actor =
   | { kind: "app" }
@@ -20,6 +22,8 @@ export interface RouteContext {
   tokenTtlMs: number;
   issueToken(installationId: number): { token: string; expires_at: string };
   actor: Actor;
+  /** The installation token of the request, when one was sent. */
+  token?: string;
   params: string[];
   query: URLSearchParams;
   body: Record<string, unknown>;
@@ -47,6 +51,27 @@ const invalid = (message: string): RouteResult => ({
   body: { message: "Validation Failed", errors: [{ message }] },
 });
 const R = "/repos/([^/]+)/([^/]+)";
+
+/**
+ * Draft pull requests exist in public repositories of every plan and in private ones on Team and
+ * Enterprise; elsewhere GitHub answers 422 with this message (the stand-in's repositories are private).
+ */
+function draftRefused(repo: StandInRepo, draft: unknown): RouteResult | null {
+  if (draft !== true || (repo.plan !== "free" && repo.plan !== "pro")) return null;
+  return {
+    status: 422,
+    body: {
+      message: "Draft pull requests are not supported in this repository.",
+      documentation_url: "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+      status: "422",
+    },
+  };
+}
+
+/** GitHub's body limit, 65,536 characters counted as code points (an emoji is one). */
+function tooLong(body: string): boolean {
+  return body.length > 65_536 && [...body].length > 65_536;
+}
 
 function repoOf(ctx: RouteContext): StandInRepo | RouteResult {
   const [owner = "", name = ""] = ctx.params;
@@ -84,22 +109,7 @@ export const routes: Route[] = [
     auth: "app",
     handler: (ctx) => ({ status: 200, body: { id: ctx.appId, slug: ctx.appSlug, name: ctx.appSlug } }),
   },
-  {
-    method: "POST",
-    pattern: /^\/app\/installations\/(\d+)\/access_tokens$/,
-    auth: "app",
-    handler: (ctx) => {
-      const id = Number(ctx.params[0]);
-      if (!ctx.state.repos.some((r) => r.installationId === id)) return notFound("No such installation");
-      return {
-        status: 201,
-        body: {
-          ...ctx.issueToken(id),
-          permissions: { contents: "write", issues: "write", pull_requests: "write" },
-        },
-      };
-    },
-  },
+  ...tokenRoutes(),
   {
     method: "GET",
     pattern: /^\/app\/installations\/(\d+)$/,
@@ -156,22 +166,12 @@ export const routes: Route[] = [
     handler: withRepo(async (ctx, repo) => {
       const path = decodeURIComponent(ctx.params[2] ?? "");
       const ref = ctx.query.get("ref") ?? repo.defaultBranch;
-      const content = await readRepoFile(join(ctx.gitRoot, repo.owner, `${repo.name}.git`), ref, path);
-      if (!content) return notFound();
-      if (ctx.accept.includes(".raw")) return { status: 200, raw: content };
-      const name = path.split("/").pop();
-      return {
-        status: 200,
-        body: {
-          type: "file",
-          encoding: "base64",
-          content: content.toString("base64"),
-          path,
-          name,
-          size: content.length,
-          sha: "0",
-        },
-      };
+      const entry = await contentsEntry(join(ctx.gitRoot, repo.owner, `${repo.name}.git`), ref, path);
+      if (!entry) return notFound();
+      if (ctx.accept.includes(".raw") && entry.type === "file") {
+        return { status: 200, raw: Buffer.from(entry.content, "base64") };
+      }
+      return { status: 200, body: entry };
     }),
   },
   {
@@ -228,7 +228,7 @@ function issueRoutes(): Route[] {
         const comment = commentOf(ctx, repo);
         if (!comment) return notFound();
         if (typeof ctx.body.body !== "string") return invalid("body is required");
-        if (ctx.body.body.length > 65_536) return invalid("Body is too long (maximum is 65536 characters)");
+        if (tooLong(ctx.body.body)) return invalid("Body is too long (maximum is 65536 characters)");
         if (comment.user.login !== ctx.bot.login)
           return { status: 403, body: { message: "Must have admin rights to edit another user's comment" } };
         comment.body = ctx.body.body;
@@ -299,7 +299,7 @@ function issueRoutes(): Route[] {
         if (!exists(ctx, repo)) return notFound();
         const body = ctx.body.body;
         if (typeof body !== "string" || body.length === 0) return invalid("body is required");
-        if (body.length > 65_536) return invalid("Body is too long (maximum is 65536 characters)");
+        if (tooLong(body)) return invalid("Body is too long (maximum is 65536 characters)");
         const at = now();
         const comment = {
           id: ctx.state.id(),
@@ -405,6 +405,10 @@ function pullRoutes(): Route[] {
         const { title, body, head, base, draft } = ctx.body as Record<string, string | boolean | undefined>;
         if (typeof title !== "string" || typeof head !== "string" || typeof base !== "string")
           return invalid("title, head and base are required");
+        if (typeof body === "string" && tooLong(body))
+          return invalid("Body is too long (maximum is 65536 characters)");
+        const refused = draftRefused(repo, draft);
+        if (refused) return refused;
         const branch = branchOf(head);
         const sha = await headSha(ctx, repo, branch);
         if (!sha) return invalid(`head: branch ${branch} does not exist`);
@@ -454,7 +458,7 @@ function pullRoutes(): Route[] {
         const { title, body, state } = ctx.body;
         if (typeof title === "string") pull.title = title;
         if (typeof body === "string") {
-          if (body.length > 65_536) return invalid("Body is too long (maximum is 65536 characters)");
+          if (tooLong(body)) return invalid("Body is too long (maximum is 65536 characters)");
           pull.body = body;
         }
         if (state === "open" || state === "closed") pull.state = state;

@@ -87,6 +87,8 @@ export interface StandInRepo {
   installationId: number;
   /** login -> admin | maintain | write | triage | read */
   permissions: Map<string, string>;
+  /** The owner's GitHub plan (the stand-in's repositories are private); drafts need team or above. */
+  plan?: "free" | "pro" | "team" | "enterprise";
 }
 
 export interface RequestRecord {
@@ -95,12 +97,18 @@ export interface RequestRecord {
   status: number;
   /** "app" (JWT), "installation:ID", or "anonymous". */
   actor: string;
+  /** The installation token the request used ("installation:ID" actors; git requests too). */
+  token?: string;
 }
 
 export interface IssuedToken {
   token: string;
   installationId: number;
   expiresAt: number;
+  /** What the token may reach, when it was minted with repository_ids/permissions (github/token-scopes.ts). */
+  scope?: { repositoryIds: number[] | null; permissions: Record<string, "read" | "write"> };
+  /** When DELETE /installation/token revoked it. */
+  revokedAt?: number;
 }
 
 export class StandInState {

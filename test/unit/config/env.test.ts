@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { githubApiUrl, hasAppCredentials, parseEnv } from "../../../src/config/env.js";
+import { githubApiUrl, hasAppCredentials, parseEnv, requireWebhookSecret } from "../../../src/config/env.js";
 import { ConfigError } from "../../../src/errors.js";
 
 describe("process environment", () => {
@@ -43,5 +43,25 @@ describe("process environment", () => {
     expect((error as ConfigError).message).toContain("AGENT_FIX_CONCURRENCY");
     expect((error as ConfigError).hint).toBe("For example: AGENT_FIX_CONCURRENCY=2");
     expect(() => parseEnv({ AGENT_FIX_REDIS_URL: "localhost:6379" })).toThrow(/AGENT_FIX_REDIS_URL/);
+  });
+
+  it("requires a webhook secret that is not Probot's public development one, naming WEBHOOK_SECRET", () => {
+    expect(() => requireWebhookSecret(parseEnv({}))).toThrow(/WEBHOOK_SECRET is not set/);
+    expect(() => requireWebhookSecret(parseEnv({ WEBHOOK_SECRET: "development" }))).toThrow(
+      /WEBHOOK_SECRET is Probot's public development secret/,
+    );
+    expect(requireWebhookSecret(parseEnv({ WEBHOOK_SECRET: "0f3a9c" }))).toBe("0f3a9c");
+  });
+
+  it("caps webhook bodies at GitHub's 25 MB unless set lower, and lists the bots whose label counts", () => {
+    expect(parseEnv({}).AGENT_FIX_WEBHOOK_MAX_BYTES).toBe(25 * 1024 * 1024);
+    expect(parseEnv({ AGENT_FIX_WEBHOOK_MAX_BYTES: "1048576" }).AGENT_FIX_WEBHOOK_MAX_BYTES).toBe(1048576);
+    expect(() => parseEnv({ AGENT_FIX_WEBHOOK_MAX_BYTES: String(300 * 1024 * 1024) })).toThrow(
+      /AGENT_FIX_WEBHOOK_MAX_BYTES/,
+    );
+    expect(parseEnv({}).AGENT_FIX_LABEL_BOTS).toEqual([]);
+    expect(
+      parseEnv({ AGENT_FIX_LABEL_BOTS: "renovate[bot], release-helper[bot]" }).AGENT_FIX_LABEL_BOTS,
+    ).toEqual(["renovate[bot]", "release-helper[bot]"]);
   });
 });

@@ -20,7 +20,7 @@ describe(".github/agent-fix.yml", () => {
     const config = parseRepoConfig("test:\n  command: pytest -q\n");
     expect(config.test).toEqual({ command: "pytest -q", timeoutSeconds: 300 });
     expect(config.setup).toEqual({ commands: [], timeoutSeconds: 600, network: true });
-    expect(config.forbiddenPaths).toEqual([".github/workflows/**"]);
+    expect(config.forbiddenPaths).toEqual([".github/workflows/**", ".github/agent-fix.yml"]);
     expect(config.openPullRequestWhenBaselineFails).toBe(false);
     expect(config.tools).toBe("default");
   });

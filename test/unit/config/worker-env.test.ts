@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { parseWorkerEnv } from "../../../src/config/worker-env.js";
+import { cidrList, parseWorkerEnv } from "../../../src/config/worker-env.js";
 import { ConfigError } from "../../../src/errors.js";
 import { createProcessorFromEnv } from "../../../worker/processor.js";
 
 const app = { APP_ID: "1", PRIVATE_KEY: "k" };
 
 describe("worker environment: AGENT_FIX_WORKSPACE_TMPFS", () => {
-  it("is unset by default (the workspace stays a disk volume) and takes a size such as 2g", () => {
+  it("is unset by default and takes a size such as 2g", () => {
     expect(parseWorkerEnv(app).AGENT_FIX_WORKSPACE_TMPFS).toBeUndefined();
     expect(parseWorkerEnv({ ...app, AGENT_FIX_WORKSPACE_TMPFS: "2g" }).AGENT_FIX_WORKSPACE_TMPFS).toBe("2g");
     expect(parseWorkerEnv({ ...app, AGENT_FIX_WORKSPACE_TMPFS: "512M" }).AGENT_FIX_WORKSPACE_TMPFS).toBe(
@@ -38,5 +38,36 @@ describe("worker environment: AGENT_FIX_WORKSPACE_TMPFS", () => {
       AGENT_FIX_WORKSPACE_TMPFS: "two gigabytes",
     };
     await expect(createProcessorFromEnv(env)).rejects.toThrow(/AGENT_FIX_WORKSPACE_TMPFS/);
+  });
+});
+
+describe("worker environment: the sandbox's workspace size and setup network", () => {
+  it("takes a workspace size and CIDR lists, and refuses what is not one, naming the variable", () => {
+    const env = parseWorkerEnv({
+      ...app,
+      AGENT_FIX_WORKSPACE_SIZE: "3g",
+      AGENT_FIX_SETUP_NETWORK_ALLOW: "10.20.0.5/32, 10.30.0.0/16",
+      AGENT_FIX_SETUP_NETWORK_DENY: "203.0.113.7",
+    });
+    expect(env.AGENT_FIX_WORKSPACE_SIZE).toBe("3g");
+    expect(env.AGENT_FIX_SETUP_NETWORK).toBe("agent-fix-setup");
+    expect(cidrList(env.AGENT_FIX_SETUP_NETWORK_ALLOW)).toEqual(["10.20.0.5/32", "10.30.0.0/16"]);
+    expect(cidrList(env.AGENT_FIX_SETUP_NETWORK_DENY)).toEqual(["203.0.113.7"]);
+    expect(cidrList(undefined)).toEqual([]);
+    for (const [name, value] of [
+      ["AGENT_FIX_WORKSPACE_SIZE", "4 GB"],
+      ["AGENT_FIX_SETUP_NETWORK_ALLOW", "registry.internal"],
+      ["AGENT_FIX_SETUP_NETWORK_DENY", "10.0.0.0/8;"],
+    ] as const) {
+      let error: unknown;
+      try {
+        parseWorkerEnv({ ...app, [name]: value });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error, name).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).message).toContain(name);
+      expect((error as ConfigError & { hint?: string }).hint).toContain(`${name}=`);
+    }
   });
 });

@@ -31,7 +31,13 @@ function config(overrides: Record<string, unknown> = {}): ModelConfig {
     baseUrl: server.url,
     apiKeyEnv: "STAND_IN_KEY",
     headers: { "x-team": "agent-fix" },
-    prices: { asOf: "2025-08-15", models: { "gpt-test": { input: 2, cachedInput: 0.5, output: 8 } } },
+    prices: {
+      asOf: "2025-08-15",
+      models: {
+        "gpt-test": { input: 2, cachedInput: 0.5, output: 8 },
+        "o4-mini": { input: 1.1, output: 4.4 },
+      },
+    },
     retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 1000, multiplier: 2, jitter: 0 },
     ...overrides,
   });

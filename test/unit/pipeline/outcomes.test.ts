@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseRepoConfig } from "../../../src/config/repo.js";
+import { repositoryPolicySchema } from "../../../src/config/repo-policy.js";
 import type { Trajectory } from "../../../src/contracts.js";
 import { decodeAbortReason, encodeAbortReason } from "../../../worker/pipeline/cancel.js";
 import { toPipelineConfig } from "../../../worker/pipeline/config.js";
@@ -57,23 +58,32 @@ describe("cancel reasons through BullMQ's string reason", () => {
   });
 });
 
+const rules = {
+  defaultMaxSteps: 50,
+  policy: repositoryPolicySchema.parse({}),
+  model: {
+    name: "openai:gpt-4.1",
+    prices: { asOf: "2025-08-15", models: { "gpt-4.1": { input: 2, output: 8 } } },
+  },
+};
+
 describe("repository config as the pipeline uses it", () => {
   it("maps fields, defaults and the tool bundle, and refuses an unknown bundle naming the field", () => {
     const config = toPipelineConfig(
       parseRepoConfig("test:\n  command: make test\nlimits:\n  maxTimeMinutes: 2\ntools: editor\n"),
-      50,
+      rules,
     );
     expect(config).toMatchObject({
       setup: [],
       setupNetwork: true,
       testCommand: "make test",
       testTimeoutMs: 300_000,
-      forbiddenPaths: [".github/workflows/**"],
+      forbiddenPaths: [".github/workflows/**", ".github/agent-fix.yml"],
       openPrWhenBaselineFails: false,
       maxSteps: 50,
       agent: { maxWallTimeSeconds: 120, toolBundle: "editor" },
     });
-    expect(() => toPipelineConfig(parseRepoConfig("test:\n  command: x\ntools: magic\n"), 50)).toThrow(
+    expect(() => toPipelineConfig(parseRepoConfig("test:\n  command: x\ntools: magic\n"), rules)).toThrow(
       /`tools`/,
     );
   });

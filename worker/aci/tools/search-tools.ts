@@ -9,13 +9,30 @@ import { displayPath, outsideRepositoryMessage, resolveRepoPath, shellQuote } fr
 import { type AciRuntime, type AciTool, defineTool, noFileOpen, observation, stringArg } from "../tool.js";
 
 const noDirectory = "__ACI_NO_SUCH_DIRECTORY__";
+const outsideWorkspace = "__ACI_OUTSIDE_WORKSPACE__";
 
-/** Runs `rgArgs` over a directory in the sandbox; null output means the directory does not exist. */
+/**
+ * Shell code that prints a marker instead of searching when `quoted` is not a directory, or when its
+ * real path (symlinks resolved) lies outside the workspace: ripgrep follows a symlink given as its
+ * path, so a link to /etc would list the container's files, which `open` refuses.
+ */
+function directoryGuard(quoted: string): string {
+  return (
+    `d=$(realpath -e -- ${quoted} 2>/dev/null); r=$(realpath -e .); ` +
+    `if [ -z "$d" ] || [ ! -d "$d" ]; then echo ${noDirectory}; ` +
+    `elif [ "$d" != "$r" ] && [ "\${d#"$r"/}" = "$d" ]; then echo ${outsideWorkspace}; else `
+  );
+}
+
+/**
+ * Runs `rgArgs` over a directory in the sandbox: null when the directory does not exist, "outside"
+ * when it leads out of the workspace. Without --follow, ripgrep skips the symlinks it meets inside.
+ */
 async function ripgrepLines(runtime: AciRuntime, context: ToolContext, relativeDir: string, rgArgs: string) {
   // An explicit "." keeps rg from reading stdin; its "./" prefix is removed below.
-  const target = relativeDir === "" ? " -- ." : ` -- ${shellQuote(relativeDir)}`;
-  const check = relativeDir === "" ? "true" : `[ -d ${shellQuote(relativeDir)} ]`;
-  const command = `if ${check}; then rg ${rgArgs}${target} 2>/dev/null | head -n ${runtime.config.searchCap + 1}; else echo ${noDirectory}; fi`;
+  const quoted = relativeDir === "" ? "." : shellQuote(relativeDir);
+  const search = `rg ${rgArgs} -- ${quoted} 2>/dev/null | head -n ${runtime.config.searchCap + 1}`;
+  const command = `${directoryGuard(quoted)}${search}; fi`;
   const result = await context.sandbox.exec(command, {
     cwd: runtime.root,
     timeoutMs: runtime.config.toolTimeoutMs,
@@ -27,6 +44,7 @@ async function ripgrepLines(runtime: AciRuntime, context: ToolContext, relativeD
     .filter((line) => line !== "")
     .map((line) => (relativeDir === "" && line.startsWith("./") ? line.slice(2) : line));
   if (lines[0] === noDirectory) return null;
+  if (lines[0] === outsideWorkspace) return "outside" as const;
   return { lines } as const;
 }
 
@@ -91,6 +109,7 @@ async function searchDirectory(
   if (!dir) return { answer: outsideRepositoryMessage(dirArg!, runtime.root) };
   const found = await ripgrepLines(runtime, context, dir.relative, rgArgs);
   if (found === null) return { answer: `Directory ${dirArg} not found` };
+  if (found === "outside") return { answer: outsideRepositoryMessage(dirArg!, runtime.root) };
   if ("timedOut" in found) return { answer: timedOutMessage(`"${what}"`) };
   return { lines: found.lines, term: `"${what}" in ${displayPath(dir.relative)}` };
 }

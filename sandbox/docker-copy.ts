@@ -1,0 +1,89 @@
+/**
+ * Copies the repository into a new sandbox: a tar stream into the stdin of the container's main process
+ * (sandbox/docker-spec.ts), which unpacks it, says so, then becomes `sleep`.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { type Duplex, type Readable, Writable } from "node:stream";
+import type Docker from "dockerode";
+import { pack } from "tar-fs";
+import { SandboxError } from "../src/errors.js";
+import { WORKDIR } from "./docker-scripts.js";
+
+/**
+ * A tar stream of a directory: the host's GNU tar where there is one (about 30 times faster than tar-fs
+ * on a repository of 1,000 files), else tar-fs.
+ */
+function packDirectory(dir: string, fail: (error: Error) => void): Readable {
+  if (hostTar === undefined) {
+    hostTar = spawnSync("tar", ["--version"], { encoding: "utf8" }).stdout?.includes("GNU tar") ?? false;
+  }
+  if (!hostTar) {
+    const archive = pack(dir);
+    archive.on("error", fail);
+    return archive as unknown as Readable;
+  }
+  const child = spawn("tar", ["-c", "-f", "-", "--warning=no-file-changed", "-C", dir, "."], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString("utf8")).slice(-2000);
+  });
+  child.on("error", fail);
+  child.on("close", (code) => {
+    // 1 is GNU tar's "a file changed as we read it": the archive is whole, and the change is the host's.
+    if (code !== 0 && code !== 1)
+      fail(new SandboxError(`cannot pack ${dir}: ${stderr.trim()}`, { code: "copy_failed" }));
+  });
+  return child.stdout;
+}
+let hostTar: boolean | undefined;
+
+const COPY_DONE = "__AF_COPY_DONE__";
+const COPY_FAILED = "__AF_COPY_FAILED__";
+export const COPY_THEN_SLEEP = `if tar -x -p -f - -C ${WORKDIR} 2>&1; then echo ${COPY_DONE}; else echo ${COPY_FAILED}; fi; exec sleep infinity`;
+
+/**
+ * Streams `sourceDir` as a tar into the stdin of the container's main process (attached before the
+ * start, so the host reads files while the container starts). Resolves once it is unpacked.
+ */
+export async function copyIn(docker: Docker, container: Docker.Container, sourceDir: string): Promise<void> {
+  const stream = (await container.attach({
+    stream: true,
+    stdin: true,
+    stdout: true,
+    stderr: true,
+    hijack: true,
+  })) as Duplex;
+  return new Promise<void>((resolve, reject) => {
+    let text = "";
+    let settled = false;
+    const finish = (error?: Error) => {
+      if (settled) return;
+      settled = true;
+      stream.destroy();
+      if (error) reject(error);
+      else resolve();
+    };
+    const sink = new Writable({
+      write: (chunk: Buffer, _encoding, done) => {
+        text = (text + chunk.toString("utf8")).slice(-4000);
+        if (text.includes(COPY_DONE)) finish();
+        else if (text.includes(COPY_FAILED)) {
+          const message = text.replace(COPY_FAILED, "").trim();
+          finish(new SandboxError(`cannot copy the repository in: ${message}`, { code: "copy_failed" }));
+        }
+        done();
+      },
+    });
+    docker.modem.demuxStream(stream, sink, sink);
+    stream.on("error", (error: Error) => finish(error));
+    stream.on("end", () =>
+      finish(
+        new SandboxError("the sandbox ended while the repository was copied in", { code: "copy_failed" }),
+      ),
+    );
+    const archive = packDirectory(sourceDir, finish);
+    archive.pipe(stream);
+  });
+}

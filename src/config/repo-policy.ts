@@ -1,0 +1,26 @@
+/**
+ * Schema of the `repository:` section of config/default.yaml: what the operator lets a repository's
+ * `.github/agent-fix.yml` choose. A repository may lower every limit but never raise one above its
+ * ceiling, may name only the models listed here (or the operator's own `model.name`), and cannot lift
+ * the operator's forbidden paths, which apply on top of its own.
+ */
+import { z } from "zod";
+
+export const repositoryPolicySchema = z.strictObject({
+  /** Paths no change may touch, whatever the repository's `forbiddenPaths` says (its own are added). */
+  forbiddenPaths: z.array(z.string().min(1)).default([".github/workflows/**", ".github/agent-fix.yml"]),
+  /** Models a repository's `model:` may name beside `model.name`, e.g. `openai:gpt-4.1-mini`. */
+  models: z.array(z.string().regex(/^(openai|replay):.+$/, "must look like openai:NAME")).default([]),
+  /** The highest value a repository may set for each limit; above it the run is refused, naming both. */
+  ceilings: z
+    .strictObject({
+      maxSteps: z.number().int().positive().default(100),
+      maxCostUsd: z.number().positive().default(10),
+      maxTimeMinutes: z.number().positive().default(60),
+      setupTimeoutSeconds: z.number().int().positive().default(1800),
+      testTimeoutSeconds: z.number().int().positive().default(1800),
+    })
+    .prefault({}),
+});
+export type RepositoryPolicy = z.infer<typeof repositoryPolicySchema>;
+export type Ceiling = keyof RepositoryPolicy["ceilings"];

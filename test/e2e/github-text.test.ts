@@ -1,0 +1,142 @@
+import { execFileSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOKEN_PERMISSIONS } from "../../worker/pipeline/auth.js";
+import { liveClosingReferences, liveMentions } from "../support/github/live-text.js";
+import type { RequestRecord } from "../support/github-server.js";
+import { requireRedis, requireSandboxImage } from "../support/services.js";
+import { type SampleRepo, Stack, sampleConfig } from "../support/stack.js";
+import { type IssueRef, waitFor } from "../support/stack-parts.js";
+
+// Real Redis, real Docker sandboxes, the real app and worker; GitHub is the stand-in, the model a replay
+// that writes what a prompt-injected model would (mentions, closing keywords) and weakens the tests.
+const ready = (await requireRedis()) && (await requireSandboxImage());
+
+describe.runIf(ready)("what the app writes on GitHub, and with which tokens", () => {
+  // Trajectory links of this stack expire after 2 days instead of the default 7.
+  const stack = new Stack({ model: null, env: { AGENT_FIX_TRAJECTORY_LINK_DAYS: "2" } });
+  const DAY_MS = 24 * 60 * 60 * 1000;
+  beforeAll(() => stack.start());
+  afterAll(() => stack.stop());
+
+  /** Runs the labelled issue to its final status; returns the installation requests the worker made. */
+  async function runIssue(repo: SampleRepo): Promise<{ issue: IssueRef; requests: RequestRecord[] }> {
+    const issue = stack.addIssue(repo);
+    expect(await stack.label(issue)).toBeLessThan(300);
+    // The webhook server is done once the label was answered: later requests are the worker's.
+    const from = stack.github.state.requests.length;
+    await waitFor("the final status", () => stack.finalStatus(issue), 240_000);
+    const requests = stack.github.state.requests.slice(from).filter((r) => r.token);
+    return { issue, requests };
+  }
+
+  const scopeOf = (token: string | undefined) => stack.github.state.tokens.get(token ?? "")?.scope;
+  const allRevoked = (requests: RequestRecord[]) =>
+    requests.every((r) => stack.github.state.tokens.get(r.token ?? "")?.revokedAt !== undefined);
+
+  it("a hostile model's text reaches the PR body and comments inert; only Fixes #1 links an issue; tokens are minimal and revoked", async () => {
+    const repo = await stack.addSampleRepo("hostile", sampleConfig("sample-hostile-text.jsonl"));
+    const { issue, requests } = await runIssue(repo);
+    const status = stack.finalStatus(issue);
+    expect(status?.body).toContain("opened draft pull request #");
+    const pr = stack.pulls(issue)[0]!;
+
+    // Item 1: no live mention, and the run's own issue is the only one closed, once.
+    expect(liveClosingReferences(pr.body)).toEqual(["#1"]);
+    expect(liveMentions(pr.body)).toEqual([]);
+    expect(pr.body).toContain("octocat"); // still readable
+    const comments = [
+      ...stack.github.state.commentsOn(issue.owner, issue.repo, pr.number),
+      ...stack.github.state.commentsOn(issue.owner, issue.repo, issue.number),
+    ];
+    expect(comments.some((c) => c.body.includes("<!-- agent-fix:summary -->"))).toBe(true);
+    for (const comment of comments) {
+      expect(liveClosingReferences(comment.body)).toEqual([]);
+      // The status comment names who asked for the run; nobody the model named.
+      expect(liveMentions(comment.body).filter((login) => login !== "maintainer")).toEqual([]);
+    }
+    const message = execFileSync("git", ["log", "-1", "--format=%B", pr.head], {
+      cwd: stack.github.repoDir(issue.owner, issue.repo),
+      encoding: "utf8",
+    });
+    expect(liveClosingReferences(message)).toEqual(["#1"]);
+
+    // Item 3: the weakened tests come first, before the agent's summary.
+    expect(pr.body.startsWith("## ⚠️ Changes to existing tests")).toBe(true);
+    expect(pr.body.indexOf("Changes to existing tests")).toBeLessThan(pr.body.indexOf("Fixed median()"));
+    expect(pr.body).toContain("- Existing test files modified: `tests/test_stats.py`");
+    expect(pr.body).toContain("- Tests removed: `test_odd_length (tests/test_stats.py)`");
+    // (read without the invisible joiners the neutraliser puts after every `@`)
+    expect(pr.body.replaceAll("\u200D", "")).toContain(
+      '- Tests skipped or narrowed: `tests/test_stats.py: @unittest.skip("slow")`',
+    );
+    expect(pr.body).toContain("- Fewer tests ran: 4 on the unchanged code, 3 with this change");
+
+    // Item 4: every request of the worker used a token for this one repository, with its step's permissions.
+    expect(requests.length).toBeGreaterThan(0);
+    for (const request of requests) {
+      const scope = scopeOf(request.token);
+      expect(scope?.repositoryIds, `${request.method} ${request.path}`).toEqual([repo.id]);
+      const expected =
+        request.method === "GIT-FETCH"
+          ? TOKEN_PERMISSIONS.clone
+          : request.method === "GIT-PUSH"
+            ? TOKEN_PERMISSIONS.push
+            : request.path.includes("/contents/")
+              ? TOKEN_PERMISSIONS.config
+              : TOKEN_PERMISSIONS.api;
+      expect(scope?.permissions, `${request.method} ${request.path}`).toEqual({
+        metadata: "read",
+        ...expected,
+      });
+      expect(request.status, `${request.method} ${request.path}`).toBeLessThan(400);
+    }
+    const kinds = new Set(requests.map((r) => r.method));
+    expect(kinds).toContain("GIT-FETCH");
+    expect(kinds).toContain("GIT-PUSH");
+    expect(kinds).toContain("POST");
+    // All of them revoked once the run is over.
+    await waitFor("the run's tokens to be revoked", () => allRevoked(requests), 30_000);
+    const deletes = stack.github.state.requests.filter(
+      (r) => r.method === "DELETE" && r.path === "/installation/token",
+    );
+    expect(deletes.every((r) => r.status === 204)).toBe(true);
+
+    // Item 5: the link to the full trajectory expires, after the configured 2 days.
+    const summary = comments.find((c) => c.body.includes("<!-- agent-fix:summary -->"))!;
+    const link = /\[Full trajectory\]\((\S+\?expires=\d+&sig=\w+)\)/.exec(summary.body)?.[1];
+    const expires = Number(new URL(link ?? "http://x/?expires=0").searchParams.get("expires")) * 1000;
+    expect(expires).toBeLessThanOrEqual(Date.now() + 2 * DAY_MS);
+    expect(expires).toBeGreaterThan(Date.now() + 1.5 * DAY_MS);
+    expect((await fetch(link ?? "")).status).toBe(200);
+  });
+
+  it("a run that fails before the agent wrote a trajectory links none, and its tokens are revoked too", async () => {
+    // The repository's tests already fail: the run stops after the baseline.
+    const broken =
+      "import unittest\n\n\nclass BrokenTest(unittest.TestCase):\n    def test_fails(self):\n        self.fail('broken')\n";
+    const repo = await stack.addSampleRepo("broken", { "tests/test_broken.py": broken });
+    const { issue, requests } = await runIssue(repo);
+    const status = stack.finalStatus(issue);
+    expect(status?.body).toContain("stopped without a pull request");
+    expect(status?.body).toContain("already fail");
+    expect(status?.body).not.toContain("trajector");
+    expect(requests.some((r) => r.method === "GIT-FETCH")).toBe(true);
+    expect(requests.some((r) => r.method === "GIT-PUSH")).toBe(false);
+    for (const request of requests) expect(scopeOf(request.token)?.repositoryIds).toEqual([repo.id]);
+    await waitFor("the failed run's tokens to be revoked", () => allRevoked(requests), 30_000);
+  });
+
+  it("a run that fails with an error after the agent (a forbidden path) links its trajectory and revokes its tokens", async () => {
+    const repo = await stack.addSampleRepo("forbidden", {
+      ...sampleConfig("sample-forbidden.jsonl"),
+      ".github/workflows/ci.yml": "on: push\n",
+    });
+    const { issue, requests } = await runIssue(repo);
+    const status = stack.finalStatus(issue);
+    expect(status?.body).toContain("Nothing was pushed");
+    expect(status?.body).toMatch(/\[Full trajectory\]\(\S+\?expires=\d+&sig=\w+\)/);
+    expect(requests.some((r) => r.method === "GIT-PUSH")).toBe(false);
+    for (const request of requests) expect(scopeOf(request.token)?.repositoryIds).toEqual([repo.id]);
+    await waitFor("the failed run's tokens to be revoked", () => allRevoked(requests), 30_000);
+  });
+});

@@ -1,0 +1,50 @@
+/** A finished run's record as the publishing step receives it (trajectory, tests, the draft). */
+import type { Trajectory } from "../../src/contracts.js";
+import type { PullRequestDraft } from "../../worker/pipeline/run.js";
+
+/** A submitted trajectory of one step whose thought (the agent's account of its change) is `thought`. */
+export function submittedTrajectory(thought: string): Trajectory {
+  return {
+    trajectory: [
+      {
+        thought,
+        action: "submit",
+        observation: "submitted",
+        response: "",
+        execution_time: 0.5,
+        state: { open_file: "n/a", working_dir: "/workspace" },
+        tool: "submit",
+        args: {},
+        tokens: { sent: 10, received: 5 },
+      },
+    ],
+    history: [],
+    info: {
+      exit_status: "submitted",
+      submission: "diff --git a/a.txt b/a.txt\n",
+      model_stats: { tokens_sent: 10, tokens_received: 5, api_calls: 1, instance_cost: 0.01 },
+      gate: [{ attempt: 1, passed: true, output: "", durationMs: 1 }],
+      model: "replay:test",
+      config_hash: "h",
+      tool_bundle: "default",
+      aci_version: "1",
+      sandbox_image: "img",
+      started_at: "2026-12-01T10:00:00.000Z",
+      finished_at: "2026-12-01T10:01:00.000Z",
+    },
+  };
+}
+
+export function draftOf(trajectory: Trajectory, branch = "agent-fix/issue-1"): PullRequestDraft {
+  const passed = { passed: true, exitCode: 0, timedOut: false, output: "", durationMs: 1 };
+  return {
+    issueNumber: 1,
+    testCommand: "make test",
+    branch,
+    base: "main",
+    title: "Fix the thing",
+    trajectory,
+    baseline: passed,
+    proof: { testFiles: [], before: null },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Step 7 after the push: the pull request, then the review request and the summary beside it. Once
+ * the pull request is open nothing fails the run; what did not work is named in the final status.
+ */
+import { AgentFixError } from "../../src/errors.js";
+import { githubMessage } from "../../src/github/index.js";
+import type { Publisher, PullRequestDraft, StatusReporter } from "./run.js";
+
+/** An open pull request as the status reports it: whether a draft, and what did not work after it opened. */
+export interface PublishedPullRequest {
+  number: number;
+  url: string;
+  /** false when GitHub refused a draft in this repository. */
+  draft?: boolean;
+  /** false when the review request failed (the reason is in `problems`). */
+  reviewRequested?: boolean;
+  problems?: string[];
+}
+
+/**
+ * Step 7 after the push: opens (or updates) the pull request, then requests review and posts the
+ * summary. Once the pull request is open nothing makes the run fail: what did not work is named in
+ * the final status beside the pull request. `alongside` is awaited before the status says done.
+ */
+export async function publishPullRequest(input: {
+  publisher: Publisher;
+  status: StatusReporter;
+  draft: PullRequestDraft;
+  requestedBy: string;
+  alongside?: Promise<unknown>;
+}): Promise<PublishedPullRequest> {
+  const { publisher, draft, requestedBy } = input;
+  const opened = await publisher.openOrUpdatePullRequest(draft);
+  const failure = (what: string) => (error: unknown) => `${what}: ${reasonOf(error)}`;
+  const [review, summary] = await Promise.all([
+    publisher
+      .requestReview(opened.number, requestedBy)
+      .then(() => null, failure(`Review could not be requested from @${requestedBy}`)),
+    publisher
+      .postSummary(opened.number, draft)
+      .then(() => null, failure("The trajectory summary could not be posted on the pull request")),
+    input.alongside,
+  ]);
+  const problems = [review, summary].filter((problem): problem is string => problem !== null);
+  const published: PublishedPullRequest = {
+    ...opened,
+    ...(review ? { reviewRequested: false } : {}),
+    ...(problems.length ? { problems } : {}),
+  };
+  await input.status.succeeded(published).catch((error: unknown) => {
+    // The pull request is open: a status that cannot be written is logged, not the run's outcome.
+    console.error(
+      `[worker] the final status of pull request #${opened.number} could not be written: ${reasonOf(error)}`,
+    );
+  });
+  return published;
+}
+
+function reasonOf(error: unknown): string {
+  const text = error instanceof AgentFixError ? error.describe() : githubMessage(error);
+  return text.replace(/\s+/g, " ").trim();
+}
