@@ -37,6 +37,6 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# tini forwards SIGTERM so the worker can finish or cancel its runs and leave every status final.
+# tini forwards SIGTERM so the worker can finish its runs or hand them back to the queue (rolling deploys).
 ENTRYPOINT ["tini", "--"]
 CMD ["node", "--import", "tsx", "src/main.ts"]

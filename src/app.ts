@@ -1,6 +1,7 @@
 /** The Probot app: one line per event; the handlers in handlers/ only filter and enqueue. */
 import type { ApplicationFunction } from "probot";
 import { appLoginReader } from "./github/own-pull.js";
+import { oncePerDelivery } from "./handlers/deliveries.js";
 import type { HandlerDeps } from "./handlers/deps.js";
 import { onInstallation } from "./handlers/installation.js";
 import { onIssueCommentCreated } from "./handlers/issue-comment-created.js";
@@ -12,11 +13,28 @@ import { onPullRequestReviewSubmitted } from "./handlers/pull-request-review.js"
 export function agentFixApp(base: Omit<HandlerDeps, "appLogin">): ApplicationFunction {
   return (app) => {
     const deps: HandlerDeps = { ...base, appLogin: appLoginReader(() => app.auth()) };
-    app.on("issues.labeled", (context) => onIssueLabeled(context, deps));
-    app.on("issues.unlabeled", (context) => onIssueUnlabeled(context, deps));
-    app.on("issues.closed", (context) => onIssueClosed(context, deps));
-    app.on("issue_comment.created", (context) => onIssueCommentCreated(context, deps));
-    app.on("pull_request_review.submitted", (context) => onPullRequestReviewSubmitted(context, deps));
+    // A redelivered webhook (same X-GitHub-Delivery) is answered and ignored: it never starts a run twice.
+    const once = oncePerDelivery;
+    app.on(
+      "issues.labeled",
+      once(deps, (context) => onIssueLabeled(context, deps)),
+    );
+    app.on(
+      "issues.unlabeled",
+      once(deps, (context) => onIssueUnlabeled(context, deps)),
+    );
+    app.on(
+      "issues.closed",
+      once(deps, (context) => onIssueClosed(context, deps)),
+    );
+    app.on(
+      "issue_comment.created",
+      once(deps, (context) => onIssueCommentCreated(context, deps)),
+    );
+    app.on(
+      "pull_request_review.submitted",
+      once(deps, (context) => onPullRequestReviewSubmitted(context, deps)),
+    );
     app.on(["installation", "installation_repositories"], (context) => onInstallation(context));
   };
 }

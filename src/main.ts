@@ -7,8 +7,9 @@
  * process entry that composes both sides, not shared code.
  */
 import { pathToFileURL } from "node:url";
-import { main as startWorker } from "../worker/index.js";
+import { main as startWorker, startWorkerFromEnv } from "../worker/index.js";
 import { hasAppCredentials, parseEnv } from "./config/env.js";
+import { exitOnSignals } from "./process-signals.js";
 import { startAppServer, main as startServer } from "./server.js";
 
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -25,17 +26,19 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   }
   const app = await startAppServer(parsed);
   app.probot.log.info(`agent-fix listening on ${app.url}${parsed.WEBHOOK_PATH}`);
+  const log = (message: string) => app.probot.log.info(message);
   if (role === "server") {
-    process.once("SIGTERM", () => void app.close().then(() => process.exit(0)));
-    process.once("SIGINT", () => void app.close().then(() => process.exit(0)));
+    exitOnSignals(() => app.close(), { log });
     return;
   }
-  // The worker installs its own SIGTERM handling (finish or cancel runs, final status comments);
-  // the server stops taking webhooks at the same signal.
-  await startWorker(env);
-  const closeServer = () => void app.close().catch(() => {});
-  process.once("SIGTERM", closeServer);
-  process.once("SIGINT", closeServer);
+  // One signal stops both: the server takes no more webhooks, the worker finishes or hands back its runs.
+  const worker = await startWorkerFromEnv(env);
+  exitOnSignals(
+    async () => {
+      await Promise.all([app.close().catch(() => {}), worker.stop()]);
+    },
+    { log },
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -10,9 +10,11 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createNodeMiddleware, Probot, ProbotOctokit, run } from "probot";
+import { createNodeMiddleware, Probot, run } from "probot";
 import { agentFixApp } from "./app.js";
 import { type Env, githubApiUrl, hasAppCredentials, parseEnv, requireWebhookSecret } from "./config/env.js";
+import { throttledOctokit, WEBHOOK_THROTTLE } from "./github/throttle.js";
+import { exitOnSignals } from "./process-signals.js";
 import { connectRedis } from "./queue/connection.js";
 import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
 import { serveTrajectory } from "./trajectories.js";
@@ -25,12 +27,6 @@ export interface AppServer {
   /** Stops taking requests, finishes the ones in flight, closes the queue and Redis. */
   close(): Promise<void>;
 }
-
-/** Probot's Octokit with client-side throttling switched off (AGENT_FIX_GITHUB_THROTTLE=false, tests only). */
-const UnthrottledOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-  ...options,
-  throttle: { ...(options.throttle as object), enabled: false },
-}));
 
 export interface StartOptions {
   /** Queue name override (tests use their own). */
@@ -53,7 +49,7 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
     secret,
     baseUrl: githubApiUrl(env),
     logLevel: env.LOG_LEVEL,
-    ...(env.AGENT_FIX_GITHUB_THROTTLE ? {} : { Octokit: UnthrottledOctokit }),
+    ...githubThrottling(env),
   });
   const settings = {
     label: env.AGENT_FIX_LABEL,
@@ -95,6 +91,16 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
   };
 }
 
+/** Rate limits waited out; with spacing on, shared by every process through the deployment's Redis. */
+function githubThrottling(env: Env) {
+  const id = `agent-fix-${env.APP_ID ?? "app"}`;
+  const spacing = env.AGENT_FIX_GITHUB_THROTTLE;
+  return {
+    Octokit: throttledOctokit({ id, spacing, ...WEBHOOK_THROTTLE }),
+    ...(spacing ? { redisConfig: env.AGENT_FIX_REDIS_URL } : {}),
+  };
+}
+
 /** Size limit and signature check of every POST, before Probot buffers or logs anything of it. */
 function webhookGuard(env: Env, secret: string, probot: Probot): WebhookGuard {
   return createWebhookGuard({
@@ -126,26 +132,12 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-/** Installs SIGTERM/SIGINT handlers that close `target` once, then exit. */
+/** Installs SIGTERM/SIGINT handlers that close `target` once, then exit 0 (see process-signals.ts). */
 export function closeOnSignals(
   target: { close(): Promise<void> },
   log: (message: string) => void = console.log,
 ): void {
-  let closing = false;
-  const stop = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    log(`${signal} received: shutting down`);
-    target.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log(`shutdown failed: ${String(error)}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGTERM", () => stop("SIGTERM"));
-  process.once("SIGINT", () => stop("SIGINT"));
+  exitOnSignals(() => target.close(), { log });
 }
 
 /** Entry: the app server, or Probot's manifest flow when the app is not registered yet. */

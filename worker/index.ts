@@ -2,22 +2,26 @@
  * Worker process entry: a BullMQ Worker over the fix queue. Takes jobs with a configurable
  * concurrency, renews its locks through long runs (a dead worker's job is picked up by another after
  * the lock lapses), hears cancels from any webhook process, reaps orphaned sandboxes, and on SIGTERM
- * stops taking jobs, lets runs finish within a grace period, then cancels the rest (their status
- * comments end as cancelled). A job that ends with no processor left to report (its worker died too
+ * stops taking jobs, lets runs finish within a grace period, then hands the rest back to the queue
+ * for another worker (a rolling deploy loses no run; their status comments say so). A job that ends with no processor left to report (its worker died too
  * often, or it was removed while a dead worker held it) gets its final status from whichever worker
  * process is alive.
  */
 import { pathToFileURL } from "node:url";
-import { type Job, QueueEvents, Worker } from "bullmq";
+import { type Job, QueueEvents, WaitingError, Worker } from "bullmq";
+import { exitOnSignals } from "../src/process-signals.js";
+import { startFollowUp } from "../src/queue/feedback.js";
 import {
   connectRedis,
+  createFixQueue,
   DEFAULT_QUEUE_NAME,
   DEFAULT_QUEUE_PREFIX,
   type FixJobData,
   subscribeToCancels,
 } from "../src/queue/index.js";
 import { cancelChannel } from "../src/queue/keys.js";
-import { encodeAbortReason } from "./pipeline/cancel.js";
+import { persistenceWarning, redisPersistence } from "../src/queue/persistence.js";
+import { decodeAbortReason, encodeAbortReason } from "./pipeline/cancel.js";
 import {
   type Abandonment,
   type FinalizeAbandoned,
@@ -52,7 +56,7 @@ export interface FixWorker {
   readonly worker: Worker<FixJobData>;
   /** Jobs this process is running now. */
   activeJobs(): string[];
-  /** Stop taking jobs, wait up to `graceMs` for the running ones, cancel what is left, close. */
+  /** Stop taking jobs, wait up to `graceMs` for the running ones, hand what is left back to the queue, close. */
   shutdown(graceMs: number): Promise<void>;
 }
 
@@ -61,6 +65,8 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   const name = options.queueName ?? DEFAULT_QUEUE_NAME;
   const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
   const connection = await connectRedis(options.redisUrl, "worker");
+  const persistence = persistenceWarning(await redisPersistence(connection));
+  if (persistence) log(`warning: ${persistence}`);
   const subscriber = await connectRedis(options.redisUrl, "subscriber");
   const eventsConnection = await connectRedis(options.redisUrl, "subscriber");
   const running = new Map<string, Promise<unknown>>();
@@ -77,19 +83,29 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   reaper?.unref();
 
   // Three parameters: BullMQ passes the AbortSignal only to processors that declare it.
-  const processor = async (job: Job<FixJobData>, _token: string | undefined, signal?: AbortSignal) => {
+  const processor = async (job: Job<FixJobData>, token: string | undefined, signal?: AbortSignal) => {
     const id = job.id ?? "";
-    await records.begin(id, job.data);
-    const run = options.process(job, signal ?? new AbortController().signal);
-    running.set(id, run);
+    const jobSignal = signal ?? new AbortController().signal;
+    const settled = (async () => {
+      await records.begin(id, job.data);
+      try {
+        const result = await options.process(job, jobSignal);
+        await records.end(id);
+        return result;
+      } catch (error) {
+        if (handingBack(jobSignal)) {
+          await records.end(id);
+          await handBack(job, token, log);
+          throw new WaitingError();
+        }
+        // Kept when the status is not final yet: a retry follows, or the 'failed' listener finalizes it.
+        if (isStatusFinal(error)) await records.end(id);
+        throw error;
+      }
+    })();
+    running.set(id, settled);
     try {
-      const result = await run;
-      await records.end(id);
-      return result;
-    } catch (error) {
-      // Kept when the status is not final yet: a retry follows, or the 'failed' listener finalizes it.
-      if (isStatusFinal(error)) await records.end(id);
-      throw error;
+      return await settled;
     } finally {
       running.delete(id);
     }
@@ -116,10 +132,19 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
     log(
       `final status of job ${jobId} not written: ${error instanceof Error ? error.message : String(error)}`,
     );
+  // Review feedback that came in while the job was queued or running gets one follow-up round now.
+  const followUps = createFixQueue(connection, { prefix, name });
+  const followUp = (data: FixJobData) =>
+    void startFollowUp(followUps, data)
+      .then((started) => {
+        if (started?.status === "queued") log(`follow-up review run ${started.jobId} queued`);
+      })
+      .catch((error: unknown) => log(`follow-up review run not started: ${String(error)}`));
   worker.on("error", (error) => log(`worker error: ${error.message}`));
   worker.on("failed", (job, error) => {
     log(`job ${job?.id} failed: ${error.message}`);
     // Failed for good (no retry follows) without the processor having left the status final.
+    if (job?.finishedOn !== undefined) followUp(job.data);
     if (!job?.id || job.finishedOn === undefined || isStatusFinal(error)) return;
     const abandonment: Abandonment =
       error.message === STALLED_FAILURE
@@ -133,7 +158,10 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   events.on("removed", ({ jobId, prev }) => {
     if (prev === "active") void abandon(jobId, { kind: "removed" }).catch(logFailure(jobId));
   });
-  worker.on("completed", (job) => log(`job ${job.id} completed`));
+  worker.on("completed", (job) => {
+    log(`job ${job.id} completed`);
+    followUp(job.data);
+  });
 
   const unsubscribe = await subscribeToCancels(subscriber, cancelChannel({ prefix, name }), (request) => {
     if (
@@ -156,13 +184,12 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
       const all = Promise.allSettled([...running.values()]);
       const timedOut = await Promise.race([all.then(() => false), delay(graceMs).then(() => true)]);
       if (timedOut) {
-        log(`grace period over: cancelling ${running.size} run(s)`);
-        worker.cancelAllJobs(
-          encodeAbortReason({ kind: "shutdown", by: "the worker shutting down", reason: "shutdown" }),
-        );
+        log(`grace period over: handing ${running.size} run(s) back to the queue`);
+        worker.cancelAllJobs(SHUTDOWN_REASON);
         await Promise.allSettled([...running.values()]);
       }
       await worker.close();
+      await followUps.queue.close().catch(() => {});
       await events.close().catch(() => {});
       eventsConnection.disconnect();
       await unsubscribe().catch(() => {});
@@ -174,30 +201,64 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   return { worker, activeJobs: () => [...running.keys()], shutdown };
 }
 
+const SHUTDOWN_REASON = encodeAbortReason({
+  kind: "shutdown",
+  by: "the worker shutting down",
+  reason: "shutdown",
+});
+
+/** Whether the run was stopped because this worker is shutting down (not cancelled by a person). */
+function handingBack(signal: AbortSignal): boolean {
+  return signal.aborted && decodeAbortReason(signal.reason).kind === "shutdown";
+}
+
+/**
+ * Puts a job this worker holds back in the waiting list (its lock token proves it still holds it), for
+ * another worker; attempts are not counted. Should Redis refuse, the job is left to stall: once its
+ * lock lapses another worker's stall check moves it back to waiting all the same.
+ */
+async function handBack(job: Job<FixJobData>, token: string | undefined, log: (message: string) => void) {
+  try {
+    await job.updateData({ ...job.data, handoffs: (job.data.handoffs ?? 0) + 1 });
+    await job.moveToWait(token);
+    log(`job ${job.id} handed back to the queue for another worker`);
+  } catch (error) {
+    log(`job ${job.id} not handed back (${String(error)}): it moves on once its lock lapses`);
+  }
+}
+
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** `npm run start:worker`: the worker alone, configured from the environment. */
-export async function main(env: NodeJS.ProcessEnv = process.env): Promise<FixWorker> {
+export interface StartedWorker {
+  readonly fixWorker: FixWorker;
+  /** Stops taking jobs, lets runs finish within the grace period, hands the rest back, releases all. */
+  stop(): Promise<void>;
+}
+
+/** The worker configured from the environment, not yet bound to process signals (src/main.ts shares them). */
+export async function startWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<StartedWorker> {
   const { createProcessorFromEnv } = await import("./processor.js");
   const built = await createProcessorFromEnv(env);
   const fixWorker = await startFixWorker(built.workerOptions);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(
-      `[worker] ${signal}: finishing runs (grace ${Math.round(built.graceMs / 1000)} s), taking no new jobs`,
-    );
-    void fixWorker
-      .shutdown(built.graceMs)
-      .then(() => built.close())
-      .then(() => process.exit(0));
+  return {
+    fixWorker,
+    stop: async () => {
+      console.log(
+        `[worker] finishing runs (grace ${Math.round(built.graceMs / 1000)} s), taking no new jobs; the rest go back to the queue`,
+      );
+      await fixWorker.shutdown(built.graceMs);
+      await built.close();
+    },
   };
-  process.once("SIGTERM", () => stop("SIGTERM"));
-  process.once("SIGINT", () => stop("SIGINT"));
-  return fixWorker;
+}
+
+/** `npm run start:worker`: the worker alone, configured from the environment. */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<FixWorker> {
+  const started = await startWorkerFromEnv(env);
+  exitOnSignals(() => started.stop(), { log: (message) => console.log(`[worker] ${message}`) });
+  return started.fixWorker;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

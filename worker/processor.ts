@@ -8,12 +8,13 @@ import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Job } from "bullmq";
-import { createProbot, ProbotOctokit } from "probot";
+import { createProbot } from "probot";
 import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/reaper.js";
 import { cidrList, parseSetupSecrets, parseWorkerEnv } from "../src/config/worker-env.js";
 import type { SandboxProvider } from "../src/contracts.js";
+import { throttledOctokit, WORKER_THROTTLE } from "../src/github/throttle.js";
 import {
   connectRedis,
   createFixQueue,
@@ -24,6 +25,7 @@ import {
 import { trajectoryUrl } from "../src/trajectories.js";
 import { createAgentRunner, loadOperatorConfig } from "./pipeline/agent-runner.js";
 import { appIdentity, probotInstallationAuth } from "./pipeline/auth.js";
+import { reapCheckouts } from "./pipeline/checkout-dirs.js";
 import { type LoadedRepoConfig, loadRepoConfig } from "./pipeline/config.js";
 import type { FinalizeAbandoned } from "./pipeline/final-status.js";
 import {
@@ -72,20 +74,22 @@ export interface BuiltWorker {
   close(): Promise<void>;
 }
 
-const UnthrottledOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-  ...options,
-  throttle: { ...(options.throttle as object), enabled: false },
-}));
-
 /** Builds the concrete parts from the environment: the one place the worker's classes are made. */
 export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<BuiltWorker> {
   const settings = parseWorkerEnv(env);
   const operator = await loadOperatorConfig(settings.AGENT_FIX_CONFIG);
   const probot = createProbot({
-    // Client-side rate limiting spaces writes seconds apart: right for GitHub, off for the stand-ins.
-    // (The function form: an object passed to defaults() loses to Probot's own throttle options.)
-    ...(settings.AGENT_FIX_GITHUB_THROTTLE ? {} : { overrides: { Octokit: UnthrottledOctokit } }),
+    // Rate limits are waited out; client-side spacing of writes (off for the stand-ins) is shared by
+    // every process of the deployment through its Redis (Probot's REDIS_URL).
+    overrides: {
+      Octokit: throttledOctokit({
+        id: `agent-fix-${settings.APP_ID}`,
+        spacing: settings.AGENT_FIX_GITHUB_THROTTLE,
+        ...WORKER_THROTTLE,
+      }),
+    },
     env: {
+      ...(settings.AGENT_FIX_GITHUB_THROTTLE ? { REDIS_URL: settings.AGENT_FIX_REDIS_URL } : {}),
       APP_ID: String(settings.APP_ID),
       ...(settings.PRIVATE_KEY ? { PRIVATE_KEY: settings.PRIVATE_KEY } : {}),
       ...(settings.PRIVATE_KEY_PATH ? { PRIVATE_KEY_PATH: settings.PRIVATE_KEY_PATH } : {}),
@@ -195,25 +199,17 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       : {}),
     process: createFixProcessor(deps),
     onAbandoned: finalizeAbandonedWith(deps.auth, deps.status),
-    // Sandboxes of workers that died (SIGKILL, OOM, host reboot) are removed at start and on a timer.
-    ...(dockerProvider
-      ? {
-          reap: () =>
-            reapSandboxes({
-              docker: dockerProvider.docker,
-              log: (message) => console.log(`[worker] reaper: ${message}`),
-              // Tagged workers touch only their own group's sandboxes (tests sharing an engine).
-              ...(tag
-                ? {
-                    maxAgeMs: Number.POSITIVE_INFINITY,
-                    isWorkerAlive: (id: string) =>
-                      !id.startsWith(`${tag}/`) || workerAliveOnThisHost(id.slice(tag.length + 1)),
-                  }
-                : {}),
-            }),
-          reaperIntervalMs: settings.AGENT_FIX_REAPER_INTERVAL_MS,
-        }
-      : {}),
+    // What workers that died (SIGKILL, OOM, host reboot) left behind, sandboxes and host checkouts,
+    // is removed at start and on a timer.
+    reap: () =>
+      Promise.all([
+        dockerProvider ? reapDockerSandboxes(dockerProvider, tag) : [],
+        reapCheckouts({
+          ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}),
+          log: (message) => console.log(`[worker] reaper: ${message}`),
+        }),
+      ]),
+    reaperIntervalMs: settings.AGENT_FIX_REAPER_INTERVAL_MS,
   };
   return {
     workerOptions,
@@ -223,4 +219,19 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       redis.disconnect();
     },
   };
+}
+
+/** Sandboxes of dead workers; tagged workers touch only their own group's (tests sharing an engine). */
+function reapDockerSandboxes(provider: DockerSandboxProvider, tag: string | undefined) {
+  return reapSandboxes({
+    docker: provider.docker,
+    log: (message) => console.log(`[worker] reaper: ${message}`),
+    ...(tag
+      ? {
+          maxAgeMs: Number.POSITIVE_INFINITY,
+          isWorkerAlive: (id: string) =>
+            !id.startsWith(`${tag}/`) || workerAliveOnThisHost(id.slice(tag.length + 1)),
+        }
+      : {}),
+  });
 }

@@ -3,11 +3,12 @@
  * `agent-fix/issue-N` in the same repository, see github/own-pull.ts) start a review run: the agent addresses the review on that branch. Only reviews from
  * users with write access count; any other review, or a review on someone else's pull request, is
  * ignored. A review run shares the issue's job id, so it never runs beside the issue's own run: while
- * one is queued or running the reviewer is told so and asked to ask again afterwards.
+ * one is queued or running the review is queued, and one follow-up round takes all that came in.
  */
 import type { Context } from "probot";
 import { ownFixIssue, type PullOwnership } from "../github/own-pull.js";
 import { hasWriteAccess } from "../github/permissions.js";
+import { queueFeedback } from "../queue/feedback.js";
 import type { FixJobData } from "../queue/job.js";
 import { type EventContext, fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
 import { startRun } from "./runs.js";
@@ -29,8 +30,8 @@ export async function fixIssueOf(
 }
 
 /**
- * Enqueues a review run of `target` (the issue) on pull request `pullNumber`, or tells `login` on the
- * pull request that a run of that issue is already queued or running.
+ * Enqueues a review run of `target` (the issue) on pull request `pullNumber`, or, while a run of that
+ * issue is queued or running, queues the feedback for the follow-up round after it.
  */
 export async function startReviewRun(
   context: EventContext,
@@ -41,14 +42,36 @@ export async function startReviewRun(
   react: () => Promise<unknown>,
 ): Promise<void> {
   const result = await startRun(context, deps, target, login, "review", react, ids);
-  if (result.status === "duplicate") {
-    await context.octokit.rest.issues.createComment({
-      owner: target.owner,
-      repo: target.repo,
-      issue_number: ids.pullNumber,
-      body: `@${login} an agent-fix run for #${target.issueNumber} is already queued or running, so this was not picked up. Ask again (request changes, or comment \`${deps.settings.command}\` here) once it has finished; its progress is shown on #${target.issueNumber}.`,
-    });
-  }
+  if (result.status === "duplicate") await queueForFollowUp(context, deps, target, login, ids);
+}
+
+/**
+ * A run of the issue is queued or running: the feedback waits for it, and once it has ended one
+ * follow-up round addresses everything that came in meanwhile (src/queue/feedback.ts).
+ */
+async function queueForFollowUp(
+  context: EventContext,
+  deps: HandlerDeps,
+  target: IssueTarget,
+  login: string,
+  ids: Required<Pick<FixJobData, "pullNumber">> & Pick<FixJobData, "reviewId" | "commentId">,
+): Promise<void> {
+  const waiting = await queueFeedback(deps.queue, target, {
+    installationId: target.installationId,
+    owner: target.owner,
+    repo: target.repo,
+    pullNumber: ids.pullNumber,
+    by: login,
+    ...(ids.reviewId ? { reviewId: ids.reviewId } : {}),
+    ...(ids.commentId ? { commentId: ids.commentId } : {}),
+  });
+  const others = waiting > 1 ? ` together with the ${waiting - 1} other review(s) waiting` : "";
+  await context.octokit.rest.issues.createComment({
+    owner: target.owner,
+    repo: target.repo,
+    issue_number: ids.pullNumber,
+    body: `@${login} an agent-fix run for #${target.issueNumber} is queued or running; this is queued and will be addressed once it has finished${others}, in one follow-up round. Progress is shown on #${target.issueNumber}.`,
+  });
 }
 
 export async function onPullRequestReviewSubmitted(

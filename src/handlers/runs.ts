@@ -5,7 +5,9 @@
  */
 import { httpStatus } from "../github/api.js";
 import { createStatusComment, type StatusView, updateStatusComment } from "../github/status.js";
+import { isRateLimited } from "../github/throttle.js";
 import { requestCancel } from "../queue/cancel.js";
+import { clearFeedback } from "../queue/feedback.js";
 import { type EnqueueResult, enqueueFix } from "../queue/fix-queue.js";
 import { type FixJobData, fixJobId, type JobTrigger } from "../queue/job.js";
 import { statusCommentKey } from "../queue/keys.js";
@@ -39,6 +41,25 @@ async function queuedStatusComment(
   return id;
 }
 
+/**
+ * The status comment for the job, unless GitHub rate-limits it beyond what the webhook can wait for:
+ * then the run is queued all the same and its worker posts the comment when the run starts.
+ */
+async function statusCommentOrLater(
+  context: EventContext,
+  deps: HandlerDeps,
+  target: IssueTarget,
+  requestedBy: string,
+): Promise<Partial<FixJobData>> {
+  try {
+    return { statusCommentId: await queuedStatusComment(context, deps, target, requestedBy) };
+  } catch (error) {
+    if (!isRateLimited(error)) throw error;
+    context.log.warn({ err: error }, "status comment rate-limited: queued without it, the worker posts it");
+    return {};
+  }
+}
+
 export async function startRun(
   context: EventContext,
   deps: HandlerDeps,
@@ -52,9 +73,7 @@ export async function startRun(
   const result = await enqueueFix(
     deps.queue,
     { ...target, ...review, requestedBy, trigger, deliveryId: context.id },
-    async () => ({
-      statusCommentId: await queuedStatusComment(context, deps, target, requestedBy),
-    }),
+    () => statusCommentOrLater(context, deps, target, requestedBy),
   );
   context.log.info({ jobId: result.jobId, status: result.status, trigger }, "agent-fix start");
   // The review handler answers a refused review run itself, on the pull request.
@@ -86,6 +105,8 @@ export async function cancelRun(
 ): Promise<void> {
   const jobId = fixJobId(target.repoId, target.issueNumber);
   const outcome = await requestCancel(deps.queue, jobId, by, reason);
+  // Stopped means stopped: reviews waiting for this run start no follow-up round after it.
+  await clearFeedback(deps.queue, target);
   context.log.info({ jobId, status: outcome.status, by, reason }, "agent-fix cancel");
   // A removed job never reaches a worker: its status comment is finished here. A running one is
   // finished by the worker that holds it.

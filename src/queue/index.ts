@@ -18,6 +18,7 @@ export {
   type FixQueueOptions,
 } from "./fix-queue.js";
 export {
+  type Feedback,
   FIX_JOB_NAME,
   type FixJobData,
   fixJobDataSchema,

@@ -9,6 +9,20 @@ export const FIX_JOB_NAME = "fix";
 export const jobTriggerSchema = z.enum(["label", "comment", "review"]);
 export type JobTrigger = z.infer<typeof jobTriggerSchema>;
 
+/** Most feedback one follow-up round takes; what comes on top waits for the next round. */
+export const MAX_FEEDBACK = 20;
+
+/** A review ("changes requested") or a comment command on the app's pull request, by id only. */
+export const feedbackSchema = z
+  .object({
+    reviewId: z.number().int().positive().optional(),
+    commentId: z.number().int().positive().optional(),
+    /** Login of the reviewer or commenter. */
+    by: z.string().min(1),
+  })
+  .strict();
+export type Feedback = z.infer<typeof feedbackSchema>;
+
 export const fixJobDataSchema = z
   .object({
     installationId: z.number().int().positive(),
@@ -30,6 +44,10 @@ export const fixJobDataSchema = z
     reviewId: z.number().int().positive().optional(),
     /** Review jobs started by the comment command on the pull request: that comment (its text is the request). */
     commentId: z.number().int().positive().optional(),
+    /** Review jobs: further reviews and requests that came in while an earlier run of the issue was queued or running. */
+    feedback: z.array(feedbackSchema).max(MAX_FEEDBACK).optional(),
+    /** Times a worker shutting down (deploy, restart) handed this run back to the queue unfinished. */
+    handoffs: z.number().int().positive().optional(),
   })
   .strict();
 export type FixJobData = z.infer<typeof fixJobDataSchema>;

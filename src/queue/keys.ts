@@ -25,3 +25,13 @@ export function statusCommentKey(names: QueueNames, repoId: number, issueNumber:
 export function runRecordKey(names: QueueNames, jobId: string): string {
   return `${names.prefix}:${names.name}:run:${jobId}`;
 }
+
+/** A webhook delivery (X-GitHub-Delivery) that was handled, so a redelivery of it does nothing. */
+export function deliveryKey(names: QueueNames, deliveryId: string): string {
+  return `${names.prefix}:${names.name}:delivery:${deliveryId}`;
+}
+
+/** Review feedback on an issue's pull request waiting for the issue's current run to end (a list). */
+export function feedbackKey(names: QueueNames, repoId: number, issueNumber: number): string {
+  return `${names.prefix}:${names.name}:feedback:${repoId}:${issueNumber}`;
+}

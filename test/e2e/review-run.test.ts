@@ -110,6 +110,11 @@ describe.runIf(ready)(
       const reply = onPull.find((body) => body.includes(`#pullrequestreview-${reviewId}`));
       expect(reply).toContain(`@maintainer I pushed a new commit to \`${branch}\``);
       expect(reply).toContain("a comment now says why the even case returns the mean");
+      // And in the thread of the line comment it addressed: exactly one reply, from the app.
+      const lineComment = stack.github.state.review(issue.owner, issue.repo, reviewId)?.comments[0];
+      expect(lineComment?.replies?.map((r) => [r.user.login, r.body])).toEqual([
+        ["agent-fix-e2e[bot]", expect.stringContaining(`Addressed in the new commit on \`${branch}\``)],
+      ]);
 
       // The agent's task was the issue plus the review, read from GitHub by the worker.
       const link = /\[Full trajectory\]\((\S+)\)/.exec(summaries[1]!)?.[1];

@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import { readdir } from "node:fs/promises";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
@@ -41,6 +42,8 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     // The killed worker's sandbox was reaped, and the second run disposed of its own.
     await waitFor("no sandbox left", async () => (await stack.containers(jobId(issue))).length === 0, 30_000);
     await expect(docker.getContainer(orphan!.Id).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    // The killed worker's host checkout was reaped too; the second run removes its own as it ends.
+    await waitFor("no checkout left", async () => (await readdir(stack.workDir)).length === 0, 30_000);
     await stack.worker?.shutdown(1_000);
   }, 180_000);
 
@@ -74,10 +77,11 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     await stack.worker?.shutdown(1_000);
   }, 240_000);
 
-  it("SIGTERM: stops taking jobs, cancels its run after the grace period, leaves the status final", async () => {
-    const repo = await stack.addSampleRepo("stopped", sampleConfig("sample-slow.jsonl"));
+  it("SIGTERM (a rolling deploy): the worker hands its run back to the queue, another worker finishes it, the status says it was resumed", async () => {
+    const repo = await stack.addSampleRepo("stopped", sampleConfig("sample-median-pause.jsonl"));
     const issue = stack.addIssue(repo);
-    const child = stack.spawnWorker();
+    // No grace: the run (its first step sleeps 8 s) cannot finish before it is handed back.
+    const child = stack.spawnWorker({ AGENT_FIX_SHUTDOWN_GRACE_SECONDS: "0" });
     let output = "";
     child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     await stack.label(issue);
@@ -87,9 +91,21 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     const [code] = await once(child, "exit");
     expect(code).toBe(0);
     expect(output).toContain("SIGTERM");
-    const status = stack.finalStatus(issue);
-    expect(status?.body).toContain("shut down");
+    // Not cancelled, not failed: waiting for the next worker, and the issue is told so.
+    expect(await stack.app?.queue.queue.getJobState(jobId(issue))).toBe("waiting");
+    expect(stack.statusComment(issue)?.body).toContain("went back to the queue");
+    expect(stack.finalStatus(issue)).toBeUndefined();
     expect(await stack.containers(jobId(issue))).toEqual([]);
-    expect(stack.pulls(issue)).toEqual([]);
-  }, 120_000);
+
+    await stack.startWorker();
+    const status = await waitFor(
+      "the run to finish on the next worker",
+      () => stack.finalStatus(issue),
+      180_000,
+    );
+    expect(status.body).toContain("opened draft pull request");
+    expect(stack.pulls(issue)).toHaveLength(1);
+    expect(status.history.some((body) => body.includes("Resumed on another worker"))).toBe(true);
+    await stack.worker?.shutdown(1_000);
+  }, 300_000);
 });

@@ -21,7 +21,7 @@ async function main(): Promise<number> {
   if (!(await requireRedis()) || !(await requireSandboxImage())) {
     console.error(
       "\nThe demo needs Redis and the Docker engine running, and the sandbox image built:\n" +
-        "  redis-server --daemonize yes\n  dockerd &            (or: systemctl start docker)\n" +
+        "  redis-server deploy/redis.conf --daemonize yes\n  dockerd &            (or: systemctl start docker)\n" +
         "  npm run sandbox:image\n(bash .ci/run does all three.)",
     );
     return 1;

@@ -55,6 +55,33 @@ interface Fault {
   remaining: number;
   /** GitHub's answer; a generic message when absent. */
   body?: unknown;
+  /** Headers of the answer, when GitHub documents some (e.g. retry-after). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * GitHub's answer when a secondary rate limit is hit: 403 or 429, a message naming the secondary rate
+ * limit, and `retry-after` (seconds) when GitHub says how long to wait.
+ * https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit
+ */
+export function secondaryRateLimit(status: 403 | 429, retryAfterSeconds?: number) {
+  return {
+    status,
+    body: {
+      message:
+        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0000:0000:0000000:0000000:00000000.",
+      documentation_url:
+        "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+      status: String(status),
+    },
+    headers: {
+      "x-ratelimit-limit": "5000",
+      "x-ratelimit-remaining": "4990",
+      "x-ratelimit-used": "10",
+      "x-ratelimit-resource": "core",
+      ...(retryAfterSeconds === undefined ? {} : { "retry-after": String(retryAfterSeconds) }),
+    },
+  };
 }
 
 export class GitHubServer {
@@ -158,6 +185,16 @@ export class GitHubServer {
     this.faults.push({ method, path, status, remaining: times });
   }
 
+  /** The next `times` requests matching `method` and `path` hit a secondary rate limit, as GitHub answers it. */
+  rateLimitNext(
+    method: string,
+    path: RegExp,
+    options: { status?: 403 | 429; retryAfterSeconds?: number; times?: number } = {},
+  ): void {
+    const answer = secondaryRateLimit(options.status ?? 403, options.retryAfterSeconds);
+    this.faults.push({ method, path, ...answer, remaining: options.times ?? 1 });
+  }
+
   /**
    * Every request matching `method` and `path` answers `status` with GitHub's `body` from now on, e.g.
    * 403 `Resource not accessible by integration` on every edit of a comment.
@@ -202,20 +239,34 @@ export class GitHubServer {
     const path = url.pathname.replace(/^\/api\/v3/, "");
     const method = req.method ?? "GET";
     const token = bearerToken(req.headers.authorization);
-    const send = (status: number, body?: unknown, actor = "anonymous", raw?: Buffer) => {
+    const send = (
+      status: number,
+      body?: unknown,
+      actor = "anonymous",
+      raw?: Buffer,
+      headers: Record<string, string> = {},
+    ) => {
       const used = actor.startsWith("installation") && token ? { token } : {};
       this.state.requests.push({ method, path, status, actor, ...used });
-      if (raw) res.writeHead(status, { "content-type": "application/vnd.github.raw" }).end(raw);
-      else if (body === undefined) res.writeHead(status).end();
+      if (raw) res.writeHead(status, { ...headers, "content-type": "application/vnd.github.raw" }).end(raw);
+      else if (body === undefined) res.writeHead(status, headers).end();
       else
         res
-          .writeHead(status, { "content-type": "application/json; charset=utf-8" })
+          .writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8" })
           .end(JSON.stringify(body));
     };
     const fault = this.faults.find((f) => f.method === method && f.path.test(path) && f.remaining > 0);
     if (fault) {
       fault.remaining--;
-      send(fault.status, fault.body ?? { message: `Injected failure ${fault.status}` });
+      // The request is read first, as a server does before it answers.
+      await readBody(req).catch(() => "");
+      send(
+        fault.status,
+        fault.body ?? { message: `Injected failure ${fault.status}` },
+        "anonymous",
+        undefined,
+        fault.headers,
+      );
       return;
     }
     const route = routes.find((r) => r.method === method && r.pattern.test(path));

@@ -85,7 +85,7 @@ export async function requireRedis(): Promise<boolean> {
   if (problem === null) return true;
   return unavailable(
     `Redis at ${redisUrl()}`,
-    "Start it: redis-server --daemonize yes --maxmemory-policy noeviction (apt-get install redis-server).",
+    "Start it: redis-server deploy/redis.conf --daemonize yes (apt-get install redis-server).",
     problem,
   );
 }

@@ -62,6 +62,8 @@ export class Stack {
   private workerClose: (() => Promise<void>) | undefined;
   private children: ChildProcess[] = [];
   private trajectoryDir = "";
+  /** Where this stack's workers make their host checkouts (AGENT_FIX_WORK_DIR). */
+  workDir = "";
 
   constructor(private readonly options: StackOptions = {}) {
     this.github = new GitHubServer({ appSlug: options.appSlug ?? "agent-fix-e2e" });
@@ -70,6 +72,7 @@ export class Stack {
   async start(): Promise<this> {
     await this.github.start();
     this.trajectoryDir = await mkdtemp(join(tmpdir(), "af-e2e-traj-"));
+    this.workDir = await mkdtemp(join(tmpdir(), "af-e2e-work-"));
     const lockMs = this.options.lockMs ?? 60_000;
     this.env = {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -93,6 +96,7 @@ export class Stack {
       AGENT_FIX_ALLOW_REPLAY_MODELS: "true",
       AGENT_FIX_SANDBOX: this.options.sandbox ?? "docker",
       AGENT_FIX_TRAJECTORY_DIR: this.trajectoryDir,
+      AGENT_FIX_WORK_DIR: this.workDir,
       AGENT_FIX_LOCK_MS: String(lockMs),
       AGENT_FIX_STALLED_INTERVAL_MS: String(Math.max(500, Math.floor(lockMs / 4))),
       AGENT_FIX_SHUTDOWN_GRACE_SECONDS: "5",
@@ -115,10 +119,10 @@ export class Stack {
   }
 
   /** A worker as its own process (`npm run start:worker`), e.g. to SIGKILL it mid-run. */
-  spawnWorker(): ChildProcess {
+  spawnWorker(extraEnv: Record<string, string> = {}): ChildProcess {
     const child = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], {
       cwd: join(import.meta.dirname, "..", ".."),
-      env: this.env,
+      env: { ...this.env, ...extraEnv },
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.children.push(child);
@@ -221,6 +225,7 @@ export class Stack {
     }
     await this.github.stop();
     await rm(this.trajectoryDir, { recursive: true, force: true });
+    await rm(this.workDir, { recursive: true, force: true });
   }
 }
 

@@ -15,7 +15,14 @@ import type {
 } from "../../src/contracts.js";
 import { ConfigError, ModelError } from "../../src/errors.js";
 import { costOf, type PriceLookup, requirePrice } from "./cost.js";
-import { parseRetryAfter, type RetryDecision, type RetryEvent, RetryGaveUp, withRetries } from "./retry.js";
+import {
+  parseRetryAfter,
+  type RetryDecision,
+  type RetryEvent,
+  RetryGaveUp,
+  withLinkedSignal,
+  withRetries,
+} from "./retry.js";
 
 /** What the model needs of the SDK client (lets the composition root construct it). */
 export type ChatClient = Pick<OpenAI, "chat">;
@@ -95,7 +102,10 @@ export class OpenAIModel implements Model {
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
       completion = await withRetries(
-        () => this.options.client.chat.completions.create(body, { signal, maxRetries: 0 }),
+        () =>
+          withLinkedSignal(signal, (linked) =>
+            this.options.client.chat.completions.create(body, { signal: linked, maxRetries: 0 }),
+          ),
         {
           config: config.retry,
           classify: classifyOpenAIError,

@@ -55,6 +55,28 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * Runs `operation` with a signal of its own that follows `signal`, and unhooks it afterwards. The
+ * openai SDK adds an abort listener to the signal it is given and never removes it: given the run's
+ * signal, every model call would leave one behind (Node warns past 10). Given a signal per call, the
+ * SDK's listener goes with it.
+ */
+export async function withLinkedSignal<T>(
+  signal: AbortSignal | undefined,
+  operation: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<T> {
+  if (!signal) return operation(undefined);
+  const linked = new AbortController();
+  const follow = () => linked.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener("abort", follow, { once: true });
+  try {
+    return await operation(linked.signal);
+  } finally {
+    signal.removeEventListener("abort", follow);
+  }
+}
+
 export class RetryGaveUp extends Error {
   constructor(
     readonly attempts: number,

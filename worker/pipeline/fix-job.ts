@@ -16,6 +16,7 @@ import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
+import { HANDED_BACK_NOTE, RunHandedBack, resumedStatus } from "./handback.js";
 import { keepForRetry, type PendingPublishStore, pendingRun, publishOnly } from "./pending-publish.js";
 import { loadReviewRun } from "./review.js";
 import {
@@ -103,7 +104,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
       throw queueError(error, job);
     });
     const run = runName(data);
-    const status = deps.status(octokit, data, run);
+    const status = resumedStatus(deps.status(octokit, data, run), data.handoffs);
     try {
       const early = await deps.pendingCancel(jobId);
       if (early) throw Object.assign(new Error("cancelled before start"), { abort: early });
@@ -176,15 +177,14 @@ export function createFixProcessor(deps: ProcessorDeps) {
       const abort =
         (error as { abort?: AbortReason }).abort ??
         (signal.aborted ? decodeAbortReason(signal.reason) : null);
+      if (abort?.kind === "shutdown") {
+        // Not cancelled: the worker puts the job back in the queue for another worker.
+        await finalStatus(() => status.progress("queued", { note: HANDED_BACK_NOTE }));
+        throw new RunHandedBack();
+      }
       if (abort) {
-        const written = await finalStatus(() =>
-          abort.kind === "shutdown"
-            ? status.failed(
-                "The worker running this was shut down before it finished. Add the label again to retry.",
-              )
-            : status.cancelled(abort.by),
-        );
-        if (abort.kind === "cancelled") afterCancel(octokit);
+        const written = await finalStatus(() => status.cancelled(abort.by));
+        afterCancel(octokit);
         const cancelled = new UnrecoverableError(`cancelled by ${abort.by}`);
         throw written ? markStatusFinal(cancelled) : cancelled;
       }

@@ -9,9 +9,10 @@ import { AgentFixError } from "../../src/errors.js";
 import { fitComment, type GitHubApi, githubFailure } from "../../src/github/index.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { ownFixIssue } from "../../src/github/own-pull.js";
-import type { FixJobData } from "../../src/queue/index.js";
+import type { Feedback, FixJobData } from "../../src/queue/index.js";
 import { fixBranch } from "./commit.js";
 import { finalMessage, githubPublisher } from "./publish.js";
+import { replyInReviewThreads } from "./review-replies.js";
 import type { Publisher, RunInput } from "./run.js";
 
 interface Response<T> {
@@ -58,7 +59,10 @@ export type ReviewApi = GitHubApi & {
       getReview(params: PullParams & { review_id: number }): Promise<Response<ReviewInfo>>;
       listCommentsForReview(
         params: PullParams & { review_id: number; per_page?: number; page?: number },
-      ): Promise<Response<ReviewLineComment[]>>;
+      ): Promise<Response<Array<ReviewLineComment & { id: number }>>>;
+      createReplyForReviewComment(
+        params: PullParams & { comment_id: number; body: string },
+      ): Promise<unknown>;
     };
   };
 };
@@ -110,38 +114,82 @@ export async function loadReviewRun(
       `Review runs work only on the pull request agent-fix opened from the branch ${branch} of this repository.`,
     );
   }
-  let review: Pick<ReviewInfo, "body" | "user"> | null = null;
-  let comments: ReviewLineComment[] = [];
-  if (job.commentId !== undefined) {
-    // The comment command on the pull request: the lines after the command are the request.
-    const { data } = await api.rest.issues
-      .getComment({ ...repo, comment_id: job.commentId })
-      .catch((error: unknown) => {
-        throw githubFailure(error, `reading comment ${job.commentId} on pull request #${job.pullNumber}`);
-      });
-    const lines = (data.body ?? "").split("\n");
-    const command = lines.findIndex((line) => line.trim() !== "");
-    review = { body: lines.slice(command + 1).join("\n"), user: data.user };
-  } else if (job.reviewId !== undefined) {
-    const reviewParams = { ...params, review_id: job.reviewId };
-    [review, comments] = await Promise.all([
-      api.rest.pulls.getReview(reviewParams).then((r) => r.data),
-      api.rest.pulls
-        .listCommentsForReview({ ...reviewParams, per_page: MAX_LINE_COMMENTS })
-        .then((r) => r.data),
-    ]).catch((error: unknown) => {
-      throw githubFailure(error, `reading review ${job.reviewId} of pull request #${job.pullNumber}`);
-    });
-  }
+  // Its own review or request, then all that came in while the issue's earlier run was queued or running.
+  const items = await Promise.all(feedbackOf(job).map((item) => readFeedback(api, params, item)));
+  const issueBody = issue.body ?? "";
   return {
     issue: {
       number: issue.number,
       title: issue.title,
-      body: reviewTaskBody(issue.body ?? "", pull.number, review, comments),
+      body:
+        items.length > 1
+          ? reviewsTaskBody(issueBody, pull.number, items)
+          : reviewTaskBody(issueBody, pull.number, items[0]?.review ?? null, items[0]?.comments ?? []),
     },
     existingBranch: branch,
     commitTitle: `Address the review on #${pull.number}`,
   };
+}
+
+/** The feedback a review job addresses, oldest first: the job's own review or request, then those gathered. */
+export function feedbackOf(job: FixJobData): Feedback[] {
+  const own: Feedback[] =
+    job.commentId !== undefined
+      ? [{ commentId: job.commentId, by: job.requestedBy }]
+      : job.reviewId !== undefined
+        ? [{ reviewId: job.reviewId, by: job.requestedBy }]
+        : [];
+  return [...own, ...(job.feedback ?? [])];
+}
+
+interface FeedbackText {
+  review: Pick<ReviewInfo, "body" | "user"> | null;
+  comments: ReviewLineComment[];
+}
+
+/** A review's body and line comments, or a comment command's request (the lines after the command). */
+async function readFeedback(api: ReviewApi, params: PullParams, item: Feedback): Promise<FeedbackText> {
+  if (item.commentId !== undefined) {
+    const { data } = await api.rest.issues
+      .getComment({ owner: params.owner, repo: params.repo, comment_id: item.commentId })
+      .catch((error: unknown) => {
+        throw githubFailure(
+          error,
+          `reading comment ${item.commentId} on pull request #${params.pull_number}`,
+        );
+      });
+    const lines = (data.body ?? "").split("\n");
+    const command = lines.findIndex((line) => line.trim() !== "");
+    return { review: { body: lines.slice(command + 1).join("\n"), user: data.user }, comments: [] };
+  }
+  if (item.reviewId === undefined) return { review: null, comments: [] };
+  const reviewParams = { ...params, review_id: item.reviewId };
+  const [review, comments] = await Promise.all([
+    api.rest.pulls.getReview(reviewParams).then((r) => r.data),
+    api.rest.pulls
+      .listCommentsForReview({ ...reviewParams, per_page: MAX_LINE_COMMENTS })
+      .then((r) => r.data),
+  ]).catch((error: unknown) => {
+    throw githubFailure(error, `reading review ${item.reviewId} of pull request #${params.pull_number}`);
+  });
+  return { review, comments };
+}
+
+/** Several reviews gathered into one round: the issue, then each review in the order it came. */
+export function reviewsTaskBody(
+  issueBody: string,
+  pullNumber: number,
+  items: readonly FeedbackText[],
+): string {
+  const [first, ...rest] = items.map((item) =>
+    reviewTaskBody(issueBody, pullNumber, item.review, item.comments).split("\n"),
+  );
+  // The issue and the preamble come once (from the first); each review adds its own part after them.
+  const preambleEnd = (first ?? []).findIndex((line) => line.startsWith("A change for this issue")) + 1;
+  const lines = [...(first ?? [])];
+  lines.push("", `(${items.length} reviews came in; address all of them.)`);
+  for (const part of rest) lines.push("", "---", ...part.slice(preambleEnd));
+  return lines.join("\n");
 }
 
 /** The issue's text followed by the review: what the agent must change on its earlier work. */
@@ -209,6 +257,7 @@ export function reviewPublisher(
         issue_number: pullNumber,
         body: fitComment(reviewReply(job, draft.branch, draft.trajectory, pullUrl)),
       });
+      await replyInReviewThreads(api, { ...repo, pull_number: pullNumber }, feedbackOf(job), draft.branch);
     },
   };
 }
@@ -227,8 +276,12 @@ export function reviewReply(
         ? `[your review](${pullUrl}#pullrequestreview-${job.reviewId})`
         : "your review";
   const account = neutralise(finalMessage(trajectory));
+  const gathered = job.feedback ?? [];
+  const people = [...new Set([job.requestedBy, ...gathered.map((f) => f.by)])].map((login) => `@${login}`);
+  const count = feedbackOf(job).length;
+  const what = count > 1 ? `the ${count} reviews and requests that came in` : review;
   return [
-    `@${job.requestedBy} I pushed a new commit to \`${branch}\` addressing ${review}; the repository's tests pass on it.`,
+    `${people.join(" ")} I pushed a new commit to \`${branch}\` addressing ${what}; the repository's tests pass on it.`,
     ...(account
       ? [
           "",

@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
@@ -10,6 +9,7 @@ export { explainNoPullRequest } from "./agent-phase.js";
 
 import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
+import { makeCheckoutRoot } from "./checkout-dirs.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
 import type { TestedChange, TestProof } from "./gate.js";
 import { git } from "./git.js";
@@ -32,7 +32,7 @@ export interface PipelineRepoConfig {
   limits?: Partial<SandboxLimits>;
 }
 
-export type RunPhase = "cloning" | "setting_up" | "baseline" | "agent" | "testing" | "publishing";
+export type RunPhase = "queued" | "cloning" | "setting_up" | "baseline" | "agent" | "testing" | "publishing";
 
 export interface ProgressInfo {
   step?: number;
@@ -120,7 +120,8 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     mark = now;
   };
   let disposal: Promise<void> | undefined;
-  const root = await mkdtemp(join(input.workRoot ?? tmpdir(), "agent-fix-"));
+  // Marked with this worker's id: the reaper removes it should the worker die mid-run.
+  const root = await makeCheckoutRoot(input.workRoot);
   try {
     void status.progress("cloning").catch(() => {});
     const checkout = await cloneRepository({

@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FixJobData } from "../../../src/queue/index.js";
 import { cloneRepository } from "../../../worker/pipeline/checkout.js";
 import { commitPatch, pushFixBranch } from "../../../worker/pipeline/commit.js";
-import { loadReviewRun, type ReviewApi, reviewTaskBody } from "../../../worker/pipeline/review.js";
+import {
+  feedbackOf,
+  loadReviewRun,
+  type ReviewApi,
+  reviewTaskBody,
+} from "../../../worker/pipeline/review.js";
+import { replyInReviewThreads, threadReplyBody } from "../../../worker/pipeline/review-replies.js";
 import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
 import { pullCommentEvent, reviewEvent } from "../../support/webhooks.js";
 
@@ -189,5 +195,70 @@ describe("review runs: reading the review, and pushing on top of the reviewed br
     expect(body.length).toBeLessThan(9_000);
     expect(body).toContain("[The issue text was cut here to leave room for the review.]");
     expect(body.endsWith("Review by @alice:\n\nFix the name.")).toBe(true);
+  });
+
+  it("a follow-up round's task holds every review and request that came in; each line comment gets a reply in its thread", async () => {
+    const pull = addPull(branch);
+    const first = reviewEvent(
+      github,
+      { owner, repo, pull },
+      "changes_requested",
+      { login: "alice" },
+      {
+        body: "Rename the helper.",
+        comments: [
+          { path: "a.txt", line: 1, body: "Say what it is." },
+          { path: "a.txt", line: 2, body: "Capital B." },
+        ],
+      },
+    );
+    const second = reviewEvent(
+      github,
+      { owner, repo, pull },
+      "changes_requested",
+      { login: "bob" },
+      {
+        body: "Add a test.",
+      },
+    );
+    const command = pullCommentEvent(github, { owner, repo, pull }, "/agent-fix\nAnd a changelog line.", {
+      login: "carol",
+    });
+    const idOf = (d: typeof first, key: "review" | "comment") => (d.payload[key] as { id: number }).id;
+    const followUp: FixJobData = {
+      ...job,
+      pullNumber: pull,
+      feedback: [
+        { reviewId: idOf(first, "review"), by: "alice" },
+        { reviewId: idOf(second, "review"), by: "bob" },
+        { commentId: idOf(command, "comment"), by: "carol" },
+      ],
+    };
+    const issue = { number: 1, title: "a.txt needs a second line", body: "Add `b`." };
+    const task = (await loadReviewRun(api, followUp, issue, identity.name)).issue?.body ?? "";
+    expect(task.match(/Add `b`\./g)).toHaveLength(1);
+    expect(task).toContain("Review by @alice:\n\nRename the helper.");
+    expect(task).toContain("- `a.txt` line 1: Say what it is.\n- `a.txt` line 2: Capital B.");
+    expect(task).toContain("Review by @bob:\n\nAdd a test.");
+    expect(task).toContain("Review by @carol:\n\nAnd a changelog line.");
+    expect(task).toContain("(3 reviews came in; address all of them.)");
+
+    const posted = await replyInReviewThreads(
+      api,
+      { owner, repo, pull_number: pull },
+      feedbackOf(followUp),
+      branch,
+    );
+    expect(posted).toBe(2);
+    const threads = github.state.review(owner, repo, idOf(first, "review"))?.comments ?? [];
+    expect(threads.map((c) => c.replies?.map((r) => [r.user.login, r.body]))).toEqual([
+      [[github.bot.login, threadReplyBody(branch)]],
+      [[github.bot.login, threadReplyBody(branch)]],
+    ]);
+    expect(
+      github.state.requests
+        .filter((r) => r.method === "POST" && r.path.endsWith("/replies"))
+        .map((r) => r.status),
+    ).toEqual([201, 201]);
   });
 });

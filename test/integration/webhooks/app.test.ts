@@ -347,13 +347,14 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     // The status comment lives on the issue, as for issue runs.
     expect(commentsBy(issue, github.bot.login)[0]?.body).toContain("<!-- agent-fix:status -->");
 
-    // The same issue cannot run twice: a label (or a second review) while it is queued is refused.
+    // The same issue cannot run twice: a label while it is queued is refused; a second review waits
+    // for a follow-up round (test/integration/webhooks/review-feedback.test.ts).
     expect(await post(labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice))).toBe(200);
     expect(await post(reviewEvent(github, { owner, repo, pull }, "changes_requested", alice))).toBe(200);
     expect((await jobOf(issue))?.data.trigger).toBe("review");
     const later = commentsBy(pull, github.bot.login);
     expect(later).toHaveLength(2);
-    expect(later[1]?.body).toContain("already queued or running, so this was not picked up");
+    expect(later[1]?.body).toContain("will be addressed once it has finished");
   });
 
   it("a review from a user without write access is refused; reviews on pull requests not the app's are ignored", async () => {

@@ -144,7 +144,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     release();
   });
 
-  it("on shutdown stops taking jobs, waits out the grace period, then cancels what still runs", async () => {
+  it("on shutdown stops taking jobs, waits out the grace period, then hands what still runs back to the queue for another worker", async () => {
     let reason: Promise<AbortReason> | undefined;
     let markActive: () => void = () => {};
     const active = new Promise<void>((resolve) => (markActive = resolve));
@@ -152,16 +152,29 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
       reason = untilAborted(signal);
       markActive();
       await reason;
+      throw new Error("stopped");
     });
     const first = await enqueueFix(fixQueue, jobData(4));
     await active;
     expect(fixWorker.activeJobs()).toEqual([first.jobId]);
     await fixWorker.shutdown(200);
     expect(await reason).toMatchObject({ kind: "shutdown" });
-    // Closed: a job added now stays waiting.
+    // Back in the queue, not failed: no attempt spent, the hand-back counted in its data.
+    const handedBack = await fixQueue.queue.getJob(first.jobId);
+    expect(await handedBack?.getState()).toBe("waiting");
+    expect(handedBack?.attemptsMade).toBe(0);
+    expect(handedBack?.data.handoffs).toBe(1);
+    // Closed: it takes nothing more; another worker runs the job to the end.
     const second = await enqueueFix(fixQueue, jobData(5));
     expect(await fixQueue.queue.getJobState(second.jobId)).toBe("waiting");
     await fixQueue.queue.remove(second.jobId);
+    const ran: Array<number | undefined> = [];
+    await worker(async (job) => {
+      ran.push(job.data.handoffs);
+      return "done";
+    });
+    await expect.poll(() => fixQueue.queue.getJobState(first.jobId), { timeout: 10_000 }).toBe("completed");
+    expect(ran).toEqual([1]);
   });
 
   it("hands the job of a worker killed with SIGKILL to another worker", async () => {

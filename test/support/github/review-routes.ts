@@ -41,12 +41,51 @@ function reviewCommentJson(base: string, review: StandInReview, comment: StandIn
   };
 }
 
-export function reviewRoutes({ withRepo, notFound }: Helpers): Route[] {
+/** Create a reply for a review comment: 201 with the new comment in the same thread, 404 for an unknown one. */
+function replyRoute({ withRepo, notFound, invalid }: Helpers): Route {
+  return {
+    method: "POST",
+    pattern: new RegExp(`^${R}/pulls/(\\d+)/comments/(\\d+)/replies$`),
+    auth: "installation",
+    handler: withRepo((ctx, repo) => {
+      const pullNumber = Number(ctx.params[2]);
+      const commentId = Number(ctx.params[3]);
+      const review = ctx.state.reviews.find(
+        (r) =>
+          r.owner === repo.owner &&
+          r.repo === repo.name &&
+          r.pullNumber === pullNumber &&
+          r.comments.some((c) => c.id === commentId),
+      );
+      const comment = review?.comments.find((c) => c.id === commentId);
+      if (!review || !comment) return notFound();
+      if (typeof ctx.body.body !== "string" || ctx.body.body === "") return invalid("body is missing");
+      const reply = { id: ctx.state.id(), body: ctx.body.body, user: ctx.bot };
+      comment.replies = [...(comment.replies ?? []), reply];
+      return {
+        status: 201,
+        body: {
+          id: reply.id,
+          in_reply_to_id: comment.id,
+          path: comment.path,
+          line: comment.line,
+          body: reply.body,
+          user: userJson(reply.user),
+          html_url: `${ctx.base}/${repo.owner}/${repo.name}/pull/${pullNumber}#discussion_r${reply.id}`,
+        },
+      };
+    }),
+  };
+}
+
+export function reviewRoutes(helpers: Helpers): Route[] {
+  const { withRepo, notFound } = helpers;
   const reviewOf = (ctx: RouteContext, repo: StandInRepo) => {
     const review = ctx.state.review(repo.owner, repo.name, Number(ctx.params[3]));
     return review && review.pullNumber === Number(ctx.params[2]) ? review : undefined;
   };
   return [
+    replyRoute(helpers),
     {
       method: "GET",
       pattern: new RegExp(`^${R}/pulls/(\\d+)/reviews/(\\d+)$`),

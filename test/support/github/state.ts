@@ -74,6 +74,8 @@ export interface StandInReviewComment {
   id: number;
   path: string;
   line: number;
+  /** Replies in the comment's thread (POST .../pulls/{pull_number}/comments/{comment_id}/replies). */
+  replies?: Array<{ id: number; body: string; user: StandInUser }>;
   body: string;
 }
 

@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type ModelConfig, modelConfigSchema } from "../../../src/config/model.js";
 import { ConfigError, ModelError } from "../../../src/errors.js";
@@ -199,6 +200,29 @@ describe("OpenAIModel over the real openai SDK", () => {
       .catch((e: unknown) => e);
     expect((error as Error).message).toBe("cancelled by test");
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("leaves no abort listener on the run's signal after 20 calls, retries included, and Node gives no warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    try {
+      const controller = new AbortController();
+      const m = model();
+      for (let i = 0; i < 20; i++) {
+        if (i % 5 === 0) server.enqueue({ kind: "error", status: 503 });
+        server.enqueue({ kind: "message", content: `step ${i}` });
+        const reply = await m.query(conversation, tools, controller.signal);
+        expect(reply.message.content).toBe(`step ${i}`);
+      }
+      expect(server.requests).toHaveLength(24);
+      expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+      // Node reports MaxListenersExceededWarning on the next tick after the 11th listener.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.startsWith("MaxListenersExceededWarning"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 });
 

@@ -1,0 +1,92 @@
+/**
+ * GitHub's rate limits, waited out in the webhook process and in the worker alike. Probot 14 only
+ * logs a secondary rate limit (403 or 429 with retry-after and "secondary rate limit" in the
+ * message) and gives the request up, so a status comment or a pull request was lost to a burst.
+ * Here @octokit/plugin-throttling retries after the wait GitHub asks for, up to `maxRetries` times and
+ * `maxWaitSeconds` per wait. With Probot's `redisConfig` the plugin's limiters live in Redis, so every
+ * process of a deployment spaces its writes together; `id` keeps two apps on one Redis apart.
+ */
+import Bottleneck from "bottleneck";
+import { ProbotOctokit } from "probot";
+
+export interface ThrottleSettings {
+  /** Limiters' name in Redis: one per app. */
+  id: string;
+  /** Client-side spacing of writes (a second apart, as GitHub advises); off only against stand-ins. */
+  spacing: boolean;
+  /** A longer wait fails the request instead (the webhook process must answer GitHub within 10 s). */
+  maxWaitSeconds: number;
+  /** Retries of one request after limits. */
+  maxRetries: number;
+}
+
+/** The webhook process: waits that fit in GitHub's 10 s for a delivery; longer ones fail fast. */
+export const WEBHOOK_THROTTLE = { maxWaitSeconds: 5, maxRetries: 2 } as const;
+/** The worker: a run takes minutes anyway; waiting out a limit beats losing the run's result. */
+export const WORKER_THROTTLE = { maxWaitSeconds: 15 * 60, maxRetries: 4 } as const;
+
+type LimitHandler = (
+  retryAfter: number,
+  options: { method: string; url: string },
+  octokit: { log: { warn(message: string): void } },
+  retryCount: number,
+) => boolean;
+
+function waitOut(kind: string, settings: ThrottleSettings): LimitHandler {
+  return (retryAfter, options, octokit, retryCount) => {
+    const request = `${options.method} ${options.url}`;
+    if (retryCount >= settings.maxRetries || retryAfter > settings.maxWaitSeconds) {
+      octokit.log.warn(
+        `GitHub ${kind} on ${request}: not retried (wait ${retryAfter} s, retry ${retryCount})`,
+      );
+      return false;
+    }
+    octokit.log.warn(`GitHub ${kind} on ${request}: retrying in ${retryAfter} s`);
+    return true;
+  };
+}
+
+let unspaced: Record<"global" | "write" | "search" | "notifications", Bottleneck.Group> | undefined;
+
+/** Limiters that space nothing (the plugin's defaults wait 1-3 s between writes). */
+function unspacedGroups() {
+  unspaced ??= {
+    global: new Bottleneck.Group({ maxConcurrent: 10 }),
+    write: new Bottleneck.Group({ maxConcurrent: 1 }),
+    search: new Bottleneck.Group({ maxConcurrent: 1 }),
+    notifications: new Bottleneck.Group({ maxConcurrent: 1 }),
+  };
+  return unspaced;
+}
+
+/** Probot's Octokit with rate limits waited out; pass it as Probot's `Octokit`. */
+export function throttledOctokit(settings: ThrottleSettings): typeof ProbotOctokit {
+  // The function form: an object passed to defaults() would lose to Probot's own throttle options.
+  return ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+    ...options,
+    throttle: {
+      ...(options.throttle as object),
+      enabled: true,
+      id: settings.id,
+      onSecondaryRateLimit: waitOut("secondary rate limit", settings),
+      onRateLimit: waitOut("rate limit", settings),
+      ...(settings.spacing ? {} : unspacedGroups()),
+    },
+  }));
+}
+
+/** Whether GitHub refused a request for a rate limit (primary or secondary), as the plugin tells them. */
+export function isRateLimited(error: unknown): boolean {
+  const e = error as {
+    status?: number;
+    message?: string;
+    response?: { headers?: Record<string, string | undefined> };
+  };
+  if (e?.status !== 403 && e?.status !== 429) return false;
+  const headers = e.response?.headers ?? {};
+  return (
+    /\bsecondary rate\b/i.test(e.message ?? "") ||
+    headers["retry-after"] !== undefined ||
+    headers["x-ratelimit-remaining"] === "0"
+  );
+}

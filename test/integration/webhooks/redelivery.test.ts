@@ -1,0 +1,114 @@
+/**
+ * A webhook GitHub sends again (same X-GitHub-Delivery) after the run it started has finished is
+ * acknowledged and does nothing: before, it started a second run, which replaced the branch and the
+ * review commits on it. Real Probot server, real Redis, the GitHub stand-in, a real fix worker.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseEnv } from "../../../src/config/env.js";
+import { connectRedis, fixJobId } from "../../../src/queue/index.js";
+import { type AppServer, startAppServer } from "../../../src/server.js";
+import { type FixWorker, startFixWorker } from "../../../worker/index.js";
+import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { deliver, labelEvent } from "../../support/webhooks.js";
+import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
+
+const up = await redisAvailable();
+const SECRET = "redelivery-secret";
+
+describe.skipIf(!up)("a redelivered webhook", () => {
+  let github: GitHubServer;
+  let app: AppServer;
+  let worker: FixWorker;
+  let trajectoryDir: string;
+  const prefix = testPrefix();
+  const owner = "octo";
+  const repo = "redelivered";
+  const runs: number[] = [];
+
+  beforeAll(async () => {
+    github = await startGitHubServer();
+    await github.addRepo({
+      owner,
+      name: repo,
+      files: { "README.md": "x\n" },
+      permissions: { alice: "write" },
+    });
+    trajectoryDir = await mkdtemp(join(tmpdir(), "af-redeliver-"));
+    app = await startAppServer(
+      parseEnv({
+        AGENT_FIX_TRAJECTORY_DIR: trajectoryDir,
+        APP_ID: String(github.appId),
+        PRIVATE_KEY: github.keys.privateKeyPem,
+        WEBHOOK_SECRET: SECRET,
+        GHE_HOST: github.host,
+        GHE_PROTOCOL: "http",
+        HOST: "127.0.0.1",
+        PORT: "0",
+        AGENT_FIX_REDIS_URL: TEST_REDIS_URL,
+        AGENT_FIX_QUEUE_PREFIX: prefix,
+        AGENT_FIX_GITHUB_THROTTLE: "false",
+        LOG_LEVEL: "fatal",
+      }),
+    );
+    // A worker whose runs finish at once: what matters here is that the run is over.
+    worker = await startFixWorker({
+      redisUrl: TEST_REDIS_URL,
+      prefix,
+      process: async (job) => {
+        runs.push(job.data.issueNumber);
+        return "done";
+      },
+      log: () => {},
+    });
+  });
+
+  afterAll(async () => {
+    await worker?.shutdown(0);
+    await app?.close();
+    const redis = await connectRedis(TEST_REDIS_URL, "producer");
+    await dropPrefix(redis, prefix);
+    redis.disconnect();
+    await github?.stop();
+    await rm(trajectoryDir, { recursive: true, force: true });
+  });
+
+  it("after its run finished is answered 2xx and starts no second run; a new delivery does", async () => {
+    const issue = github.addIssue(owner, repo, { title: "Bug", body: "It breaks" }).number;
+    const repoId = github.state.repo(owner, repo)?.id ?? 0;
+    const jobId = fixJobId(repoId, issue);
+    const delivery = {
+      ...labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", { login: "alice" }),
+      id: "delivery-redelivered-1",
+    };
+    const post = (d: typeof delivery) => deliver(`${app.url}/api/github/webhooks`, SECRET, d);
+    const bot = () =>
+      github.state.commentsOn(owner, repo, issue).filter((c) => c.user.login === github.bot.login);
+
+    expect(await post(delivery)).toBe(200);
+    await expect.poll(() => app.queue.queue.getJobState(jobId), { timeout: 20_000 }).toBe("completed");
+    const finished = await app.queue.queue.getJob(jobId);
+    const statusEdits = bot()[0]?.history.length;
+
+    expect(await post(delivery)).toBe(200);
+    expect(await post(delivery)).toBe(200);
+    // The same finished job, no new one queued, nothing said on the issue.
+    const after = await app.queue.queue.getJob(jobId);
+    expect(after?.timestamp).toBe(finished?.timestamp);
+    expect(await after?.getState()).toBe("completed");
+    expect(await app.queue.queue.getJobCounts("waiting", "active", "delayed")).toEqual({
+      waiting: 0,
+      active: 0,
+      delayed: 0,
+    });
+    expect(bot()).toHaveLength(1);
+    expect(bot()[0]?.history).toHaveLength(statusEdits ?? 0);
+    expect(runs).toEqual([issue]);
+
+    // A new label event (its own delivery id) is a new request: it runs again.
+    expect(await post({ ...delivery, id: "delivery-redelivered-2" })).toBe(200);
+    await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(2);
+  });
+});

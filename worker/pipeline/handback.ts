@@ -1,0 +1,33 @@
+/**
+ * A rolling deploy loses no run: a worker told to stop hands the runs it could not finish back to the
+ * queue (worker/index.ts moves the job back to waiting), and another worker starts them again. The
+ * status comment says so on both sides: "handed back" while it waits, "resumed" while it runs again.
+ */
+import type { RunPhase, StatusReporter } from "./run.js";
+
+export const HANDED_BACK_NOTE =
+  "The worker running this was shut down (a deploy or restart), so the run went back to the queue: " +
+  "another worker starts it again from the beginning.";
+
+export function resumedNote(handoffs: number): string {
+  const times = handoffs === 1 ? "" : ` (${handoffs} times)`;
+  return `Resumed on another worker: the one running this before was shut down (a deploy or restart)${times}.`;
+}
+
+/** The status of a run that was handed back before: every progress line says it was resumed. */
+export function resumedStatus(status: StatusReporter, handoffs: number | undefined): StatusReporter {
+  if (!handoffs) return status;
+  const note = resumedNote(handoffs);
+  return {
+    ...status,
+    progress: (phase: RunPhase, info = {}) => status.progress(phase, { ...info, note: info.note ?? note }),
+  };
+}
+
+/** What the processor throws once its status says "handed back"; the worker moves the job back to waiting. */
+export class RunHandedBack extends Error {
+  constructor() {
+    super("handed back to the queue: the worker is shutting down");
+    this.name = "RunHandedBack";
+  }
+}
