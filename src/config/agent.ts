@@ -9,7 +9,7 @@ import { z } from "zod";
 export const templateVariables = {
   system: ["tool_docs", "action_format_instructions"],
   demonstration: [],
-  instance: ["issue_title", "issue_body", "repo_name"],
+  instance: ["issue_title", "issue_body", "repo_name", "test_command", "test_command_note"],
   nextStep: ["observation", "open_file", "working_dir"],
   formatError: ["error", "valid_form"],
   review: ["diff", "new_files"],

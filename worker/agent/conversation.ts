@@ -8,12 +8,14 @@ import type { AssistantMessage, ChatMessage, Environment } from "../../src/contr
 import type { HistoryEntry } from "./history.js";
 import { actionFormatInstructions, textSignature } from "./parse.js";
 import { cleanIssueText, renderTemplate } from "./prompts.js";
+import { type TestCommandSource, testCommandNote } from "./test-command.js";
 
 export function openingEntries(
   config: AgentConfig,
   env: Environment,
   issue: { title: string; body: string },
   repoName: string,
+  tests: TestCommandSource = null,
 ): HistoryEntry[] {
   const format = config.actionFormat;
   const toolDocs =
@@ -30,6 +32,8 @@ export function openingEntries(
     issue_title: cleanIssueText(issue.title, 500),
     issue_body: cleanIssueText(issue.body, config.issue.maxBodyChars),
     repo_name: repoName,
+    test_command: tests?.command ?? "",
+    test_command_note: testCommandNote(tests),
   });
   return [
     { kind: "system", message: { role: "system", content: system } },

@@ -27,6 +27,7 @@ import { processHistory } from "./history.js";
 import { LoopWatcher } from "./loops.js";
 import { parseReply, validForm } from "./parse.js";
 import { cutMiddle, renderTemplate } from "./prompts.js";
+import { detectTestCommand } from "./test-command.js";
 import { TrajectoryRecorder } from "./trajectory.js";
 
 export interface AgentStepEvent {
@@ -43,6 +44,8 @@ export interface RunAgentOptions {
   config: AgentConfig;
   issue: { title: string; body: string };
   repoName: string;
+  /** The gate's test command, named in the instance prompt; none: guessed from the repository's files. */
+  testCommand?: string;
   /** Runs the repository's tests on a submission; a failure goes back to the model (config.gate.maxAttempts). */
   gate?: Gate;
   signal?: AbortSignal;
@@ -87,7 +90,12 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
   const recorder = new TrajectoryRecorder(trajectory, options.trajectoryPath);
   const loops = new LoopWatcher(config.loopWarnings);
 
-  const entries = openingEntries(config, env, options.issue, options.repoName);
+  const tests = options.testCommand
+    ? ({ command: options.testCommand, from: "config" } as const)
+    : await detectTestCommand(env, signal).then((command) =>
+        command ? ({ command, from: "repository" } as const) : null,
+      );
+  const entries = openingEntries(config, env, options.issue, options.repoName, tests);
   const syncHistory = () => {
     trajectory.history = entries.map((entry) => entry.message);
   };
