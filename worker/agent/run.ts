@@ -22,7 +22,7 @@ import type {
 import { ModelError } from "../../src/errors.js";
 import { estimatePromptTokens } from "../model/tokens.js";
 import { formatAction } from "./arguments.js";
-import { openingEntries, responseText, reviewText, turnEntries } from "./conversation.js";
+import { functionSpecs, openingEntries, responseText, reviewText, turnEntries } from "./conversation.js";
 import { processHistory } from "./history.js";
 import { LoopWatcher } from "./loops.js";
 import { parseReply, validForm } from "./parse.js";
@@ -67,7 +67,7 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
   const { model, environment: env, config, signal } = options;
   const format = config.actionFormat;
   const tools = env.tools;
-  const specs = format === "function_calling" ? env.functionSpecs() : [];
+  const specs = format === "function_calling" ? functionSpecs(env, config) : [];
   const startedAt = Date.now();
   const info: TrajectoryInfo = {
     exit_status: null,
