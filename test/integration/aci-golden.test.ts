@@ -470,6 +470,43 @@ for (const driver of drivers) {
         );
       });
 
+      it("warns about names an edit leaves undefined (pyflakes F821), only when they are new", async () => {
+        await s.run("open", { path: "src/greet.py" });
+        expect(
+          await s.run("edit", {
+            start_line: 2,
+            end_line: 2,
+            replacement_text: "    with mock.patch('os.getcwd'):\n        return 'Hi, ' + nmae",
+          }),
+        ).toBe(
+          [
+            "[File: src/greet.py (6 lines total)]",
+            "1:def greet(name):",
+            "2:    with mock.patch('os.getcwd'):",
+            "3:        return 'Hi, ' + nmae",
+            "4:",
+            "5:",
+            '6:print(greet("you"))',
+            "File updated: the edited lines are now 2-3. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
+            "Warning: after this edit, src/greet.py uses undefined name(s): 'mock' (line 2), 'nmae' (line 3). Import or define them, or fix the spelling (pyflakes F821).",
+          ].join("\n"),
+        );
+        // Names already undefined before the edit are not reported again; imports, parameters and builtins resolve.
+        const next = await s.run("edit", {
+          start_line: 3,
+          end_line: 3,
+          replacement_text: "        return str(len(name)) + nmae",
+        });
+        expect(next).not.toContain("Warning");
+        expect(
+          await s.run("edit", { start_line: 1, end_line: 0, replacement_text: "from unittest import mock" }),
+        ).not.toContain("Warning");
+        await s.sandbox.writeFile(
+          "src/greet.py",
+          "def greet(name):\n    return 'Hi, ' + name\n\n\nprint(greet(\"you\"))\n",
+        );
+      });
+
       it("an edit of a file type without a checker is written and says so", async () => {
         await s.run("open", { path: "docs/guide.md" });
         expect(

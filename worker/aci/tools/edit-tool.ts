@@ -93,6 +93,7 @@ export function editTool(runtime: AciRuntime): AciTool {
       ];
       const indentation = indentationWarning(read.file.lines, start, end, replacement);
       if (indentation) parts.push(indentation);
+      if (result.undefinedNames) parts.push(result.undefinedNames);
       if (runtime.config.lint && !result.checked) parts.push(uncheckedNote(open));
       if (markerDropped) parts.push(markerNote);
       return observation(parts.join("\n"));

@@ -76,7 +76,9 @@ export function editorTools(runtime: AciRuntime): AciTool[] {
         }),
       } as const;
     }
-    const note = config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "";
+    const note =
+      (config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "") +
+      (result.undefinedNames ? `\n${result.undefinedNames}` : "");
     return { ok: true, file: result.file, note } as const;
   };
 
@@ -122,7 +124,9 @@ export function editorTools(runtime: AciRuntime): AciTool[] {
           }),
         );
       }
-      const note = config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "";
+      const note =
+        (config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "") +
+        (result.undefinedNames ? `\n${result.undefinedNames}` : "");
       remember(target.absolute, Buffer.alloc(0));
       context.state.openFile = target.relative;
       return observation(`File created successfully at: ${target.absolute}${note}`);
