@@ -53,6 +53,10 @@ export const agentConfigSchema = z.strictObject({
       keepLast: z.number().int().min(0).default(5),
       /** `block`: older observations are collapsed this many at a time, so the prompt prefix stays put. */
       blockSize: z.number().int().positive().default(10),
+      /** `block`: estimated tokens the observations may hold before the oldest collapse (bench:history). */
+      budgetTokens: z.number().int().min(0).default(12_000),
+      /** Outputs of at most this many lines are never collapsed. */
+      shortOutputLines: z.number().int().min(0).default(8),
     })
     .prefault({}),
   /** Format errors in a row that end the run with exit_format. */

@@ -174,7 +174,7 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
   try {
     for (;;) {
       if (signal?.aborted) return await done({ status: "exit_cancelled", keepDiff: false });
-      const messages = processHistory(entries, config.history);
+      const messages = processHistory(entries, { ...config.history, testCommand: tests?.command });
       const limit = checkLimits(messages);
       if (limit) return await done({ status: limit, keepDiff: true });
 

@@ -25,7 +25,7 @@ describe("prompts per action format", () => {
     const config = (await loadConfig()).agent;
     const [system] = openingEntries(config, environment, issue, "acme/calc");
     const text = system!.message.content!;
-    expect(text).toContain("- edit(start_line, end_line, replacement_text)");
+    expect(text).toContain("- edit(start_line, end_line, replacement_text, expected_text?)");
     expect(text).toContain("- open(path, line_number?)");
     expect(text).not.toContain("end_of_edit");
     expect(text).not.toContain("<start_line>");
@@ -54,7 +54,7 @@ describe("prompts per action format", () => {
     const [system] = openingEntries(config, environment, issue, "acme/calc");
     const text = system!.message.content!;
     expect(text).toContain(
-      "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit\n    Replaces lines",
+      "edit <start_line>:<end_line> [<expected_text>]\n<replacement_text>\nend_of_edit\n    Replaces lines",
     );
     expect(text).toContain("is terminated by a line with only end_of_edit on it.");
     expect(text).not.toContain("- edit(start_line");
