@@ -154,7 +154,7 @@ for (const driver of drivers) {
         expect(await s.run("search_dir", { search_term: "greet" })).toBe(
           [
             'Found 3 matches for "greet" in ./:',
-            "docs/guide.md (1 matches)",
+            "docs/guide.md (1 match)",
             "src/greet.py (2 matches)",
             'End of matches for "greet" in ./',
           ].join("\n"),
@@ -193,8 +193,8 @@ for (const driver of drivers) {
       it("search terms with quotes, dashes and regex characters are matched literally", async () => {
         expect(await s.run("search_dir", { search_term: '"Hello, "' })).toBe(
           [
-            'Found 1 matches for ""Hello, "" in ./:',
-            "src/greet.py (1 matches)",
+            'Found 1 match for ""Hello, "" in ./:',
+            "src/greet.py (1 match)",
             'End of matches for ""Hello, "" in ./',
           ].join("\n"),
         );
@@ -203,17 +203,64 @@ for (const driver of drivers) {
         );
         expect(await s.run("search_dir", { search_term: "add_0(1)" })).toBe(
           [
-            'Found 1 matches for "add_0(1)" in ./:',
-            "src/calc.py (1 matches)",
+            'Found 1 match for "add_0(1)" in ./:',
+            "src/calc.py (1 match)",
             'End of matches for "add_0(1)" in ./',
           ].join("\n"),
+        );
+      });
+
+      it("search_dir shows the matching lines when asked, capped, and takes a regular expression", async () => {
+        expect(await s.run("search_dir", { search_term: "greet", lines: 5 })).toBe(
+          [
+            'Found 3 matches for "greet" in ./:',
+            "docs/guide.md (1 match)",
+            "  3:Call greet to say hello.",
+            "src/greet.py (2 matches)",
+            "  1:def greet(name):",
+            '  5:print(greet("world"))',
+            'End of matches for "greet" in ./',
+          ].join("\n"),
+        );
+        expect(await s.run("search_dir", { search_term: "greet", lines: 2 })).toBe(
+          [
+            'Found 3 matches for "greet" in ./:',
+            "docs/guide.md (1 match)",
+            "  3:Call greet to say hello.",
+            "src/greet.py (2 matches)",
+            "  1:def greet(name):",
+            'End of matches for "greet" in ./',
+            "(2 of 3 matching lines shown)",
+          ].join("\n"),
+        );
+        expect(await s.run("search_dir", { search_term: 'greet\\("w', regex: true, lines: 1 })).toBe(
+          [
+            'Found 1 match for "greet\\("w" in ./:',
+            "src/greet.py (1 match)",
+            '  5:print(greet("world"))',
+            'End of matches for "greet\\("w" in ./',
+          ].join("\n"),
+        );
+        expect(await s.run("search_dir", { search_term: "def add_\\d+", regex: true, dir: "src" })).toBe(
+          [
+            'Found 49 matches for "def add_\\d+" in src:',
+            "src/calc.py (49 matches)",
+            'End of matches for "def add_\\d+" in src',
+          ].join("\n"),
+        );
+        const invalid = (await s.run("search_dir", { search_term: "greet(", regex: true })).split("\n");
+        expect(invalid[0]).toBe(
+          "Error: search_term is not a valid regular expression (ripgrep's syntax); nothing was searched.",
+        );
+        expect(invalid.at(-1)).toBe(
+          "Escape special characters with \\, or leave regex out to match the term literally.",
         );
       });
 
       it("search_file shows lines with numbers, in the open file by default", async () => {
         expect(await s.run("search_file", { search_term: "add_47", file: "src/calc.py" })).toBe(
           [
-            'Found 1 matches for "add_47" in src/calc.py:',
+            'Found 1 match for "add_47" in src/calc.py:',
             "Line 144:def add_47(value):",
             'End of matches for "add_47" in src/calc.py',
           ].join("\n"),
@@ -240,7 +287,7 @@ for (const driver of drivers) {
         );
         expect(await s.run("find_file", { file_name: "guide.md", dir: "docs" })).toBe(
           [
-            'Found 1 matches for "guide.md" in docs:',
+            'Found 1 match for "guide.md" in docs:',
             "docs/guide.md",
             'End of matches for "guide.md" in docs',
           ].join("\n"),
@@ -700,7 +747,7 @@ for (const driver of drivers) {
         const empty = await s.env.execute("search_dir", { search_term: "" });
         expect(empty.formatError).toBe(true);
         expect(await s.run("search_dir", { search_term: "" })).toBe(
-          'Usage: search_dir <search_term> [<dir>]\nError: search_term: Too small: expected string to have >=1 characters (got "").',
+          'Usage: search_dir <search_term> [<dir>] [<regex>] [<lines>]\nError: search_term: Too small: expected string to have >=1 characters (got "").',
         );
         const inside = await s.run("create", { filename: "README.md/x.py" });
         expect(inside).toMatch(
@@ -766,7 +813,7 @@ for (const driver of drivers) {
         // search_file still works on a file too large to open: ripgrep in the sandbox
         expect(await s.run("search_file", { search_term: "add_47", file: "src/calc.py" })).toBe(
           [
-            'Found 1 matches for "add_47" in src/calc.py:',
+            'Found 1 match for "add_47" in src/calc.py:',
             "Line 144:def add_47(value):",
             'End of matches for "add_47" in src/calc.py',
           ].join("\n"),
