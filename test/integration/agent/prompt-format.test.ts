@@ -29,6 +29,10 @@ describe("prompts per action format", () => {
     expect(text).toContain("- open(path, line_number?)");
     expect(text).not.toContain("end_of_edit");
     expect(text).not.toContain("<start_line>");
+    // Where scratch scripts go and how their imports resolve (issue 12).
+    expect(text).toContain(
+      "Put scratch scripts at the repository root (e.g. reproduce.py) and run\n   them from there (python3 reproduce.py)",
+    );
     // The descriptions are sent once, in the schemas, not again in the prompt.
     const edit = functionSpecs(environment, config).find((spec) => spec.name === "edit")!;
     expect(text).not.toContain(edit.description);
