@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { ToolContext } from "../../../src/contracts.js";
+import { indentationWarning } from "../edit-feedback.js";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { gatedReplace, gatedWrite, rejectionMessage, uncheckedNote } from "../gated-write.js";
 import { outsideRepositoryMessage, resolveRepoPath } from "../paths.js";
@@ -76,8 +77,10 @@ export function editorTools(runtime: AciRuntime): AciTool[] {
         }),
       } as const;
     }
+    const indentation = indentationWarning(file.lines, start, end, replacement);
     const note =
       (config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "") +
+      (indentation ? `\n${indentation}` : "") +
       (result.undefinedNames ? `\n${result.undefinedNames}` : "");
     return { ok: true, file: result.file, note } as const;
   };
