@@ -154,7 +154,7 @@ async function editBench(provider: SandboxProvider, runs: number) {
             end_line: line,
             replacement_text: `  const scaled = value * ${run} + ${line};`,
           });
-          accepted = result.observation.includes("File updated.");
+          accepted = result.observation.includes("File updated:");
         }),
       );
       if (!accepted) throw new Error(`edit ${run} at line ${line} was not accepted`);

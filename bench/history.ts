@@ -12,7 +12,12 @@ import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { agentConfigSchema, type HistoryProcessorName } from "../src/config/agent.js";
 import type { ChatMessage } from "../src/contracts.js";
-import { type HistoryEntry, type HistoryOptions, processHistory } from "../worker/agent/history.js";
+import {
+  collapsedIndexes,
+  type HistoryEntry,
+  type HistoryOptions,
+  processHistory,
+} from "../worker/agent/history.js";
 import { estimatePromptTokens } from "../worker/model/tokens.js";
 
 const STEPS = 40;
@@ -54,7 +59,9 @@ export function fixedTrajectory(): { action: ChatMessage; observation: string }[
     } else if (kind === "edit") {
       const start = 1 + Math.floor(rand() * 300);
       call = `edit {"start_line":${start},"end_line":${start + 2},"replacement_text":"    value = parse(token)\\n    return value"}`;
-      observation = `[File: src/module_${i % 7}.py (411 lines total)]\n(${start - 1} more lines above)\n${codeLines(rand, 100, start)}\n(${311 - start} more lines below)`;
+      // The ACI's compact edit feedback: the changed lines with 3 lines of context (issue 12).
+      const first = start - 3;
+      observation = `[File: src/module_${i % 7}.py (411 lines total)]\n(${first - 1} more lines above)\n${codeLines(rand, 8, first)}\n(${411 - first - 7} more lines below)\nFile updated: the edited lines are now ${start}-${start + 1}. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.`;
     } else {
       const lines = 10 + Math.floor(rand() * 60);
       call = `bash {"command":"python -m pytest tests/test_${i % 5}.py -x -q"}`;
@@ -85,6 +92,13 @@ function commonPrefix(a: string, b: string): number {
   return i;
 }
 
+/** The file and first line of a viewer observation, to tell when a later open shows the same lines. */
+function viewOf(observation: string): { file: string; first: number } | null {
+  const file = /^\[File: (\S+) /.exec(observation)?.[1];
+  const first = /^(\d+):/m.exec(observation)?.[1];
+  return file && first ? { file, first: Number(first) } : null;
+}
+
 function simulate(options: HistoryOptions, system: string, instance: string) {
   const steps = fixedTrajectory();
   const entries: HistoryEntry[] = [
@@ -94,6 +108,8 @@ function simulate(options: HistoryOptions, system: string, instance: string) {
   let tokens = 0;
   let previous = "";
   const reuse: number[] = [];
+  let views = 0;
+  let reopened = 0;
   for (let request = 1; request <= STEPS; request++) {
     const messages = processHistory(entries, options);
     tokens += estimatePromptTokens(messages);
@@ -101,19 +117,34 @@ function simulate(options: HistoryOptions, system: string, instance: string) {
     if (request > 1) reuse.push(commonPrefix(previous, serialised) / serialised.length);
     previous = serialised;
     const step = steps[request - 1]!;
+    // Re-opening: this step shows lines of a file that an earlier, now collapsed, window showed.
+    const view = viewOf(step.observation);
+    if (view && !step.observation.includes("File updated")) {
+      views++;
+      const collapsed = collapsedIndexes(entries, options);
+      const again = [...collapsed].some((index) => {
+        const earlier = viewOf(entries[index]!.message.content ?? "");
+        return earlier?.file === view.file && Math.abs(earlier.first - view.first) < 100;
+      });
+      if (again) reopened++;
+    }
     entries.push({ kind: "action", message: step.action });
     entries.push({
       kind: "observation",
       message: { role: "tool", tool_call_id: `call_${request}`, content: step.observation },
     });
   }
-  return { tokens, prefixReuse: reuse.reduce((sum, value) => sum + value, 0) / reuse.length };
+  return {
+    tokens,
+    prefixReuse: reuse.reduce((sum, value) => sum + value, 0) / reuse.length,
+    reopenCollapsed: views === 0 ? 0 : reopened / views,
+  };
 }
 
 const defaults = agentConfigSchema.parse(
   parse(readFileSync(new URL("../config/default.yaml", import.meta.url), "utf8")).agent,
 );
-const { keepLast, blockSize } = defaults.history;
+const { keepLast, blockSize, budgetTokens, shortOutputLines } = defaults.history;
 const system = defaults.prompts.system
   .replace(
     "{{tool_docs}}",
@@ -128,24 +159,28 @@ const instance = defaults.prompts.instance
     "When the list is empty the function raises instead of returning 0.\n".repeat(8),
   );
 
-const results = {} as Record<HistoryProcessorName, { tokens: number; prefixReuse: number }>;
+const results = {} as Record<
+  HistoryProcessorName,
+  { tokens: number; prefixReuse: number; reopenCollapsed: number }
+>;
+const base = { keepLast, blockSize, budgetTokens, shortOutputLines };
 for (const processor of ["full", "last_n", "block"] as const) {
-  results[processor] = simulate({ processor, keepLast, blockSize }, system, instance);
+  results[processor] = simulate({ ...base, processor }, system, instance);
 }
 const full = results.full.tokens;
 console.log(
-  `history benchmark: ${STEPS} requests, keepLast ${keepLast}, blockSize ${blockSize}, tokens = chars / 4`,
+  `history benchmark: ${STEPS} requests, keepLast ${keepLast}, blockSize ${blockSize}, budgetTokens ${budgetTokens}, shortOutputLines ${shortOutputLines}, tokens = chars / 4`,
 );
-for (const [name, { tokens, prefixReuse }] of Object.entries(results)) {
-  console.log(
-    `${name.padEnd(7)} tokens ${String(tokens).padStart(8)}  vs full ${(tokens / full).toFixed(3)}  prefix_reuse ${prefixReuse.toFixed(3)}`,
-  );
-}
+const line = (name: string, r: { tokens: number; prefixReuse: number; reopenCollapsed: number }) =>
+  `${name.padEnd(7)} tokens ${String(r.tokens).padStart(8)}  vs full ${(r.tokens / full).toFixed(3)}  prefix_reuse ${r.prefixReuse.toFixed(3)}  reopen_collapsed ${r.reopenCollapsed.toFixed(3)}`;
+for (const [name, result] of Object.entries(results)) console.log(line(name, result));
 for (const size of [5, 20]) {
-  const variant = simulate({ processor: "block", keepLast, blockSize: size }, system, instance);
-  console.log(
-    `block/${size} tokens ${String(variant.tokens).padStart(8)}  vs full ${(variant.tokens / full).toFixed(3)}  prefix_reuse ${variant.prefixReuse.toFixed(3)}  (for comparison)`,
-  );
+  const variant = simulate({ ...base, processor: "block", blockSize: size }, system, instance);
+  console.log(`${line(`block/${size}`, variant)}  (for comparison)`);
+}
+for (const budget of [6_000, 24_000]) {
+  const variant = simulate({ ...base, processor: "block", budgetTokens: budget }, system, instance);
+  console.log(`${line(`budget ${budget}`, variant)}  (for comparison)`);
 }
 const eligible = (["last_n", "block"] as const).filter(
   (name) => results[name].prefixReuse >= 0.7 && results[name].tokens <= 0.7 * full,
@@ -162,6 +197,8 @@ console.log(
     prefix_reuse_full: Number(results.full.prefixReuse.toFixed(4)),
     prefix_reuse_last5: Number(results.last_n.prefixReuse.toFixed(4)),
     prefix_reuse_block: Number(results.block.prefixReuse.toFixed(4)),
+    reopen_collapsed_last5: Number(results.last_n.reopenCollapsed.toFixed(4)),
+    reopen_collapsed_block: Number(results.block.reopenCollapsed.toFixed(4)),
     default: chosen,
   }),
 );

@@ -109,7 +109,7 @@ async function run(options: RunOptions): Promise<number> {
       sandboxImage: sandbox.image,
       configHash: config.hash,
       info: { workdir: sandbox.workdir },
-      ...(options.test ? { gate: commandGate(sandbox, options.test) } : {}),
+      ...(options.test ? { gate: commandGate(sandbox, options.test), testCommand: options.test } : {}),
       onStep: ({ step, maxSteps, entry, info }) => {
         const action = (entry.action.split("\n")[0] || "(format error)").slice(0, 70);
         const stats = info.model_stats;

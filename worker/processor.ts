@@ -162,7 +162,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
           allowRepoReplay,
           ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
         },
-        loaded?.agent ?? { maxSteps: config.maxSteps },
+        { ...(loaded?.agent ?? { maxSteps: config.maxSteps }), testCommand: config.testCommand },
         run,
       );
     },

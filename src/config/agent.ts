@@ -9,7 +9,7 @@ import { z } from "zod";
 export const templateVariables = {
   system: ["tool_docs", "action_format_instructions"],
   demonstration: [],
-  instance: ["issue_title", "issue_body", "repo_name"],
+  instance: ["issue_title", "issue_body", "repo_name", "test_command", "test_command_note"],
   nextStep: ["observation", "open_file", "working_dir"],
   formatError: ["error", "valid_form"],
   review: ["diff", "new_files"],
@@ -53,6 +53,10 @@ export const agentConfigSchema = z.strictObject({
       keepLast: z.number().int().min(0).default(5),
       /** `block`: older observations are collapsed this many at a time, so the prompt prefix stays put. */
       blockSize: z.number().int().positive().default(10),
+      /** `block`: estimated tokens the observations may hold before the oldest collapse (bench:history). */
+      budgetTokens: z.number().int().min(0).default(12_000),
+      /** Outputs of at most this many lines are never collapsed. */
+      shortOutputLines: z.number().int().min(0).default(8),
     })
     .prefault({}),
   /** Format errors in a row that end the run with exit_format. */

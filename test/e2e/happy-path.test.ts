@@ -57,7 +57,15 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     );
     const served = await fetch(link!);
     expect(served.status).toBe(200);
-    expect(((await served.json()) as { info: { exit_status: string } }).info.exit_status).toBe("submitted");
+    const trajectory = (await served.json()) as {
+      info: { exit_status: string };
+      history: { content: string | null }[];
+    };
+    expect(trajectory.info.exit_status).toBe("submitted");
+    // The agent was told the command the gate runs: the repository's test.command (issue 12).
+    expect(trajectory.history[1]!.content).toContain(
+      "Your change will be checked with: `python3 -m unittest discover -s tests`",
+    );
     expect(
       (await fetch(link!.replace(/sig=(.)/, (_, c: string) => `sig=${c === "0" ? "1" : "0"}`))).status,
     ).toBe(404);

@@ -172,6 +172,11 @@ for (const driver of drivers) {
         );
         expect((await s.sandbox.readFile("src/new.py")).toString()).toBe("def f():\n    pass");
         await s.sandbox.exec("rm src/new.py");
+        // Beyond syntax (issue 12): a name the new text never defines is named.
+        expect(await s.run("create", { path: "src/uses.py", file_text: "print(missing_name)\n" })).toBe(
+          `File created successfully at: ${s.root}/src/uses.py\nWarning: after this edit, src/uses.py uses undefined name(s): 'missing_name' (line 1). Import or define them, or fix the spelling (pyflakes F821).`,
+        );
+        await s.sandbox.exec("rm src/uses.py");
       },
     );
   });

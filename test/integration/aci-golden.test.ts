@@ -154,7 +154,7 @@ for (const driver of drivers) {
         expect(await s.run("search_dir", { search_term: "greet" })).toBe(
           [
             'Found 3 matches for "greet" in ./:',
-            "docs/guide.md (1 matches)",
+            "docs/guide.md (1 match)",
             "src/greet.py (2 matches)",
             'End of matches for "greet" in ./',
           ].join("\n"),
@@ -193,8 +193,8 @@ for (const driver of drivers) {
       it("search terms with quotes, dashes and regex characters are matched literally", async () => {
         expect(await s.run("search_dir", { search_term: '"Hello, "' })).toBe(
           [
-            'Found 1 matches for ""Hello, "" in ./:',
-            "src/greet.py (1 matches)",
+            'Found 1 match for ""Hello, "" in ./:',
+            "src/greet.py (1 match)",
             'End of matches for ""Hello, "" in ./',
           ].join("\n"),
         );
@@ -203,17 +203,64 @@ for (const driver of drivers) {
         );
         expect(await s.run("search_dir", { search_term: "add_0(1)" })).toBe(
           [
-            'Found 1 matches for "add_0(1)" in ./:',
-            "src/calc.py (1 matches)",
+            'Found 1 match for "add_0(1)" in ./:',
+            "src/calc.py (1 match)",
             'End of matches for "add_0(1)" in ./',
           ].join("\n"),
+        );
+      });
+
+      it("search_dir shows the matching lines when asked, capped, and takes a regular expression", async () => {
+        expect(await s.run("search_dir", { search_term: "greet", lines: 5 })).toBe(
+          [
+            'Found 3 matches for "greet" in ./:',
+            "docs/guide.md (1 match)",
+            "  3:Call greet to say hello.",
+            "src/greet.py (2 matches)",
+            "  1:def greet(name):",
+            '  5:print(greet("world"))',
+            'End of matches for "greet" in ./',
+          ].join("\n"),
+        );
+        expect(await s.run("search_dir", { search_term: "greet", lines: 2 })).toBe(
+          [
+            'Found 3 matches for "greet" in ./:',
+            "docs/guide.md (1 match)",
+            "  3:Call greet to say hello.",
+            "src/greet.py (2 matches)",
+            "  1:def greet(name):",
+            'End of matches for "greet" in ./',
+            "(2 of 3 matching lines shown)",
+          ].join("\n"),
+        );
+        expect(await s.run("search_dir", { search_term: 'greet\\("w', regex: true, lines: 1 })).toBe(
+          [
+            'Found 1 match for "greet\\("w" in ./:',
+            "src/greet.py (1 match)",
+            '  5:print(greet("world"))',
+            'End of matches for "greet\\("w" in ./',
+          ].join("\n"),
+        );
+        expect(await s.run("search_dir", { search_term: "def add_\\d+", regex: true, dir: "src" })).toBe(
+          [
+            'Found 49 matches for "def add_\\d+" in src:',
+            "src/calc.py (49 matches)",
+            'End of matches for "def add_\\d+" in src',
+          ].join("\n"),
+        );
+        const invalid = (await s.run("search_dir", { search_term: "greet(", regex: true })).split("\n");
+        expect(invalid[0]).toBe(
+          "Error: search_term is not a valid regular expression (ripgrep's syntax); nothing was searched.",
+        );
+        expect(invalid.at(-1)).toBe(
+          "Escape special characters with \\, or leave regex out to match the term literally.",
         );
       });
 
       it("search_file shows lines with numbers, in the open file by default", async () => {
         expect(await s.run("search_file", { search_term: "add_47", file: "src/calc.py" })).toBe(
           [
-            'Found 1 matches for "add_47" in src/calc.py:',
+            'Found 1 match for "add_47" in src/calc.py:',
             "Line 144:def add_47(value):",
             'End of matches for "add_47" in src/calc.py',
           ].join("\n"),
@@ -240,7 +287,7 @@ for (const driver of drivers) {
         );
         expect(await s.run("find_file", { file_name: "guide.md", dir: "docs" })).toBe(
           [
-            'Found 1 matches for "guide.md" in docs:',
+            'Found 1 match for "guide.md" in docs:',
             "docs/guide.md",
             'End of matches for "guide.md" in docs',
           ].join("\n"),
@@ -267,7 +314,7 @@ for (const driver of drivers) {
           [
             "[File: src/new_module.py (1 lines total)]",
             "1:VALUE = 1",
-            "File updated. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
+            "File updated: the edited line is now line 1. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
           ].join("\n"),
         );
         await s.sandbox.exec("rm src/new_module.py");
@@ -309,7 +356,7 @@ for (const driver of drivers) {
         expect((await s.sandbox.readFile("src/greet.py")).equals(before)).toBe(true);
       });
 
-      it("a good edit is written and answered with the window around it", async () => {
+      it("a good edit is written and answered with the changed lines and 3 lines of context", async () => {
         expect(
           await s.run("edit", { start_line: 2, end_line: 2, replacement_text: "    return 'Hi, ' + name\n" }),
         ).toBe(
@@ -320,7 +367,7 @@ for (const driver of drivers) {
             "3:",
             "4:",
             '5:print(greet("world"))',
-            "File updated. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
+            "File updated: the edited line is now line 2. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
           ].join("\n"),
         );
         expect((await s.sandbox.readFile("src/greet.py")).toString()).toBe(
@@ -351,6 +398,162 @@ for (const driver of drivers) {
         expect((await s.sandbox.readFile("src/greet.py")).equals(before)).toBe(true);
       });
 
+      it("an edit deep in a long file shows only the changed lines with context, not a whole window", async () => {
+        await s.run("open", { path: "src/calc.py" });
+        expect(
+          await s.run("edit", {
+            start_line: 100,
+            end_line: 100,
+            replacement_text: "    result = value + 32\n    return result\n",
+          }),
+        ).toBe(
+          [
+            "[File: src/calc.py (151 lines total)]",
+            "(96 more lines above)",
+            "97:    return value + 31",
+            "98:",
+            "99:def add_32(value):",
+            "100:    result = value + 32",
+            "101:    return result",
+            "102:",
+            "103:def add_33(value):",
+            "104:    return value + 33",
+            "(47 more lines below)",
+            "File updated: the edited lines are now 100-101. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
+          ].join("\n"),
+        );
+        await s.run("edit", { start_line: 100, end_line: 101, replacement_text: "    return value + 32" });
+      });
+
+      it("an edit carrying the text it expects is refused, showing the current lines, when the lines moved", async () => {
+        const before = await s.sandbox.readFile("src/calc.py");
+        // The model read add_32 at line 99, but an edit above has shifted it to line 100.
+        expect(
+          await s.run("edit", {
+            start_line: 99,
+            end_line: 100,
+            replacement_text: "def add_32(number):\n    return number + 32",
+            expected_text: "def add_32(value):\n    return value + 32",
+          }),
+        ).not.toContain("Error");
+        await s.run("edit", {
+          start_line: 99,
+          end_line: 100,
+          replacement_text: "def add_32(value):\n    return value + 32",
+        });
+        await s.run("edit", { start_line: 1, end_line: 0, replacement_text: "# inserted above" });
+        expect(
+          await s.run("edit", {
+            start_line: 99,
+            end_line: 100,
+            replacement_text: "def add_32(number):\n    return number + 32",
+            expected_text: "def add_32(value):",
+          }),
+        ).toBe(
+          [
+            "Error: lines 99-100 of src/calc.py are not the text given in expected_text (the file has changed since you read those line numbers, e.g. by an earlier edit). The file was not changed. The lines there now:",
+            "[File: src/calc.py (151 lines total)]",
+            "(95 more lines above)",
+            "96:",
+            "97:def add_31(value):",
+            "98:    return value + 31",
+            "99:",
+            "100:def add_32(value):",
+            "101:    return value + 32",
+            "102:",
+            "103:def add_33(value):",
+            "(48 more lines below)",
+            "Use the current line numbers and run the edit again.",
+          ].join("\n"),
+        );
+        await s.run("edit", { start_line: 1, end_line: 1, replacement_text: "" });
+        expect((await s.sandbox.readFile("src/calc.py")).equals(before)).toBe(true);
+      });
+
+      it("warns when an edit's indentation differs from the file's (tabs vs spaces)", async () => {
+        await s.sandbox.writeFile("src/tabs.py", "def f(x):\n\ty = x + 1\n\tz = y * 2\n\treturn z\n");
+        await s.run("open", { path: "src/tabs.py" });
+        expect(
+          await s.run("edit", { start_line: 3, end_line: 3, replacement_text: "        z = y * 3" }),
+        ).toBe(
+          [
+            "[File: src/tabs.py (4 lines total)]",
+            "1:def f(x):",
+            "2:\ty = x + 1",
+            "3:        z = y * 3",
+            "4:\treturn z",
+            "File updated: the edited line is now line 3. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
+            "Warning: this file is indented with tabs, but line(s) 3 of your edit are indented with spaces. Check the indentation and edit again if it is wrong.",
+          ].join("\n"),
+        );
+        expect(
+          await s.run("edit", { start_line: 3, end_line: 3, replacement_text: "\tz = y * 3" }),
+        ).not.toContain("Warning");
+        await s.sandbox.exec("rm src/tabs.py");
+      });
+
+      it("drops an end_of_edit line a function call copied into replacement_text, and says so", async () => {
+        await s.run("open", { path: "src/greet.py" });
+        expect(
+          await s.run("edit", {
+            start_line: 5,
+            end_line: 5,
+            replacement_text: 'print(greet("you"))\nend_of_edit\n',
+          }),
+        ).toBe(
+          [
+            "[File: src/greet.py (5 lines total)]",
+            "(1 more lines above)",
+            "2:    return 'Hi, ' + name",
+            "3:",
+            "4:",
+            '5:print(greet("you"))',
+            "File updated: the edited line is now line 5. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
+            "(The last line of replacement_text was end_of_edit, the end marker of the text-mode syntax; it was left out of the file. With function calls, replacement_text holds only the new lines.)",
+          ].join("\n"),
+        );
+        expect((await s.sandbox.readFile("src/greet.py")).toString()).toBe(
+          "def greet(name):\n    return 'Hi, ' + name\n\n\nprint(greet(\"you\"))\n",
+        );
+      });
+
+      it("warns about names an edit leaves undefined (pyflakes F821), only when they are new", async () => {
+        await s.run("open", { path: "src/greet.py" });
+        expect(
+          await s.run("edit", {
+            start_line: 2,
+            end_line: 2,
+            replacement_text: "    with mock.patch('os.getcwd'):\n        return 'Hi, ' + nmae",
+          }),
+        ).toBe(
+          [
+            "[File: src/greet.py (6 lines total)]",
+            "1:def greet(name):",
+            "2:    with mock.patch('os.getcwd'):",
+            "3:        return 'Hi, ' + nmae",
+            "4:",
+            "5:",
+            '6:print(greet("you"))',
+            "File updated: the edited lines are now 2-3. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
+            "Warning: after this edit, src/greet.py uses undefined name(s): 'mock' (line 2), 'nmae' (line 3). Import or define them, or fix the spelling (pyflakes F821).",
+          ].join("\n"),
+        );
+        // Names already undefined before the edit are not reported again; imports, parameters and builtins resolve.
+        const next = await s.run("edit", {
+          start_line: 3,
+          end_line: 3,
+          replacement_text: "        return str(len(name)) + nmae",
+        });
+        expect(next).not.toContain("Warning");
+        expect(
+          await s.run("edit", { start_line: 1, end_line: 0, replacement_text: "from unittest import mock" }),
+        ).not.toContain("Warning");
+        await s.sandbox.writeFile(
+          "src/greet.py",
+          "def greet(name):\n    return 'Hi, ' + name\n\n\nprint(greet(\"you\"))\n",
+        );
+      });
+
       it("an edit of a file type without a checker is written and says so", async () => {
         await s.run("open", { path: "docs/guide.md" });
         expect(
@@ -365,7 +568,7 @@ for (const driver of drivers) {
             "1:# Guide",
             "2:",
             "3:Call greet((( to say hello.",
-            "File updated. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
+            "File updated: the edited line is now line 3. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
             "(No syntax check is available for the language of docs/guide.md; the edit was written without one.)",
           ].join("\n"),
         );
@@ -475,7 +678,12 @@ for (const driver of drivers) {
               end_line: { type: "integer", description: "the line number to end the edit at (inclusive)" },
               replacement_text: {
                 type: "string",
-                description: "the text to replace the current selection with",
+                description: "the new lines, exactly as they should appear in the file",
+              },
+              expected_text: {
+                type: "string",
+                description:
+                  "optional: the current text of lines start_line..end_line (or just its first line; for an insertion, line start_line) as you last saw it; if the file no longer has it there, the edit is refused and the current lines are shown",
               },
             },
             required: ["start_line", "end_line", "replacement_text"],
@@ -500,7 +708,12 @@ for (const driver of drivers) {
         );
         for (const tool of s.env.tools) expect(docs).toContain(`${tool.name}`);
         const edit = s.env.tools.find((tool) => tool.name === "edit")!;
-        expect(Object.keys(edit.parameters.shape)).toEqual(["start_line", "end_line", "replacement_text"]);
+        expect(Object.keys(edit.parameters.shape)).toEqual([
+          "start_line",
+          "end_line",
+          "replacement_text",
+          "expected_text",
+        ]);
         expect(edit.multilineArg).toBe("replacement_text");
       });
     });
@@ -534,7 +747,7 @@ for (const driver of drivers) {
         const empty = await s.env.execute("search_dir", { search_term: "" });
         expect(empty.formatError).toBe(true);
         expect(await s.run("search_dir", { search_term: "" })).toBe(
-          'Usage: search_dir <search_term> [<dir>]\nError: search_term: Too small: expected string to have >=1 characters (got "").',
+          'Usage: search_dir <search_term> [<dir>] [<regex>] [<lines>]\nError: search_term: Too small: expected string to have >=1 characters (got "").',
         );
         const inside = await s.run("create", { filename: "README.md/x.py" });
         expect(inside).toMatch(
@@ -600,7 +813,7 @@ for (const driver of drivers) {
         // search_file still works on a file too large to open: ripgrep in the sandbox
         expect(await s.run("search_file", { search_term: "add_47", file: "src/calc.py" })).toBe(
           [
-            'Found 1 matches for "add_47" in src/calc.py:',
+            'Found 1 match for "add_47" in src/calc.py:',
             "Line 144:def add_47(value):",
             'End of matches for "add_47" in src/calc.py',
           ].join("\n"),

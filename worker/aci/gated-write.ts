@@ -5,11 +5,12 @@
 import type { Sandbox } from "../../src/contracts.js";
 import { checkEdit, type EditSpan } from "./lint/gate.js";
 import type { SyntaxProblem } from "./lint/syntax-errors.js";
+import { newUndefinedNamesWarning } from "./lint/undefined-names.js";
 import { replaceLines, serializeTextFile, type TextFile, textOf } from "./text-file.js";
 import { renderWindow } from "./viewer.js";
 
 export type GatedWrite =
-  | { written: true; file: TextFile; checked: boolean }
+  | { written: true; file: TextFile; checked: boolean; undefinedNames: string | null }
   | { written: false; errors: SyntaxProblem[]; proposed: TextFile };
 
 export const rule = "-------------------------------------------------";
@@ -34,7 +35,11 @@ export async function gatedWrite(options: {
     checked = verdict.checked;
   }
   await options.sandbox.writeFile(options.absolute, serializeTextFile(proposed));
-  return { written: true, file: proposed, checked };
+  // Beyond syntax: names the edit left undefined, a warning only (the edit is written either way).
+  const undefinedNames = options.lint
+    ? await newUndefinedNamesWarning(options.relative, textOf(file), textOf(proposed)).catch(() => null)
+    : null;
+  return { written: true, file: proposed, checked, undefinedNames };
 }
 
 /** Replaces lines start..end of `file` with `replacement`, writing only when the gate lets it pass. */

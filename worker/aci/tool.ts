@@ -29,6 +29,13 @@ export function integerArg(description: string) {
     .describe(description);
 }
 
+/** A boolean argument; text-mode models send "true"/"false". */
+export function booleanArg(description: string) {
+  return z
+    .preprocess((value) => (value === "true" ? true : value === "false" ? false : value), z.boolean())
+    .describe(description);
+}
+
 export function stringArg(description: string) {
   return z.string().describe(description);
 }

@@ -62,6 +62,7 @@ export function formatAction(tool: Tool | undefined, name: string, args: unknown
     typeof value === "number" || (typeof value === "string" && /^\d+$/.test(value));
   if (name === "edit" && isLine(record.start_line) && isLine(record.end_line)) {
     head = `edit ${record.start_line}:${record.end_line}`;
+    if (typeof record.expected_text === "string") head += ` ${quote(record.expected_text)}`;
   } else if (tool && order.length === 1 && !multiline && typeof record[order[0]!] === "string") {
     head = `${name} ${record[order[0]!]}`; // bash and friends: the command as written
   } else {

@@ -4,23 +4,30 @@
  * review shown on the first submit, and the raw text of a reply for the trajectory.
  */
 import type { AgentConfig } from "../../src/config/agent.js";
-import type { AssistantMessage, ChatMessage, Environment } from "../../src/contracts.js";
+import type { AssistantMessage, ChatMessage, Environment, FunctionSpec, Tool } from "../../src/contracts.js";
+import { isOptional, parameterNames } from "./arguments.js";
 import type { HistoryEntry } from "./history.js";
 import { actionFormatInstructions, textSignature } from "./parse.js";
 import { cleanIssueText, renderTemplate } from "./prompts.js";
+import { type TestCommandSource, testCommandNote } from "./test-command.js";
 
 export function openingEntries(
   config: AgentConfig,
   env: Environment,
   issue: { title: string; body: string },
   repoName: string,
+  tests: TestCommandSource = null,
 ): HistoryEntry[] {
   const format = config.actionFormat;
+  // With function calling the tool definitions already carry every description: the prompt only
+  // lists the calls, so the docs are not sent twice and never in the text syntax (issue 12).
   const toolDocs =
     format === "function_calling"
-      ? env.docs()
+      ? functionList(env.tools)
       : env.tools
-          .map((tool) => `${textSignature(tool)}\n    ${tool.doc.replace(/\n/g, "\n    ")}`)
+          .map(
+            (tool) => `${textSignature(tool)}\n    ${toolDescription(tool, config).replace(/\n/g, "\n    ")}`,
+          )
           .join("\n");
   const system = renderTemplate(config.prompts.system, {
     tool_docs: toolDocs,
@@ -30,6 +37,8 @@ export function openingEntries(
     issue_title: cleanIssueText(issue.title, 500),
     issue_body: cleanIssueText(issue.body, config.issue.maxBodyChars),
     repo_name: repoName,
+    test_command: tests?.command ?? "",
+    test_command_note: testCommandNote(tests),
   });
   return [
     { kind: "system", message: { role: "system", content: system } },
@@ -43,6 +52,36 @@ export function openingEntries(
       : []),
     { kind: "instance", message: { role: "user", content: instance } },
   ];
+}
+
+/** `- open(path, line_number?)` per tool: the calls at a glance, their descriptions are in the schemas. */
+function functionList(tools: readonly Tool[]): string {
+  const lines = tools.map((tool) => {
+    const shape = tool.parameters.shape as Record<string, unknown>;
+    const args = parameterNames(tool).map((key) => (isOptional(shape[key]) ? `${key}?` : key));
+    return `- ${tool.name}(${args.join(", ")})`;
+  });
+  return [...lines, "Each function's definition says what it does and what its arguments mean."].join("\n");
+}
+
+/** What `submit` really does in this loop: with the review on, the first call only shows the diff. */
+const submitWithReview =
+  "Submits your current changes (the diff of the repository against the commit you started from, new files included). The first call changes nothing: it shows you the diff and a short checklist to review. Call submit again to submit; that ends the session, unless the repository's tests fail on the change, in which case you are shown their output and can go on working.";
+
+export function toolDescription(tool: Tool, config: AgentConfig): string {
+  if (tool.name === "submit" && config.reviewOnSubmit) return submitWithReview;
+  if (config.actionFormat === "thought_action" && tool.multilineArg) {
+    return `${tool.doc} The <${tool.multilineArg}> goes on the lines after the command line and is terminated by a line with only end_of_edit on it.`;
+  }
+  return tool.doc;
+}
+
+/** The function schemas sent with every request, with the descriptions of this loop. */
+export function functionSpecs(env: Environment, config: AgentConfig): FunctionSpec[] {
+  return env.functionSpecs().map((spec) => {
+    const tool = env.tools.find((candidate) => candidate.name === spec.name);
+    return tool ? { ...spec, description: toolDescription(tool, config) } : spec;
+  });
 }
 
 /**

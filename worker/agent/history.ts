@@ -1,15 +1,19 @@
 /**
  * What the model sees of the past. The loop keeps every message; before each request a processor
- * collapses old observations to `Old environment output: (N lines omitted)`.
+ * collapses old observations to their first and last lines and a note on how to see them again.
  * - `full`: nothing collapsed.
  * - `last_n`: all but the last `keepLast` observations collapsed (SWE-agent's default); the collapse
  *   point moves every turn, so the prompt prefix changes every turn and prompt caches miss.
- * - `block`: observations are collapsed `blockSize` at a time once they are older than `keepLast`, so the
- *   prompt stays byte-identical from its start for up to `blockSize` turns and prompt caches hit.
+ * - `block`: observations older than `keepLast` collapse `blockSize` at a time, and only once the
+ *   observations would exceed `budgetTokens`: the prompt stays byte-identical from its start between
+ *   collapses, so prompt caches hit, and nothing is collapsed while the history is small.
+ * Never collapsed (issue 12): outputs of at most `shortOutputLines` lines, the latest view of every
+ * file the model has edited, and the last output of each test command.
  */
-
 import type { HistoryProcessorName } from "../../src/config/agent.js";
 import type { ChatMessage } from "../../src/contracts.js";
+import { estimateTextTokens as estimateTokens } from "../model/tokens.js";
+import { editedFile, isTestRun, shellCommand, viewedFile, withoutFooter } from "./history-roles.js";
 
 /** `format_error` marks a malformed turn and our reply to it; they leave the history once the model recovers. */
 export type HistoryKind = "system" | "demonstration" | "instance" | "action" | "observation" | "format_error";
@@ -23,31 +27,110 @@ export interface HistoryOptions {
   processor: HistoryProcessorName;
   keepLast: number;
   blockSize: number;
+  /** `block`: estimated tokens the observations may hold before older ones collapse. */
+  budgetTokens?: number;
+  /** Outputs of at most this many lines are never collapsed. */
+  shortOutputLines?: number;
+  /** The gate's command: its runs count as test runs. */
+  testCommand?: string;
 }
 
+const keptLines = 2;
+
+/** An old output cut to its first and last lines, saying how much was left out and how to see it again. */
 export function collapsedText(content: string): string {
-  return `Old environment output: (${content.split("\n").length} lines omitted)`;
+  const body = withoutFooter(content);
+  const lines = body.split("\n");
+  const file = viewedFile(body);
+  const firstLine = lines.find((line) => /^\d+:/.test(line))?.split(":")[0];
+  const again = file
+    ? `open ${file}${firstLine ? ` ${firstLine}` : ""} to see it again`
+    : "run the command again to see it";
+  if (lines.length <= 2 * keptLines + 1) return `Old environment output (${again}):\n${body}`;
+  const omitted = lines.length - 2 * keptLines;
+  return [
+    `Old environment output, collapsed (${lines.length} lines; ${again}):`,
+    ...lines.slice(0, keptLines),
+    `[... ${omitted} lines omitted ...]`,
+    ...lines.slice(-keptLines),
+  ].join("\n");
 }
 
-/** How many of the first observations are collapsed, out of `count`. */
-export function collapsedCount(count: number, options: HistoryOptions): number {
-  const older = Math.max(0, count - options.keepLast);
+interface Observation {
+  index: number;
+  content: string;
+  collapsible: boolean;
+}
+
+/** The observations of the history, each marked whether it may be collapsed at all. */
+function observationsOf(entries: readonly HistoryEntry[], options: HistoryOptions): Observation[] {
+  const shortLines = options.shortOutputLines ?? 8;
+  const latest = new Map<string, number>();
+  const edited = new Set<string>();
+  const found: Observation[] = [];
+  entries.forEach((entry, index) => {
+    if (entry.kind !== "observation") return;
+    const content = entry.message.content ?? "";
+    const body = withoutFooter(content);
+    const file = viewedFile(body);
+    const change = editedFile(body);
+    if (change) edited.add(change);
+    if (file) latest.set(`file:${file}`, index);
+    const command = shellCommand(entries[index - 1]?.message);
+    if (command && isTestRun(command, options.testCommand)) latest.set(`test:${command}`, index);
+    found.push({ index, content, collapsible: body.split("\n").length > shortLines });
+  });
+  const kept = new Set<number>();
+  for (const [key, index] of latest) {
+    if (key.startsWith("test:") || edited.has(key.slice("file:".length))) kept.add(index);
+  }
+  for (const observation of found) if (kept.has(observation.index)) observation.collapsible = false;
+  return found;
+}
+
+/** How many of the first observations lie before the collapse point (those collapsible are collapsed). */
+function collapsePoint(observations: Observation[], options: HistoryOptions): number {
+  const older = Math.max(0, observations.length - options.keepLast);
   switch (options.processor) {
     case "full":
       return 0;
     case "last_n":
       return older;
-    case "block":
-      return Math.floor(older / options.blockSize) * options.blockSize;
+    case "block": {
+      const budget = options.budgetTokens ?? 0;
+      const full = observations.map((o) => estimateTokens(o.content));
+      const saved = observations.map((o, i) =>
+        o.collapsible ? full[i]! - estimateTokens(collapsedText(o.content)) : 0,
+      );
+      let total = full.reduce((sum, tokens) => sum + tokens, 0);
+      let point = 0;
+      // Whole blocks only, so the prefix stays put until the next block is collapsed.
+      while (total > budget && point + options.blockSize <= older) {
+        for (let i = point; i < point + options.blockSize; i++) total -= saved[i]!;
+        point += options.blockSize;
+      }
+      return point;
+    }
   }
 }
 
+/** Indexes (into `entries`) of the observations that are collapsed in the next request. */
+export function collapsedIndexes(entries: readonly HistoryEntry[], options: HistoryOptions): Set<number> {
+  const observations = observationsOf(entries, options);
+  const point = collapsePoint(observations, options);
+  return new Set(
+    observations
+      .slice(0, point)
+      .filter((o) => o.collapsible)
+      .map((o) => o.index),
+  );
+}
+
 export function processHistory(entries: readonly HistoryEntry[], options: HistoryOptions): ChatMessage[] {
-  const observations = entries.filter((entry) => entry.kind === "observation").length;
-  let toCollapse = collapsedCount(observations, options);
-  return entries.map(({ kind, message }) => {
-    if (kind !== "observation" || toCollapse === 0) return message;
-    toCollapse--;
-    return { ...message, content: collapsedText(message.content ?? "") } as ChatMessage;
-  });
+  const collapsed = collapsedIndexes(entries, options);
+  return entries.map(({ message }, index) =>
+    collapsed.has(index)
+      ? ({ ...message, content: collapsedText(message.content ?? "") } as ChatMessage)
+      : message,
+  );
 }

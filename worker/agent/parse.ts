@@ -177,7 +177,8 @@ export function textSignature(tool: Tool): string {
   const positional = parameterNames(tool).filter((key) => key !== multiline);
   let head: string;
   if (tool.name === "edit" && positional[0] === "start_line" && positional[1] === "end_line") {
-    head = "edit <start_line>:<end_line>";
+    const rest = positional.slice(2).map((key) => (isOptional(shape[key]) ? `[<${key}>]` : `<${key}>`));
+    head = ["edit <start_line>:<end_line>", ...rest].join(" ");
   } else {
     head = [tool.name, ...positional.map((key) => (isOptional(shape[key]) ? `[<${key}>]` : `<${key}>`))].join(
       " ",

@@ -22,11 +22,12 @@ import type {
 import { ModelError } from "../../src/errors.js";
 import { estimatePromptTokens } from "../model/tokens.js";
 import { formatAction } from "./arguments.js";
-import { openingEntries, responseText, reviewText, turnEntries } from "./conversation.js";
+import { functionSpecs, openingEntries, responseText, reviewText, turnEntries } from "./conversation.js";
 import { processHistory } from "./history.js";
 import { LoopWatcher } from "./loops.js";
 import { parseReply, validForm } from "./parse.js";
 import { cutMiddle, renderTemplate } from "./prompts.js";
+import { detectTestCommand } from "./test-command.js";
 import { TrajectoryRecorder } from "./trajectory.js";
 
 export interface AgentStepEvent {
@@ -43,6 +44,8 @@ export interface RunAgentOptions {
   config: AgentConfig;
   issue: { title: string; body: string };
   repoName: string;
+  /** The gate's test command, named in the instance prompt; none: guessed from the repository's files. */
+  testCommand?: string;
   /** Runs the repository's tests on a submission; a failure goes back to the model (config.gate.maxAttempts). */
   gate?: Gate;
   signal?: AbortSignal;
@@ -64,7 +67,7 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
   const { model, environment: env, config, signal } = options;
   const format = config.actionFormat;
   const tools = env.tools;
-  const specs = format === "function_calling" ? env.functionSpecs() : [];
+  const specs = format === "function_calling" ? functionSpecs(env, config) : [];
   const startedAt = Date.now();
   const info: TrajectoryInfo = {
     exit_status: null,
@@ -87,7 +90,12 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
   const recorder = new TrajectoryRecorder(trajectory, options.trajectoryPath);
   const loops = new LoopWatcher(config.loopWarnings);
 
-  const entries = openingEntries(config, env, options.issue, options.repoName);
+  const tests = options.testCommand
+    ? ({ command: options.testCommand, from: "config" } as const)
+    : await detectTestCommand(env, signal).then((command) =>
+        command ? ({ command, from: "repository" } as const) : null,
+      );
+  const entries = openingEntries(config, env, options.issue, options.repoName, tests);
   const syncHistory = () => {
     trajectory.history = entries.map((entry) => entry.message);
   };
@@ -166,7 +174,7 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
   try {
     for (;;) {
       if (signal?.aborted) return await done({ status: "exit_cancelled", keepDiff: false });
-      const messages = processHistory(entries, config.history);
+      const messages = processHistory(entries, { ...config.history, testCommand: tests?.command });
       const limit = checkLimits(messages);
       if (limit) return await done({ status: limit, keepDiff: true });
 

@@ -45,6 +45,8 @@ export async function createAgentRunner(
     maxCostUsd?: number | undefined;
     maxWallTimeSeconds?: number | undefined;
     toolBundle?: AciConfig["bundle"] | undefined;
+    /** The gate's command, named in the agent's first prompt. */
+    testCommand?: string | undefined;
   },
   jobId: string,
 ): Promise<AgentRunner> {
@@ -79,6 +81,7 @@ export async function createAgentRunner(
       config: agentConfig,
       issue: { title: input.issue.title, body: input.issue.body },
       repoName: input.repoName,
+      ...(repo.testCommand ? { testCommand: repo.testCommand } : {}),
       gate: input.gate,
       signal: input.signal,
       sandboxImage: input.sandbox.image,

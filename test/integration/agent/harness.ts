@@ -40,6 +40,7 @@ export async function runEpisode(options: {
   model: Model | string;
   agent?: AgentConfigInput | Record<string, unknown>;
   gate?: (sandbox: Sandbox) => Gate;
+  testCommand?: string;
   signal?: AbortSignal;
   onStep?: (sandbox: Sandbox) => RunAgentOptions["onStep"];
   /** Told where the trajectory goes before the run starts (for runs that reject). */
@@ -65,6 +66,7 @@ export async function runEpisode(options: {
     configHash: config.hash,
   };
   if (options.gate) run.gate = options.gate(sandbox);
+  if (options.testCommand) run.testCommand = options.testCommand;
   if (options.signal) run.signal = options.signal;
   if (options.onStep) run.onStep = options.onStep(sandbox);
   const trajectory = await runAgent(run);

@@ -50,6 +50,21 @@ describe("the agent loop with the replay model, the real ACI and the local sandb
     expect(onDisk.history[0]!.role).toBe("system");
     expect(onDisk.history[1]!.content).toContain("mean() crashes on an empty list");
     expect(onDisk.history[1]!.content).not.toContain("template: please describe");
+    // No test command was given: the one the repository's layout suggests is named (issue 12).
+    expect(onDisk.history[1]!.content).toContain(
+      "No test command is configured; the repository's files suggest `python3 -m unittest discover -s tests -t .` (run from the repository root).",
+    );
+  });
+
+  it("names the gate's test command in the instance prompt", async () => {
+    const { trajectory } = await runEpisode({
+      model: "fix.jsonl",
+      cleanup: sandboxes,
+      testCommand: "python3 -m unittest -q",
+    });
+    expect(trajectory.history[1]!.content).toContain(
+      "Your change will be checked with: `python3 -m unittest -q` (run from the repository root). Run it yourself before you submit.",
+    );
   });
 
   it("records a failing progress callback without ending the run", async () => {

@@ -54,7 +54,7 @@ describe("the sample repository's replay trajectory", () => {
         modelOverride: `replay:${join(FIXTURES, "replay", "sample-median.jsonl")}`,
         trajectoryDir: root,
       },
-      { maxSteps: 20 },
+      { maxSteps: 20, testCommand: TEST.command },
       "replay-job",
     );
     const steps: number[] = [];
@@ -72,6 +72,8 @@ describe("the sample repository's replay trajectory", () => {
       signal: new AbortController().signal,
     });
     expect(trajectory.info.exit_status).toBe("submitted");
+    // The model is told the command the gate will run (issue 12).
+    expect(trajectory.history[1]!.content).toContain(`Your change will be checked with: \`${TEST.command}\``);
     expect(gatePassed(trajectory)).toBe(true);
     expect(trajectory.info.submission).toContain(
       "+        return (ordered[middle - 1] + ordered[middle]) / 2",

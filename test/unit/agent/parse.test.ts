@@ -62,6 +62,33 @@ describe("thought_action replies", () => {
     });
   });
 
+  it("reads an anchored edit: the expected text as a quoted argument after START:END", () => {
+    const anchored: Tool = {
+      ...tools[1]!,
+      parameters: z.object({
+        start_line: z.number().int(),
+        end_line: z.number().int(),
+        replacement_text: z.string(),
+        expected_text: z.string().optional(),
+      }),
+    };
+    expect(textSignature(anchored)).toBe(
+      "edit <start_line>:<end_line> [<expected_text>]\n<replacement_text>\nend_of_edit",
+    );
+    const reply = '```\nedit 3:3 "    return total"\n    return total or 0\nend_of_edit\n```';
+    const parsed = parseReply(text(reply), [anchored], "thought_action");
+    const args = {
+      start_line: 3,
+      end_line: 3,
+      replacement_text: "    return total or 0",
+      expected_text: "    return total",
+    };
+    expect(parsed.ok && parsed.args).toEqual(args);
+    expect(formatAction(anchored, "edit", args)).toBe(
+      'edit 3:3 "    return total"\n    return total or 0\nend_of_edit',
+    );
+  });
+
   it("takes the last block as the action, quotes group words, and an unknown command runs in bash", () => {
     const reply = 'Earlier I ran:\n```\nls\n```\nNow:\n```bash\nsearch_dir "def main" src\n```';
     const parsed = parseReply(text(reply), tools, "thought_action");

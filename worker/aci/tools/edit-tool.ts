@@ -1,23 +1,40 @@
 /** `edit START:END` replaces an inclusive line range of the open file, through the syntax gate. */
 import { z } from "zod";
+import {
+  anchorMatches,
+  anchorMismatch,
+  editedRegion,
+  indentationWarning,
+  updatedMessage,
+} from "../edit-feedback.js";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { gatedReplace, rejectionMessage, uncheckedNote } from "../gated-write.js";
 import { splitReplacement } from "../text-file.js";
 import { type AciRuntime, type AciTool, defineTool, integerArg, observation, stringArg } from "../tool.js";
-import { renderWindow, windowStartAround } from "../viewer.js";
+import { windowStartAround } from "../viewer.js";
 
-const updated =
-  "File updated. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.";
+const markerNote =
+  "(The last line of replacement_text was end_of_edit, the end marker of the text-mode syntax; it was left out of the file. With function calls, replacement_text holds only the new lines.)";
+
+/** A function-calling model may copy the text syntax's terminator into the argument; it is never content. */
+function withoutEndMarker(text: string): { text: string; markerDropped: boolean } {
+  const match = /(^|\n)end_of_edit\s*$/.exec(text);
+  if (!match) return { text, markerDropped: false };
+  return { text: text.slice(0, match.index + match[1]!.length), markerDropped: true };
+}
 
 export function editTool(runtime: AciRuntime): AciTool {
   return defineTool({
     name: "edit",
     signature: "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit",
-    doc: "Replaces lines <start_line> through <end_line> (inclusive) of the open file with the given text. The replacement text is terminated by a line with only end_of_edit on it. All of the <replacement_text> will be entered, so make sure your indentation is formatted properly. To insert without replacing, use an <end_line> one less than <start_line>. The edited file is checked for syntax errors first: if the edit introduces one, the file is left unchanged and the error is shown; read it, fix your edit and try again (issuing the same command again gives the same error).",
+    doc: "Replaces lines start_line through end_line (inclusive) of the open file with replacement_text, entered exactly as given, so make sure its indentation is right. To insert without replacing, use an end_line one less than start_line. The edited file is checked for syntax errors first: if the edit introduces one, the file is left unchanged and the error is shown; read it, fix your edit and try again (issuing the same edit again gives the same error).",
     parameters: z.object({
       start_line: integerArg("the line number to start the edit at"),
       end_line: integerArg("the line number to end the edit at (inclusive)"),
-      replacement_text: stringArg("the text to replace the current selection with"),
+      replacement_text: stringArg("the new lines, exactly as they should appear in the file"),
+      expected_text: stringArg(
+        "optional: the current text of lines start_line..end_line (or just its first line; for an insertion, line start_line) as you last saw it; if the file no longer has it there, the edit is refused and the current lines are shown",
+      ).optional(),
     }),
     multilineArg: "replacement_text",
     run: async (args, context) => {
@@ -41,7 +58,10 @@ export function editTool(runtime: AciRuntime): AciTool {
             `Use 1 <= start_line <= ${total + 1} and start_line - 1 <= end_line <= ${total} (end_line = start_line - 1 inserts before start_line). The file was not changed.`,
         );
       }
-      const replacement = splitReplacement(args.replacement_text);
+      if (args.expected_text !== undefined && !anchorMatches(read.file.lines, start, end, args.expected_text))
+        return observation(anchorMismatch(open, read.file.lines, start, end));
+      const { text, markerDropped } = withoutEndMarker(args.replacement_text);
+      const replacement = splitReplacement(text);
       const result = await gatedReplace({
         sandbox: context.sandbox,
         absolute,
@@ -67,8 +87,15 @@ export function editTool(runtime: AciRuntime): AciTool {
       }
       const lines = result.file.lines;
       context.state.windowStart = windowStartAround(start, lines.length, runtime.config.window);
-      const parts = [renderWindow(open, lines, context.state.windowStart, runtime.config.window), updated];
+      const parts = [
+        editedRegion(open, lines, start, replacement.length),
+        updatedMessage(start, replacement.length),
+      ];
+      const indentation = indentationWarning(read.file.lines, start, end, replacement);
+      if (indentation) parts.push(indentation);
+      if (result.undefinedNames) parts.push(result.undefinedNames);
       if (runtime.config.lint && !result.checked) parts.push(uncheckedNote(open));
+      if (markerDropped) parts.push(markerNote);
       return observation(parts.join("\n"));
     },
   });

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { ToolContext } from "../../../src/contracts.js";
+import { indentationWarning } from "../edit-feedback.js";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { gatedReplace, gatedWrite, rejectionMessage, uncheckedNote } from "../gated-write.js";
 import { outsideRepositoryMessage, resolveRepoPath } from "../paths.js";
@@ -76,7 +77,11 @@ export function editorTools(runtime: AciRuntime): AciTool[] {
         }),
       } as const;
     }
-    const note = config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "";
+    const indentation = indentationWarning(file.lines, start, end, replacement);
+    const note =
+      (config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "") +
+      (indentation ? `\n${indentation}` : "") +
+      (result.undefinedNames ? `\n${result.undefinedNames}` : "");
     return { ok: true, file: result.file, note } as const;
   };
 
@@ -122,7 +127,9 @@ export function editorTools(runtime: AciRuntime): AciTool[] {
           }),
         );
       }
-      const note = config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "";
+      const note =
+        (config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "") +
+        (result.undefinedNames ? `\n${result.undefinedNames}` : "");
       remember(target.absolute, Buffer.alloc(0));
       context.state.openFile = target.relative;
       return observation(`File created successfully at: ${target.absolute}${note}`);

@@ -6,7 +6,17 @@ import { z } from "zod";
 import type { ToolContext } from "../../../src/contracts.js";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { displayPath, outsideRepositoryMessage, resolveRepoPath, shellQuote } from "../paths.js";
-import { type AciRuntime, type AciTool, defineTool, noFileOpen, observation, stringArg } from "../tool.js";
+import {
+  type AciRuntime,
+  type AciTool,
+  booleanArg,
+  defineTool,
+  integerArg,
+  noFileOpen,
+  observation,
+  stringArg,
+} from "../tool.js";
+import { matchingLines, regexProblem } from "./search-lines.js";
 
 const noDirectory = "__ACI_NO_SUCH_DIRECTORY__";
 const outsideWorkspace = "__ACI_OUTSIDE_WORKSPACE__";
@@ -81,6 +91,9 @@ function resolveDir(runtime: AciRuntime, context: ToolContext, dir: string | und
 const timedOutMessage = (what: string) =>
   `The search for ${what} took too long and was stopped. Search a smaller directory or a more specific term.`;
 
+/** "1 match", "3 matches". */
+export const matchCount = (count: number) => `${count} ${count === 1 ? "match" : "matches"}`;
+
 /**
  * The frame every search answers in (SWE-agent's texts): none, too many (narrow it), or the entries between a
  * header and a footer. `total` is the number of matches when an entry stands for several (search_dir).
@@ -94,7 +107,7 @@ function matchFrame(
 ) {
   if (entries.length === 0) return `No matches found for ${term}`;
   if (entries.length > cap) return `More than ${cap} ${unit} matched for ${term}. Please narrow your search.`;
-  return [`Found ${total} matches for ${term}:`, ...entries, `End of matches for ${term}`].join("\n");
+  return [`Found ${matchCount(total)} for ${term}:`, ...entries, `End of matches for ${term}`].join("\n");
 }
 
 /** find_file and search_dir: resolve dir, run ripgrep there, and give back its lines or the observation to send. */
@@ -137,19 +150,32 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
   });
   const searchDir = defineTool({
     name: "search_dir",
-    doc: "Searches for search_term (matched literally, not as a regular expression) in all files in dir and lists the files that contain it, with the number of matching lines in each; it does not show the lines themselves (use search_file for that). If dir is not provided, searches the whole repository. Files ignored by .gitignore, hidden and binary files are skipped.",
+    doc: `Searches for search_term in all files in dir and lists the files that contain it, with the number of matching lines in each. The term is matched literally unless regex is true (ripgrep's regular expression syntax). With lines, up to that many matching lines (at most ${cap}) are shown with their line numbers under their files. If dir is not provided, searches the whole repository. Files ignored by .gitignore, hidden and binary files are skipped.`,
     parameters: z.object({
       search_term: stringArg("the term to search for").min(1),
       dir: stringArg("the directory to search in (if not provided, the repository root)").optional(),
+      regex: booleanArg(
+        "true: search_term is a regular expression (default false: matched literally)",
+      ).optional(),
+      lines: integerArg(
+        `how many matching lines to show, at most ${cap} (default 0: only the counts per file)`,
+      )
+        .pipe(z.number().int().min(0))
+        .optional(),
     }),
     run: async (args, context) => {
       if (args.search_term.includes("\n")) return observation("Error: search_term must be a single line.");
+      const pattern = `${args.regex ? "" : "-F "}-e ${shellQuote(args.search_term)}`;
+      if (args.regex) {
+        const problem = await regexProblem(runtime, context, args.search_term);
+        if (problem) return observation(problem);
+      }
       const found = await searchDirectory(
         runtime,
         context,
         args.dir,
         args.search_term,
-        `-c --no-messages -F -e ${shellQuote(args.search_term)}`,
+        `-c --no-messages ${pattern}`,
       );
       if ("answer" in found) return observation(found.answer);
       const counts = found.lines
@@ -159,8 +185,22 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
         })
         .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       const total = counts.reduce((sum, entry) => sum + entry.count, 0);
-      const entries = counts.map((entry) => `${entry.path} (${entry.count} matches)`);
-      return observation(matchFrame(found.term, entries, cap, "files", total));
+      const wanted = Math.min(args.lines ?? 0, cap);
+      if (counts.length === 0 || counts.length > cap || wanted === 0) {
+        const entries = counts.map((entry) => `${entry.path} (${matchCount(entry.count)})`);
+        return observation(matchFrame(found.term, entries, cap, "files", total));
+      }
+      const dir = resolveDir(runtime, context, args.dir)!.relative;
+      const shown = await matchingLines(runtime, context, dir, pattern, wanted);
+      const entries = counts.flatMap((entry) => [
+        `${entry.path} (${matchCount(entry.count)})`,
+        ...(shown.get(entry.path) ?? []).map((line) => `  ${line}`),
+      ]);
+      const listed = [...shown.values()].flat().length;
+      const note = listed < total ? `\n(${listed} of ${total} matching lines shown)` : "";
+      return observation(
+        `${matchFrame(found.term, entries, Number.POSITIVE_INFINITY, "files", total)}${note}`,
+      );
     },
   });
   const searchFile = defineTool({
