@@ -1,6 +1,6 @@
 /** A finished run's record as the publishing step receives it (trajectory, tests, the draft). */
 import type { Trajectory } from "../../src/contracts.js";
-import type { PullRequestDraft } from "../../worker/pipeline/run.js";
+import type { PullRequestDraft } from "../../worker/pipeline/types.js";
 
 /** A submitted trajectory of one step whose thought (the agent's account of its change) is `thought`. */
 export function submittedTrajectory(thought: string): Trajectory {

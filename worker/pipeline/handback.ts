@@ -3,7 +3,7 @@
  * queue (worker/index.ts moves the job back to waiting), and another worker starts them again. The
  * status comment says so on both sides: "handed back" while it waits, "resumed" while it runs again.
  */
-import type { RunPhase, StatusReporter } from "./run.js";
+import type { RunPhase, StatusReporter } from "./types.js";
 
 export const HANDED_BACK_NOTE =
   "The worker running this was shut down (a deploy or restart), so the run went back to the queue: " +

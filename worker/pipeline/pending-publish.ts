@@ -7,7 +7,8 @@
 import { isRetryable } from "../../src/errors.js";
 import type { QueueNames } from "../../src/queue/index.js";
 import { publishPullRequest } from "./publish-step.js";
-import type { Publisher, PullRequestDraft, RunOutcome, StatusReporter } from "./run.js";
+import type { RunOutcome } from "./run.js";
+import type { Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /** The Redis commands the store needs. */
 export interface PendingPublishRedis {

@@ -4,18 +4,7 @@
  */
 import { AgentFixError } from "../../src/errors.js";
 import { githubMessage } from "../../src/github/index.js";
-import type { Publisher, PullRequestDraft, StatusReporter } from "./run.js";
-
-/** An open pull request as the status reports it: whether a draft, and what did not work after it opened. */
-export interface PublishedPullRequest {
-  number: number;
-  url: string;
-  /** false when GitHub refused a draft in this repository. */
-  draft?: boolean;
-  /** false when the review request failed (the reason is in `problems`). */
-  reviewRequested?: boolean;
-  problems?: string[];
-}
+import type { PublishedPullRequest, Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /**
  * Step 7 after the push: opens (or updates) the pull request, then requests review and posts the

@@ -13,8 +13,7 @@ import {
 } from "../../src/github/index.js";
 import { analyseTestChanges } from "../../src/github/test-changes.js";
 import type { FixJobData } from "../../src/queue/index.js";
-import type { PublishedPullRequest } from "./publish-step.js";
-import type { Publisher, PullRequestDraft, StatusReporter } from "./run.js";
+import type { PublishedPullRequest, Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /** Attempts at the final status edit before a new comment carries it instead. */
 const FINAL_EDIT_ATTEMPTS = 3;

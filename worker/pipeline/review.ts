@@ -13,7 +13,8 @@ import type { Feedback, FixJobData } from "../../src/queue/index.js";
 import { fixBranch } from "./commit.js";
 import { finalMessage, githubPublisher } from "./publish.js";
 import { replyInReviewThreads } from "./review-replies.js";
-import type { Publisher, RunInput } from "./run.js";
+import type { RunInput } from "./run.js";
+import type { Publisher } from "./types.js";
 
 interface Response<T> {
   data: T;

@@ -14,9 +14,10 @@ import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
 import type { TestedChange, TestProof } from "./gate.js";
 import { git } from "./git.js";
 import { prepareTree } from "./prepare.js";
-import { type PublishedPullRequest, publishPullRequest } from "./publish-step.js";
+import { publishPullRequest } from "./publish-step.js";
 import { RunSandboxes } from "./sandbox.js";
 import { secretsIn } from "./secret-scan.js";
+import type { Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by src/config/repo.ts). */
 export interface PipelineRepoConfig {
@@ -30,41 +31,6 @@ export interface PipelineRepoConfig {
   openPrWhenBaselineFails: boolean;
   maxSteps: number;
   limits?: Partial<SandboxLimits>;
-}
-
-export type RunPhase = "queued" | "cloning" | "setting_up" | "baseline" | "agent" | "testing" | "publishing";
-
-export interface ProgressInfo {
-  step?: number;
-  maxSteps?: number;
-  /** One line for people, e.g. why a retry is coming. */
-  note?: string;
-}
-
-/** The status comment on the issue, edited in place. Every run ends in exactly one final call. */
-export interface StatusReporter {
-  progress(phase: RunPhase, info?: ProgressInfo): Promise<void>;
-  succeeded(pullRequest: PublishedPullRequest): Promise<void>;
-  failed(reason: string, trajectory?: Trajectory): Promise<void>;
-  cancelled(by: string): Promise<void>;
-}
-
-export interface PullRequestDraft {
-  issueNumber: number;
-  testCommand: string;
-  branch: string;
-  base: string;
-  title: string;
-  trajectory: Trajectory;
-  baseline: TestRun;
-  proof: TestProof;
-}
-
-/** GitHub writes after the push: one draft PR per issue, the review request, the summary. */
-export interface Publisher {
-  openOrUpdatePullRequest(draft: PullRequestDraft): Promise<PublishedPullRequest>;
-  requestReview(pullNumber: number, login: string): Promise<void>;
-  postSummary(pullNumber: number, draft: PullRequestDraft): Promise<void>;
 }
 
 export interface RunInput {
