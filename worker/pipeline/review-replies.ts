@@ -42,7 +42,12 @@ export async function replyInReviewThreads(
     reviewIds.map((review_id) =>
       api.rest.pulls
         .listCommentsForReview({ ...pull, review_id, per_page: MAX_THREAD_REPLIES })
-        .then((r) => r.data),
+        .then((r) => r.data)
+        // A review deleted since it was queued has no threads left to answer.
+        .catch((error: { status?: number }) => {
+          if (error.status === 404) return [];
+          throw error;
+        }),
     ),
   );
   const body = threadReplyBody(branch);
