@@ -2,6 +2,7 @@ import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
+import type { LeftWork } from "../../src/github/left-work.js";
 import type { AgentRunner } from "./agent.js";
 import { runAgentPhase } from "./agent-phase.js";
 
@@ -45,7 +46,8 @@ export interface ProgressInfo {
 export interface StatusReporter {
   progress(phase: RunPhase, info?: ProgressInfo): Promise<void>;
   succeeded(pullRequest: PublishedPullRequest): Promise<void>;
-  failed(reason: string, trajectory?: Trajectory): Promise<void>;
+  /** `work`: the change the agent left when it stopped on a limit, with its tests' result. */
+  failed(reason: string, trajectory?: Trajectory, work?: LeftWork): Promise<void>;
   cancelled(by: string): Promise<void>;
 }
 
