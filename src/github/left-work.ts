@@ -65,7 +65,10 @@ export function fenceFor(text: string): string {
  * The diff cut to at most `budget` characters as GitHub counts them, at a line end where one is in
  * reach, never inside a surrogate pair; `cut` says how many lines are shown of how many.
  */
-export function fitDiff(patch: string, budget: number): { text: string; cut: { shown: number; total: number } | null } {
+export function fitDiff(
+  patch: string,
+  budget: number,
+): { text: string; cut: { shown: number; total: number } | null } {
   const total = patch.split("\n").length;
   if (githubLength(patch) <= budget) return { text: patch, cut: null };
   let text = cutAt(patch, Math.max(0, budget));
@@ -163,6 +166,7 @@ export function renderLeftWork(work: LeftWork, budget: number): string {
   // The longest note the cut can need, so that the diff's room is known before cutting.
   const widest = noteFor({ shown: Number.MAX_SAFE_INTEGER, total: Number.MAX_SAFE_INTEGER });
   const room = budget - githubLength(assemble(work, frame("", widest)));
-  const fitted = fitDiff(diff.patch, room);
+  // The patch's final newline would show as an empty line before the closing fence.
+  const fitted = fitDiff(diff.patch.replace(/\n$/, ""), room);
   return assemble(work, frame(fitted.text, fitted.cut ? noteFor(fitted.cut) : ""));
 }

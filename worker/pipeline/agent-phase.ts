@@ -7,7 +7,7 @@ import type { Sandbox, Trajectory } from "../../src/contracts.js";
 import type { LeftWork } from "../../src/github/left-work.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
-import { captureLeftWork } from "./left-work.js";
+import { captureLeftWork, endingOf } from "./left-work.js";
 
 type Phase = "agent" | "testing";
 type Timings = Partial<Record<"agent" | "tests" | "sandbox", number>>;
@@ -141,7 +141,7 @@ function throttled<T>(
 
 /** Why a run opened no pull request, in words a maintainer can act on. */
 export function explainNoPullRequest(trajectory: Trajectory, testCommand: string): string {
-  const status = String(trajectory.info.exit_status ?? "unknown");
+  const status = endingOf(trajectory);
   const gates = trajectory.info.gate;
   const steps = trajectory.trajectory.length;
   if (gates.length > 0 && !gates.at(-1)?.passed) {
@@ -157,7 +157,7 @@ export function explainNoPullRequest(trajectory: Trajectory, testCommand: string
     exit_replay_exhausted: "The recorded trajectory ended before a change was submitted.",
     exit_error: "The agent stopped on an internal error.",
   };
-  if (status.startsWith("submitted") && !trajectory.info.submission?.trim()) {
+  if (String(trajectory.info.exit_status).startsWith("submitted") && !trajectory.info.submission?.trim()) {
     return "The agent finished without changing anything, so there is nothing to propose.";
   }
   return reasons[status] ?? `The agent stopped (${status}) without a change that passes the tests.`;

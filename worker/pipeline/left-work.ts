@@ -34,9 +34,18 @@ export interface LeftWorkInput {
   onTesting?: () => void;
 }
 
+/**
+ * How the loop ended, without the `submitted (...)` the loop wraps around a limit's status when it
+ * recorded the workspace's diff as the submission (e.g. `submitted (exit_step_limit)`).
+ */
+export function endingOf(trajectory: Trajectory): string {
+  const status = String(trajectory.info.exit_status ?? "unknown");
+  return /^submitted \((exit_[a-z_]+)\)$/.exec(status)?.[1] ?? status;
+}
+
 /** The unfinished work, or null when the run did not end on a limit or left no change. */
 export async function captureLeftWork(input: LeftWorkInput): Promise<LeftWork | null> {
-  const exitStatus = String(input.trajectory.info.exit_status ?? "");
+  const exitStatus = endingOf(input.trajectory);
   if (!LIMIT_EXITS.has(exitStatus)) return null;
   let change: TestedChange;
   try {

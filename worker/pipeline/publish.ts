@@ -88,7 +88,14 @@ export function githubStatusReporter(
         kind: "failed",
         reason,
         ...(trajectory
-          ? { summary: summaryOf(trajectory, options.testsBefore?.(), link(), work ? SUMMARY_BESIDE_WORK : undefined) }
+          ? {
+              summary: summaryOf(
+                trajectory,
+                options.testsBefore?.(),
+                link(),
+                work ? SUMMARY_BESIDE_WORK : undefined,
+              ),
+            }
           : {}),
         ...(work ? { work } : {}),
       }),

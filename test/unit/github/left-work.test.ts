@@ -49,7 +49,9 @@ describe("the unfinished work in the final status comment", () => {
     expect(patch.startsWith(`${text}\n`)).toBe(true);
     const shown = text.split("\n").length;
     expect(body).toContain(`lines shown`);
-    expect(body).toContain(`${shown.toLocaleString("en-US")} of ${lines.length.toLocaleString("en-US")} lines shown`);
+    expect(body).toContain(
+      `${shown.toLocaleString("en-US")} of ${lines.length.toLocaleString("en-US")} lines shown`,
+    );
     expect(githubLength(text)).toBeGreaterThan(GITHUB_BODY_LIMIT - 20_000);
     // What comes after the diff survives: how to continue, the summary, the trajectory link.
     expect(body).toContain("**To continue:** comment `/agent-fix`");
@@ -83,7 +85,13 @@ describe("the unfinished work in the final status comment", () => {
   it("a failed test run shows its exit code and the last lines of its output, neutralised", () => {
     const left: LeftWork = {
       ...work("diff --git a/a b/a\n+x"),
-      tests: { kind: "ran", passed: false, exitCode: 1, timedOut: false, tail: testTail(`${"noise\n".repeat(100)}FAILED (failures=1) cc @octo-org/team`) },
+      tests: {
+        kind: "ran",
+        passed: false,
+        exitCode: 1,
+        timedOut: false,
+        tail: testTail(`${"noise\n".repeat(100)}FAILED (failures=1) cc @octo-org/team`),
+      },
     };
     const body = failed(left);
     expect(body).toContain("❌ `python3 -m unittest` failed (exit 1)");
