@@ -5,6 +5,7 @@
  * text: it goes verbatim inside a code fence longer than any backtick run in it (GitHub renders
  * nothing inside a fence: no mention, no link, no HTML); the prose around it is neutralised.
  */
+import type { ExitStatus } from "../contracts.js";
 import { cutAt, githubLength } from "./limits.js";
 import { neutralise } from "./neutralise.js";
 
@@ -27,7 +28,7 @@ export type LeftWorkDiff =
 
 export interface LeftWork {
   /** How the agent loop ended, e.g. `exit_step_limit`. */
-  exitStatus: string;
+  exitStatus: ExitStatus;
   testCommand: string;
   diff: LeftWorkDiff;
   tests: LeftWorkTests;
@@ -38,7 +39,7 @@ export const TEST_TAIL_LINES = 15;
 const TEST_TAIL_CHARS = 3_000;
 
 /** The `.github/agent-fix.yml` setting that raises the limit the agent stopped on, if there is one. */
-const limitSettings: Record<string, string> = {
+const limitSettings: Partial<Record<ExitStatus, string>> = {
   exit_step_limit: "`limits.maxSteps`",
   exit_cost: "`limits.maxCostUsd`",
   exit_time: "`limits.maxTimeMinutes`",

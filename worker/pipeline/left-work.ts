@@ -4,7 +4,7 @@
  * through the agent's git or shell), tested once in a fresh sandbox unless the last gate tested exactly
  * that change. A change or test output holding a setup secret's value is withheld.
  */
-import type { Sandbox, Trajectory } from "../../src/contracts.js";
+import type { ExitStatus, Sandbox, Trajectory } from "../../src/contracts.js";
 import { AgentFixError, SandboxError } from "../../src/errors.js";
 import { type LeftWork, type LeftWorkTests, testTail } from "../../src/github/left-work.js";
 import type { TestRun } from "./baseline.js";
@@ -12,7 +12,7 @@ import { captureChange, type GateSetup, type PipelineGate, type TestedChange, te
 import { secretsIn } from "./secret-scan.js";
 
 /** The endings where the agent was stopped from outside its work: what it did so far is worth showing. */
-export const LIMIT_EXITS: ReadonlySet<string> = new Set([
+export const LIMIT_EXITS: ReadonlySet<ExitStatus> = new Set<ExitStatus>([
   "exit_step_limit",
   "exit_cost",
   "exit_time",
@@ -38,15 +38,16 @@ export interface LeftWorkInput {
  * How the loop ended, without the `submitted (...)` the loop wraps around a limit's status when it
  * recorded the workspace's diff as the submission (e.g. `submitted (exit_step_limit)`).
  */
-export function endingOf(trajectory: Trajectory): string {
-  const status = String(trajectory.info.exit_status ?? "unknown");
-  return /^submitted \((exit_[a-z_]+)\)$/.exec(status)?.[1] ?? status;
+export function endingOf(trajectory: Trajectory): ExitStatus | "unknown" {
+  const status = trajectory.info.exit_status ?? "unknown";
+  const wrapped = /^submitted \((exit_[a-z_]+)\)$/.exec(status)?.[1];
+  return wrapped && LIMIT_EXITS.has(wrapped as ExitStatus) ? (wrapped as ExitStatus) : status;
 }
 
 /** The unfinished work, or null when the run did not end on a limit or left no change. */
 export async function captureLeftWork(input: LeftWorkInput): Promise<LeftWork | null> {
   const exitStatus = endingOf(input.trajectory);
-  if (!LIMIT_EXITS.has(exitStatus)) return null;
+  if (exitStatus === "unknown" || !LIMIT_EXITS.has(exitStatus)) return null;
   let change: TestedChange;
   try {
     change = await captureChange(input.setup, input.workspace);

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
-import type { Sandbox, Trajectory } from "../../../src/contracts.js";
+import type { ExitStatus, Sandbox, Trajectory } from "../../../src/contracts.js";
 import { createGate, type GateSetup } from "../../../worker/pipeline/gate.js";
 import { captureLeftWork } from "../../../worker/pipeline/left-work.js";
 import { prepareTree } from "../../../worker/pipeline/prepare.js";
@@ -21,7 +21,7 @@ const TEST = {
 };
 const SECRET = "s3cret-VALUE-of-setup";
 
-const ended = (exitStatus: string): Trajectory => {
+const ended = (exitStatus: ExitStatus): Trajectory => {
   const trajectory = submittedTrajectory("stopped");
   trajectory.info.exit_status = exitStatus;
   return trajectory;
@@ -63,7 +63,7 @@ describe("unfinished work left by a run stopped on a limit", () => {
   it("reuses the last gate's run of the same change, tests a changed one afresh, withholds a secret", async () => {
     const gate = createGate(setup, sandbox);
     const signal = new AbortController().signal;
-    const capture = (exitStatus: string) =>
+    const capture = (exitStatus: ExitStatus) =>
       captureLeftWork({
         trajectory: ended(exitStatus),
         gate,
