@@ -6,6 +6,7 @@ export {
   type PullData,
   type RepoRef,
 } from "./api.js";
+export { type LeftWork, type LeftWorkTests, renderLeftWork, testTail } from "./left-work.js";
 export { cutAt, fitComment, GITHUB_BODY_LIMIT, githubLength } from "./limits.js";
 export { hasWriteAccess } from "./permissions.js";
 export { type PullRequestBodyInput, renderPullRequestBody, type TestProofView } from "./pr-body.js";

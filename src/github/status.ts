@@ -3,7 +3,8 @@
  * final state: the pull request, the reason it stopped, or cancelled (by whom).
  */
 import type { GitHubApi, RepoRef } from "./api.js";
-import { fitComment } from "./limits.js";
+import { type LeftWork, renderLeftWork } from "./left-work.js";
+import { fitComment, GITHUB_BODY_LIMIT, githubLength } from "./limits.js";
 
 /** Hidden marker that identifies the app's status comment among the issue's comments. */
 export const STATUS_MARKER = "<!-- agent-fix:status -->";
@@ -44,7 +45,13 @@ export type StatusView =
       /** What did not work after the pull request was open (the summary, the review request...). */
       problems?: string[];
     }
-  | { kind: "failed"; reason: string; summary?: string }
+  | {
+      kind: "failed";
+      reason: string;
+      summary?: string;
+      /** The change the agent left when it stopped on a limit, its tests' result and how to go on. */
+      work?: LeftWork;
+    }
   | { kind: "cancelled"; by: string; reason?: string };
 
 export interface StatusContext {
@@ -75,8 +82,7 @@ export function renderStatus(view: StatusView, context: StatusContext): string {
       lines.push(...succeededLines(view, context));
       break;
     case "failed":
-      lines.push(`❌ **agent-fix** stopped without a pull request.`, "", `**Why:** ${view.reason}`);
-      if (view.summary) lines.push("", view.summary);
+      lines.push(...failedLines(view, context, lines.join("\n")));
       break;
     case "cancelled":
       lines.push(
@@ -88,6 +94,23 @@ export function renderStatus(view: StatusView, context: StatusContext): string {
   if (context.trajectoryUrl && view.kind !== "progress")
     lines.push("", `[Full trajectory](${context.trajectoryUrl})`);
   return fitComment(lines.join("\n"));
+}
+
+/** Room kept for the separators and the trajectory link around the unfinished work. */
+const LINK_ROOM = 1_000;
+
+function failedLines(
+  view: Extract<StatusView, { kind: "failed" }>,
+  context: StatusContext,
+  before: string,
+): string[] {
+  const lines = [`❌ **agent-fix** stopped without a pull request.`, "", `**Why:** ${view.reason}`];
+  const summary = view.summary ? ["", view.summary] : [];
+  if (!view.work) return [...lines, ...summary];
+  // The unfinished work gets the room the rest of the comment leaves (the summary is rendered smaller).
+  const rest = githubLength([before, ...lines, ...summary, context.trajectoryUrl ?? ""].join("\n"));
+  const work = renderLeftWork(view.work, GITHUB_BODY_LIMIT - rest - LINK_ROOM);
+  return [...lines, "", work, ...summary];
 }
 
 function succeededLines(view: Extract<StatusView, { kind: "succeeded" }>, context: StatusContext): string[] {

@@ -4,8 +4,10 @@
  * tests fail without the fix. Returns the change the last gate tested, the one to publish.
  */
 import type { Sandbox, Trajectory } from "../../src/contracts.js";
+import type { LeftWork } from "../../src/github/left-work.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
+import { captureLeftWork, endingOf } from "./left-work.js";
 
 type Phase = "agent" | "testing";
 type Timings = Partial<Record<"agent" | "tests" | "sandbox", number>>;
@@ -19,9 +21,11 @@ export interface AgentPhaseInput {
     issue: { number: number; title: string; body: string | null };
     repository: { fullName: string };
     signal: AbortSignal;
+    /** Setup's secrets: unfinished work holding one of their values is not shown. */
+    setupSecrets: Record<string, string>;
     status: {
       progress(phase: Phase, info?: { step?: number; maxSteps?: number }): Promise<void>;
-      failed(reason: string, trajectory?: Trajectory): Promise<void>;
+      failed(reason: string, trajectory?: Trajectory, work?: LeftWork): Promise<void>;
     };
   };
   timings: Timings;
@@ -66,7 +70,6 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
   }
   signal.throwIfAborted();
   phase.lap("agent");
-  phase.onAgentDone();
   // The gates ran inside the agent's time: their test runs go to the tests' account, the rest (fresh
   // sandboxes, exporting the workspace, computing the change) to the sandboxes'.
   const gateMs = trajectory.info.gate.reduce((sum, record) => sum + record.durationMs, 0);
@@ -76,9 +79,22 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
   const tested = gate.lastTested();
   if (!gatePassed(trajectory) || !tested || tested.patch !== trajectory.info.submission) {
     const reason = explainNoPullRequest(trajectory, config.testCommand);
-    await status.failed(reason, trajectory);
+    // Read before the agent's sandbox goes: a run stopped by a limit keeps its work visible.
+    const work = await captureLeftWork({
+      trajectory,
+      gate,
+      setup: phase.gateSetup,
+      workspace: phase.sandbox,
+      secrets: input.setupSecrets,
+      signal,
+      onTesting: () => void status.progress("testing").catch(() => {}),
+    });
+    phase.onAgentDone();
+    phase.lap("sandbox");
+    await status.failed(reason, trajectory, work ?? undefined);
     return { kind: "no_pull_request", reason, trajectory };
   }
+  phase.onAgentDone();
   const proof = await proveTests(phase.gateSetup, tested, config.testPaths, signal);
   phase.lap("sandbox");
   const proofTestMs = proof.before?.durationMs ?? 0;
@@ -125,7 +141,7 @@ function throttled<T>(
 
 /** Why a run opened no pull request, in words a maintainer can act on. */
 export function explainNoPullRequest(trajectory: Trajectory, testCommand: string): string {
-  const status = String(trajectory.info.exit_status ?? "unknown");
+  const status = endingOf(trajectory);
   const gates = trajectory.info.gate;
   const steps = trajectory.trajectory.length;
   if (gates.length > 0 && !gates.at(-1)?.passed) {
@@ -141,7 +157,7 @@ export function explainNoPullRequest(trajectory: Trajectory, testCommand: string
     exit_replay_exhausted: "The recorded trajectory ended before a change was submitted.",
     exit_error: "The agent stopped on an internal error.",
   };
-  if (status.startsWith("submitted") && !trajectory.info.submission?.trim()) {
+  if (String(trajectory.info.exit_status).startsWith("submitted") && !trajectory.info.submission?.trim()) {
     return "The agent finished without changing anything, so there is nothing to propose.";
   }
   return reasons[status] ?? `The agent stopped (${status}) without a change that passes the tests.`;

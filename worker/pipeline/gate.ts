@@ -30,6 +30,8 @@ export interface PipelineGate {
   gate: Gate;
   /** The change the last gate run tested (null before the first). */
   lastTested(): TestedChange | null;
+  /** The last gate's test run, with the change it tested (null before the first). */
+  lastRun(): { change: TestedChange; run: TestRun } | null;
 }
 
 /** Reads the agent's workspace files out of its sandbox (never through its shell) and computes the change. */
@@ -99,6 +101,7 @@ export function createGate(
   onRun?: (run: TestRun) => void,
 ): PipelineGate {
   let tested: TestedChange | null = null;
+  let lastRun: { change: TestedChange; run: TestRun } | null = null;
   const gate: Gate = async (_agentPatch, signal) => {
     let change: TestedChange;
     try {
@@ -118,6 +121,7 @@ export function createGate(
     // The next attempt (or the proof) gets a sandbox started while this one tests.
     const run = await testChange(setup, change, { signal, prewarmNext: true });
     tested = change;
+    lastRun = { change, run };
     onRun?.(run);
     const verdict = run.passed
       ? "The tests pass."
@@ -126,7 +130,7 @@ export function createGate(
         : `The test command \`${setup.test.command}\` failed (exit ${run.exitCode}).`;
     return { passed: run.passed, output: `${verdict}\n${run.output}`, submission: change.patch };
   };
-  return { gate, lastTested: () => tested };
+  return { gate, lastTested: () => tested, lastRun: () => lastRun };
 }
 
 /** The paths a unified diff touches (both sides of a rename), without a/ and b/ prefixes. */

@@ -82,11 +82,21 @@ export function githubStatusReporter(
         // A review run adds a commit to the pull request it was asked on; it opens none.
         ...(job.trigger === "review" ? { review: true } : {}),
       }),
-    failed: (reason, trajectory) =>
+    failed: (reason, trajectory, work) =>
       show({
         kind: "failed",
         reason,
-        ...(trajectory ? { summary: summaryOf(trajectory, options.testsBefore?.(), link()) } : {}),
+        ...(trajectory
+          ? {
+              summary: summaryOf(
+                trajectory,
+                options.testsBefore?.(),
+                link(),
+                work ? SUMMARY_BESIDE_WORK : undefined,
+              ),
+            }
+          : {}),
+        ...(work ? { work } : {}),
       }),
     cancelled: (by) => show({ kind: "cancelled", by }),
   };
@@ -108,12 +118,20 @@ async function editWithRetries(edit: () => Promise<void>): Promise<boolean> {
   return false;
 }
 
-function summaryOf(trajectory: Trajectory, testsBefore: boolean | undefined, trajectoryUrl?: string): string {
+/** The summary's room beside unfinished work: the diff gets what is left of the comment. */
+const SUMMARY_BESIDE_WORK = 16_000;
+
+function summaryOf(
+  trajectory: Trajectory,
+  testsBefore: boolean | undefined,
+  trajectoryUrl?: string,
+  limit = 60_000,
+): string {
   // Inside the status comment, which has its own header: leave room for it.
   return renderTrajectorySummary(trajectory, {
     ...(testsBefore === undefined ? {} : { testsBefore }),
     ...(trajectoryUrl ? { trajectoryUrl } : {}),
-    limit: 60_000,
+    limit,
   });
 }
 

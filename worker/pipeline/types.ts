@@ -4,6 +4,7 @@
  * import them without importing each other.
  */
 import type { Trajectory } from "../../src/contracts.js";
+import type { LeftWork } from "../../src/github/left-work.js";
 import type { TestRun } from "./baseline.js";
 import type { TestProof } from "./gate.js";
 
@@ -31,7 +32,8 @@ export interface ProgressInfo {
 export interface StatusReporter {
   progress(phase: RunPhase, info?: ProgressInfo): Promise<void>;
   succeeded(pullRequest: PublishedPullRequest): Promise<void>;
-  failed(reason: string, trajectory?: Trajectory): Promise<void>;
+  /** `work`: the change the agent left when it stopped on a limit, with its tests' result. */
+  failed(reason: string, trajectory?: Trajectory, work?: LeftWork): Promise<void>;
   cancelled(by: string): Promise<void>;
 }
 
