@@ -2,11 +2,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Probot } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../worker/agent/config-file.js";
 import { type ContentsApi, loadRepoConfig, type OperatorRules } from "../../../worker/pipeline/config.js";
-import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
+import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { installationApi } from "../../support/installation.js";
 
 // The worker reads .github/agent-fix.yml through the GitHub stand-in's contents API (real HTTP, real git).
 describe("the repository config comes from the default branch, as a regular file only", () => {
@@ -51,13 +51,7 @@ describe("the repository config comes from the default branch, as a regular file
     rules = { defaultMaxSteps: 50, policy: operator.repository, model: operator.model };
     github = await startGitHubServer();
     root = await mkdtemp(join(tmpdir(), "af-repo-config-"));
-    const probot = new Probot({
-      appId: github.appId,
-      privateKey: github.keys.privateKeyPem,
-      baseUrl: github.apiUrl,
-      Octokit: StandInOctokit,
-    });
-    api = (await probot.auth(1)) as unknown as ContentsApi;
+    api = await installationApi<ContentsApi>(github);
   });
   afterAll(async () => {
     await github.stop();

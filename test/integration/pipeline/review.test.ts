@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Probot } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FixJobData } from "../../../src/queue/index.js";
 import { cloneRepository } from "../../../worker/pipeline/checkout.js";
@@ -13,7 +12,8 @@ import {
   reviewTaskBody,
 } from "../../../worker/pipeline/review.js";
 import { replyInReviewThreads, threadReplyBody } from "../../../worker/pipeline/review-replies.js";
-import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
+import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { installationApi } from "../../support/installation.js";
 import { pullCommentEvent, reviewEvent } from "../../support/webhooks.js";
 
 // The worker's side of a review run against the GitHub and git stand-in (real HTTP, real git).
@@ -51,13 +51,7 @@ describe("review runs: reading the review, and pushing on top of the reviewed br
     await cloneRepository({ cloneUrl: cloneUrl(), token: github.mintToken(), dir, branch: "main" });
     await commitFile(dir, "b", "first fix");
     await pushFixBranch({ dir, issueNumber: 1, token: github.mintToken() });
-    const probot = new Probot({
-      appId: github.appId,
-      privateKey: github.keys.privateKeyPem,
-      baseUrl: github.apiUrl,
-      Octokit: StandInOctokit,
-    });
-    api = (await probot.auth(1)) as unknown as ReviewApi;
+    api = await installationApi<ReviewApi>(github);
     const repoId = github.state.repo(owner, repo)?.id ?? 0;
     job = {
       ...{ installationId: 1, owner, repo, repoId, issueNumber: 1, requestedBy: "alice" },

@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Probot } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { githubLength, NOT_A_DRAFT_NOTE, STATUS_MARKER } from "../../../src/github/index.js";
 import type { FixJobData } from "../../../src/queue/index.js";
@@ -14,7 +13,8 @@ import {
 } from "../../../worker/pipeline/publish.js";
 import { publishPullRequest } from "../../../worker/pipeline/publish-step.js";
 import { type ReviewApi, reviewPublisher } from "../../../worker/pipeline/review.js";
-import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
+import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { installationApi } from "../../support/installation.js";
 import { draftOf, submittedTrajectory } from "../../support/published.js";
 
 // Publishing after the push, against the GitHub stand-in answering as GitHub documents (real HTTP).
@@ -73,13 +73,7 @@ describe("publishing a tested change", () => {
   beforeAll(async () => {
     github = await startGitHubServer();
     root = await mkdtemp(join(tmpdir(), "af-publish-"));
-    const probot = new Probot({
-      appId: github.appId,
-      privateKey: github.keys.privateKeyPem,
-      baseUrl: github.apiUrl,
-      Octokit: StandInOctokit,
-    });
-    api = (await probot.auth(1)) as unknown as WorkerGitHubApi;
+    api = await installationApi<WorkerGitHubApi>(github);
   });
   afterAll(async () => {
     await github.stop();

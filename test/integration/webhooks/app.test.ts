@@ -2,17 +2,16 @@
  * The webhook side end to end: signed webhooks into the real Probot middleware and server, the real
  * Redis queue, and the GitHub stand-in; outcomes checked on the queue and on the stand-in.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { parseEnv } from "../../../src/config/env.js";
 import { type CancelRequest, connectRedis, fixJobId, subscribeToCancels } from "../../../src/queue/index.js";
-import { type AppServer, startAppServer } from "../../../src/server.js";
+import type { AppServer } from "../../../src/server.js";
 import { trajectoryUrl } from "../../../src/trajectories.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import {
   closedEvent,
   commentEvent,
@@ -21,13 +20,14 @@ import {
   pullCommentEvent,
   reviewEvent,
 } from "../../support/webhooks.js";
-import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
+import { redisAvailable, TEST_REDIS_URL } from "../queue/redis.js";
 
 const up = await redisAvailable();
 const SECRET = "webhook-test-secret";
 
 describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, GitHub stand-in)", () => {
   let github: GitHubServer;
+  let web: WebhookApp;
   let app: AppServer;
   let prefix: string;
   let issueCounter = 0;
@@ -53,32 +53,13 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
       files: { "README.md": "x\n" },
       permissions: { alice: "write" },
     });
-    prefix = testPrefix();
-    trajectoryDir = await mkdtemp(join(tmpdir(), "af-traj-"));
-    const env = parseEnv({
-      AGENT_FIX_TRAJECTORY_DIR: trajectoryDir,
-      APP_ID: String(github.appId),
-      PRIVATE_KEY: github.keys.privateKeyPem,
-      WEBHOOK_SECRET: SECRET,
-      GHE_HOST: github.host,
-      GHE_PROTOCOL: "http",
-      HOST: "127.0.0.1",
-      PORT: "0",
-      AGENT_FIX_REDIS_URL: TEST_REDIS_URL,
-      AGENT_FIX_QUEUE_PREFIX: prefix,
-      AGENT_FIX_GITHUB_THROTTLE: "false",
-      LOG_LEVEL: "fatal",
-    });
-    app = await startAppServer(env);
+    web = await startWebhookApp({ github, secret: SECRET });
+    ({ server: app, prefix, trajectoryDir } = web);
   });
 
   afterAll(async () => {
-    const redis = await connectRedis(TEST_REDIS_URL, "producer");
-    await app?.close();
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
+    await web?.close();
     await github?.stop();
-    await rm(trajectoryDir, { recursive: true, force: true });
   });
 
   it("label -> one job (ids only), an eyes reaction and one status comment", async () => {

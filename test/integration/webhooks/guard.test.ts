@@ -7,11 +7,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectRedis } from "../../../src/queue/index.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { freePort } from "../../support/ports.js";
 import { waitFor } from "../../support/stack-parts.js";
 import { deliver, labelEvent } from "../../support/webhooks.js";
 import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
@@ -19,14 +19,6 @@ import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue
 const ROOT = join(import.meta.dirname, "..", "..", "..");
 const MB = 1024 * 1024;
 const up = await redisAvailable();
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === "object" && address ? address.port : 0;
-}
 
 /** `npm run start:server` as one node process (so its pid is the server's), output kept. */
 function startServer(env: Record<string, string>, entry = "src/server.ts") {

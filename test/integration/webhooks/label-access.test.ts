@@ -7,12 +7,12 @@
  */
 import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEnv } from "../../../src/config/env.js";
-import { connectRedis, fixJobId } from "../../../src/queue/index.js";
-import { type AppServer, startAppServer } from "../../../src/server.js";
+import { fixJobId } from "../../../src/queue/index.js";
+import type { AppServer } from "../../../src/server.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import { commentEvent, deliver } from "../../support/webhooks.js";
-import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
+import { redisAvailable, testPrefix } from "../queue/redis.js";
 
 const up = await redisAvailable();
 const SECRET = "label-access-secret";
@@ -28,6 +28,7 @@ const labeledExample = examples
 
 describe.skipIf(!up)("the agent-fix label needs write access (GitHub's example payloads)", () => {
   let github: GitHubServer;
+  let web: WebhookApp;
   let app: AppServer;
   const prefix = testPrefix();
   const owner = "octo";
@@ -60,8 +61,7 @@ describe.skipIf(!up)("the agent-fix label needs write access (GitHub's example p
     };
   }
 
-  const post = (delivery: ReturnType<typeof labeled>) =>
-    deliver(`${app.url}/api/github/webhooks`, SECRET, delivery);
+  const post = (delivery: ReturnType<typeof labeled>) => web.post(delivery);
   const newIssue = (user = "reporter") =>
     github.addIssue(owner, repo, { title: "Crash on empty input", body: "It crashes.", user }).number;
   const jobOf = (issue: number) =>
@@ -77,29 +77,17 @@ describe.skipIf(!up)("the agent-fix label needs write access (GitHub's example p
       files: { "README.md": "x\n" },
       permissions: { writer: "write", keeper: "maintain", tina: "triage", reader: "read" },
     });
-    app = await startAppServer(
-      parseEnv({
-        APP_ID: String(github.appId),
-        PRIVATE_KEY: github.keys.privateKeyPem,
-        WEBHOOK_SECRET: SECRET,
-        GHE_HOST: github.host,
-        GHE_PROTOCOL: "http",
-        HOST: "127.0.0.1",
-        PORT: "0",
-        AGENT_FIX_REDIS_URL: TEST_REDIS_URL,
-        AGENT_FIX_QUEUE_PREFIX: prefix,
-        AGENT_FIX_GITHUB_THROTTLE: "false",
-        AGENT_FIX_LABEL_BOTS: "release-helper[bot]",
-        LOG_LEVEL: "fatal",
-      }),
-    );
+    web = await startWebhookApp({
+      github,
+      secret: SECRET,
+      prefix,
+      env: { AGENT_FIX_LABEL_BOTS: "release-helper[bot]" },
+    });
+    app = web.server;
   });
 
   afterAll(async () => {
-    const redis = await connectRedis(TEST_REDIS_URL, "producer");
-    await app?.close();
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
+    await web?.close();
     await github?.stop();
   });
 

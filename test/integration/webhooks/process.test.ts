@@ -6,9 +6,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { freePort } from "../../support/ports.js";
 import { redisUrl, requireRedis } from "../../support/services.js";
 
 /** The command line of an npm script in package.json, split into words (no shell syntax in ours). */
@@ -16,14 +17,6 @@ function scriptOf(name: string): string[] {
   const scripts = (JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> })
     .scripts;
   return (scripts[name] ?? "").split(/\s+/);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === "object" && address ? address.port : 0;
 }
 
 describe("npm start without credentials", () => {

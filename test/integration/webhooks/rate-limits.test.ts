@@ -5,39 +5,17 @@
  * limiters live in the deployment's Redis, shared by all its processes. Real Probot server, real
  * Redis, the GitHub stand-in answering as GitHub documents.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEnv } from "../../../src/config/env.js";
 import { connectRedis, fixJobId } from "../../../src/queue/index.js";
-import { type AppServer, startAppServer } from "../../../src/server.js";
+import type { AppServer } from "../../../src/server.js";
 import { GitHubServer } from "../../support/github-server.js";
+import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import { deliver, labelEvent } from "../../support/webhooks.js";
-import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
+import { redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 
 const up = await redisAvailable();
 const SECRET = "rate-limit-secret";
-
-async function appFor(github: GitHubServer, prefix: string, dir: string, throttle: boolean) {
-  return startAppServer(
-    parseEnv({
-      AGENT_FIX_TRAJECTORY_DIR: dir,
-      APP_ID: String(github.appId),
-      PRIVATE_KEY: github.keys.privateKeyPem,
-      WEBHOOK_SECRET: SECRET,
-      GHE_HOST: github.host,
-      GHE_PROTOCOL: "http",
-      HOST: "127.0.0.1",
-      PORT: "0",
-      AGENT_FIX_REDIS_URL: TEST_REDIS_URL,
-      AGENT_FIX_QUEUE_PREFIX: prefix,
-      AGENT_FIX_GITHUB_THROTTLE: String(throttle),
-      LOG_LEVEL: "fatal",
-    }),
-  );
-}
 
 describe.skipIf(!up)("GitHub rate limits in the webhook process", () => {
   // An app id of this file's own: the throttling limiters in Redis are named after it.
@@ -47,7 +25,7 @@ describe.skipIf(!up)("GitHub rate limits in the webhook process", () => {
   const repo = "limited";
   let app: AppServer;
   let redis: Redis;
-  let dir: string;
+  let web: WebhookApp;
 
   const post = (server: AppServer, delivery: Parameters<typeof deliver>[2]) =>
     deliver(`${server.url}/api/github/webhooks`, SECRET, delivery);
@@ -69,19 +47,17 @@ describe.skipIf(!up)("GitHub rate limits in the webhook process", () => {
       files: { "README.md": "x\n" },
       permissions: { alice: "write" },
     });
-    dir = await mkdtemp(join(tmpdir(), "af-limits-"));
     redis = await connectRedis(TEST_REDIS_URL, "producer");
-    app = await appFor(github, prefix, dir, false);
+    web = await startWebhookApp({ github, secret: SECRET, prefix });
+    app = web.server;
   });
 
   afterAll(async () => {
-    await app?.close();
-    await dropPrefix(redis, prefix);
+    await web?.close();
     const limiterKeys = await redis.keys(`b_*agent-fix-${github.appId}*`);
     if (limiterKeys.length > 0) await redis.del(...limiterKeys);
     redis.disconnect();
     await github.stop();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it("a 403 secondary rate limit on the status comment is waited out (retry-after) and the run queued with it", async () => {

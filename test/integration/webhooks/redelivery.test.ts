@@ -3,17 +3,14 @@
  * acknowledged and does nothing: before, it started a second run, which replaced the branch and the
  * review commits on it. Real Probot server, real Redis, the GitHub stand-in, a real fix worker.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEnv } from "../../../src/config/env.js";
-import { connectRedis, fixJobId } from "../../../src/queue/index.js";
-import { type AppServer, startAppServer } from "../../../src/server.js";
+import { fixJobId } from "../../../src/queue/index.js";
+import type { AppServer } from "../../../src/server.js";
 import { type FixWorker, startFixWorker } from "../../../worker/index.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
-import { deliver, labelEvent } from "../../support/webhooks.js";
-import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
+import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
+import { labelEvent } from "../../support/webhooks.js";
+import { redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 
 const up = await redisAvailable();
 const SECRET = "redelivery-secret";
@@ -22,7 +19,7 @@ describe.skipIf(!up)("a redelivered webhook", () => {
   let github: GitHubServer;
   let app: AppServer;
   let worker: FixWorker;
-  let trajectoryDir: string;
+  let web: WebhookApp;
   const prefix = testPrefix();
   const owner = "octo";
   const repo = "redelivered";
@@ -36,23 +33,8 @@ describe.skipIf(!up)("a redelivered webhook", () => {
       files: { "README.md": "x\n" },
       permissions: { alice: "write" },
     });
-    trajectoryDir = await mkdtemp(join(tmpdir(), "af-redeliver-"));
-    app = await startAppServer(
-      parseEnv({
-        AGENT_FIX_TRAJECTORY_DIR: trajectoryDir,
-        APP_ID: String(github.appId),
-        PRIVATE_KEY: github.keys.privateKeyPem,
-        WEBHOOK_SECRET: SECRET,
-        GHE_HOST: github.host,
-        GHE_PROTOCOL: "http",
-        HOST: "127.0.0.1",
-        PORT: "0",
-        AGENT_FIX_REDIS_URL: TEST_REDIS_URL,
-        AGENT_FIX_QUEUE_PREFIX: prefix,
-        AGENT_FIX_GITHUB_THROTTLE: "false",
-        LOG_LEVEL: "fatal",
-      }),
-    );
+    web = await startWebhookApp({ github, secret: SECRET, prefix });
+    app = web.server;
     // A worker whose runs finish at once: what matters here is that the run is over.
     worker = await startFixWorker({
       redisUrl: TEST_REDIS_URL,
@@ -67,12 +49,8 @@ describe.skipIf(!up)("a redelivered webhook", () => {
 
   afterAll(async () => {
     await worker?.shutdown(0);
-    await app?.close();
-    const redis = await connectRedis(TEST_REDIS_URL, "producer");
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
+    await web?.close();
     await github?.stop();
-    await rm(trajectoryDir, { recursive: true, force: true });
   });
 
   it("after its run finished is answered 2xx and starts no second run; a new delivery does", async () => {
@@ -83,7 +61,7 @@ describe.skipIf(!up)("a redelivered webhook", () => {
       ...labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", { login: "alice" }),
       id: "delivery-redelivered-1",
     };
-    const post = (d: typeof delivery) => deliver(`${app.url}/api/github/webhooks`, SECRET, d);
+    const post = (d: typeof delivery) => web.post(d);
     const bot = () =>
       github.state.commentsOn(owner, repo, issue).filter((c) => c.user.login === github.bot.login);
 

@@ -4,18 +4,15 @@
  * and comment commands, oldest first). Real Probot server, real Redis, the GitHub stand-in, and the
  * real fix worker (worker/index.ts) with a processor that holds the first run until the test lets go.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEnv } from "../../../src/config/env.js";
-import { connectRedis, type FixJobData, fixJobId } from "../../../src/queue/index.js";
-import { type AppServer, startAppServer } from "../../../src/server.js";
+import { type FixJobData, fixJobId } from "../../../src/queue/index.js";
+import type { AppServer } from "../../../src/server.js";
 import { type FixWorker, startFixWorker } from "../../../worker/index.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
-import { commentEvent, deliver, labelEvent, pullCommentEvent, reviewEvent } from "../../support/webhooks.js";
-import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
+import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
+import { commentEvent, labelEvent, pullCommentEvent, reviewEvent } from "../../support/webhooks.js";
+import { redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 
 const up = await redisAvailable();
 const SECRET = "feedback-secret";
@@ -24,7 +21,7 @@ describe.skipIf(!up)("review feedback while a run of the issue is queued or runn
   let github: GitHubServer;
   let app: AppServer;
   let worker: FixWorker;
-  let dir: string;
+  let web: WebhookApp;
   const prefix = testPrefix();
   const owner = "octo";
   const repo = "reviewed";
@@ -34,8 +31,7 @@ describe.skipIf(!up)("review feedback while a run of the issue is queued or runn
   let release: () => void = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
 
-  const post = (delivery: Parameters<typeof deliver>[2]) =>
-    deliver(`${app.url}/api/github/webhooks`, SECRET, delivery);
+  const post = (delivery: Parameters<WebhookApp["post"]>[0]) => web.post(delivery);
 
   beforeAll(async () => {
     github = await startGitHubServer();
@@ -45,23 +41,8 @@ describe.skipIf(!up)("review feedback while a run of the issue is queued or runn
       files: { "README.md": "x\n" },
       permissions: { alice: "write", bob: "write" },
     });
-    dir = await mkdtemp(join(tmpdir(), "af-feedback-"));
-    app = await startAppServer(
-      parseEnv({
-        AGENT_FIX_TRAJECTORY_DIR: dir,
-        APP_ID: String(github.appId),
-        PRIVATE_KEY: github.keys.privateKeyPem,
-        WEBHOOK_SECRET: SECRET,
-        GHE_HOST: github.host,
-        GHE_PROTOCOL: "http",
-        HOST: "127.0.0.1",
-        PORT: "0",
-        AGENT_FIX_REDIS_URL: TEST_REDIS_URL,
-        AGENT_FIX_QUEUE_PREFIX: prefix,
-        AGENT_FIX_GITHUB_THROTTLE: "false",
-        LOG_LEVEL: "fatal",
-      }),
-    );
+    web = await startWebhookApp({ github, secret: SECRET, prefix });
+    app = web.server;
     worker = await startFixWorker({
       redisUrl: TEST_REDIS_URL,
       prefix,
@@ -77,12 +58,8 @@ describe.skipIf(!up)("review feedback while a run of the issue is queued or runn
   afterAll(async () => {
     release();
     await worker?.shutdown(0);
-    await app?.close();
-    const redis = await connectRedis(TEST_REDIS_URL, "producer");
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
+    await web?.close();
     await github?.stop();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it("is queued with a reply, and one follow-up round after the run takes all of it", async () => {
