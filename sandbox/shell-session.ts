@@ -377,6 +377,11 @@ export class ShellSession {
       let timedOut = false;
       let aborted = false;
       let timer: NodeJS.Timeout | undefined;
+      // The kill started by a timeout or an abort. The exchange resolves only once it has ended: the
+      // marker often arrives while the killer is still scanning (the command died in its first round, or
+      // ended by itself just as the timeout fired), and a kill still running when the next command starts
+      // would kill that command instead ("bash: line N: PID Killed ...", status 137).
+      let escalation: Promise<void> | undefined;
       let settledSignal: () => void = () => undefined;
       const settledPromise = new Promise<void>((r) => {
         settledSignal = r;
@@ -393,7 +398,9 @@ export class ShellSession {
           waiter.pending = "";
           if (this.waiter === waiter) this.waiter = undefined;
           settledSignal();
-          resolve({ outcome, buffer: waiter.buffer, timedOut, aborted });
+          const result = { outcome, buffer: waiter.buffer, timedOut, aborted };
+          if (escalation) void escalation.then(() => resolve(result));
+          else resolve(result);
         },
       };
       const escalate = async () => {
@@ -408,9 +415,12 @@ export class ShellSession {
         await Promise.race([settledPromise, delay(this.graceMs)]);
         if (!settled) waiter.settle({ kind: "stuck" });
       };
+      const startEscalation = () => {
+        escalation ??= escalate().catch(() => undefined);
+      };
       const onAbort = () => {
         aborted = true;
-        void escalate();
+        startEscalation();
       };
       this.waiter = waiter;
       if (options.signal) {
@@ -423,7 +433,7 @@ export class ShellSession {
       }
       timer = setTimeout(() => {
         timedOut = true;
-        void escalate();
+        startEscalation();
       }, options.timeoutMs);
       if (this.dead) {
         waiter.settle({ kind: "exit", code: null });

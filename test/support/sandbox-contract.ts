@@ -109,6 +109,16 @@ export function sandboxContract(target: ContractTarget): void {
       expect(check.output).toBe("gone\nKEEP=1\n");
     });
 
+    it("the kill of a timed-out command ends before the next command starts, so it never hits that one", async () => {
+      // The command dies in the killer's first round; the killer then scans again until it finds nothing.
+      // Those scans must not overlap the next command, which they would kill ("Killed sleep 1", 137).
+      const r = await sandbox.exec("sleep 1000", { timeoutMs: 1000 });
+      expect(r.timedOut).toBe(true);
+      const next = await sandbox.exec("sleep 1; echo survived");
+      expect(next.output).toBe("survived\n");
+      expect(next.exitCode).toBe(0);
+    });
+
     it("a busy shell loop that ignores the timeout is ended by restarting the session, and says so", async () => {
       const r = await sandbox.exec("while :; do :; done", { timeoutMs: 1000 });
       expect(r.timedOut).toBe(true);

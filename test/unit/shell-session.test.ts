@@ -1,4 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ansiC, type ShellProcess, ShellSession } from "../../sandbox/shell-session.js";
 
@@ -44,6 +47,52 @@ describe("ShellSession input", () => {
       expect((await session.run('echo "$LEFT"', { timeoutMs: 10_000 })).output).toBe("over\n");
     } finally {
       await session.close();
+    }
+  });
+});
+
+/** SIGKILLs the direct children of a process, as a killer's scan of /proc would. */
+function killChildrenOf(pid: number): void {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[1]) === pid)
+        process.kill(Number(entry), "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+describe("ShellSession kill on timeout", () => {
+  it("starts the next command only once the kill of a timed-out one has ended (a late killer hits nothing)", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "af-shell-kill-"));
+    const nextStarted = path.join(dir, "next-started");
+    // A killer like __af_kill on a busy machine: its first round kills the command (whose marker then
+    // arrives), its later rounds come late. This one scans again once the next command has started, or
+    // when it gives up waiting for that; on the old code it killed that command.
+    const killChildren = async (pid: number) => {
+      killChildrenOf(pid);
+      for (let waited = 0; waited < 2000 && !existsSync(nextStarted); waited += 20) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      killChildrenOf(pid);
+      return true;
+    };
+    const session = new ShellSession({ name: "test", spawn: async () => bashProcess(), killChildren });
+    try {
+      const first = await session.run("sleep 1000", { timeoutMs: 200 });
+      expect(first.timedOut).toBe(true);
+      expect(first.sessionRestarted).toBe(false);
+      const next = await session.run(`: > ${ansiC(nextStarted)}; sleep 1; echo survived`, {
+        timeoutMs: 60_000,
+      });
+      expect(next.output).toBe("survived\n");
+      expect(next.exitCode).toBe(0);
+    } finally {
+      await session.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
