@@ -75,7 +75,8 @@ async function runEndToEnd(sandbox: "local" | "docker") {
   return { out, traj };
 }
 
-describe("agent-fix run, inspect and replay on the local sandbox", () => {
+// Each test starts up to three CLI processes (tsx compiles on start): on a busy machine one takes tens of seconds.
+describe("agent-fix run, inspect and replay on the local sandbox", { timeout: 300_000 }, () => {
   it("runs an episode to an accepted patch, and inspect shows it", async () => {
     const { traj } = await runEndToEnd("local");
     const shown = await cli("inspect", traj);
