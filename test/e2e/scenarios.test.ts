@@ -130,9 +130,22 @@ describe.runIf(ready)("end to end: what a maintainer sees", () => {
     );
     await stack.label(issue);
     await waitFor("the agent's first step", () => stack.inPhase(issue, "Working on a fix"));
-    const [container] = await waitFor("the sandbox", async () => {
+    // The baseline's sandbox is removed in the background once its tests ran: check a running one,
+    // oldest first (the agent's sandbox is created just before the baseline's and outlives it).
+    const [container] = await waitFor("a running sandbox of the run", async () => {
       const found = await stack.containers(jobId(issue));
-      return found.length > 0 ? found : undefined;
+      const states = await Promise.all(
+        found.map((c) =>
+          docker
+            .getContainer(c.Id)
+            .inspect()
+            .catch(() => null),
+        ),
+      );
+      const running = states
+        .filter((state) => state?.State.Running && state.State.Status === "running")
+        .sort((a, b) => (a!.Created < b!.Created ? -1 : 1));
+      return running[0] ? [{ Id: running[0].Id }] : undefined;
     });
     // Every token the stand-in ever issued (the worker minted at least one to clone).
     const tokens = [...stack.github.state.tokens.keys()];
