@@ -1,15 +1,13 @@
-import { execFileSync } from "node:child_process";
-import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
 import type { Sandbox } from "../../../src/contracts.js";
 import { gatePassed } from "../../../worker/pipeline/agent.js";
 import { createGate, type GateSetup, proveTests } from "../../../worker/pipeline/gate.js";
-import { prepareTree } from "../../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../../worker/pipeline/sandbox.js";
 import { createAgentRunner, loadOperatorConfig } from "../../../worker/processor.js";
+import { preparedSample } from "../../support/prepared-sample.js";
 
 // The demo's recorded trajectory, through the real ACI and agent loop, on the sample repository.
 const FIXTURES = join(import.meta.dirname, "../../fixtures");
@@ -22,24 +20,11 @@ describe("the sample repository's replay trajectory", () => {
   const sandboxes = new RunSandboxes(new LocalSandboxProvider({ warn: () => {} }), { jobId: "replay-test" });
 
   beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), "af-replay-"));
-    const repo = join(root, "repo");
-    await cp(join(FIXTURES, "sample-repo"), repo, { recursive: true });
-    const git = (...args: string[]) =>
-      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: repo });
-    git("init", "-q", "-b", "main");
-    git("add", ".");
-    git("commit", "-qm", "sample");
-    const prepared = await prepareTree({
-      sandboxes,
-      checkoutDir: repo,
-      headSha: git("rev-parse", "HEAD").toString().trim(),
-      root,
-      setup: { commands: [], network: false, timeoutMs: 10_000 },
-      secrets: {},
-    });
-    gateSetup = { prepared, sandboxes, test: TEST, scratch: join(root, "scratch") };
-    sandbox = await sandboxes.start(prepared.dir);
+    ({ root, gateSetup, sandbox } = await preparedSample(sandboxes, {
+      source: join(FIXTURES, "sample-repo"),
+      test: TEST,
+      prefix: "af-replay-",
+    }));
   });
   afterAll(async () => {
     await sandboxes.disposeAll();

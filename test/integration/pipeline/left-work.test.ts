@@ -1,14 +1,12 @@
-import { execFileSync } from "node:child_process";
-import { cp, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
 import type { ExitStatus, Sandbox, Trajectory } from "../../../src/contracts.js";
 import { createGate, type GateSetup } from "../../../worker/pipeline/gate.js";
 import { captureLeftWork } from "../../../worker/pipeline/left-work.js";
-import { prepareTree } from "../../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../../worker/pipeline/sandbox.js";
+import { preparedSample } from "../../support/prepared-sample.js";
 import { submittedTrajectory } from "../../support/published.js";
 
 // The unfinished work of a run stopped by a limit, over the local driver: the change read from the
@@ -36,24 +34,15 @@ describe("unfinished work left by a run stopped on a limit", () => {
   const sandboxes = new RunSandboxes(provider, { jobId: "left-work-test" });
 
   beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), "af-left-work-"));
-    const repo = join(root, "repo");
-    await cp(SAMPLE, repo, { recursive: true });
-    const git = (...args: string[]) =>
-      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: repo });
-    git("init", "-q", "-b", "main");
-    git("add", ".");
-    git("commit", "-qm", "sample");
-    const prepared = await prepareTree({
-      sandboxes,
-      checkoutDir: repo,
-      headSha: git("rev-parse", "HEAD").toString().trim(),
+    ({
       root,
-      setup: { commands: [], network: false, timeoutMs: 10_000 },
-      secrets: {},
-    });
-    setup = { prepared, sandboxes, test: TEST, scratch: join(root, "scratch") };
-    sandbox = await sandboxes.start(prepared.dir);
+      gateSetup: setup,
+      sandbox,
+    } = await preparedSample(sandboxes, {
+      source: SAMPLE,
+      test: TEST,
+      prefix: "af-left-work-",
+    }));
   });
   afterAll(async () => {
     await sandboxes.disposeAll();

@@ -1,6 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { cp, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
@@ -13,9 +11,9 @@ import {
   patchPaths,
   proveTests,
 } from "../../../worker/pipeline/gate.js";
-import { prepareTree } from "../../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../../worker/pipeline/sandbox.js";
 import { runSetup } from "../../../worker/pipeline/setup.js";
+import { preparedSample } from "../../support/prepared-sample.js";
 
 // The pipeline's in-sandbox steps over the local driver (the Docker driver runs them in test/e2e).
 const SAMPLE = join(import.meta.dirname, "../../fixtures/sample-repo");
@@ -40,24 +38,11 @@ describe("pipeline steps in a sandbox", () => {
   const sandboxes = new RunSandboxes(provider, { jobId: "steps-test" });
 
   beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), "af-steps-"));
-    const repo = join(root, "repo");
-    await cp(SAMPLE, repo, { recursive: true });
-    const git = (...args: string[]) =>
-      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: repo });
-    git("init", "-q", "-b", "main");
-    git("add", ".");
-    git("commit", "-qm", "sample");
-    const prepared = await prepareTree({
-      sandboxes,
-      checkoutDir: repo,
-      headSha: git("rev-parse", "HEAD").toString().trim(),
-      root,
-      setup: { commands: [], network: false, timeoutMs: 10_000 },
-      secrets: {},
-    });
-    gateSetup = { prepared, sandboxes, test: TEST, scratch: join(root, "scratch") };
-    sandbox = await sandboxes.start(prepared.dir);
+    ({ root, gateSetup, sandbox } = await preparedSample(sandboxes, {
+      source: SAMPLE,
+      test: TEST,
+      prefix: "af-steps-",
+    }));
   });
   afterAll(async () => {
     await sandboxes.disposeAll();

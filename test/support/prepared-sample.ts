@@ -1,0 +1,37 @@
+/**
+ * The sample repository committed in a temp dir and prepared as the pipeline prepares a checkout
+ * (no setup commands), with a sandbox started from it: the start of every pipeline-level test.
+ */
+import { execFileSync } from "node:child_process";
+import { cp, mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Sandbox } from "../../src/contracts.js";
+import type { TestCommand } from "../../worker/pipeline/baseline.js";
+import type { GateSetup } from "../../worker/pipeline/gate.js";
+import { prepareTree } from "../../worker/pipeline/prepare.js";
+import type { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+
+export async function preparedSample(
+  sandboxes: RunSandboxes,
+  options: { source: string; test: TestCommand; prefix: string },
+): Promise<{ root: string; gateSetup: GateSetup; sandbox: Sandbox }> {
+  const root = await mkdtemp(join(tmpdir(), options.prefix));
+  const repo = join(root, "repo");
+  await cp(options.source, repo, { recursive: true });
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: repo });
+  git("init", "-q", "-b", "main");
+  git("add", ".");
+  git("commit", "-qm", "sample");
+  const prepared = await prepareTree({
+    sandboxes,
+    checkoutDir: repo,
+    headSha: git("rev-parse", "HEAD").toString().trim(),
+    root,
+    setup: { commands: [], network: false, timeoutMs: 10_000 },
+    secrets: {},
+  });
+  const gateSetup = { prepared, sandboxes, test: options.test, scratch: join(root, "scratch") };
+  return { root, gateSetup, sandbox: await sandboxes.start(prepared.dir) };
+}
