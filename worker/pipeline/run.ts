@@ -1,4 +1,4 @@
-import { readFile, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
@@ -227,12 +227,4 @@ async function assertCommittedTree(dir: string, testedTree: string): Promise<voi
     `The commit's tree ${committed} is not the tree the tests ran on (${testedTree}), so nothing was pushed`,
     { code: "published_tree_mismatch", fault: "internal" },
   );
-}
-
-/** Reads a file of the checkout, or null when it does not exist. */
-export async function readOptional(path: string): Promise<string | null> {
-  return readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return null;
-    throw error;
-  });
 }
