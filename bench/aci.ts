@@ -17,9 +17,9 @@ import Docker from "dockerode";
 import { DockerSandboxProvider } from "../sandbox/docker.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { SANDBOX_IMAGE } from "../sandbox/version.js";
-import { aciConfigSchema } from "../src/config/aci.js";
 import type { Environment, Sandbox, SandboxProvider } from "../src/contracts.js";
 import { createEnvironment } from "../worker/aci/index.js";
+import { aciConfigSchema } from "../worker/config/aci.js";
 import { gitInit, obsSession } from "./aci-session.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");

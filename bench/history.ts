@@ -10,7 +10,6 @@
  */
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
-import { agentConfigSchema, type HistoryProcessorName } from "../src/config/agent.js";
 import type { ChatMessage } from "../src/contracts.js";
 import {
   collapsedIndexes,
@@ -18,6 +17,7 @@ import {
   type HistoryOptions,
   processHistory,
 } from "../worker/agent/history.js";
+import { agentConfigSchema, type HistoryProcessorName } from "../worker/config/agent.js";
 import { estimatePromptTokens } from "../worker/model/tokens.js";
 
 const STEPS = 40;

@@ -12,7 +12,6 @@ import { createProbot } from "probot";
 import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/reaper.js";
-import { cidrList, parseSetupSecrets, parseWorkerEnv } from "../src/config/worker-env.js";
 import type { SandboxProvider } from "../src/contracts.js";
 import { throttledOctokit, WORKER_THROTTLE } from "../src/github/throttle.js";
 import {
@@ -23,6 +22,7 @@ import {
   readCancelRequest,
 } from "../src/queue/index.js";
 import { trajectoryUrl } from "../src/trajectories.js";
+import { cidrList, parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
 import { createAgentRunner, loadOperatorConfig } from "./pipeline/agent-runner.js";
 import { appIdentity, probotInstallationAuth } from "./pipeline/auth.js";
 import { reapCheckouts } from "./pipeline/checkout-dirs.js";
@@ -40,7 +40,7 @@ import { requeueAfterCancel } from "./pipeline/requeue.js";
 import { reviewPublisher } from "./pipeline/review.js";
 
 // What the tests, bench and demo import from here, kept where it was before the split.
-export { parseWorkerEnv, type WorkerEnv, workerEnvSchema } from "../src/config/worker-env.js";
+export { parseWorkerEnv, type WorkerEnv, workerEnvSchema } from "./config/worker-env.js";
 export {
   type AgentWiring,
   createAgentRunner,

@@ -9,17 +9,6 @@ export {
 export { type LeftWork, type LeftWorkTests, renderLeftWork, testTail } from "./left-work.js";
 export { cutAt, fitComment, GITHUB_BODY_LIMIT, githubLength } from "./limits.js";
 export { hasWriteAccess } from "./permissions.js";
-export { type PullRequestBodyInput, renderPullRequestBody, type TestProofView } from "./pr-body.js";
-export {
-  fixBranchName,
-  githubMessage,
-  NOT_A_DRAFT_NOTE,
-  openOrUpdatePullRequest,
-  type PullRequestInput,
-  type PullRequestResult,
-  requestReview,
-  reviewRefusal,
-} from "./pull-request.js";
 export {
   createStatusComment,
   type IssueRef,
@@ -31,4 +20,3 @@ export {
   statusPhases,
   updateStatusComment,
 } from "./status.js";
-export { renderTrajectorySummary, SUMMARY_MARKER, type SummaryOptions } from "./summary.js";

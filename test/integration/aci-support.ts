@@ -6,9 +6,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { LocalSandboxProvider } from "../../sandbox/local.js";
-import { type AciConfigInput, aciConfigSchema } from "../../src/config/aci.js";
 import type { Environment, Sandbox, SandboxProvider } from "../../src/contracts.js";
 import { createEnvironment } from "../../worker/aci/index.js";
+import { type AciConfigInput, aciConfigSchema } from "../../worker/config/aci.js";
 import { requireSandboxImage } from "../support/services.js";
 
 export const fixtureRepo = path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/aci-repo");

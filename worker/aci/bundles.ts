@@ -1,5 +1,5 @@
 /** The two tool bundles: `aci` (the SWE-agent paper's interface) and `editor` (str_replace style). */
-import type { ToolBundleName } from "../../src/config/aci.js";
+import type { ToolBundleName } from "../config/aci.js";
 import type { AciRuntime, AciTool } from "./tool.js";
 import { editTool } from "./tools/edit-tool.js";
 import { editorTools } from "./tools/editor-tools.js";

@@ -4,9 +4,9 @@
  * from the model is answered, never thrown.
  */
 import { z } from "zod";
-import type { AciConfig } from "../../src/config/aci.js";
 import type { AciState, Environment, FunctionSpec, Sandbox, ToolResult } from "../../src/contracts.js";
 import { SandboxError } from "../../src/errors.js";
+import type { AciConfig } from "../config/aci.js";
 import { workingTreeDiff } from "./git.js";
 import { cutOutput } from "./output.js";
 import type { AciRuntime, AciTool } from "./tool.js";

@@ -3,9 +3,10 @@
  * Creating it records the base commit (making a repository if the workdir has none) and prepares the
  * persistent shell (pagers off, editors refused, current directory at the repository root).
  */
-import type { AciConfig } from "../../src/config/aci.js";
+
 import type { Environment, Sandbox } from "../../src/contracts.js";
 import { SandboxError } from "../../src/errors.js";
+import type { AciConfig } from "../config/aci.js";
 import { bundleTools } from "./bundles.js";
 import { AciEnvironment } from "./environment.js";
 import { recordBaseCommit } from "./git.js";

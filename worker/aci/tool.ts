@@ -1,7 +1,7 @@
 /** What every ACI tool shares: the definition type, argument helpers and the runtime the tools close over. */
 import { z } from "zod";
-import type { AciConfig } from "../../src/config/aci.js";
 import type { Tool, ToolContext, ToolResult } from "../../src/contracts.js";
+import type { AciConfig } from "../config/aci.js";
 
 /** A tool definition with the signature shown in its documentation and usage messages. */
 export interface AciTool<Args extends Record<string, unknown> = Record<string, unknown>> extends Tool<Args> {

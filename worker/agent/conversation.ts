@@ -3,8 +3,9 @@
  * docs, the optional demonstration, the issue), one turn (the assistant's call and its observation), the
  * review shown on the first submit, and the raw text of a reply for the trajectory.
  */
-import type { AgentConfig } from "../../src/config/agent.js";
+
 import type { AssistantMessage, ChatMessage, Environment, FunctionSpec, Tool } from "../../src/contracts.js";
+import type { AgentConfig } from "../config/agent.js";
 import { isOptional, parameterNames } from "./arguments.js";
 import type { HistoryEntry } from "./history.js";
 import { actionFormatInstructions, textSignature } from "./parse.js";

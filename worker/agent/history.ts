@@ -10,8 +10,9 @@
  * Never collapsed (issue 12): outputs of at most `shortOutputLines` lines, the latest view of every
  * file the model has edited, and the last output of each test command.
  */
-import type { HistoryProcessorName } from "../../src/config/agent.js";
+
 import type { ChatMessage } from "../../src/contracts.js";
+import type { HistoryProcessorName } from "../config/agent.js";
 import { estimateTextTokens as estimateTokens } from "../model/tokens.js";
 import { editedFile, isTestRun, shellCommand, viewedFile, withoutFooter } from "./history-roles.js";
 

@@ -5,7 +5,6 @@
  * `finally`, so whatever happens the file says what was done.
  */
 import { createHash } from "node:crypto";
-import type { AgentConfig } from "../../src/config/agent.js";
 import type {
   AssistantMessage,
   ChatMessage,
@@ -20,6 +19,7 @@ import type {
   TrajectoryStep,
 } from "../../src/contracts.js";
 import { ModelError } from "../../src/errors.js";
+import type { AgentConfig } from "../config/agent.js";
 import { estimatePromptTokens } from "../model/tokens.js";
 import { formatAction } from "./arguments.js";
 import { functionSpecs, openingEntries, responseText, reviewText, turnEntries } from "./conversation.js";

@@ -4,9 +4,9 @@
  * off, so the operator gives its price in `model.prices.models` or the run does not start.
  */
 
-import type { ModelConfig, Price } from "../../src/config/model.js";
 import type { ModelUsage } from "../../src/contracts.js";
 import { ConfigError } from "../../src/errors.js";
+import type { ModelConfig, Price } from "../config/model.js";
 
 export interface PriceLookup {
   price: Price | null;

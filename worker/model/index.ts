@@ -2,9 +2,10 @@
  * Models by name: `openai:NAME` (any OpenAI-compatible endpoint) or `replay:FILE`.
  * Called by the composition roots (worker/cli.ts, worker/processor.ts).
  */
-import type { ModelConfig } from "../../src/config/model.js";
+
 import type { Model } from "../../src/contracts.js";
 import { ConfigError } from "../../src/errors.js";
+import type { ModelConfig } from "../config/model.js";
 import { createOpenAIClient, OpenAIModel } from "./openai.js";
 import { ReplayModel } from "./replay.js";
 import type { RetryEvent } from "./retry.js";

@@ -4,7 +4,6 @@
  */
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
-import type { ModelConfig, Price } from "../../src/config/model.js";
 import type {
   AssistantMessage,
   ChatMessage,
@@ -14,6 +13,7 @@ import type {
   ToolCall,
 } from "../../src/contracts.js";
 import { ConfigError, ModelError } from "../../src/errors.js";
+import type { ModelConfig, Price } from "../config/model.js";
 import { costOf, type PriceLookup, requirePrice } from "./cost.js";
 import {
   parseRetryAfter,

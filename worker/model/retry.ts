@@ -3,7 +3,7 @@
  * a bounded number of times. Kept apart from the SDK (which runs with maxRetries 0) so the
  * behaviour is ours, observable and testable.
  */
-import type { RetryConfig } from "../../src/config/model.js";
+import type { RetryConfig } from "../config/model.js";
 
 export interface RetryDecision {
   retryable: boolean;

@@ -3,11 +3,11 @@
  * repository's model, limits and tool bundle applied.
  */
 import { join } from "node:path";
-import type { AciConfig } from "../../src/config/aci.js";
-import type { AgentConfig } from "../../src/config/agent.js";
 import { createEnvironment } from "../aci/index.js";
 import { type AgentFixConfig, loadConfig } from "../agent/config-file.js";
 import { runAgent } from "../agent/index.js";
+import type { AciConfig } from "../config/aci.js";
+import type { AgentConfig } from "../config/agent.js";
 import { createModel } from "../model/index.js";
 import type { AgentRunner } from "./agent.js";
 import { checkModelChoice, replayModelRefused } from "./repo-rules.js";

@@ -5,15 +5,11 @@
  * symlink in the repository must not make the worker read the host). The operator's `repository:` rules
  * are applied here, before any sandbox starts.
  */
-import type { ToolBundleName } from "../../src/config/aci.js";
-import {
-  DEFAULT_TEST_PATHS,
-  parseRepoConfig,
-  REPO_CONFIG_PATH,
-  type RepoConfig,
-} from "../../src/config/repo.js";
+
 import { ConfigError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
+import type { ToolBundleName } from "../config/aci.js";
+import { DEFAULT_TEST_PATHS, parseRepoConfig, REPO_CONFIG_PATH, type RepoConfig } from "../config/repo.js";
 import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./run.js";
 

@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DEFAULT_TEST_PATHS } from "../../src/config/repo.js";
 import type { Gate, Sandbox } from "../../src/contracts.js";
 import { AgentFixError, SandboxError } from "../../src/errors.js";
+import { DEFAULT_TEST_PATHS } from "../config/repo.js";
 import { runTests, type TestCommand, type TestRun } from "./baseline.js";
 import { pathMatcher } from "./forbidden-paths.js";
 import type { PreparedTree } from "./prepare.js";

@@ -3,7 +3,7 @@
  * the pull request is open nothing fails the run; what did not work is named in the final status.
  */
 import { AgentFixError } from "../../src/errors.js";
-import { githubMessage } from "../../src/github/index.js";
+import { githubMessage } from "../github/pull-request.js";
 import type { PublishedPullRequest, Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /**

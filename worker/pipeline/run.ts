@@ -19,7 +19,7 @@ import { RunSandboxes } from "./sandbox.js";
 import { secretsIn } from "./secret-scan.js";
 import type { Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
-/** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by src/config/repo.ts). */
+/** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by worker/config/repo.ts). */
 export interface PipelineRepoConfig {
   setup: string[];
   setupTimeoutMs: number;

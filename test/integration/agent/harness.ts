@@ -7,11 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
-import type { AgentConfigInput } from "../../../src/config/agent.js";
 import type { Environment, Gate, Model, Sandbox, Trajectory } from "../../../src/contracts.js";
 import { createEnvironment } from "../../../worker/aci/index.js";
 import { loadConfig } from "../../../worker/agent/config-file.js";
 import { type RunAgentOptions, runAgent } from "../../../worker/agent/index.js";
+import type { AgentConfigInput } from "../../../worker/config/agent.js";
 import { ReplayModel } from "../../../worker/model/replay.js";
 
 export const fixtures = fileURLToPath(new URL("../../fixtures/agent/", import.meta.url));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { modelConfigSchema } from "../../../src/config/model.js";
 import type { Sandbox } from "../../../src/contracts.js";
+import { modelConfigSchema } from "../../../worker/config/model.js";
 import { createOpenAIClient, OpenAIModel } from "../../../worker/model/openai.js";
 import {
   message,

@@ -9,10 +9,9 @@ import {
   createStatusComment,
   type GitHubApi,
   hasWriteAccess,
-  openOrUpdatePullRequest,
-  requestReview,
   updateStatusComment,
 } from "../../../src/github/index.js";
+import { openOrUpdatePullRequest, requestReview } from "../../../worker/github/pull-request.js";
 import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
 
 const run = promisify(execFile);

@@ -2,8 +2,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { githubLength, NOT_A_DRAFT_NOTE, STATUS_MARKER } from "../../../src/github/index.js";
+import { githubLength, STATUS_MARKER } from "../../../src/github/index.js";
 import type { FixJobData } from "../../../src/queue/index.js";
+import { NOT_A_DRAFT_NOTE } from "../../../worker/github/pull-request.js";
 import { cloneRepository } from "../../../worker/pipeline/checkout.js";
 import { commitPatch, pushFixBranch } from "../../../worker/pipeline/commit.js";
 import {

@@ -2,8 +2,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { aciConfigSchema } from "../../../src/config/aci.js";
 import { interactiveCommandProblem } from "../../../worker/aci/interactive.js";
+import { aciConfigSchema } from "../../../worker/config/aci.js";
 
 describe("interactive commands", () => {
   it.each([

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { agentConfigSchema } from "../../../src/config/agent.js";
 import { LoopWatcher } from "../../../worker/agent/loops.js";
 import { cleanIssueText, cutMiddle, renderTemplate } from "../../../worker/agent/prompts.js";
+import { agentConfigSchema } from "../../../worker/config/agent.js";
 
 describe("issue text", () => {
   it("drops HTML comments and invisible characters and cuts long bodies with a note", () => {

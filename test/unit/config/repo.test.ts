@@ -1,7 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { parseRepoConfig, repoConfigJsonSchema } from "../../../src/config/repo.js";
 import { ConfigError } from "../../../src/errors.js";
+import { parseRepoConfig, repoConfigJsonSchema } from "../../../worker/config/repo.js";
 
 const SCHEMA_FILE = new URL("../../../config/agent-fix.schema.json", import.meta.url);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseWorkerEnv } from "../../../src/config/worker-env.js";
 import { ConfigError } from "../../../src/errors.js";
+import { parseWorkerEnv } from "../../../worker/config/worker-env.js";
 
 const app = { APP_ID: "1", PRIVATE_KEY: "k" };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { cidrList, parseWorkerEnv } from "../../../src/config/worker-env.js";
 import { ConfigError } from "../../../src/errors.js";
+import { cidrList, parseWorkerEnv } from "../../../worker/config/worker-env.js";
 import { createProcessorFromEnv } from "../../../worker/processor.js";
 
 const app = { APP_ID: "1", PRIVATE_KEY: "k" };

@@ -6,7 +6,7 @@ import {
   githubLength,
   TRUNCATION_NOTE,
 } from "../../../src/github/limits.js";
-import { renderTrajectorySummary } from "../../../src/github/summary.js";
+import { renderTrajectorySummary } from "../../../worker/github/summary.js";
 import { submittedTrajectory } from "../../support/published.js";
 
 /** No lone half of a surrogate pair anywhere in `text`. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Trajectory } from "../../../src/contracts.js";
 import { CLOSING_KEYWORDS, neutralise } from "../../../src/github/neutralise.js";
-import { renderPullRequestBody } from "../../../src/github/pr-body.js";
-import { renderTrajectorySummary } from "../../../src/github/summary.js";
+import { renderPullRequestBody } from "../../../worker/github/pr-body.js";
+import { renderTrajectorySummary } from "../../../worker/github/summary.js";
 import { liveClosingReferences, liveMentions } from "../../support/github/live-text.js";
 
 // GitHub's documented closing keywords, as the docs list them (not imported from the code under test).

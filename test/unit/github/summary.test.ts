@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Trajectory, TrajectoryStep } from "../../../src/contracts.js";
 import { fitComment, GITHUB_BODY_LIMIT } from "../../../src/github/limits.js";
-import { renderPullRequestBody } from "../../../src/github/pr-body.js";
 import { renderStatus } from "../../../src/github/status.js";
-import { renderTrajectorySummary } from "../../../src/github/summary.js";
+import { renderPullRequestBody } from "../../../worker/github/pr-body.js";
+import { renderTrajectorySummary } from "../../../worker/github/summary.js";
 
 function step(i: number, size = 40): TrajectoryStep {
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { modelConfigSchema, retrySchema } from "../../../src/config/model.js";
+import { modelConfigSchema, retrySchema } from "../../../worker/config/model.js";
 import { costOf, lookupPrice, requirePrice } from "../../../worker/model/cost.js";
 import { createOpenAIClient, OpenAIModel } from "../../../worker/model/openai.js";
 import { backoffDelay, parseRetryAfter } from "../../../worker/model/retry.js";

@@ -1,7 +1,7 @@
 import { getEventListeners } from "node:events";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type ModelConfig, modelConfigSchema } from "../../../src/config/model.js";
 import { ConfigError, ModelError } from "../../../src/errors.js";
+import { type ModelConfig, modelConfigSchema } from "../../../worker/config/model.js";
 import { createOpenAIClient, isReasoningModel, OpenAIModel } from "../../../worker/model/openai.js";
 import type { RetryEvent } from "../../../worker/model/retry.js";
 import { message, type OpenAIStandIn, startOpenAIStandIn } from "../../support/openai-server.js";

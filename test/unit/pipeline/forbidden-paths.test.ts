@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_TEST_PATHS } from "../../../src/config/repo.js";
+import { DEFAULT_TEST_PATHS } from "../../../worker/config/repo.js";
 import {
   type ChangedEntry,
   forbiddenChanges,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseRepoConfig } from "../../../src/config/repo.js";
 import { repositoryPolicySchema } from "../../../src/config/repo-policy.js";
 import type { Trajectory } from "../../../src/contracts.js";
+import { parseRepoConfig } from "../../../worker/config/repo.js";
 import { decodeAbortReason, encodeAbortReason } from "../../../worker/pipeline/cancel.js";
 import { toPipelineConfig } from "../../../worker/pipeline/config.js";
 import { patchPaths } from "../../../worker/pipeline/gate.js";

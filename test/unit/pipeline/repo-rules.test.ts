@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseRepoConfig } from "../../../src/config/repo.js";
 import { loadConfig } from "../../../worker/agent/config-file.js";
+import { parseRepoConfig } from "../../../worker/config/repo.js";
 import { type OperatorRules, toPipelineConfig } from "../../../worker/pipeline/config.js";
 
 // The operator's rules as config/default.yaml ships them (the real file, through the real loader).

@@ -4,9 +4,9 @@
  * Pro accounts) it is opened ready for review, its body saying why. Review is requested from whoever
  * asked for the run.
  */
-import { GitHubError } from "../errors.js";
-import { type GitHubApi, httpStatus, type RepoRef } from "./api.js";
-import { fitComment } from "./limits.js";
+import { GitHubError } from "../../src/errors.js";
+import { type GitHubApi, httpStatus, type RepoRef } from "../../src/github/api.js";
+import { fitComment } from "../../src/github/limits.js";
 
 export function fixBranchName(issueNumber: number): string {
   return `agent-fix/issue-${issueNumber}`;

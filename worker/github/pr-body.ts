@@ -2,9 +2,9 @@
  * The pull request body: what the change does (the agent's final message), `Fixes #N`, how it was
  * tested, and the proof reviewers want when the change adds tests: they failed before and pass after.
  */
-import { fitComment } from "./limits.js";
-import { neutralise } from "./neutralise.js";
-import { type TestChangesView, weakensTests } from "./test-changes.js";
+import { fitComment } from "../../src/github/limits.js";
+import { neutralise } from "../../src/github/neutralise.js";
+import { type TestChangesView, weakensTests } from "../../src/github/test-changes.js";
 
 export interface TestProofView {
   /** Test files the change adds or modifies. */

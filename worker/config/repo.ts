@@ -6,7 +6,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { ConfigError } from "../errors.js";
+import { ConfigError } from "../../src/errors.js";
 
 export const REPO_CONFIG_PATH = ".github/agent-fix.yml";
 

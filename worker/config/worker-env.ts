@@ -3,8 +3,8 @@
  * schema (no worker/ or sandbox/ import), so it lives with the other config schemas.
  */
 import { z } from "zod";
-import { ConfigError } from "../errors.js";
-import { type Env, hasAppCredentials, parseEnv } from "./env.js";
+import { type Env, hasAppCredentials, parseEnv } from "../../src/config/env.js";
+import { ConfigError } from "../../src/errors.js";
 
 const CIDR_LIST = /^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?(\s*,\s*\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?)*$/;
 
@@ -71,7 +71,7 @@ export function parseWorkerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
       code: "env_invalid",
       hint: examples[name]
         ? `For example: ${examples[name]}`
-        : "See the comments in src/config/worker-env.ts (workerEnvSchema).",
+        : "See the comments in worker/config/worker-env.ts (workerEnvSchema).",
     });
   }
   parseSetupSecrets(parsed.data.AGENT_FIX_SETUP_SECRETS); // fail at start, not on the first job

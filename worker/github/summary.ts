@@ -4,9 +4,9 @@
  * in a collapsed block, cut to fit GitHub's comment limit with a note, never rejected for size. The
  * steps (thoughts, arguments, tool output) are the model's and the repository's text: neutralised.
  */
-import type { Trajectory, TrajectoryStep } from "../contracts.js";
-import { cutAt, GITHUB_BODY_LIMIT } from "./limits.js";
-import { neutralise } from "./neutralise.js";
+import type { Trajectory, TrajectoryStep } from "../../src/contracts.js";
+import { cutAt, GITHUB_BODY_LIMIT } from "../../src/github/limits.js";
+import { neutralise } from "../../src/github/neutralise.js";
 
 export interface SummaryOptions {
   /** Result of the test command before the change; undefined when it was not run. */
