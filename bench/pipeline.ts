@@ -18,8 +18,8 @@ import { requireRedis, requireSandboxImage } from "../test/support/services.js";
 import { Stack } from "../test/support/stack.js";
 import { waitFor } from "../test/support/stack-parts.js";
 import { startFixWorker } from "../worker/index.js";
+import type { JobResult } from "../worker/pipeline/fix-job.js";
 import { authHeader } from "../worker/pipeline/git.js";
-import type { JobResult } from "../worker/processor.js";
 
 const run = promisify(execFile);
 const LATENCY_SAMPLES = 60;

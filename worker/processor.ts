@@ -39,22 +39,6 @@ import { githubPublisher, githubStatusReporter } from "./pipeline/publish.js";
 import { requeueAfterCancel } from "./pipeline/requeue.js";
 import { reviewPublisher } from "./pipeline/review.js";
 
-// What the tests, bench and demo import from here, kept where it was before the split.
-export { parseWorkerEnv, type WorkerEnv, workerEnvSchema } from "./config/worker-env.js";
-export {
-  type AgentWiring,
-  createAgentRunner,
-  loadOperatorConfig,
-  type OperatorConfig,
-} from "./pipeline/agent-runner.js";
-export {
-  createFixProcessor,
-  finalizeAbandonedWith,
-  type JobResult,
-  type ProcessorDeps,
-  runName,
-} from "./pipeline/fix-job.js";
-
 export interface BuiltWorker {
   /** Options for startFixWorker (worker/index.ts). */
   workerOptions: {

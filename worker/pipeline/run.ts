@@ -5,8 +5,6 @@ import { AgentFixError } from "../../src/errors.js";
 import type { AgentRunner } from "./agent.js";
 import { runAgentPhase } from "./agent-phase.js";
 
-export { explainNoPullRequest } from "./agent-phase.js";
-
 import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { makeCheckoutRoot } from "./checkout-dirs.js";

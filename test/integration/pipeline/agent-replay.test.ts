@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
 import type { Sandbox } from "../../../src/contracts.js";
 import { gatePassed } from "../../../worker/pipeline/agent.js";
+import { createAgentRunner, loadOperatorConfig } from "../../../worker/pipeline/agent-runner.js";
 import { createGate, type GateSetup, proveTests } from "../../../worker/pipeline/gate.js";
 import { RunSandboxes } from "../../../worker/pipeline/sandbox.js";
-import { createAgentRunner, loadOperatorConfig } from "../../../worker/processor.js";
 import { preparedSample } from "../../support/prepared-sample.js";
 
 // The demo's recorded trajectory, through the real ACI and agent loop, on the sample repository.

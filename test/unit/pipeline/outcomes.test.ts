@@ -2,11 +2,12 @@ import { describe, expect, it } from "vitest";
 import { repositoryPolicySchema } from "../../../src/config/repo-policy.js";
 import type { Trajectory } from "../../../src/contracts.js";
 import { parseRepoConfig } from "../../../worker/config/repo.js";
+import { parseWorkerEnv } from "../../../worker/config/worker-env.js";
+import { explainNoPullRequest } from "../../../worker/pipeline/agent-phase.js";
 import { decodeAbortReason, encodeAbortReason } from "../../../worker/pipeline/cancel.js";
 import { toPipelineConfig } from "../../../worker/pipeline/config.js";
+import { runName } from "../../../worker/pipeline/fix-job.js";
 import { patchPaths } from "../../../worker/pipeline/gate.js";
-import { explainNoPullRequest } from "../../../worker/pipeline/run.js";
-import { parseWorkerEnv, runName } from "../../../worker/processor.js";
 
 function trajectory(
   exit: string,
