@@ -118,13 +118,10 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       : {};
   await mkdir(trajectoryDir, { recursive: true });
   const defaultMaxSteps = operator.agent.limits.maxSteps;
-  // A repository's full config, from loadConfig to agent of the same job (the pipeline sees less of it).
-  const repoConfigs = new Map<string, LoadedRepoConfig>();
-  const jobKey = (job: FixJobData) => `${job.repoId}:${job.issueNumber}`;
   const allowRepoReplay = settings.AGENT_FIX_ALLOW_REPLAY_MODELS === "true";
 
   const producer = createFixQueue(redis, { prefix: settings.AGENT_FIX_QUEUE_PREFIX });
-  const deps: ProcessorDeps = {
+  const deps: ProcessorDeps<LoadedRepoConfig> = {
     afterCancel: requeueAfterCancel({ producer, label: settings.AGENT_FIX_LABEL }),
     auth,
     pendingPublishes: pendingPublishes(redis, names),
@@ -135,10 +132,9 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       job.trigger === "review"
         ? reviewPublisher(octokit, job, linkTo(run))
         : githubPublisher(octokit, job, linkTo(run)),
-    agent: (config, job, run) => {
-      const loaded = repoConfigs.get(jobKey(job));
-      repoConfigs.delete(jobKey(job));
-      return createAgentRunner(
+    // The repository config loadConfig returned, with the agent's settings the pipeline does not read.
+    agent: (config, _job, run) =>
+      createAgentRunner(
         {
           operator,
           trajectoryDir,
@@ -146,12 +142,11 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
           allowRepoReplay,
           ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
         },
-        { ...(loaded?.agent ?? { maxSteps: config.maxSteps }), testCommand: config.testCommand },
+        { ...config.agent, testCommand: config.testCommand },
         run,
-      );
-    },
-    loadConfig: async (job, { api, defaultBranch }) => {
-      const loaded = await loadRepoConfig(
+      ),
+    loadConfig: (job, { api, defaultBranch }) =>
+      loadRepoConfig(
         api,
         { owner: job.owner, repo: job.repo, defaultBranch },
         {
@@ -161,10 +156,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
           modelOverride: settings.AGENT_FIX_MODEL,
           allowReplayModels: allowRepoReplay,
         },
-      );
-      repoConfigs.set(jobKey(job), loaded);
-      return loaded;
-    },
+      ),
     setupSecrets: (fullName) => secrets[fullName] ?? {},
     pendingCancel: async (jobId) => {
       const request = await readCancelRequest(names, jobId);

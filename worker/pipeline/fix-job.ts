@@ -32,8 +32,11 @@ export interface JobResult {
   timings: RunTimings;
 }
 
-/** What one job needs, built once per process (or per test). */
-export interface ProcessorDeps {
+/**
+ * What one job needs, built once per process (or per test). `C` is the repository config loadConfig
+ * returns; the same value reaches agent().
+ */
+export interface ProcessorDeps<C extends PipelineRepoConfig = PipelineRepoConfig> {
   auth: InstallationAuth;
   sandboxes: SandboxProvider;
   /** The app's commit identity (`SLUG[bot]`). */
@@ -42,15 +45,12 @@ export interface ProcessorDeps {
   status(octokit: ProbotOctokit, job: FixJobData, run: string): StatusReporter;
   publisher(octokit: ProbotOctokit, job: FixJobData, run: string): Publisher;
   /** The agent for this repository's config (model, limits, tools). */
-  agent(config: PipelineRepoConfig, job: FixJobData, run: string): Promise<AgentRunner>;
+  agent(config: C, job: FixJobData, run: string): Promise<AgentRunner>;
   /**
    * The repository's config as it is on the default branch, read through the installation's client:
    * never from the checkout, which for a review run holds the agent's own branch.
    */
-  loadConfig(
-    job: FixJobData,
-    source: { api: ProbotOctokit; defaultBranch: string },
-  ): Promise<PipelineRepoConfig>;
+  loadConfig(job: FixJobData, source: { api: ProbotOctokit; defaultBranch: string }): Promise<C>;
   /** Operator-configured setup secrets for `owner/repo` (never the GitHub token). */
   setupSecrets(fullName: string): Record<string, string>;
   /** A cancel that arrived before this worker held the job. */
@@ -67,7 +67,7 @@ export interface ProcessorDeps {
   pendingPublishes?: PendingPublishStore;
 }
 
-export function createFixProcessor(deps: ProcessorDeps) {
+export function createFixProcessor<C extends PipelineRepoConfig>(deps: ProcessorDeps<C>) {
   const log = deps.log ?? ((message: string) => console.log(`[worker] ${message}`));
   return async function processFixJob(job: Job<FixJobData>, signal: AbortSignal): Promise<JobResult> {
     const data = parseFixJobData(job.data);

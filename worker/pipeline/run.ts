@@ -31,7 +31,11 @@ export interface PipelineRepoConfig {
   limits?: Partial<SandboxLimits>;
 }
 
-export interface RunInput {
+/**
+ * One run's input. `C` is the repository config as loadConfig returns it: the pipeline reads only the
+ * PipelineRepoConfig fields and hands the same value to agentFor, which may read more (model, tools).
+ */
+export interface RunInput<C extends PipelineRepoConfig = PipelineRepoConfig> {
   jobId: string;
   issue: { number: number; title: string; body: string | null };
   repository: { fullName: string; cloneUrl: string; defaultBranch: string };
@@ -39,12 +43,12 @@ export interface RunInput {
   /** A fresh installation token each call, with only its step's permissions (clone reads, push writes). */
   token: (purpose: "clone" | "push") => Promise<string>;
   /** Parses and validates the checkout's .github/agent-fix.yml; throws ConfigError naming the field. */
-  loadConfig: (checkoutDir: string) => Promise<PipelineRepoConfig>;
+  loadConfig: (checkoutDir: string) => Promise<C>;
   setupSecrets: Record<string, string>;
   identity: CommitIdentity;
   sandboxes: SandboxProvider;
   /** The agent loop for this repository's config (model, limits, tools). */
-  agentFor: (config: PipelineRepoConfig) => Promise<AgentRunner>;
+  agentFor: (config: C) => Promise<AgentRunner>;
   publisher: Publisher;
   status: StatusReporter;
   signal: AbortSignal;
@@ -73,7 +77,7 @@ export type RunOutcome = { timings: RunTimings } & (
  * The steps of one fix job, in order. Errors propagate (the processor maps them to retry or not and
  * finalises the status comment); an outcome without a pull request is reported here.
  */
-export async function runFix(input: RunInput): Promise<RunOutcome> {
+export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): Promise<RunOutcome> {
   const { signal, status } = input;
   const timings: RunTimings = {};
   let mark = Date.now();
