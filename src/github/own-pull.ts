@@ -1,10 +1,10 @@
+import { issueOfFixBranch } from "../fix-branch.js";
+
 /**
  * Whether a pull request is the app's own fix pull request. A branch name proves nothing (anyone who
  * can push, or any other bot, can name a branch `agent-fix/issue-N`): the author must be the app's
  * bot user and the head must be a branch of the repository itself, not of a fork.
  */
-
-const FIX_BRANCH = /^agent-fix\/issue-(\d+)$/;
 
 export interface PullOwnership {
   head: { ref: string; repo?: { full_name: string } | null };
@@ -22,13 +22,13 @@ export function ownFixIssue(
   repositoryFullName: string,
   appLogin: string,
 ): number | null {
-  const match = FIX_BRANCH.exec(pull.head.ref);
-  if (!match || pull.head.repo?.full_name !== repositoryFullName) return null;
+  const issue = issueOfFixBranch(pull.head.ref);
+  if (issue === null || pull.head.repo?.full_name !== repositoryFullName) return null;
   const viaApp = pull.performed_via_github_app?.slug;
   const byApp =
     (viaApp !== undefined && `${viaApp}[bot]` === appLogin) ||
     (pull.user?.type === "Bot" && pull.user.login === appLogin);
-  return byApp ? Number(match[1]) : null;
+  return byApp ? issue : null;
 }
 
 interface AppClient {

@@ -6,15 +6,13 @@
  * one is queued or running the review is queued, and one follow-up round takes all that came in.
  */
 import type { Context } from "probot";
+import { issueOfFixBranch } from "../fix-branch.js";
 import { ownFixIssue, type PullOwnership } from "../github/own-pull.js";
 import { hasWriteAccess } from "../github/permissions.js";
 import { queueFeedback } from "../queue/feedback.js";
 import type { FixJobData } from "../queue/job.js";
 import { type EventContext, fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
 import { startRun } from "./runs.js";
-
-// Checked before asking who the app is, so most pull requests cost no API call.
-const FIX_BRANCH_SHAPE = /^agent-fix\/issue-\d+$/;
 
 /**
  * The issue number when the pull request is the app's own fix pull request (its bot opened it on the
@@ -25,7 +23,8 @@ export async function fixIssueOf(
   repositoryFullName: string,
   deps: Pick<HandlerDeps, "appLogin">,
 ): Promise<number | null> {
-  if (!FIX_BRANCH_SHAPE.test(pull.head.ref)) return null;
+  // Checked before asking who the app is, so most pull requests cost no API call.
+  if (issueOfFixBranch(pull.head.ref) === null) return null;
   return ownFixIssue(pull, repositoryFullName, await deps.appLogin());
 }
 

@@ -8,10 +8,6 @@ import { GitHubError } from "../../src/errors.js";
 import { type GitHubApi, httpStatus, type RepoRef } from "../../src/github/api.js";
 import { fitComment } from "../../src/github/limits.js";
 
-export function fixBranchName(issueNumber: number): string {
-  return `agent-fix/issue-${issueNumber}`;
-}
-
 export interface PullRequestInput extends RepoRef {
   branch: string;
   base: string;

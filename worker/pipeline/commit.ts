@@ -1,4 +1,5 @@
 import { AgentFixError } from "../../src/errors.js";
+import { fixBranch } from "../../src/fix-branch.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { forbiddenEntries } from "./forbidden-paths.js";
 import { git } from "./git.js";
@@ -20,11 +21,6 @@ export interface CommitPatchOptions {
   issueTitle: string;
   /** Globs from the repository config; a change under any of them stops the run before a push. */
   forbiddenPaths: readonly string[];
-}
-
-/** The branch an issue's fix lives on: the same one on every retrigger. */
-export function fixBranch(issueNumber: number): string {
-  return `agent-fix/issue-${issueNumber}`;
 }
 
 /** Applies the submitted patch on the host checkout and commits it as the app, after the path check. */

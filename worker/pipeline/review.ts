@@ -6,11 +6,11 @@
  */
 import type { Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
+import { fixBranch } from "../../src/fix-branch.js";
 import { fitComment, type GitHubApi, githubFailure } from "../../src/github/index.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { ownFixIssue } from "../../src/github/own-pull.js";
 import type { Feedback, FixJobData } from "../../src/queue/index.js";
-import { fixBranch } from "./commit.js";
 import { finalMessage, githubPublisher } from "./publish.js";
 import { replyInReviewThreads } from "./review-replies.js";
 import type { RunInput } from "./run.js";
