@@ -57,7 +57,6 @@ import {
 import { ansiC, type ShellProcess, ShellSession } from "./shell-session.js";
 import { SANDBOX_IMAGE } from "./version.js";
 
-export { DEFAULT_WORKSPACE_SIZE, parseSize, SANDBOX_UID, WORKDIR };
 export const LABEL = {
   /** Present on every container and volume this driver makes. */
   sandbox: "agent-fix.sandbox",

@@ -37,8 +37,8 @@ export {
   DockerSandboxProvider,
   type DockerSandboxProviderOptions,
   LABEL,
-  WORKDIR,
 } from "./docker.js";
+export { WORKDIR } from "./docker-scripts.js";
 export { LocalSandbox, LocalSandboxProvider, type LocalSandboxProviderOptions } from "./local.js";
 export { DEFAULT_REAP_MAX_AGE_MS, type ReapOptions, reapSandboxes, startReaper } from "./reaper.js";
 export { SANDBOX_IMAGE, SANDBOX_IMAGE_VERSION } from "./version.js";

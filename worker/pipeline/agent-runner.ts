@@ -10,10 +10,7 @@ import type { AciConfig } from "../config/aci.js";
 import type { AgentConfig } from "../config/agent.js";
 import { createModel } from "../model/index.js";
 import type { AgentRunner } from "./agent.js";
-import { checkModelChoice, replayModelRefused } from "./repo-rules.js";
-
-export { replayModelRefused };
-
+import { checkModelChoice } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./run.js";
 
 /** The operator's configuration: config/default.yaml overlaid by AGENT_FIX_CONFIG (tools, loop, model). */

@@ -23,7 +23,6 @@ export interface RepoAgentSettings {
 }
 
 export type LoadedRepoConfig = PipelineRepoConfig & { agent: RepoAgentSettings };
-export type { OperatorRules };
 
 /** The slice of Octokit this needs: GET /repos/{owner}/{repo}/contents/{path}?ref=. */
 export interface ContentsApi {

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../worker/agent/config-file.js";
-import { type ContentsApi, loadRepoConfig, type OperatorRules } from "../../../worker/pipeline/config.js";
+import { type ContentsApi, loadRepoConfig } from "../../../worker/pipeline/config.js";
+import type { OperatorRules } from "../../../worker/pipeline/repo-rules.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { installationApi } from "../../support/installation.js";
 
