@@ -4,7 +4,7 @@
  */
 import { fitComment } from "../../src/github/limits.js";
 import { neutralise } from "../../src/github/neutralise.js";
-import { type TestChangesView, weakensTests } from "../../src/github/test-changes.js";
+import { type TestChangesView, weakensTests } from "./test-changes.js";
 
 export interface TestProofView {
   /** Test files the change adds or modifies. */

@@ -6,11 +6,11 @@ import {
   type StatusView,
   updateStatusComment,
 } from "../../src/github/index.js";
-import { analyseTestChanges } from "../../src/github/test-changes.js";
 import type { FixJobData } from "../../src/queue/index.js";
 import { renderPullRequestBody } from "../github/pr-body.js";
 import { githubMessage, openOrUpdatePullRequest, reviewRefusal } from "../github/pull-request.js";
 import { renderTrajectorySummary } from "../github/summary.js";
+import { analyseTestChanges } from "../github/test-changes.js";
 import type { PublishedPullRequest, Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /** Attempts at the final status edit before a new comment carries it instead. */

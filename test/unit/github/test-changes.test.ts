@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { analyseTestChanges, testsRan } from "../../../src/github/test-changes.js";
 import { renderPullRequestBody } from "../../../worker/github/pr-body.js";
+import { analyseTestChanges, testsRan } from "../../../worker/github/test-changes.js";
 
 // A change that fixes code, edits one existing test file (drops a test, skips another), deletes a
 // second existing test file, and adds a new one: the shapes `git diff` writes.
