@@ -10,11 +10,11 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import type { z } from "zod";
-import { type RepositoryPolicy, repositoryPolicySchema } from "../../src/config/repo-policy.js";
 import { ConfigError } from "../../src/errors.js";
 import { type AciConfig, aciConfigSchema } from "../config/aci.js";
 import { type AgentConfig, agentConfigSchema } from "../config/agent.js";
 import { type ModelConfig, modelConfigSchema } from "../config/model.js";
+import { type RepositoryPolicy, repositoryPolicySchema } from "../config/repo-policy.js";
 import { renderDemonstration } from "./demonstration.js";
 import { readTrajectory } from "./inspect.js";
 

@@ -5,10 +5,10 @@
  * a maintainer who asked for more should learn that they did not get it.
  */
 
-import type { Ceiling, RepositoryPolicy } from "../../src/config/repo-policy.js";
 import { ConfigError } from "../../src/errors.js";
 import type { ModelConfig } from "../config/model.js";
 import { REPO_CONFIG_PATH, type RepoConfig } from "../config/repo.js";
+import type { Ceiling, RepositoryPolicy } from "../config/repo-policy.js";
 import { requirePrice } from "../model/cost.js";
 
 /** The operator's side of a run's config: defaults, the `repository:` rules, the model table. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { repositoryPolicySchema } from "../../../src/config/repo-policy.js";
 import type { Trajectory } from "../../../src/contracts.js";
 import { parseRepoConfig } from "../../../worker/config/repo.js";
+import { repositoryPolicySchema } from "../../../worker/config/repo-policy.js";
 import { parseWorkerEnv } from "../../../worker/config/worker-env.js";
 import { explainNoPullRequest } from "../../../worker/pipeline/agent-phase.js";
 import { decodeAbortReason, encodeAbortReason } from "../../../worker/pipeline/cancel.js";
