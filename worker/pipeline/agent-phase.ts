@@ -1,7 +1,8 @@
 /**
- * Step 6: the agent works in its sandbox; each submission is gated by the tests on the change as the
- * host computed it from the workspace's files, in a fresh sandbox; after a pass, the proof that the new
- * tests fail without the fix. Returns the change the last gate tested, the one to publish.
+ * Steps 7 to 9 of docs/architecture.md: the agent works in its sandbox; each submission is gated by the
+ * tests on the change as the host computed it from the workspace's files, in a fresh sandbox; after a pass,
+ * the proof that the new tests fail without the fix. Returns the change the last gate tested, the one to
+ * publish.
  */
 import type { Sandbox, Trajectory } from "../../src/contracts.js";
 import type { LeftWork } from "../../src/github/left-work.js";

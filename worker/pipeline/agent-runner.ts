@@ -1,6 +1,6 @@
 /**
- * The operator's configuration and the agent a run gets from it: the loop over the ACI, with the
- * repository's model, limits and tool bundle applied.
+ * The operator's configuration and the agent a run gets from it (step 7 of docs/architecture.md): the loop
+ * over the ACI, with the repository's model, limits and tool bundle applied.
  */
 import { join } from "node:path";
 import { createEnvironment } from "../aci/index.js";

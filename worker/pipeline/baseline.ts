@@ -29,7 +29,10 @@ export async function runTests(sandbox: Sandbox, test: TestCommand, signal?: Abo
   };
 }
 
-/** Step 5: the tests once on the unchanged code, so the outcome can be told apart from what was there. */
+/**
+ * Step 6 of docs/architecture.md: the tests once on the unchanged code, so the outcome can be told apart
+ * from what was there.
+ */
 export function runBaseline(sandbox: Sandbox, test: TestCommand, signal?: AbortSignal): Promise<TestRun> {
   return runTests(sandbox, test, signal);
 }

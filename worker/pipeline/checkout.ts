@@ -24,8 +24,9 @@ export interface Checkout {
 }
 
 /**
- * Step 2: clone on the host. The token travels as a header only; the result holds no credential.
- * `token` is minted just before the call: GitHub may refuse it for a few seconds, so that is retried.
+ * Step 3 of docs/architecture.md: clone on the host. The token travels as a header only; the result holds
+ * no credential. `token` is minted just before the call: GitHub may refuse it for a few seconds, so that is
+ * retried.
  */
 export async function cloneRepository(options: CheckoutOptions): Promise<Checkout> {
   const url = new URL(options.cloneUrl);

@@ -23,7 +23,10 @@ export interface CommitPatchOptions {
   forbiddenPaths: readonly string[];
 }
 
-/** Applies the submitted patch on the host checkout and commits it as the app, after the path check. */
+/**
+ * Step 10 of docs/architecture.md: applies the submitted patch on the host checkout and commits it as
+ * the app, after the path check.
+ */
 export async function commitPatch(
   options: CommitPatchOptions,
 ): Promise<{ sha: string; changedPaths: string[] }> {

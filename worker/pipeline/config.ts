@@ -1,9 +1,9 @@
 /**
- * Step 4: the repository's `.github/agent-fix.yml`, always as it is on the default branch, read through
- * GitHub's contents API: never from the checkout, which for a review run is the agent's own branch (an
- * agent that rewrote the file must not set the rules of the next run), and never as a host file (a
- * symlink in the repository must not make the worker read the host). The operator's `repository:` rules
- * are applied here, before any sandbox starts.
+ * Step 4 of docs/architecture.md: the repository's `.github/agent-fix.yml`, always as it is on the default
+ * branch, read through GitHub's contents API: never from the checkout, which for a review run is the
+ * agent's own branch (an agent that rewrote the file must not set the rules of the next run), and never as
+ * a host file (a symlink in the repository must not make the worker read the host). The operator's
+ * `repository:` rules are applied here, before any sandbox starts.
  */
 
 import { ConfigError } from "../../src/errors.js";

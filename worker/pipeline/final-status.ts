@@ -1,8 +1,8 @@
 /**
- * The status comment always ends final, also when no processor is left to write it: a job whose
- * worker died too often (failed by BullMQ as stalled), a job removed while its dead worker held it,
- * a job that failed before its processor could report. Each worker keeps a record of the runs it
- * holds (ids only, as in the job); whichever worker process is alive finalizes an abandoned one.
+ * The status comment always ends final (step 12 of docs/architecture.md), also when no processor is left to
+ * write it: a job whose worker died too often (failed by BullMQ as stalled), a job removed while its dead
+ * worker held it, a job that failed before its processor could report. Each worker keeps a record of the
+ * runs it holds (ids only, as in the job); whichever worker process is alive finalizes an abandoned one.
  */
 import { type FixJobData, parseFixJobData, type QueueNames, runRecordKey } from "../../src/queue/index.js";
 

@@ -1,7 +1,7 @@
 /**
- * One fix job as BullMQ runs it, over parts the composition root (worker/processor.ts) built: mints
- * the installation's client, runs the pipeline, and maps errors to BullMQ: retryable ones are
- * retried (with a status line saying so), the rest fail for good.
+ * One fix job as BullMQ runs it (steps 3 and 12 of docs/architecture.md), over parts the composition root
+ * (worker/processor.ts) built: mints the installation's client, runs the pipeline, and maps errors to
+ * BullMQ: retryable ones are retried (with a status line saying so), the rest fail for good.
  */
 import type { Job } from "bullmq";
 import { UnrecoverableError } from "bullmq";

@@ -91,9 +91,9 @@ export async function testChange(
 }
 
 /**
- * Step 6's gate. The agent's own diff is never used: each attempt exports the workspace's files,
- * computes the change on the host, and runs the tests on it in a fresh sandbox; the change it tested
- * is what the trajectory records and what is published.
+ * Step 8 of docs/architecture.md, the gate. The agent's own diff is never used: each attempt exports the
+ * workspace's files, computes the change on the host, and runs the tests on it in a fresh sandbox; the
+ * change it tested is what the trajectory records and what is published.
  */
 export function createGate(
   setup: GateSetup,
@@ -152,9 +152,9 @@ export interface TestProof {
 }
 
 /**
- * After the gate passed: when the change touches test files, runs the tests in a fresh sandbox with
- * only those files applied to the unchanged code, the proof reviewers want that the new tests fail
- * without the fix.
+ * Step 9 of docs/architecture.md, after the gate passed: when the change touches test files, runs the tests
+ * in a fresh sandbox with only those files applied to the unchanged code, the proof reviewers want that the
+ * new tests fail without the fix.
  */
 export async function proveTests(
   setup: GateSetup,

@@ -1,7 +1,8 @@
 /**
- * A rolling deploy loses no run: a worker told to stop hands the runs it could not finish back to the
- * queue (worker/index.ts moves the job back to waiting), and another worker starts them again. The
- * status comment says so on both sides: "handed back" while it waits, "resumed" while it runs again.
+ * A rolling deploy loses no run (step 15 of docs/architecture.md): a worker told to stop hands the runs it
+ * could not finish back to the queue (worker/index.ts moves the job back to waiting), and another worker
+ * starts them again. The status comment says so on both sides: "handed back" while it waits, "resumed"
+ * while it runs again.
  */
 import type { RunPhase, StatusReporter } from "./types.js";
 

@@ -1,8 +1,8 @@
 /**
- * When the agent stops on a limit before a change passed the gate, the work in its workspace is kept
- * for the final status: the change computed on the host from the workspace's exported files (never
- * through the agent's git or shell), tested once in a fresh sandbox unless the last gate tested exactly
- * that change. A change or test output holding a setup secret's value is withheld.
+ * When the agent stops on a limit before a change passed the gate (step 7 of docs/architecture.md), the
+ * work in its workspace is kept for the final status: the change computed on the host from the workspace's
+ * exported files (never through the agent's git or shell), tested once in a fresh sandbox unless the last
+ * gate tested exactly that change. A change or test output holding a setup secret's value is withheld.
  */
 import type { ExitStatus, Sandbox, Trajectory } from "../../src/contracts.js";
 import { AgentFixError, SandboxError } from "../../src/errors.js";

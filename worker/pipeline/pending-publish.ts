@@ -1,8 +1,9 @@
 /**
  * A change that was tested and pushed but could not be published (GitHub failed opening the pull
- * request with a retryable error) is kept with its job, so the job's next attempt only publishes:
- * the agent is not run again and the model is not paid for twice. Kept in Redis under the job's id
- * and creation time (a later run of the same issue reuses the job id, never the time).
+ * request with a retryable error) is kept with its job, so the job's next attempt only publishes (step
+ * 11 of docs/architecture.md): the agent is not run again and the model is not paid for twice. Kept in
+ * Redis under the job's id and creation time (a later run of the same issue reuses the job id, never
+ * the time).
  */
 import { isRetryable } from "../../src/errors.js";
 import type { QueueNames } from "../../src/queue/index.js";

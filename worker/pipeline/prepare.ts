@@ -1,8 +1,9 @@
 /**
- * The prepared tree: the worker's own checkout with the files setup left behind. Setup runs in a
- * sandbox of its own (network and secrets as configured); its workspace files, never its `.git`, are
- * unpacked over a copy of the trusted `.git`, then that sandbox is removed with every process it started,
- * its /tmp and its $HOME. The baseline, the agent and every gate start fresh sandboxes from this tree.
+ * The prepared tree (step 5 of docs/architecture.md): the worker's own checkout with the files setup left
+ * behind. Setup runs in a sandbox of its own (network and secrets as configured); its workspace files,
+ * never its `.git`, are unpacked over a copy of the trusted `.git`, then that sandbox is removed with every
+ * process it started, its /tmp and its $HOME. The baseline, the agent and every gate start fresh sandboxes
+ * from this tree.
  */
 import { cp, mkdir } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,13 +1,14 @@
 /**
- * Step 7 after the push: the pull request, then the review request and the summary beside it. Once
- * the pull request is open nothing fails the run; what did not work is named in the final status.
+ * Step 11 of docs/architecture.md, after the push: the pull request, then the review request and the
+ * summary beside it. Once the pull request is open nothing fails the run; what did not work is named in the
+ * final status.
  */
 import { AgentFixError } from "../../src/errors.js";
 import { githubMessage } from "../github/pull-request.js";
 import type { PublishedPullRequest, Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /**
- * Step 7 after the push: opens (or updates) the pull request, then requests review and posts the
+ * Opens (or updates) the pull request, then requests review and posts the
  * summary. Once the pull request is open nothing makes the run fail: what did not work is named in
  * the final status beside the pull request. `alongside` is awaited before the status says done.
  */

@@ -143,7 +143,10 @@ export function finalMessage(trajectory: Trajectory): string {
   return "";
 }
 
-/** Step 7's GitHub writes: one draft pull request per issue, the review request, the summary. */
+/**
+ * Step 11's GitHub writes (docs/architecture.md): one draft pull request per issue, the review request, the
+ * summary.
+ */
 export function githubPublisher(
   api: WorkerGitHubApi,
   job: FixJobData,

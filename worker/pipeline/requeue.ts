@@ -1,7 +1,8 @@
 /**
- * After a cancel: a start that arrived while the cancel was under way (label removed and added back
- * quickly) was refused as a duplicate of the still-active job, so once the cancelled job has left the
- * active state the issue is looked at again and re-queued if it still asks for a run.
+ * After a cancel (step 14 of docs/architecture.md): a start that arrived while the cancel was under way
+ * (label removed and added back quickly) was refused as a duplicate of the still-active job, so once the
+ * cancelled job has left the active state the issue is looked at again and re-queued if it still asks for a
+ * run.
  */
 import { randomUUID } from "node:crypto";
 import type { ProbotOctokit } from "probot";

@@ -1,8 +1,8 @@
 /**
- * Review runs: a maintainer asked for changes on the app's pull request. The agent starts from the
- * pull request's branch (not the default branch), its task is the issue plus the review (body and
- * line comments, read here with the installation client: the job holds ids only), the result is a
- * new commit on the same branch, and the pull request is reused, never a second one opened.
+ * Review runs (step 13 of docs/architecture.md): a maintainer asked for changes on the app's pull request.
+ * The agent starts from the pull request's branch (not the default branch), its task is the issue plus the
+ * review (body and line comments, read here with the installation client: the job holds ids only), the
+ * result is a new commit on the same branch, and the pull request is reused, never a second one opened.
  */
 import type { Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";

@@ -74,8 +74,9 @@ export type RunOutcome = { timings: RunTimings } & (
 );
 
 /**
- * The steps of one fix job, in order. Errors propagate (the processor maps them to retry or not and
- * finalises the status comment); an outcome without a pull request is reported here.
+ * Steps 3 to 12 of docs/architecture.md for one fix job, in order. Errors propagate (the processor maps
+ * them to retry or not and finalises the status comment); an outcome without a pull request is reported
+ * here.
  */
 export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): Promise<RunOutcome> {
   const { signal, status } = input;

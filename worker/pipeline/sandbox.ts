@@ -11,8 +11,9 @@ export interface StartSandboxOptions {
 }
 
 /**
- * Step 3: start the sandbox and copy the checkout in. Its environment is empty on purpose: setup
- * secrets are passed per command (step 4) and nothing of the worker's environment is inherited.
+ * Starts a sandbox and copies the checkout in (step 5 of docs/architecture.md, and every sandbox after
+ * it). Its environment is empty on purpose: setup secrets are passed per command and nothing of the
+ * worker's environment is inherited.
  */
 export function startSandbox(provider: SandboxProvider, options: StartSandboxOptions): Promise<Sandbox> {
   return provider.create({

@@ -22,8 +22,9 @@ export function tail(output: string, lines = 30): string {
 }
 
 /**
- * Step 4: the repository's setup commands, with network (unless the repo config turned it off) and the
- * setup secrets. Then the network is cut, whatever happened: the agent never has network or secrets.
+ * Step 5 of docs/architecture.md: the repository's setup commands, with network (unless the repo config
+ * turned it off) and the setup secrets. Then the network is cut, whatever happened: the agent never has
+ * network or secrets.
  */
 export async function runSetup(sandbox: Sandbox, options: SetupOptions): Promise<SetupResult> {
   const result: SetupResult = { commands: [] };

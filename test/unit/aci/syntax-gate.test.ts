@@ -113,7 +113,7 @@ describe("syntax gate: special cases", () => {
     expect(await checkEdit("notes.md", "# a\n", "# a ((((\n", span(1))).toEqual({ checked: false });
   });
 
-  it("an unclosed Python parenthesis is an error (hasError), as DESIGN.md notes", async () => {
+  it("an unclosed Python parenthesis is an error (hasError)", async () => {
     const verdict = await checkEdit("x.py", "", "print((1)\n", { start: 1, end: 0, newLineCount: 1 });
     expect(verdict.checked && verdict.newErrors.length).toBeGreaterThan(0);
   });
