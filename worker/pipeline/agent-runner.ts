@@ -11,7 +11,7 @@ import type { AgentConfig } from "../config/agent.js";
 import { createModel } from "../model/index.js";
 import type { AgentRunner } from "./agent.js";
 import { checkModelChoice } from "./repo-rules.js";
-import type { PipelineRepoConfig } from "./run.js";
+import type { PipelineRepoConfig } from "./types.js";
 
 /** The operator's configuration: config/default.yaml overlaid by AGENT_FIX_CONFIG (tools, loop, model). */
 export type OperatorConfig = AgentFixConfig;

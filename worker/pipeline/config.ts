@@ -11,7 +11,7 @@ import { githubFailure } from "../../src/github/index.js";
 import type { ToolBundleName } from "../config/aci.js";
 import { DEFAULT_TEST_PATHS, parseRepoConfig, REPO_CONFIG_PATH, type RepoConfig } from "../config/repo.js";
 import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
-import type { PipelineRepoConfig } from "./run.js";
+import type { PipelineRepoConfig } from "./types.js";
 
 /** What the agent wiring takes from the repository config beside the pipeline's own fields. */
 export interface RepoAgentSettings {

@@ -19,8 +19,8 @@ import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./fina
 import { HANDED_BACK_NOTE, RunHandedBack, resumedStatus } from "./handback.js";
 import { keepForRetry, type PendingPublishStore, pendingRun, publishOnly } from "./pending-publish.js";
 import { loadReviewRun } from "./review.js";
-import { type PipelineRepoConfig, type RunOutcome, type RunTimings, runFix } from "./run.js";
-import type { Publisher, StatusReporter } from "./types.js";
+import { runFix } from "./run.js";
+import type { PipelineRepoConfig, Publisher, RunOutcome, RunTimings, StatusReporter } from "./types.js";
 
 /** Kept by BullMQ as the job's return value: what happened, and where the time went. */
 export interface JobResult {

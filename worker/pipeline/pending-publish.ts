@@ -8,8 +8,7 @@
 import { isRetryable } from "../../src/errors.js";
 import type { QueueNames } from "../../src/queue/index.js";
 import { publishPullRequest } from "./publish-step.js";
-import type { RunOutcome } from "./run.js";
-import type { Publisher, PullRequestDraft, StatusReporter } from "./types.js";
+import type { Publisher, PullRequestDraft, RunOutcome, StatusReporter } from "./types.js";
 
 /** The Redis commands the store needs. */
 export interface PendingPublishRedis {

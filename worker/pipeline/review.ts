@@ -13,8 +13,7 @@ import { ownFixIssue } from "../../src/github/own-pull.js";
 import type { Feedback, FixJobData } from "../../src/queue/index.js";
 import { finalMessage, githubPublisher } from "./publish.js";
 import { replyInReviewThreads } from "./review-replies.js";
-import type { RunInput } from "./run.js";
-import type { Publisher } from "./types.js";
+import type { Publisher, RunInput } from "./types.js";
 
 interface Response<T> {
   data: T;

@@ -1,77 +1,19 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
+import type { Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
-import type { AgentRunner } from "./agent.js";
 import { runAgentPhase } from "./agent-phase.js";
-
 import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { makeCheckoutRoot } from "./checkout-dirs.js";
-import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
+import { commitPatch, pushFixBranch } from "./commit.js";
 import type { TestedChange, TestProof } from "./gate.js";
 import { git } from "./git.js";
 import { prepareTree } from "./prepare.js";
 import { publishPullRequest } from "./publish-step.js";
 import { RunSandboxes } from "./sandbox.js";
 import { secretsIn } from "./secret-scan.js";
-import type { Publisher, PullRequestDraft, StatusReporter } from "./types.js";
-
-/** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by worker/config/repo.ts). */
-export interface PipelineRepoConfig {
-  setup: string[];
-  setupTimeoutMs: number;
-  setupNetwork: boolean;
-  testCommand: string;
-  testTimeoutMs: number;
-  forbiddenPaths: string[];
-  testPaths: string[] | undefined;
-  openPrWhenBaselineFails: boolean;
-  maxSteps: number;
-  limits?: Partial<SandboxLimits>;
-}
-
-/**
- * One run's input. `C` is the repository config as loadConfig returns it: the pipeline reads only the
- * PipelineRepoConfig fields and hands the same value to agentFor, which may read more (model, tools).
- */
-export interface RunInput<C extends PipelineRepoConfig = PipelineRepoConfig> {
-  jobId: string;
-  issue: { number: number; title: string; body: string | null };
-  repository: { fullName: string; cloneUrl: string; defaultBranch: string };
-  requestedBy: string;
-  /** A fresh installation token each call, with only its step's permissions (clone reads, push writes). */
-  token: (purpose: "clone" | "push") => Promise<string>;
-  /** Parses and validates the checkout's .github/agent-fix.yml; throws ConfigError naming the field. */
-  loadConfig: (checkoutDir: string) => Promise<C>;
-  setupSecrets: Record<string, string>;
-  identity: CommitIdentity;
-  sandboxes: SandboxProvider;
-  /** The agent loop for this repository's config (model, limits, tools). */
-  agentFor: (config: C) => Promise<AgentRunner>;
-  publisher: Publisher;
-  status: StatusReporter;
-  signal: AbortSignal;
-  /** Where host checkouts go; a temp dir by default. */
-  workRoot?: string;
-  /**
-   * Review runs: the fix branch to start from, cloned instead of the default branch and pushed to
-   * without force (a new commit on top of the reviewed one).
-   */
-  existingBranch?: string;
-  /** The commit's first line when not the issue's title (review runs). */
-  commitTitle?: string;
-}
-
-/** Milliseconds spent in each step (for logs and bench/pipeline.ts). */
-export type RunTimings = Partial<
-  Record<"clone" | "sandbox" | "setup" | "baseline" | "agent" | "tests" | "publish", number>
->;
-
-export type RunOutcome = { timings: RunTimings } & (
-  | { kind: "pull_request"; number: number; url: string; trajectory: Trajectory }
-  | { kind: "no_pull_request"; reason: string; trajectory: Trajectory | null }
-);
+import type { PipelineRepoConfig, PullRequestDraft, RunInput, RunOutcome, RunTimings } from "./types.js";
 
 /**
  * Steps 3 to 12 of docs/architecture.md for one fix job, in order. Errors propagate (the processor maps

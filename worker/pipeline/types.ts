@@ -1,11 +1,13 @@
 /**
- * What the pipeline's steps and the GitHub side share: the status comment, the pull request draft
- * and its publisher. Types only, so the orchestrator (run.ts) and the publishing step can both
- * import them without importing each other.
+ * What the pipeline's steps and the GitHub side share: the repository config as the pipeline reads it,
+ * a run's input and outcome, the status comment, the pull request draft and its publisher. Types only,
+ * so the orchestrator (run.ts) and the steps can all import them without importing each other.
  */
-import type { Trajectory } from "../../src/contracts.js";
+import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
 import type { LeftWork } from "../../src/github/left-work.js";
+import type { AgentRunner } from "./agent.js";
 import type { TestRun } from "./baseline.js";
+import type { CommitIdentity } from "./commit.js";
 import type { TestProof } from "./gate.js";
 
 /** An open pull request as the status reports it: whether a draft, and what did not work after it opened. */
@@ -54,3 +56,59 @@ export interface Publisher {
   requestReview(pullNumber: number, login: string): Promise<void>;
   postSummary(pullNumber: number, draft: PullRequestDraft): Promise<void>;
 }
+
+/** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by worker/config/repo.ts). */
+export interface PipelineRepoConfig {
+  setup: string[];
+  setupTimeoutMs: number;
+  setupNetwork: boolean;
+  testCommand: string;
+  testTimeoutMs: number;
+  forbiddenPaths: string[];
+  testPaths: string[] | undefined;
+  openPrWhenBaselineFails: boolean;
+  maxSteps: number;
+  limits?: Partial<SandboxLimits>;
+}
+
+/**
+ * One run's input. `C` is the repository config as loadConfig returns it: the pipeline reads only the
+ * PipelineRepoConfig fields and hands the same value to agentFor, which may read more (model, tools).
+ */
+export interface RunInput<C extends PipelineRepoConfig = PipelineRepoConfig> {
+  jobId: string;
+  issue: { number: number; title: string; body: string | null };
+  repository: { fullName: string; cloneUrl: string; defaultBranch: string };
+  requestedBy: string;
+  /** A fresh installation token each call, with only its step's permissions (clone reads, push writes). */
+  token: (purpose: "clone" | "push") => Promise<string>;
+  /** Parses and validates the checkout's .github/agent-fix.yml; throws ConfigError naming the field. */
+  loadConfig: (checkoutDir: string) => Promise<C>;
+  setupSecrets: Record<string, string>;
+  identity: CommitIdentity;
+  sandboxes: SandboxProvider;
+  /** The agent loop for this repository's config (model, limits, tools). */
+  agentFor: (config: C) => Promise<AgentRunner>;
+  publisher: Publisher;
+  status: StatusReporter;
+  signal: AbortSignal;
+  /** Where host checkouts go; a temp dir by default. */
+  workRoot?: string;
+  /**
+   * Review runs: the fix branch to start from, cloned instead of the default branch and pushed to
+   * without force (a new commit on top of the reviewed one).
+   */
+  existingBranch?: string;
+  /** The commit's first line when not the issue's title (review runs). */
+  commitTitle?: string;
+}
+
+/** Milliseconds spent in each step (for logs and bench/pipeline.ts). */
+export type RunTimings = Partial<
+  Record<"clone" | "sandbox" | "setup" | "baseline" | "agent" | "tests" | "publish", number>
+>;
+
+export type RunOutcome = { timings: RunTimings } & (
+  | { kind: "pull_request"; number: number; url: string; trajectory: Trajectory }
+  | { kind: "no_pull_request"; reason: string; trajectory: Trajectory | null }
+);
