@@ -187,8 +187,47 @@ export function textSignature(tool: Tool): string {
   return multiline ? `${head}\n<${multiline}>\nend_of_edit` : head;
 }
 
+/**
+ * The text-mode examples, in the tools of the bundle: the `aci` bundle's open and edit, or the
+ * `editor` bundle's view, str_replace and insert.
+ */
+function textExamples(tools: readonly Tool[]): string[] {
+  const has = (name: string) => tools.some((tool) => tool.name === name);
+  if (has("edit") || !has("view")) {
+    return [
+      "```",
+      "open src/app.py 40",
+      "```",
+      "",
+      "Arguments are separated by spaces; quote an argument that contains spaces. For edit, the line range",
+      "goes on the command line and the replacement text on the following lines, ending with end_of_edit:",
+      "",
+      "```",
+      "edit 12:13",
+      "    return total",
+      "end_of_edit",
+      "```",
+    ];
+  }
+  return [
+    "```",
+    "view src/app.py [40,60]",
+    "```",
+    "",
+    "Arguments are separated by spaces; quote an argument that contains spaces, as str_replace's old_str",
+    'and new_str usually do: str_replace src/app.py "return x" "return total". For insert, the path and',
+    "line number go on the command line and the text to insert on the following lines, ending with end_of_edit:",
+    "",
+    "```",
+    "insert src/app.py 12",
+    "    return total",
+    "end_of_edit",
+    "```",
+  ];
+}
+
 /** The instructions on how to act, for the system prompt. */
-export function actionFormatInstructions(format: ActionFormat): string {
+export function actionFormatInstructions(format: ActionFormat, tools: readonly Tool[]): string {
   if (format === "function_calling") {
     return "RESPONSE FORMAT:\nThink about what to do next, then call exactly one function per reply. Only the first call of a reply is run.";
   }
@@ -199,18 +238,7 @@ export function actionFormatInstructions(format: ActionFormat): string {
     "DISCUSSION",
     "First I'll look at the function the issue mentions.",
     "",
-    "```",
-    "open src/app.py 40",
-    "```",
-    "",
-    "Arguments are separated by spaces; quote an argument that contains spaces. For edit, the line range",
-    "goes on the command line and the replacement text on the following lines, ending with end_of_edit:",
-    "",
-    "```",
-    "edit 12:13",
-    "    return total",
-    "end_of_edit",
-    "```",
+    ...textExamples(tools),
     "",
     "A command that is not one of the commands above runs in the shell. One command per reply: wait for",
     "its output before you send the next.",
@@ -225,7 +253,8 @@ export function validForm(format: ActionFormat, tools: readonly Tool[], toolName
     const specific = tool ? ` ${tool.name} takes ${describeParameters(tool)}.` : "";
     return `Call exactly one of these functions, with its arguments as a JSON object: ${names}.${specific}`;
   }
-  const form = tool ? textSignature(tool) : "open <path> [<line_number>]";
+  const example = tool ?? tools.find((t) => t.name === "open" || t.name === "view") ?? tools[0];
+  const form = example ? textSignature(example) : "bash <command>";
   return `Reply with your reasoning, then exactly one command in a fenced code block, like:\n\`\`\`\n${form}\n\`\`\`\nCommands: ${tools.map((t) => t.name).join(", ")}.`;
 }
 
