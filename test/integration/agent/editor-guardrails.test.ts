@@ -55,7 +55,7 @@ const withoutGateErrors = (text: string) => text.replace(/\nERRORS:\n(- .*\n)+/,
 describe.each(formats)("editor bundle guardrails, replayed (%s)", (format) => {
   it("speaks its own tools: search_file without a file, a rejected str_replace, an editor in bash; a failed edit leaves the open file", async () => {
     const seen = await observations("editor-messages", format);
-    expect(seen).toHaveLength(5);
+    expect(seen).toHaveLength(6);
     expect(seen[0]).toBe(
       `Error: no file was given and none has been viewed or edited yet. Give the file to search in as file (or view it first).\n${footer()}`,
     );
@@ -123,6 +123,10 @@ describe.each(formats)("editor bundle guardrails, replayed (%s)", (format) => {
         'End of matches for "result" in app/tabbed.py',
         footer("app/tabbed.py"),
       ].join("\n"),
+    );
+    // The same rejected edit again: the loop's warning speaks of the file's lines, not of a window.
+    expect(seen[5]).toBe(
+      `${seen[1]!.replace(footer(), footer("app/tabbed.py"))}\nWARNING: you sent this exact edit before and it was rejected for the same reason. Resending it will not work: read the error above, check the current lines of the file and their indentation, and change the edit.`,
     );
   });
 
