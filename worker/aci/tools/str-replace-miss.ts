@@ -46,7 +46,8 @@ function looseMatchMessage(
 ): string {
   const at = starts[0]!;
   const matched = fileLines.slice(at, at + oldLines.length);
-  const where = starts.map((start) => lineSpan(start + 1, oldLines.length)).join(", ");
+  const spans = starts.map((start) => lineSpan(start + 1, oldLines.length));
+  const where = spans.length > 1 ? `${spans.slice(0, -1).join(", ")} and ${spans.at(-1)}` : spans[0]!;
   const oldKind = indentationOf(oldLines);
   const fileKind = indentationOf(matched);
   const lines = `\n${numbered(matched, at + 1)}`;
