@@ -277,7 +277,13 @@ describe("each bundle's texts name only its own tools", () => {
       ] as const) {
         texts.push((await env.execute(name, args)).observation);
       }
-      if (bundles[index] === "editor") texts.push(...collected);
+      if (bundles[index] === "editor") {
+        texts.push(...collected);
+        expect(collected.length).toBeGreaterThanOrEqual(2 * 18);
+        expect(texts.join("\n")).toContain("view_range instead of reading long files whole");
+      } else {
+        expect(texts.join("\n")).toContain("open files at the line you need\n   and use goto");
+      }
       const offending = texts.flatMap((text) =>
         foreign.filter((name) => toolMentions(text, name)).map((name) => `${name} in: ${text.slice(0, 300)}`),
       );

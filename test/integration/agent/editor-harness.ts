@@ -16,7 +16,7 @@ export const editorRepo = join(fixtures, "editor-repo");
 export type ActionFormat = "function_calling" | "thought_action";
 
 /** The replay of one trajectory in each action format: NAME.jsonl and NAME-text.jsonl. */
-export const replayFile = (name: string, format: ActionFormat) =>
+const replayFile = (name: string, format: ActionFormat) =>
   replay(format === "function_calling" ? `${name}.jsonl` : `${name}-text.jsonl`);
 
 const provider = new LocalSandboxProvider({ warn: () => {} });

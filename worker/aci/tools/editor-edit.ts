@@ -10,9 +10,9 @@ import { outsideRepositoryMessage, type RepoPath, resolveRepoPath } from "../pat
 import type { TextFile } from "../text-file.js";
 import type { AciRuntime } from "../tool.js";
 
-export type EditorTool = "create" | "str_replace" | "insert";
+type EditorTool = "create" | "str_replace" | "insert";
 
-export type Failure = { ok: false; message: string };
+type Failure = { ok: false; message: string };
 
 export function locate(runtime: AciRuntime, context: ToolContext, input: string): RepoPath | null {
   return resolveRepoPath(runtime.root, context.state.workingDir, input);
