@@ -141,9 +141,9 @@ async function searchDirectory(
   return { lines: found.lines, term: `"${what}" in ${displayPath(dir.relative)}` };
 }
 
-export function searchTools(runtime: AciRuntime): AciTool[] {
+function findFileTool(runtime: AciRuntime): AciTool {
   const cap = runtime.config.searchCap;
-  const findFile = defineTool({
+  return defineTool({
     name: "find_file",
     doc: "Finds all files with the given name or glob pattern (e.g. *.py) in dir. If dir is not provided, searches the whole repository. Files ignored by .gitignore and hidden files are skipped.",
     parameters: z.object({
@@ -163,7 +163,58 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
       return observation(matchFrame(found.term, found.lines.sort(), cap, "files"));
     },
   });
-  const searchDir = defineTool({
+}
+
+interface SearchDirArgs {
+  search_term: string;
+  dir?: string | undefined;
+  regex?: boolean | undefined;
+  lines?: number | undefined;
+}
+
+async function searchDir(runtime: AciRuntime, context: ToolContext, args: SearchDirArgs) {
+  const cap = runtime.config.searchCap;
+  if (args.search_term.includes("\n")) return observation("Error: search_term must be a single line.");
+  const pattern = `${args.regex ? "" : "-F "}-e ${shellQuote(args.search_term)}`;
+  if (args.regex) {
+    const problem = await regexProblem(runtime, context, args.search_term);
+    if (problem) return observation(problem);
+  }
+  const found = await searchDirectory(
+    runtime,
+    context,
+    "search_dir",
+    args.dir,
+    args.search_term,
+    `-c --no-messages ${pattern}`,
+  );
+  if ("answer" in found) return observation(found.answer);
+  const counts = found.lines
+    .map((line) => {
+      const colon = line.lastIndexOf(":");
+      return { path: line.slice(0, colon), count: Number(line.slice(colon + 1)) };
+    })
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const total = counts.reduce((sum, entry) => sum + entry.count, 0);
+  const wanted = Math.min(args.lines ?? 0, cap);
+  if (counts.length === 0 || counts.length > cap || wanted === 0) {
+    const entries = counts.map((entry) => `${entry.path} (${matchCount(entry.count)})`);
+    return observation(matchFrame(found.term, entries, cap, "files", total));
+  }
+  const dir = resolveDir(runtime, context, args.dir)!.relative;
+  const shown = await matchingLines(runtime, context, dir, pattern, wanted);
+  const entries = counts.flatMap((entry) => [
+    `${entry.path} (${matchCount(entry.count)})`,
+    ...(shown.get(entry.path) ?? []).map((line) => `  ${line}`),
+  ]);
+  const listed = [...shown.values()].flat().length;
+  const note = listed < total ? `\n(${listed} of ${total} matching lines shown)` : "";
+  return observation(`${matchFrame(found.term, entries, Number.POSITIVE_INFINITY, "files", total)}${note}`);
+}
+
+function searchDirTool(runtime: AciRuntime): AciTool {
+  const cap = runtime.config.searchCap;
+  return defineTool({
     name: "search_dir",
     doc: `Searches for search_term in all files in dir and lists the files that contain it, with the number of matching lines in each. The term is matched literally unless regex is true (ripgrep's regular expression syntax). With lines, up to that many matching lines (at most ${cap}) are shown with their line numbers under their files. If dir is not provided, searches the whole repository. Files ignored by .gitignore, hidden and binary files are skipped.`,
     parameters: z.object({
@@ -178,48 +229,12 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
         .pipe(z.number().int().min(0))
         .optional(),
     }),
-    run: async (args, context) => {
-      if (args.search_term.includes("\n")) return observation("Error: search_term must be a single line.");
-      const pattern = `${args.regex ? "" : "-F "}-e ${shellQuote(args.search_term)}`;
-      if (args.regex) {
-        const problem = await regexProblem(runtime, context, args.search_term);
-        if (problem) return observation(problem);
-      }
-      const found = await searchDirectory(
-        runtime,
-        context,
-        "search_dir",
-        args.dir,
-        args.search_term,
-        `-c --no-messages ${pattern}`,
-      );
-      if ("answer" in found) return observation(found.answer);
-      const counts = found.lines
-        .map((line) => {
-          const colon = line.lastIndexOf(":");
-          return { path: line.slice(0, colon), count: Number(line.slice(colon + 1)) };
-        })
-        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-      const total = counts.reduce((sum, entry) => sum + entry.count, 0);
-      const wanted = Math.min(args.lines ?? 0, cap);
-      if (counts.length === 0 || counts.length > cap || wanted === 0) {
-        const entries = counts.map((entry) => `${entry.path} (${matchCount(entry.count)})`);
-        return observation(matchFrame(found.term, entries, cap, "files", total));
-      }
-      const dir = resolveDir(runtime, context, args.dir)!.relative;
-      const shown = await matchingLines(runtime, context, dir, pattern, wanted);
-      const entries = counts.flatMap((entry) => [
-        `${entry.path} (${matchCount(entry.count)})`,
-        ...(shown.get(entry.path) ?? []).map((line) => `  ${line}`),
-      ]);
-      const listed = [...shown.values()].flat().length;
-      const note = listed < total ? `\n(${listed} of ${total} matching lines shown)` : "";
-      return observation(
-        `${matchFrame(found.term, entries, Number.POSITIVE_INFINITY, "files", total)}${note}`,
-      );
-    },
+    run: (args, context) => searchDir(runtime, context, args),
   });
-  return [findFile, searchDir, searchFileTool(runtime)];
+}
+
+export function searchTools(runtime: AciRuntime): AciTool[] {
+  return [findFileTool(runtime), searchDirTool(runtime), searchFileTool(runtime)];
 }
 
 /**
