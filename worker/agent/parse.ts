@@ -120,7 +120,11 @@ export function parseTextArguments(
     if (text !== "") args[positional[0]!] = text;
     return args;
   }
-  const tokens = splitWords(rest);
+  let tokens = splitWords(rest);
+  // A quote the command line leaves open goes on over the following lines: how str_replace's old_str
+  // and new_str hold several lines in text mode.
+  if (typeof tokens === "string" && !multiline && bodyLines.length > 0)
+    tokens = splitWords([rest, ...bodyLines].join("\n"));
   if (typeof tokens === "string") return tokens;
   const expanded = tokens.flatMap((token) => (/^\d+:\d+$/.test(token) ? token.split(":") : [token]));
   if (expanded.length > positional.length) {
@@ -215,8 +219,16 @@ function textExamples(tools: readonly Tool[]): string[] {
     "```",
     "",
     "Arguments are separated by spaces; quote an argument that contains spaces, as str_replace's old_str",
-    'and new_str usually do: str_replace src/app.py "return x" "return total". For insert, the path and',
-    "line number go on the command line and the text to insert on the following lines, ending with end_of_edit:",
+    "and new_str usually do; a quoted argument may go on over several lines:",
+    "",
+    "```",
+    'str_replace src/app.py "def mean(values):',
+    '    return sum(values) / len(values)" "def mean(values):',
+    '    return sum(values) / len(values) if values else 0"',
+    "```",
+    "",
+    "For insert, the path and line number go on the command line and the text to insert on the following",
+    "lines, ending with end_of_edit:",
     "",
     "```",
     "insert src/app.py 12",

@@ -159,6 +159,17 @@ describe.each(formats)("editor bundle guardrails, replayed (%s)", (format) => {
   it("undo_edit shows the lines it restored; a clipped view names the view_range of the next lines", async () => {
     const seen = await observations("editor-undo", format);
     expect(seen).toHaveLength(4);
+    // old_str of two lines: in text mode a quoted argument goes on over the following lines.
+    expect(seen[0]).toBe(
+      [
+        "The file ROOT/app/long.py has been edited. Here's the result of running `cat -n` on a snippet of ROOT/app/long.py:",
+        catLines("app/long.py", 298, 303),
+        "   304\t    return value * 100.0",
+        catLines("app/long.py", 305, 307),
+        "Review the changes and make sure they are as expected. Edit the file again if necessary.",
+        footer("app/long.py"),
+      ].join("\n"),
+    );
     expect(seen[1]).toBe(
       [
         "Last edit to ROOT/app/long.py undone successfully: line 304 is as it was before it. Here's the result of running `cat -n` on a snippet of ROOT/app/long.py:",
