@@ -17,6 +17,7 @@ import {
   type HistoryOptions,
   processHistory,
 } from "../worker/agent/history.js";
+import { bundlePromptValues } from "../worker/agent/prompts.js";
 import { agentConfigSchema, type HistoryProcessorName } from "../worker/config/agent.js";
 import { estimatePromptTokens } from "../worker/model/tokens.js";
 
@@ -150,7 +151,9 @@ const system = defaults.prompts.system
     "{{tool_docs}}",
     "open <path> [<line_number>]\n    Opens the file at the given path in the editor.\n".repeat(12),
   )
-  .replace("{{action_format_instructions}}", "Call exactly one function per reply.");
+  .replace("{{action_format_instructions}}", "Call exactly one function per reply.")
+  .replace("{{interface_summary}}", bundlePromptValues("aci").interface_summary)
+  .replace("{{bundle_tips}}", bundlePromptValues("aci").bundle_tips);
 const instance = defaults.prompts.instance
   .replace("{{repo_name}}", "acme/widgets")
   .replace("{{issue_title}}", "parse_total returns the wrong sum for empty input")

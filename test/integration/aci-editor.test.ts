@@ -66,11 +66,12 @@ for (const driver of drivers) {
         expect(await s.run("view", { path: `${s.root}/src/greet.py`, view_range: [2, 3] })).toBe(
           `Here's the result of running \`cat -n\` on ${s.root}/src/greet.py:\n     2\t    return "Hello, " + name\n     3\t\n`,
         );
+        // A range past either end is clamped to the file, and says so (issue 16).
         expect(await s.run("view", { path: "src/greet.py", view_range: [0, 3] })).toBe(
-          "Invalid `view_range`: [0, 3]. Its first element `0` should be within the range of lines of the file: [1, 5]",
+          `Note: the file has 5 lines; view_range [0, 3] was clamped to [1, 3].\n${catGreet(s.root).split("\n").slice(0, 4).join("\n")}\n`,
         );
         expect(await s.run("view", { path: "src/greet.py", view_range: [2, 9] })).toBe(
-          "Invalid `view_range`: [2, 9]. Its second element `9` should be smaller than the number of lines in the file: `5`",
+          `Note: the file has 5 lines; view_range [2, 9] was clamped to [2, 5].\nHere's the result of running \`cat -n\` on ${s.root}/src/greet.py:\n${catGreet(s.root).split("\n").slice(2).join("\n")}`,
         );
         expect(await s.run("view", { path: "src/greet.py", view_range: [3, 2] })).toBe(
           "Invalid `view_range`: [3, 2]. Its second element `2` should be larger or equal than its first `3`",
@@ -89,7 +90,7 @@ for (const driver of drivers) {
         "No replacement was performed. Multiple occurrences of old_str `greet` in lines [1, 5]. Please ensure it is unique",
       );
       expect(await s.run("str_replace", { path: "src/greet.py", old_str: "Howdy", new_str: "x" })).toBe(
-        `No replacement was performed, old_str \`Howdy\` did not appear verbatim in ${s.root}/src/greet.py.`,
+        `No replacement was performed, old_str \`Howdy\` did not appear verbatim in ${s.root}/src/greet.py.\nNothing in the file is close to it. View the file to copy the text exactly as it is there.`,
       );
       expect(await s.run("str_replace", { path: "src", old_str: "a", new_str: "b" })).toBe(
         "The path src is a directory and only the `view` command can be used on directories",
@@ -117,9 +118,11 @@ for (const driver of drivers) {
           "ERRORS:",
           '- 2:5: unexpected `return ("Hi, " + name` (a `(` is not closed)',
         ]);
-        expect(rejected.split("\n").at(-3)).toBe(
-          "Your changes have NOT been applied. Please fix your edit command and try again.",
-        );
+        expect(rejected.split("\n").slice(-3)).toEqual([
+          "Your changes have NOT been applied, and the file is as it was.",
+          "Correct new_str (it replaces old_str; the lines around old_str stay as they are) and call str_replace again.",
+          "DO NOT send the same edit again: it will be rejected the same way.",
+        ]);
         expect((await s.sandbox.readFile("src/greet.py")).equals(before)).toBe(true);
       },
     );
@@ -141,11 +144,12 @@ for (const driver of drivers) {
         expect(await s.run("insert", { path: "src/greet.py", insert_line: 9, new_str: "x" })).toBe(
           "Invalid `insert_line` parameter: 9. It should be within the range of lines of the file: [0, 6]",
         );
+        // undo_edit shows the lines it restored with 4 lines around them, not the whole file (issue 16).
         expect(await s.run("undo_edit", { path: "src/greet.py" })).toBe(
-          `Last edit to ${s.root}/src/greet.py undone successfully. ${catGreet(s.root, "Hi")}`,
+          `Last edit to ${s.root}/src/greet.py undone successfully: the lines it had added before line 1 are removed. ${catGreet(s.root, "Hi").replace("on ", "on a snippet of ").split("\n").slice(0, 5).join("\n")}\n`,
         );
         expect(await s.run("undo_edit", { path: "src/greet.py" })).toBe(
-          `Last edit to ${s.root}/src/greet.py undone successfully. ${catGreet(s.root)}`,
+          `Last edit to ${s.root}/src/greet.py undone successfully: line 2 is as it was before it. ${catGreet(s.root).replace("on ", "on a snippet of ")}`,
         );
         expect(await s.run("undo_edit", { path: "src/greet.py" })).toBe(
           `No edit history found for ${s.root}/src/greet.py.`,

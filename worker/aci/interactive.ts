@@ -72,8 +72,11 @@ function onlyInteractiveFlags(rest: string[]): boolean {
   );
 }
 
-/** An explanation when the command would start an interactive program; null when it may run. */
-export function interactiveCommandProblem(command: string): string | null {
+/**
+ * An explanation when the command would start an interactive program; null when it may run.
+ * `editTools` names the bundle's own editing tools ("the edit command" in the `aci` bundle).
+ */
+export function interactiveCommandProblem(command: string, editTools = "the edit command"): string | null {
   if (/<<|<\s*\S/.test(command)) return null; // input is supplied by a heredoc or a redirect
   for (const segment of command.split(/&&|\|\||;|\n|&(?!>)/)) {
     const pipeline = segment.split("|");
@@ -82,7 +85,7 @@ export function interactiveCommandProblem(command: string): string | null {
       if (!found) continue;
       const { program, rest } = found;
       if (editors.has(program)) {
-        return `${program} is an interactive editor and cannot be used here (there is no terminal). Use the edit command to change files, or a non-interactive command such as sed -i.`;
+        return `${program} is an interactive editor and cannot be used here (there is no terminal). Use ${editTools} to change files, or a non-interactive command such as sed -i.`;
       }
       if (pagers.has(program) && position === 0) {
         return `${program} is an interactive program and cannot be used here (there is no terminal). Use cat, head, tail, grep or sed -n 'START,ENDp' FILE to read files, and ps to list processes.`;

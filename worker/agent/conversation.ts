@@ -9,7 +9,7 @@ import type { AgentConfig } from "../config/agent.js";
 import { isOptional, parameterNames } from "./arguments.js";
 import type { HistoryEntry } from "./history.js";
 import { actionFormatInstructions, textSignature } from "./parse.js";
-import { cleanIssueText, renderTemplate } from "./prompts.js";
+import { bundlePromptValues, cleanIssueText, renderTemplate } from "./prompts.js";
 import { type TestCommandSource, testCommandNote } from "./test-command.js";
 
 export function openingEntries(
@@ -32,7 +32,8 @@ export function openingEntries(
           .join("\n");
   const system = renderTemplate(config.prompts.system, {
     tool_docs: toolDocs,
-    action_format_instructions: actionFormatInstructions(format),
+    action_format_instructions: actionFormatInstructions(format, env.tools),
+    ...bundlePromptValues(env.bundle),
   });
   const instance = renderTemplate(config.prompts.instance, {
     issue_title: cleanIssueText(issue.title, 500),

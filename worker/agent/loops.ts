@@ -32,7 +32,7 @@ export class LoopWatcher {
       const rejected = editWasRejected(observation);
       if (rejected && this.rejectedEdits.has(key)) {
         warnings.push(
-          "WARNING: you sent this exact edit before and it was rejected for the same reason. Resending it will not work: read the error above, check the line numbers and indentation in the current window, and change the edit.",
+          "WARNING: you sent this exact edit before and it was rejected for the same reason. Resending it will not work: read the error above, check the current lines of the file and their indentation, and change the edit.",
         );
       }
       if (rejected) this.rejectedEdits.add(key);

@@ -120,7 +120,11 @@ export function parseTextArguments(
     if (text !== "") args[positional[0]!] = text;
     return args;
   }
-  const tokens = splitWords(rest);
+  let tokens = splitWords(rest);
+  // A quote the command line leaves open goes on over the following lines: how str_replace's old_str
+  // and new_str hold several lines in text mode.
+  if (typeof tokens === "string" && !multiline && bodyLines.length > 0)
+    tokens = splitWords([rest, ...bodyLines].join("\n"));
   if (typeof tokens === "string") return tokens;
   const expanded = tokens.flatMap((token) => (/^\d+:\d+$/.test(token) ? token.split(":") : [token]));
   if (expanded.length > positional.length) {
@@ -187,8 +191,55 @@ export function textSignature(tool: Tool): string {
   return multiline ? `${head}\n<${multiline}>\nend_of_edit` : head;
 }
 
+/**
+ * The text-mode examples, in the tools of the bundle: the `aci` bundle's open and edit, or the
+ * `editor` bundle's view, str_replace and insert.
+ */
+function textExamples(tools: readonly Tool[]): string[] {
+  const has = (name: string) => tools.some((tool) => tool.name === name);
+  if (has("edit") || !has("view")) {
+    return [
+      "```",
+      "open src/app.py 40",
+      "```",
+      "",
+      "Arguments are separated by spaces; quote an argument that contains spaces. For edit, the line range",
+      "goes on the command line and the replacement text on the following lines, ending with end_of_edit:",
+      "",
+      "```",
+      "edit 12:13",
+      "    return total",
+      "end_of_edit",
+      "```",
+    ];
+  }
+  return [
+    "```",
+    "view src/app.py [40,60]",
+    "```",
+    "",
+    "Arguments are separated by spaces; quote an argument that contains spaces, as str_replace's old_str",
+    "and new_str usually do; a quoted argument may go on over several lines:",
+    "",
+    "```",
+    'str_replace src/app.py "def mean(values):',
+    '    return sum(values) / len(values)" "def mean(values):',
+    '    return sum(values) / len(values) if values else 0"',
+    "```",
+    "",
+    "For insert, the path and line number go on the command line and the text to insert on the following",
+    "lines, ending with end_of_edit:",
+    "",
+    "```",
+    "insert src/app.py 12",
+    "    return total",
+    "end_of_edit",
+    "```",
+  ];
+}
+
 /** The instructions on how to act, for the system prompt. */
-export function actionFormatInstructions(format: ActionFormat): string {
+export function actionFormatInstructions(format: ActionFormat, tools: readonly Tool[]): string {
   if (format === "function_calling") {
     return "RESPONSE FORMAT:\nThink about what to do next, then call exactly one function per reply. Only the first call of a reply is run.";
   }
@@ -199,18 +250,7 @@ export function actionFormatInstructions(format: ActionFormat): string {
     "DISCUSSION",
     "First I'll look at the function the issue mentions.",
     "",
-    "```",
-    "open src/app.py 40",
-    "```",
-    "",
-    "Arguments are separated by spaces; quote an argument that contains spaces. For edit, the line range",
-    "goes on the command line and the replacement text on the following lines, ending with end_of_edit:",
-    "",
-    "```",
-    "edit 12:13",
-    "    return total",
-    "end_of_edit",
-    "```",
+    ...textExamples(tools),
     "",
     "A command that is not one of the commands above runs in the shell. One command per reply: wait for",
     "its output before you send the next.",
@@ -225,7 +265,8 @@ export function validForm(format: ActionFormat, tools: readonly Tool[], toolName
     const specific = tool ? ` ${tool.name} takes ${describeParameters(tool)}.` : "";
     return `Call exactly one of these functions, with its arguments as a JSON object: ${names}.${specific}`;
   }
-  const form = tool ? textSignature(tool) : "open <path> [<line_number>]";
+  const example = tool ?? tools.find((t) => t.name === "open" || t.name === "view") ?? tools[0];
+  const form = example ? textSignature(example) : "bash <command>";
   return `Reply with your reasoning, then exactly one command in a fenced code block, like:\n\`\`\`\n${form}\n\`\`\`\nCommands: ${tools.map((t) => t.name).join(", ")}.`;
 }
 

@@ -39,3 +39,29 @@ export function cutMiddle(text: string, maxChars: number): string {
   const omitted = text.length - 2 * half;
   return `${text.slice(0, half)}\n[... ${omitted} characters omitted ...]\n${text.slice(text.length - half)}`;
 }
+
+/**
+ * The parts of the system prompt that depend on the tool bundle: what the interface offers and the
+ * tips on finding and editing code, each naming only tools the bundle has. Indented to continue a
+ * numbered tip of the template.
+ */
+export function bundlePromptValues(bundle: string): { interface_summary: string; bundle_tips: string } {
+  if (bundle === "editor") {
+    return {
+      interface_summary:
+        "The interface has a file editor (view shows a file or a range of its lines with line numbers;\nstr_replace, insert and create edit, checking syntax before they write; undo_edit reverts an edit),\nsearch commands and a shell.",
+      bundle_tips: [
+        "2. Use search_dir, search_file and find_file to find the code; view the lines you need with\n   view_range instead of reading long files whole.",
+        "3. Check the result of every edit: the answer shows the edited lines with a few lines of context.\n   old_str must match the file exactly, indentation (tabs or spaces) included: copy it from the\n   latest view of those lines. undo_edit reverts the last edit of a file.",
+      ].join("\n"),
+    };
+  }
+  return {
+    interface_summary:
+      "The interface has a file viewer that shows you a window of lines of a file at a time (open, goto,\nscroll_up, scroll_down), search commands, an edit command that checks syntax before it writes, and a shell.",
+    bundle_tips: [
+      "2. Use search_dir, search_file and find_file to find the code; open files at the line you need\n   and use goto instead of scrolling many times.",
+      "3. Check the result of every edit: the answer shows the edited lines with a few lines of context\n   and their new numbers. Lines below an edit move: use the new numbers for the next edit, and\n   give expected_text so that an edit of lines that have moved is refused instead of misplaced.",
+    ].join("\n"),
+  };
+}

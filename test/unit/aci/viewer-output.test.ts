@@ -41,6 +41,14 @@ describe("output cutting", () => {
     expect(cutOutput("a\nb", limits)).toBe("a\nb");
   });
 
+  it("keeps output that almost fits whole: at most 10% over the caps (issue 16)", () => {
+    expect(cutOutput(lines(11).join("\n"), limits)).toBe(lines(11).join("\n"));
+    expect(cutOutput(lines(12).join("\n"), limits)).toContain("lines of output omitted from the middle");
+    const chars = { maxLines: 100, maxChars: 100, lineMaxChars: 200 };
+    expect(cutOutput("x".repeat(109), chars)).toBe("x".repeat(109));
+    expect(cutOutput(`${"x".repeat(60)}\n${"y".repeat(60)}`, chars)).toContain("omitted");
+  });
+
   it("keeps head and tail and says how many lines were left out", () => {
     const text = lines(30).join("\n");
     expect(cutOutput(text, limits).split("\n")).toEqual([

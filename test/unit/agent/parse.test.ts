@@ -126,6 +126,20 @@ describe("thought_action replies", () => {
     });
     expect(splitWords('search "unclosed')).toBe('unbalanced " quote in: search "unclosed');
   });
+
+  it("lets a quote the command line leaves open go on over the following lines (str_replace, issue 16)", () => {
+    const reply = text('```\nsearch_dir "def f():\n    return 1" src\n```');
+    expect(parseReply(reply, tools, "thought_action")).toMatchObject({
+      ok: true,
+      args: { search_term: "def f():\n    return 1", dir: "src" },
+    });
+    expect(parseReply(text('```\nsearch_dir "open\nstill open\n```'), tools, "thought_action")).toMatchObject(
+      {
+        ok: false,
+        error: expect.stringContaining('unbalanced " quote'),
+      },
+    );
+  });
 });
 
 describe("function_calling replies", () => {

@@ -20,23 +20,26 @@ import { matchingLines, regexProblem } from "./search-lines.js";
 
 const noDirectory = "__ACI_NO_SUCH_DIRECTORY__";
 const outsideWorkspace = "__ACI_OUTSIDE_WORKSPACE__";
+const isFile = "__ACI_IS_A_FILE__";
 
 /**
- * Shell code that prints a marker instead of searching when `quoted` is not a directory, or when its
- * real path (symlinks resolved) lies outside the workspace: ripgrep follows a symlink given as its
- * path, so a link to /etc would list the container's files, which `open` refuses.
+ * Shell code that prints a marker instead of searching when `quoted` is not a directory (a file gets
+ * its own), or when its real path (symlinks resolved) lies outside the workspace: ripgrep follows a
+ * symlink given as its path, so a link to /etc would list the container's files, which the file tools refuse.
  */
 function directoryGuard(quoted: string): string {
   return (
     `d=$(realpath -e -- ${quoted} 2>/dev/null); r=$(realpath -e .); ` +
-    `if [ -z "$d" ] || [ ! -d "$d" ]; then echo ${noDirectory}; ` +
-    `elif [ "$d" != "$r" ] && [ "\${d#"$r"/}" = "$d" ]; then echo ${outsideWorkspace}; else `
+    `if [ -z "$d" ]; then echo ${noDirectory}; ` +
+    `elif [ "$d" != "$r" ] && [ "\${d#"$r"/}" = "$d" ]; then echo ${outsideWorkspace}; ` +
+    `elif [ -f "$d" ]; then echo ${isFile}; elif [ ! -d "$d" ]; then echo ${noDirectory}; else `
   );
 }
 
 /**
  * Runs `rgArgs` over a directory in the sandbox: null when the directory does not exist, "outside"
- * when it leads out of the workspace. Without --follow, ripgrep skips the symlinks it meets inside.
+ * when it leads out of the workspace, "file" when it is a file. Without --follow, ripgrep skips the
+ * symlinks it meets inside.
  */
 async function ripgrepLines(runtime: AciRuntime, context: ToolContext, relativeDir: string, rgArgs: string) {
   // An explicit "." keeps rg from reading stdin; its "./" prefix is removed below.
@@ -55,6 +58,7 @@ async function ripgrepLines(runtime: AciRuntime, context: ToolContext, relativeD
     .map((line) => (relativeDir === "" && line.startsWith("./") ? line.slice(2) : line));
   if (lines[0] === noDirectory) return null;
   if (lines[0] === outsideWorkspace) return "outside" as const;
+  if (lines[0] === isFile) return "file" as const;
   return { lines } as const;
 }
 
@@ -110,10 +114,19 @@ function matchFrame(
   return [`Found ${matchCount(total)} for ${term}:`, ...entries, `End of matches for ${term}`].join("\n");
 }
 
+/** What find_file and search_dir say when their dir is a file. */
+const fileGivenAsDir: Record<"find_file" | "search_dir", (path: string, term: string) => string> = {
+  find_file: (path) =>
+    `Error: ${path} is a file, not a directory: find_file looks for files by name inside dir. Give the directory to look in (or leave dir out to search the whole repository).`,
+  search_dir: (path, term) =>
+    `Error: ${path} is a file, not a directory: search_dir searches the files of a directory. To search this one file, use search_file with search_term ${JSON.stringify(term)} and file ${path}.`,
+};
+
 /** find_file and search_dir: resolve dir, run ripgrep there, and give back its lines or the observation to send. */
 async function searchDirectory(
   runtime: AciRuntime,
   context: ToolContext,
+  tool: "find_file" | "search_dir",
   dirArg: string | undefined,
   what: string,
   rgArgs: string,
@@ -123,13 +136,14 @@ async function searchDirectory(
   const found = await ripgrepLines(runtime, context, dir.relative, rgArgs);
   if (found === null) return { answer: `Directory ${dirArg} not found` };
   if (found === "outside") return { answer: outsideRepositoryMessage(dirArg!, runtime.root) };
+  if (found === "file") return { answer: fileGivenAsDir[tool](dirArg!, what) };
   if ("timedOut" in found) return { answer: timedOutMessage(`"${what}"`) };
   return { lines: found.lines, term: `"${what}" in ${displayPath(dir.relative)}` };
 }
 
-export function searchTools(runtime: AciRuntime): AciTool[] {
+function findFileTool(runtime: AciRuntime): AciTool {
   const cap = runtime.config.searchCap;
-  const findFile = defineTool({
+  return defineTool({
     name: "find_file",
     doc: "Finds all files with the given name or glob pattern (e.g. *.py) in dir. If dir is not provided, searches the whole repository. Files ignored by .gitignore and hidden files are skipped.",
     parameters: z.object({
@@ -140,6 +154,7 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
       const found = await searchDirectory(
         runtime,
         context,
+        "find_file",
         args.dir,
         args.file_name,
         `--files --no-messages -g ${shellQuote(args.file_name)}`,
@@ -148,7 +163,58 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
       return observation(matchFrame(found.term, found.lines.sort(), cap, "files"));
     },
   });
-  const searchDir = defineTool({
+}
+
+interface SearchDirArgs {
+  search_term: string;
+  dir?: string | undefined;
+  regex?: boolean | undefined;
+  lines?: number | undefined;
+}
+
+async function searchDir(runtime: AciRuntime, context: ToolContext, args: SearchDirArgs) {
+  const cap = runtime.config.searchCap;
+  if (args.search_term.includes("\n")) return observation("Error: search_term must be a single line.");
+  const pattern = `${args.regex ? "" : "-F "}-e ${shellQuote(args.search_term)}`;
+  if (args.regex) {
+    const problem = await regexProblem(runtime, context, args.search_term);
+    if (problem) return observation(problem);
+  }
+  const found = await searchDirectory(
+    runtime,
+    context,
+    "search_dir",
+    args.dir,
+    args.search_term,
+    `-c --no-messages ${pattern}`,
+  );
+  if ("answer" in found) return observation(found.answer);
+  const counts = found.lines
+    .map((line) => {
+      const colon = line.lastIndexOf(":");
+      return { path: line.slice(0, colon), count: Number(line.slice(colon + 1)) };
+    })
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const total = counts.reduce((sum, entry) => sum + entry.count, 0);
+  const wanted = Math.min(args.lines ?? 0, cap);
+  if (counts.length === 0 || counts.length > cap || wanted === 0) {
+    const entries = counts.map((entry) => `${entry.path} (${matchCount(entry.count)})`);
+    return observation(matchFrame(found.term, entries, cap, "files", total));
+  }
+  const dir = resolveDir(runtime, context, args.dir)!.relative;
+  const shown = await matchingLines(runtime, context, dir, pattern, wanted);
+  const entries = counts.flatMap((entry) => [
+    `${entry.path} (${matchCount(entry.count)})`,
+    ...(shown.get(entry.path) ?? []).map((line) => `  ${line}`),
+  ]);
+  const listed = [...shown.values()].flat().length;
+  const note = listed < total ? `\n(${listed} of ${total} matching lines shown)` : "";
+  return observation(`${matchFrame(found.term, entries, Number.POSITIVE_INFINITY, "files", total)}${note}`);
+}
+
+function searchDirTool(runtime: AciRuntime): AciTool {
+  const cap = runtime.config.searchCap;
+  return defineTool({
     name: "search_dir",
     doc: `Searches for search_term in all files in dir and lists the files that contain it, with the number of matching lines in each. The term is matched literally unless regex is true (ripgrep's regular expression syntax). With lines, up to that many matching lines (at most ${cap}) are shown with their line numbers under their files. If dir is not provided, searches the whole repository. Files ignored by .gitignore, hidden and binary files are skipped.`,
     parameters: z.object({
@@ -163,57 +229,36 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
         .pipe(z.number().int().min(0))
         .optional(),
     }),
-    run: async (args, context) => {
-      if (args.search_term.includes("\n")) return observation("Error: search_term must be a single line.");
-      const pattern = `${args.regex ? "" : "-F "}-e ${shellQuote(args.search_term)}`;
-      if (args.regex) {
-        const problem = await regexProblem(runtime, context, args.search_term);
-        if (problem) return observation(problem);
-      }
-      const found = await searchDirectory(
-        runtime,
-        context,
-        args.dir,
-        args.search_term,
-        `-c --no-messages ${pattern}`,
-      );
-      if ("answer" in found) return observation(found.answer);
-      const counts = found.lines
-        .map((line) => {
-          const colon = line.lastIndexOf(":");
-          return { path: line.slice(0, colon), count: Number(line.slice(colon + 1)) };
-        })
-        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-      const total = counts.reduce((sum, entry) => sum + entry.count, 0);
-      const wanted = Math.min(args.lines ?? 0, cap);
-      if (counts.length === 0 || counts.length > cap || wanted === 0) {
-        const entries = counts.map((entry) => `${entry.path} (${matchCount(entry.count)})`);
-        return observation(matchFrame(found.term, entries, cap, "files", total));
-      }
-      const dir = resolveDir(runtime, context, args.dir)!.relative;
-      const shown = await matchingLines(runtime, context, dir, pattern, wanted);
-      const entries = counts.flatMap((entry) => [
-        `${entry.path} (${matchCount(entry.count)})`,
-        ...(shown.get(entry.path) ?? []).map((line) => `  ${line}`),
-      ]);
-      const listed = [...shown.values()].flat().length;
-      const note = listed < total ? `\n(${listed} of ${total} matching lines shown)` : "";
-      return observation(
-        `${matchFrame(found.term, entries, Number.POSITIVE_INFINITY, "files", total)}${note}`,
-      );
-    },
+    run: (args, context) => searchDir(runtime, context, args),
   });
-  const searchFile = defineTool({
+}
+
+export function searchTools(runtime: AciRuntime): AciTool[] {
+  return [findFileTool(runtime), searchDirTool(runtime), searchFileTool(runtime)];
+}
+
+/**
+ * search_file. Without a file it searches the open file, which in the `editor` bundle is the file last
+ * viewed or edited: that bundle has no `open`, so its texts never send the model there.
+ */
+function searchFileTool(runtime: AciRuntime): AciTool {
+  const cap = runtime.config.searchCap;
+  const editor = runtime.config.bundle === "editor";
+  const openFile = editor ? "the file last viewed or edited" : "the open file";
+  const noFile = editor
+    ? "Error: no file was given and none has been viewed or edited yet. Give the file to search in as file (or view it first)."
+    : noFileOpen;
+  return defineTool({
     name: "search_file",
-    doc: "Searches for search_term (matched literally) in file and shows each matching line with its line number. If file is not provided, searches the open file.",
+    doc: `Searches for search_term (matched literally) in file and shows each matching line with its line number. If file is not provided, searches ${openFile}.`,
     parameters: z.object({
       search_term: stringArg("the term to search for").min(1),
-      file: stringArg("the file to search in (if not provided, the open file)").optional(),
+      file: stringArg(`the file to search in (if not provided, ${openFile})`).optional(),
     }),
     run: async (args, context) => {
       let relative: string;
       if (args.file === undefined || args.file.trim() === "") {
-        if (context.state.openFile === null) return observation(noFileOpen);
+        if (context.state.openFile === null) return observation(noFile);
         relative = context.state.openFile;
       } else {
         const target = resolveRepoPath(runtime.root, context.state.workingDir, args.file);
@@ -243,5 +288,4 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
       return observation(matchFrame(term, matches, cap, "lines"));
     },
   });
-  return [findFile, searchDir, searchFile];
 }

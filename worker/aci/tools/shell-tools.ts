@@ -29,12 +29,13 @@ async function syncWorkingDir(runtime: AciRuntime, context: ToolContext): Promis
 
 export function shellTools(runtime: AciRuntime): AciTool[] {
   const timeoutSeconds = Math.round(runtime.config.commandTimeoutMs / 1000);
+  const editTools = runtime.config.bundle === "editor" ? "str_replace, insert or create" : "the edit command";
   const bash = defineTool({
     name: "bash",
     doc: `Runs a bash command in the repository's shell; the current directory and exported variables persist between commands. There is no terminal and no input: interactive programs (editors, pagers, REPLs without a script) are refused, pagers are off. A command running longer than ${timeoutSeconds} seconds is killed.`,
     parameters: z.object({ command: stringArg("the command to run").min(1) }),
     run: async (args, context) => {
-      const problem = interactiveCommandProblem(args.command);
+      const problem = interactiveCommandProblem(args.command, editTools);
       if (problem) return observation(problem);
       const result = await context.sandbox.exec(args.command, {
         timeoutMs: runtime.config.commandTimeoutMs,
