@@ -166,9 +166,9 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
         run,
       );
     },
-    loadConfig: async (job, { api, defaultBranch }) => {
+    loadConfig: async (job, { api, orgApi, defaultBranch }) => {
       const loaded = await loadRepoConfig(
-        api,
+        { repo: api, org: orgApi },
         { owner: job.owner, repo: job.repo, defaultBranch },
         {
           defaultMaxSteps,

@@ -49,7 +49,7 @@ export interface ProcessorDeps {
    */
   loadConfig(
     job: FixJobData,
-    source: { api: ProbotOctokit; defaultBranch: string },
+    source: { api: ProbotOctokit; orgApi: ProbotOctokit | null; defaultBranch: string },
   ): Promise<PipelineRepoConfig>;
   /** Operator-configured setup secrets for `owner/repo` (never the GitHub token). */
   setupSecrets(fullName: string): Record<string, string>;
@@ -131,6 +131,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
             loadConfig: async () =>
               deps.loadConfig(data, {
                 api: await credentials.contentsReader(),
+                orgApi: await credentials.orgContentsReader(),
                 defaultBranch: repository.data.default_branch,
               }),
             setupSecrets: deps.setupSecrets(`${owner}/${repo}`),

@@ -31,6 +31,8 @@ export interface PipelineRepoConfig {
   openPrWhenBaselineFails: boolean;
   maxSteps: number;
   limits?: Partial<SandboxLimits>;
+  /** Where the settings came from when not (only) the repository's file: shown in the status comment. */
+  configNote?: string | undefined;
 }
 
 export interface RunInput {
@@ -98,6 +100,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       signal,
     });
     const config = await input.loadConfig(checkout.dir);
+    if (config.configNote) status.configured(config.configNote);
     lap("clone");
 
     void status.progress("setting_up").catch(() => {});

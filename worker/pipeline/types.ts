@@ -35,6 +35,8 @@ export interface StatusReporter {
   /** `work`: the change the agent left when it stopped on a limit, with its tests' result. */
   failed(reason: string, trajectory?: Trajectory, work?: LeftWork): Promise<void>;
   cancelled(by: string): Promise<void>;
+  /** Where the run's settings came from (detected commands, organisation defaults): kept in every later update. */
+  configured(note: string): void;
 }
 
 export interface PullRequestDraft {
