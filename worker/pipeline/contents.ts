@@ -27,7 +27,7 @@ export interface Where {
   ref?: string | undefined;
 }
 
-export type ContentsRead =
+type ContentsRead =
   | { kind: "file"; text: string }
   | { kind: "missing" }
   | { kind: "not_a_file"; what: string }

@@ -70,7 +70,10 @@ async function excludeArtefacts(gitDir: string, base: BaseCommit): Promise<void>
   if (base.rules.length === 0) return;
   await mkdir(join(gitDir, "info"), { recursive: true });
   const rules = base.rules.map((rule) => rule.pattern).join("\n");
-  await appendFile(join(gitDir, "info", "exclude"), `\n# agent-fix: what running code leaves behind\n${rules}\n`);
+  await appendFile(
+    join(gitDir, "info", "exclude"),
+    `\n# agent-fix: what running code leaves behind\n${rules}\n`,
+  );
 }
 
 /** Fails the run before the agent when setup wrote a secret's value into the workspace. */

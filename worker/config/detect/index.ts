@@ -6,8 +6,6 @@
 import { findCandidates } from "./parts.js";
 import type { DetectedPart, RepoFiles } from "./types.js";
 
-export type { DetectedPart, RepoFiles } from "./types.js";
-
 export interface Detection {
   parts: DetectedPart[];
   /** Every part's setup, in order, each command run from the repository root. */

@@ -10,7 +10,7 @@ import { goRule, javaRule, rustRule } from "./toolchains.js";
 import type { EcosystemRule } from "./types.js";
 
 /** Ecosystem rules in order; `make` last, used where no other rule gives a test command. */
-export const RULES: readonly EcosystemRule[] = [
+const RULES: readonly EcosystemRule[] = [
   nodeRule,
   pythonRule,
   goRule,
@@ -39,7 +39,7 @@ const NOT_PARTS = new Set([
   "samples",
 ]);
 
-export interface Candidate {
+interface Candidate {
   dir: string;
   rule: EcosystemRule;
   names: ReadonlySet<string>;

@@ -17,7 +17,7 @@ export function detectedSnippet(detection: Detection): string {
 }
 
 /** The file a repository with nothing detectable commits: one test command, setup if it needs one. */
-export const STARTER_SNIPPET = "setup:\n  commands:\n    - npm ci\ntest:\n  command: npm test";
+const STARTER_SNIPPET = "setup:\n  commands:\n    - npm ci\ntest:\n  command: npm test";
 
 const fence = (yaml: string) => ["```yaml", yaml, "```"].join("\n");
 
