@@ -50,7 +50,7 @@ describe.runIf(ready)("a repository without .github/agent-fix.yml", () => {
       await addRepo("octo", "textstats", { ...sample, "requirements.txt": "# no dependencies\n" }),
     );
     expect(await stack.label(issue)).toBeLessThan(300);
-    const status = await waitFor("a final status", () => stack.finalStatus(issue), 240_000);
+    const status = await waitFor("a final status", () => stack.finalStatus(issue), 420_000);
     expect(status.body).toContain("opened draft pull request #");
     expect(status.body).toContain(
       "Settings: `octo/.github: .github/agent-fix.yml` (the organisation's defaults; this repository has no .github/agent-fix.yml).",
@@ -81,7 +81,7 @@ describe.runIf(ready)("a repository without .github/agent-fix.yml", () => {
     );
     expect(changed.trim().split("\n")).toEqual(["tests/test_stats.py", "textstats/stats.py"]);
     expect(openai.requests).toHaveLength(0);
-  }, 300_000);
+  }, 480_000);
 
   it("with nothing to detect, stops before any model call and shows the file that would make it work", async () => {
     const issue = addIssue(
