@@ -145,9 +145,9 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
         { ...config.agent, testCommand: config.testCommand },
         run,
       ),
-    loadConfig: (job, { api, defaultBranch }) =>
+    loadConfig: (job, { api, orgApi, defaultBranch }) =>
       loadRepoConfig(
-        api,
+        { repo: api, org: orgApi },
         { owner: job.owner, repo: job.repo, defaultBranch },
         {
           defaultMaxSteps,

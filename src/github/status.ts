@@ -58,6 +58,8 @@ export interface StatusContext {
   requestedBy: string;
   /** Link to the full trajectory (PUBLIC_URL), when served. */
   trajectoryUrl?: string;
+  /** Where the run's settings came from when not (only) the repository's file, with the file that would change them. */
+  configNote?: string;
 }
 
 export function renderStatus(view: StatusView, context: StatusContext): string {
@@ -91,6 +93,7 @@ export function renderStatus(view: StatusView, context: StatusContext): string {
       lines.push("", "Add the label again or comment `/agent-fix` to start a new run.");
       break;
   }
+  if (context.configNote) lines.push("", context.configNote);
   if (context.trajectoryUrl && view.kind !== "progress")
     lines.push("", `[Full trajectory](${context.trajectoryUrl})`);
   return fitComment(lines.join("\n"));

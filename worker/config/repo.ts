@@ -49,7 +49,10 @@ export const repoConfigSchema = z
         command: z
           .string()
           .min(1)
-          .describe("The command that runs the repository's tests; exit status 0 means they pass."),
+          .optional()
+          .describe(
+            "The command that runs the repository's tests; exit status 0 means they pass. Left out: found from the repository's files.",
+          ),
         timeoutSeconds: seconds(3600)
           .default(300)
           .describe("Time allowed for one run of the test command; at most the operator's ceiling."),
@@ -60,6 +63,7 @@ export const repoConfigSchema = z
             "Glob patterns of test files, from the repository root (for the fails-before/passes-after proof).",
           ),
       })
+      .default({ timeoutSeconds: 300 })
       .describe("How to run the tests: the gate a change must pass."),
     model: z
       .string()
@@ -133,11 +137,8 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return `\`${field}\`: ${issue.message}`;
 }
 
-/**
- * Parses the file's text. Throws ConfigError (code `repo_config_invalid`) whose message names each
- * wrong field and what is wrong, and whose hint shows the right form.
- */
-export function parseRepoConfig(text: string, source = REPO_CONFIG_PATH): RepoConfig {
+/** The YAML of a config file as data (an empty file is `{}`); throws ConfigError naming the file when it is not YAML. */
+export function parseRepoYaml(text: string, source = REPO_CONFIG_PATH): unknown {
   let data: unknown;
   try {
     data = parseYaml(text);
@@ -148,7 +149,14 @@ export function parseRepoConfig(text: string, source = REPO_CONFIG_PATH): RepoCo
       hint: `Fix the YAML syntax. A minimal file:\n${examples[""]}`,
     });
   }
-  if (data === null || data === undefined) data = {};
+  return data ?? {};
+}
+
+/**
+ * Validates config data. Throws ConfigError (code `repo_config_invalid`) whose message names each
+ * wrong field and what is wrong, and whose hint shows the right form.
+ */
+export function validateRepoConfig(data: unknown, source = REPO_CONFIG_PATH): RepoConfig {
   const result = repoConfigSchema.safeParse(data);
   if (result.success) return result.data;
   const first = result.error.issues[0];
@@ -157,6 +165,11 @@ export function parseRepoConfig(text: string, source = REPO_CONFIG_PATH): RepoCo
     code: "repo_config_invalid",
     hint: `Example of the right form:\n${exampleFor(first?.path.map((p) => (typeof p === "symbol" ? String(p) : p)) ?? [])}`,
   });
+}
+
+/** Parses and validates the file's text (see parseRepoYaml and validateRepoConfig). */
+export function parseRepoConfig(text: string, source = REPO_CONFIG_PATH): RepoConfig {
+  return validateRepoConfig(parseRepoYaml(text, source), source);
 }
 
 /** The JSON Schema published as config/agent-fix.schema.json (what a user may write: input form). */

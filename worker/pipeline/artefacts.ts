@@ -43,6 +43,9 @@ const RULES: readonly ArtefactRule[] = [
     ".nyc_output",
     ".gradle",
     "htmlcov",
+    // What detected setup commands install: a virtual environment, and downloads kept in the workspace.
+    ".venv",
+    ".agent-fix-cache",
   ].map(anywhereDir),
   {
     pattern: "*.egg-info/",

@@ -1,5 +1,6 @@
 import type { Probot, ProbotOctokit } from "probot";
 import { ConfigError, GitHubError } from "../../src/errors.js";
+import { ORG_CONFIG_REPO } from "../config/org-defaults.js";
 import type { CommitIdentity } from "./commit.js";
 
 /** What a run's tokens are for: each gets only the permissions of its step. */
@@ -27,6 +28,11 @@ export interface RunCredentials {
   token(purpose: "clone" | "push"): Promise<string>;
   /** A client that may only read contents (the repository's config through the contents API). */
   contentsReader(): Promise<ProbotOctokit>;
+  /**
+   * A client that may only read the contents of the owner's `.github` repository (organisation
+   * defaults); null when the installation has no such repository.
+   */
+  orgContentsReader(): Promise<ProbotOctokit | null>;
   /** Revokes every token minted so far (DELETE /installation/token); never throws. */
   revoke(): Promise<void>;
 }
@@ -50,13 +56,13 @@ export function probotInstallationAuth(
   return {
     forRun(installationId, repositoryId) {
       const minted: string[] = [];
-      const mint = async (purpose: TokenPurpose) => {
+      const mint = async (purpose: TokenPurpose, repositories?: string[]) => {
         const app = await probot.auth();
         // The app JWT rides on the client's own base URL, so GitHub Enterprise and the stand-in work.
         const { data } = await app.rest.apps
           .createInstallationAccessToken({
             installation_id: installationId,
-            repository_ids: [repositoryId],
+            ...(repositories ? { repositories } : { repository_ids: [repositoryId] }),
             permissions: TOKEN_PERMISSIONS[purpose],
           })
           .catch((error: unknown) => rethrow(error, installationId));
@@ -93,6 +99,16 @@ export function probotInstallationAuth(
         async contentsReader() {
           const { app, token } = await mint("config");
           return new (app.constructor as OctokitClass)({ auth: { token } });
+        },
+        async orgContentsReader() {
+          // GitHub answers 422 when the installation cannot see a repository of that name.
+          const minted = await mint("config", [ORG_CONFIG_REPO]).catch((error: unknown) => {
+            if ((error as { cause?: { status?: number } }).cause?.status === 422) return null;
+            throw error;
+          });
+          return minted
+            ? new (minted.app.constructor as OctokitClass)({ auth: { token: minted.token } })
+            : null;
         },
         async revoke() {
           const tokens = minted.splice(0);

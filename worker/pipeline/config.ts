@@ -7,9 +7,18 @@
  */
 
 import { ConfigError } from "../../src/errors.js";
-import { githubFailure } from "../../src/github/index.js";
 import type { ToolBundleName } from "../config/aci.js";
-import { DEFAULT_TEST_PATHS, parseRepoConfig, REPO_CONFIG_PATH, type RepoConfig } from "../config/repo.js";
+import { describeDetection, LOOKED_FOR, nothingDetectedHint } from "../config/detect/report.js";
+import { mergeOver, ORG_CONFIG_REPO, withoutExtends } from "../config/org-defaults.js";
+import {
+  DEFAULT_TEST_PATHS,
+  parseRepoYaml,
+  REPO_CONFIG_PATH,
+  type RepoConfig,
+  validateRepoConfig,
+} from "../config/repo.js";
+import { type ContentsApi, readContents, type Where } from "./contents.js";
+import { detectFromRepository } from "./detect.js";
 import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./types.js";
 
@@ -24,81 +33,109 @@ export interface RepoAgentSettings {
 
 export type LoadedRepoConfig = PipelineRepoConfig & { agent: RepoAgentSettings };
 
-/** The slice of Octokit this needs: GET /repos/{owner}/{repo}/contents/{path}?ref=. */
-export interface ContentsApi {
-  rest: {
-    repos: {
-      getContent(params: { owner: string; repo: string; path: string; ref?: string }): Promise<{
-        data: unknown;
-      }>;
-    };
-  };
-}
-
 /** Larger than any sensible config: a bigger file is refused unread. */
 export const MAX_REPO_CONFIG_BYTES = 64 * 1024;
 
-interface ContentEntry {
-  type?: string;
-  size?: number;
-  encoding?: string;
-  content?: string;
-  target?: string;
+/** The file's text on `ref` (the default branch when unset), or null when it does not exist. Anything but a small regular file is refused. */
+export async function fetchRepoConfigText(api: ContentsApi, where: Where): Promise<string | null> {
+  const read = await readContents(api, where, REPO_CONFIG_PATH, MAX_REPO_CONFIG_BYTES);
+  const on = where.ref
+    ? `${REPO_CONFIG_PATH} on ${where.ref}`
+    : `${where.owner}/${where.repo}: ${REPO_CONFIG_PATH}`;
+  switch (read.kind) {
+    case "file":
+      return read.text;
+    case "missing":
+      return null;
+    case "not_a_file":
+      throw new ConfigError(`${on} is ${read.what}, not a regular file`, {
+        code: "repo_config_not_a_file",
+        hint: `Commit the configuration itself at ${REPO_CONFIG_PATH}.`,
+      });
+    case "too_large":
+      throw new ConfigError(`${on} has ${read.size} bytes; at most ${MAX_REPO_CONFIG_BYTES} are read`, {
+        code: "repo_config_too_large",
+        hint: "Keep the file to the settings agent-fix reads.",
+      });
+  }
 }
 
-/** The file's text on `ref`, or null when it does not exist. Anything but a small regular file is refused. */
-export async function fetchRepoConfigText(
-  api: ContentsApi,
-  where: { owner: string; repo: string; ref: string },
-): Promise<string | null> {
-  let data: unknown;
-  try {
-    ({ data } = await api.rest.repos.getContent({ ...where, path: REPO_CONFIG_PATH }));
-  } catch (error) {
-    if ((error as { status?: number }).status === 404) return null;
-    throw githubFailure(error, `reading ${REPO_CONFIG_PATH} on ${where.ref}`);
-  }
-  const entry = (Array.isArray(data) ? { type: "dir" } : data) as ContentEntry;
-  if (entry.type !== "file") {
-    const what = entry.type === "symlink" ? `a symlink (to ${entry.target ?? "?"})` : `a ${entry.type}`;
-    throw new ConfigError(`${REPO_CONFIG_PATH} on ${where.ref} is ${what}, not a regular file`, {
-      code: "repo_config_not_a_file",
-      hint: `Commit the configuration itself at ${REPO_CONFIG_PATH}.`,
-    });
-  }
-  if ((entry.size ?? 0) > MAX_REPO_CONFIG_BYTES || entry.encoding !== "base64") {
-    throw new ConfigError(
-      `${REPO_CONFIG_PATH} on ${where.ref} has ${entry.size} bytes; at most ${MAX_REPO_CONFIG_BYTES} are read`,
-      { code: "repo_config_too_large", hint: "Keep the file to the settings agent-fix reads." },
-    );
-  }
-  return Buffer.from(entry.content ?? "", "base64").toString("utf8");
+/** Where the config comes from: the repository, and the owner's `.github` repository when the installation has it. */
+export interface ConfigSources {
+  repo: ContentsApi;
+  org: ContentsApi | null;
 }
 
 /**
- * Reads, validates and applies the operator's rules to the default branch's config. A missing or bad
- * file, a limit above its ceiling or a model the operator did not allow is a ConfigError naming it.
+ * Reads the owner's defaults and the repository's file (default branch), merges the repository's over
+ * the defaults, finds the setup and test commands from the repository's files when neither file names
+ * a test command, and applies the operator's rules to the result. A bad file, nothing to test, a limit
+ * above its ceiling or a model the operator did not allow is a ConfigError naming it.
  */
 export async function loadRepoConfig(
-  api: ContentsApi,
+  sources: ConfigSources,
   where: { owner: string; repo: string; defaultBranch: string },
   rules: OperatorRules,
 ): Promise<LoadedRepoConfig> {
-  const text = await fetchRepoConfigText(api, {
-    owner: where.owner,
-    repo: where.repo,
-    ref: where.defaultBranch,
-  });
-  if (text === null) {
-    throw new ConfigError(`${REPO_CONFIG_PATH} is missing on the default branch (${where.defaultBranch})`, {
-      code: "repo_config_missing",
-      hint: `Add it with at least the test command, e.g.:\ntest:\n  command: npm test`,
+  const { owner } = where;
+  const orgSource = `${owner}/${ORG_CONFIG_REPO}: ${REPO_CONFIG_PATH}`;
+  const [orgText, repoText] = await Promise.all([
+    sources.org && where.repo !== ORG_CONFIG_REPO
+      ? fetchRepoConfigText(sources.org, { owner, repo: ORG_CONFIG_REPO })
+      : null,
+    fetchRepoConfigText(sources.repo, { owner, repo: where.repo, ref: where.defaultBranch }),
+  ]);
+  // Each file is checked alone first, so that an error names the file it is in.
+  const orgData = orgText === null ? {} : checkedData(orgText, owner, orgSource);
+  const repoData = repoText === null ? {} : checkedData(repoText, owner, REPO_CONFIG_PATH);
+  const data = mergeOver(orgData, repoData) as { setup?: { commands?: unknown } };
+  const config = validateRepoConfig(
+    data,
+    orgText === null ? REPO_CONFIG_PATH : `${REPO_CONFIG_PATH} over ${orgSource}`,
+  );
+  const notes = orgText === null ? [] : [orgNote(orgSource, repoText !== null)];
+  let testCommand = config.test.command;
+  if (testCommand === undefined) {
+    const detection = await detectFromRepository(sources.repo, {
+      owner,
+      repo: where.repo,
+      ref: where.defaultBranch,
     });
+    if (detection.test === null) {
+      throw new ConfigError(
+        `No test command: ${REPO_CONFIG_PATH} names none${orgText === null ? "" : ` (nor does ${orgSource})`}, and the default branch (${where.defaultBranch}) has none of ${LOOKED_FOR}`,
+        { code: "repo_config_missing", hint: nothingDetectedHint() },
+      );
+    }
+    testCommand = detection.test;
+    // Setup commands a file names are kept; detected ones are used only where no file names any.
+    if (data.setup?.commands === undefined) config.setup.commands = detection.setup;
+    notes.push(describeDetection(detection));
   }
-  return toPipelineConfig(parseRepoConfig(text), rules);
+  const loaded = toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules);
+  return notes.length ? { ...loaded, configNote: notes.join("\n\n") } : loaded;
+}
+
+function checkedData(text: string, owner: string, source: string): unknown {
+  const data = withoutExtends(parseRepoYaml(text, source), owner, source);
+  validateRepoConfig(data, source);
+  return data;
+}
+
+function orgNote(orgSource: string, repoHasFile: boolean): string {
+  return repoHasFile
+    ? `Settings: \`${orgSource}\` (the organisation's defaults), with this repository's ${REPO_CONFIG_PATH} merged over it.`
+    : `Settings: \`${orgSource}\` (the organisation's defaults; this repository has no ${REPO_CONFIG_PATH}).`;
 }
 
 export function toPipelineConfig(config: RepoConfig, rules: OperatorRules): LoadedRepoConfig {
+  const testCommand = config.test.command;
+  if (testCommand === undefined) {
+    throw new ConfigError(`${REPO_CONFIG_PATH} names no test command`, {
+      code: "repo_config_missing",
+      hint: nothingDetectedHint(),
+    });
+  }
   const bundle = config.tools === "default" ? undefined : config.tools;
   if (bundle !== undefined && bundle !== "aci" && bundle !== "editor") {
     throw new ConfigError(`${REPO_CONFIG_PATH} is invalid: \`tools\`: unknown bundle "${bundle}"`, {
@@ -113,7 +150,7 @@ export function toPipelineConfig(config: RepoConfig, rules: OperatorRules): Load
     setup: config.setup.commands,
     setupTimeoutMs: config.setup.timeoutSeconds * 1000,
     setupNetwork: config.setup.network,
-    testCommand: config.test.command,
+    testCommand,
     testTimeoutMs: config.test.timeoutSeconds * 1000,
     // The operator's forbidden paths hold whatever the repository lists (an empty list included).
     forbiddenPaths: [...new Set([...rules.policy.forbiddenPaths, ...config.forbiddenPaths])],

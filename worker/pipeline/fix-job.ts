@@ -50,7 +50,10 @@ export interface ProcessorDeps<C extends PipelineRepoConfig = PipelineRepoConfig
    * The repository's config as it is on the default branch, read through the installation's client:
    * never from the checkout, which for a review run holds the agent's own branch.
    */
-  loadConfig(job: FixJobData, source: { api: ProbotOctokit; defaultBranch: string }): Promise<C>;
+  loadConfig(
+    job: FixJobData,
+    source: { api: ProbotOctokit; orgApi: ProbotOctokit | null; defaultBranch: string },
+  ): Promise<C>;
   /** Operator-configured setup secrets for `owner/repo` (never the GitHub token). */
   setupSecrets(fullName: string): Record<string, string>;
   /** A cancel that arrived before this worker held the job. */
@@ -131,6 +134,7 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
             loadConfig: async () =>
               deps.loadConfig(data, {
                 api: await credentials.contentsReader(),
+                orgApi: await credentials.orgContentsReader(),
                 defaultBranch: repository.data.default_branch,
               }),
             setupSecrets: deps.setupSecrets(`${owner}/${repo}`),

@@ -5,7 +5,7 @@
  * process it started, its /tmp and its $HOME. The baseline, the agent and every gate start fresh sandboxes
  * from this tree.
  */
-import { cp, mkdir } from "node:fs/promises";
+import { appendFile, cp, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentFixError } from "../../src/errors.js";
 import type { RunSandboxes } from "./sandbox.js";
@@ -38,6 +38,7 @@ export async function prepareTree(options: PrepareOptions): Promise<PreparedTree
   const scratch = join(options.root, "scratch");
   await mkdir(scratch, { recursive: true });
   const base = await loadBaseCommit(join(options.checkoutDir, ".git"), options.headSha, scratch);
+  await excludeArtefacts(join(options.checkoutDir, ".git"), base);
   if (options.setup.commands.length === 0) return { dir: options.checkoutDir, base, tree: base.tree };
 
   const dir = join(options.root, "prepared");
@@ -59,6 +60,21 @@ export async function prepareTree(options: PrepareOptions): Promise<PreparedTree
   }
   await refuseSecrets(dir, options.secrets);
   return { dir, base, tree: await treeOfDirectory(base, dir) };
+}
+
+/**
+ * The artefact rules in the repository's `info/exclude`, which every sandbox's copy of `.git` carries:
+ * what setup installed (a virtual environment, downloaded modules) stays out of the agent's
+ * `git status` and of its submission's diff, as it stays out of the change the host computes.
+ */
+async function excludeArtefacts(gitDir: string, base: BaseCommit): Promise<void> {
+  if (base.rules.length === 0) return;
+  await mkdir(join(gitDir, "info"), { recursive: true });
+  const rules = base.rules.map((rule) => rule.pattern).join("\n");
+  await appendFile(
+    join(gitDir, "info", "exclude"),
+    `\n# agent-fix: what running code leaves behind\n${rules}\n`,
+  );
 }
 
 /** Fails the run before the agent when setup wrote a secret's value into the workspace. */

@@ -38,10 +38,15 @@ export function githubStatusReporter(
     options.trajectoryUrl && (options.trajectoryWritten?.() ?? true) ? options.trajectoryUrl : undefined;
   const contextNow = () => {
     const trajectoryUrl = link();
-    return { requestedBy: job.requestedBy, ...(trajectoryUrl ? { trajectoryUrl } : {}) };
+    return {
+      requestedBy: job.requestedBy,
+      ...(trajectoryUrl ? { trajectoryUrl } : {}),
+      ...(configNote ? { configNote } : {}),
+    };
   };
   const issue = { ...repo, issueNumber: job.issueNumber };
   let commentId = job.statusCommentId;
+  let configNote: string | undefined;
   let queue = Promise.resolve();
   // Updates go out one at a time in call order, so a slow request can never land after a later one.
   const show = (view: StatusView): Promise<void> => {
@@ -97,6 +102,9 @@ export function githubStatusReporter(
         ...(work ? { work } : {}),
       }),
     cancelled: (by) => show({ kind: "cancelled", by }),
+    configured: (note) => {
+      configNote = note;
+    },
   };
 }
 

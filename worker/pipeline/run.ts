@@ -43,6 +43,7 @@ export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): 
       signal,
     });
     const config = await input.loadConfig(checkout.dir);
+    if (config.configNote) status.configured(config.configNote);
     lap("clone");
 
     void status.progress("setting_up").catch(() => {});

@@ -37,6 +37,8 @@ export interface StatusReporter {
   /** `work`: the change the agent left when it stopped on a limit, with its tests' result. */
   failed(reason: string, trajectory?: Trajectory, work?: LeftWork): Promise<void>;
   cancelled(by: string): Promise<void>;
+  /** Where the run's settings came from (detected commands, organisation defaults): kept in every later update. */
+  configured(note: string): void;
 }
 
 export interface PullRequestDraft {
@@ -69,6 +71,8 @@ export interface PipelineRepoConfig {
   openPrWhenBaselineFails: boolean;
   maxSteps: number;
   limits?: Partial<SandboxLimits>;
+  /** Where the settings came from when not (only) the repository's file: shown in the status comment. */
+  configNote?: string | undefined;
 }
 
 /**

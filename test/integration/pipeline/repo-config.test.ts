@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../worker/agent/config-file.js";
-import { type ContentsApi, loadRepoConfig } from "../../../worker/pipeline/config.js";
+import { loadRepoConfig } from "../../../worker/pipeline/config.js";
+import type { ContentsApi } from "../../../worker/pipeline/contents.js";
 import type { OperatorRules } from "../../../worker/pipeline/repo-rules.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { installationApi } from "../../support/installation.js";
@@ -64,7 +65,11 @@ describe("the repository config comes from the default branch, as a regular file
     await commitTo("tampered", "main", "agent-fix/issue-1", (dir) =>
       writeFile(join(dir, ".github", "agent-fix.yml"), hostile),
     );
-    const config = await loadRepoConfig(api, { owner, repo: "tampered", defaultBranch: "main" }, rules);
+    const config = await loadRepoConfig(
+      { repo: api, org: null },
+      { owner, repo: "tampered", defaultBranch: "main" },
+      rules,
+    );
     expect(config).toMatchObject({
       testCommand: "python3 -m unittest",
       maxSteps: 7,
@@ -80,9 +85,11 @@ describe("the repository config comes from the default branch, as a regular file
       execFileSync("mkdir", ["-p", join(dir, ".github")]);
       await symlink("/etc/passwd", join(dir, ".github", "agent-fix.yml"));
     });
-    const error = await loadRepoConfig(api, { owner, repo: "linked", defaultBranch: "main" }, rules).catch(
-      (caught: Error & { code?: string }) => caught,
-    );
+    const error = await loadRepoConfig(
+      { repo: api, org: null },
+      { owner, repo: "linked", defaultBranch: "main" },
+      rules,
+    ).catch((caught: Error & { code?: string }) => caught);
     expect(error).toMatchObject({ code: "repo_config_not_a_file", fault: "config" });
     expect((error as Error).message).toBe(
       ".github/agent-fix.yml on main is a symlink (to /etc/passwd), not a regular file",
@@ -97,13 +104,22 @@ describe("the repository config comes from the default branch, as a regular file
       files: { ".github/agent-fix.yml": `${trusted}# ${"x".repeat(70_000)}\n` },
     });
     await expect(
-      loadRepoConfig(api, { owner, repo: "huge", defaultBranch: "main" }, rules),
+      loadRepoConfig({ repo: api, org: null }, { owner, repo: "huge", defaultBranch: "main" }, rules),
     ).rejects.toMatchObject({
       code: "repo_config_too_large",
     });
     await github.addRepo({ owner, name: "bare", files: { "README.md": "x\n" } });
-    await expect(loadRepoConfig(api, { owner, repo: "bare", defaultBranch: "main" }, rules)).rejects.toThrow(
-      ".github/agent-fix.yml is missing on the default branch (main)",
+    const missing = await loadRepoConfig(
+      { repo: api, org: null },
+      { owner, repo: "bare", defaultBranch: "main" },
+      rules,
+    ).catch((caught: Error & { code?: string; hint?: string }) => caught);
+    expect(missing).toMatchObject({ code: "repo_config_missing", fault: "config" });
+    expect((missing as Error).message).toContain(
+      "No test command: .github/agent-fix.yml names none, and the default branch (main) has none of",
+    );
+    expect((missing as { hint?: string }).hint).toContain(
+      "```yaml\nsetup:\n  commands:\n    - npm ci\ntest:\n  command: npm test\n```",
     );
   });
 });

@@ -6,6 +6,7 @@ import { commentJson, issueJson, pullJson, repoJson, userJson } from "./render.j
 import { reviewRoutes } from "./review-routes.js";
 import type { StandInRepo, StandInState, StandInUser } from "./state.js";
 import { tokenRoutes } from "./token-scopes.js";
+import { treeRoutes } from "./trees.js";
 
 export type Actor =
   | { kind: "app" }
@@ -199,6 +200,7 @@ export const routes: Route[] = [
   ...issueRoutes(),
   ...pullRoutes(),
   ...reviewRoutes({ withRepo, notFound, invalid }),
+  ...treeRoutes({ withRepo, notFound }),
 ];
 
 function issueRoutes(): Route[] {

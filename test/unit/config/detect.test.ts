@@ -1,0 +1,154 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { detectCommands, filesToRead } from "../../../worker/config/detect/index.js";
+import { detectedSnippet } from "../../../worker/config/detect/report.js";
+
+const FIXTURES = new URL("../../fixtures/detect/", import.meta.url).pathname;
+
+/** A fixture tree as the worker sees a repository: its file list, and the files detection asks for. */
+async function detectFixture(name: string) {
+  const root = join(FIXTURES, name);
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  const paths = entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+    .sort();
+  const wanted = filesToRead(paths);
+  const contents = new Map(
+    await Promise.all(wanted.map(async (path) => [path, await readFile(join(root, path), "utf8")] as const)),
+  );
+  return { ...detectCommands({ paths, contents }), read: wanted };
+}
+
+describe("Node: the lockfile decides the install, the `test` script the tests", () => {
+  it("package-lock.json: npm ci, npm test", async () => {
+    const found = await detectFixture("node-npm");
+    expect(found.setup).toEqual(["npm ci"]);
+    expect(found.test).toBe("npm test");
+    expect(found.read).toEqual(["package.json"]);
+  });
+  it("yarn.lock: yarn install --frozen-lockfile, through npx when yarn is not installed", async () => {
+    const found = await detectFixture("node-yarn");
+    expect(found.setup).toEqual([
+      "if command -v yarn >/dev/null 2>&1; then yarn install --frozen-lockfile; else npx --yes yarn@1 install --frozen-lockfile; fi",
+    ]);
+    expect(found.test).toBe("npm test");
+  });
+  it("pnpm-lock.yaml: pnpm install --frozen-lockfile, at the version packageManager names", async () => {
+    const found = await detectFixture("node-pnpm");
+    expect(found.setup[0]).toContain("then pnpm install --frozen-lockfile;");
+    expect(found.setup[0]).toContain("npx --yes pnpm@9.12.0 install --frozen-lockfile");
+  });
+  it("npm init's placeholder test script is no test", async () => {
+    const found = await detectFixture("node-no-tests");
+    expect(found.test).toBeNull();
+    expect(found.parts).toEqual([]);
+  });
+});
+
+describe("Python: a virtual environment in the workspace; pytest where the project uses it", () => {
+  it("pyproject.toml with a test extra and pytest settings", async () => {
+    const found = await detectFixture("python-pytest");
+    expect(found.setup).toEqual([
+      "python3 -m venv .venv",
+      '.venv/bin/python -m pip install -e ".[test]"',
+      ".venv/bin/python -m pip install pytest",
+    ]);
+    expect(found.test).toBe(".venv/bin/python -m pytest");
+  });
+  it("requirements files and no pytest: unittest, naming the tests directory that is not a package", async () => {
+    const found = await detectFixture("python-unittest");
+    expect(found.setup).toEqual([
+      "python3 -m venv .venv",
+      ".venv/bin/python -m pip install -r requirements-dev.txt -r requirements.txt",
+    ]);
+    expect(found.test).toBe(".venv/bin/python -m unittest discover -s tests");
+  });
+  it("setup.py, setup.cfg's testing extra, tox.ini running pytest", async () => {
+    const found = await detectFixture("python-setupcfg");
+    expect(found.setup).toContain('.venv/bin/python -m pip install -e ".[testing]"');
+    expect(found.test).toBe(".venv/bin/python -m pytest");
+    expect(found.parts[0]?.evidence).toEqual([
+      "setup.cfg",
+      "setup.py",
+      "tox.ini",
+      "extra [testing]",
+      "pytest",
+    ]);
+  });
+});
+
+describe("Go, Rust, Ruby, Java and make", () => {
+  it("go.mod: go test ./..., modules cached in the workspace", async () => {
+    const found = await detectFixture("go");
+    expect(found.setup).toEqual([
+      'GOMODCACHE="$PWD/.agent-fix-cache/go/mod" GOCACHE="$PWD/.agent-fix-cache/go/build" go mod download',
+    ]);
+    expect(found.test).toBe(
+      'GOMODCACHE="$PWD/.agent-fix-cache/go/mod" GOCACHE="$PWD/.agent-fix-cache/go/build" go test ./...',
+    );
+  });
+  it("Cargo.toml: cargo fetch, then cargo test offline", async () => {
+    const found = await detectFixture("rust");
+    expect(found.setup).toEqual(['CARGO_HOME="$PWD/.agent-fix-cache/cargo" cargo fetch']);
+    expect(found.test).toBe('CARGO_HOME="$PWD/.agent-fix-cache/cargo" cargo test --offline');
+  });
+  it("Gemfile with rspec and a spec directory: bundle install, bundle exec rspec", async () => {
+    const found = await detectFixture("ruby-rspec");
+    expect(found.setup).toEqual(['BUNDLE_PATH="$PWD/.agent-fix-cache/bundle" bundle install']);
+    expect(found.test).toBe('BUNDLE_PATH="$PWD/.agent-fix-cache/bundle" bundle exec rspec');
+  });
+  it("Gemfile and a Rakefile with a default task: bundle exec rake", async () => {
+    const found = await detectFixture("ruby-rake");
+    expect(found.test).toBe('BUNDLE_PATH="$PWD/.agent-fix-cache/bundle" bundle exec rake');
+  });
+  it("pom.xml with the Maven wrapper: ./mvnw, the tests offline", async () => {
+    const found = await detectFixture("java-maven");
+    expect(found.setup[0]).toContain("./mvnw -B");
+    expect(found.test).toContain("./mvnw -B -o");
+    expect(found.test).toMatch(/ test$/);
+  });
+  it("build.gradle.kts without a wrapper: gradle", async () => {
+    const found = await detectFixture("java-gradle");
+    expect(found.setup).toEqual([
+      'GRADLE_USER_HOME="$PWD/.agent-fix-cache/gradle" gradle --no-daemon testClasses',
+    ]);
+    expect(found.test).toBe(
+      'GRADLE_USER_HOME="$PWD/.agent-fix-cache/gradle" gradle --no-daemon --offline test',
+    );
+  });
+  it("a Makefile with a test target (and .PHONY naming it): make test, no setup", async () => {
+    const found = await detectFixture("make");
+    expect(found.setup).toEqual([]);
+    expect(found.test).toBe("make test");
+  });
+});
+
+describe("a monorepo: each part found", () => {
+  it("tests the Node, Python and Go parts from their directories; not examples, docs, workspaces or the root Makefile", async () => {
+    const found = await detectFixture("monorepo");
+    expect(found.parts.map((part) => `${part.ecosystem}:${part.dir}`)).toEqual([
+      "node:web",
+      "python:services/api",
+      "go:services/worker",
+    ]);
+    expect(found.setup[0]).toBe("cd web && npm ci");
+    expect(found.setup).toContain("cd services/api && python3 -m venv .venv");
+    expect(found.test).toBe(
+      "(cd web && npm test) && (cd services/api && .venv/bin/python -m pytest) && " +
+        '(cd services/worker && GOMODCACHE="$PWD/.agent-fix-cache/go/mod" GOCACHE="$PWD/.agent-fix-cache/go/build" go test ./...)',
+    );
+  });
+  it("nothing to test: no parts, no command", async () => {
+    const found = await detectFixture("nothing");
+    expect(found).toMatchObject({ parts: [], setup: [], test: null, read: [] });
+  });
+});
+
+describe("the snippet that would change it", () => {
+  it("is a .github/agent-fix.yml holding exactly the detected commands", async () => {
+    const found = await detectFixture("node-npm");
+    expect(detectedSnippet(found)).toBe("setup:\n  commands:\n    - npm ci\ntest:\n  command: npm test");
+  });
+});

@@ -1,0 +1,47 @@
+/** Ruby (bundler, then rake or rspec) and a Makefile's `test` target. */
+import { CACHE_DIR, type EcosystemRule } from "./types.js";
+
+const BUNDLE_ENV = `BUNDLE_PATH="$PWD/${CACHE_DIR}/bundle"`;
+
+export const rubyRule: EcosystemRule = {
+  ecosystem: "ruby",
+  marks: (names) => names.has("Gemfile"),
+  reads: (names) => ["Gemfile", ...(names.has("Rakefile") ? ["Rakefile"] : [])],
+  detect({ names, text }) {
+    const rakefile = text("Rakefile");
+    const rspec =
+      /\brspec\b/.test(text("Gemfile") ?? "") &&
+      (names.has(".rspec") || [...names].some((name) => name.startsWith("spec/")));
+    let test: string;
+    if (rakefile !== undefined && /\btask\s*\(?\s*:?default\b|:default\s*=>/.test(rakefile)) {
+      test = "bundle exec rake";
+    } else if (rspec) {
+      test = "bundle exec rspec";
+    } else if (rakefile !== undefined && /TestTask|task\s*\(?\s*:test\b/.test(rakefile)) {
+      test = "bundle exec rake test";
+    } else {
+      return null;
+    }
+    return {
+      evidence: ["Gemfile", test.replace("bundle exec ", "")],
+      setup: [`${BUNDLE_ENV} bundle install`],
+      test: `${BUNDLE_ENV} ${test}`,
+    };
+  },
+};
+
+const MAKEFILES = ["GNUmakefile", "makefile", "Makefile"];
+
+export const makeRule: EcosystemRule = {
+  ecosystem: "make",
+  marks: (names) => MAKEFILES.some((name) => names.has(name)),
+  reads: (names) => MAKEFILES.filter((name) => names.has(name)).slice(0, 1),
+  detect({ names, text }) {
+    const file = MAKEFILES.find((name) => names.has(name));
+    const body = file ? text(file) : undefined;
+    // A rule line `test:` or `test check:` (not a `test := ...` assignment).
+    if (!file || body === undefined || !/^(?:[\w.-]+\s+)*test(?:\s+[\w.-]+)*\s*:(?!=)/m.test(body))
+      return null;
+    return { evidence: [`${file} (\`test\` target)`], setup: [], test: "make test" };
+  },
+};

@@ -1,0 +1,49 @@
+/**
+ * What detection works on and what it finds. Detection is a pure function of the repository's file
+ * list and the text of a few of its files (read through GitHub's contents API by the caller): no
+ * repository code runs on the host, and the same input always gives the same commands.
+ */
+
+/** The repository as detection sees it: its file paths (regular files only) and the files it asked for. */
+export interface RepoFiles {
+  /** Every regular file of the default branch, `/`-separated from the repository root. */
+  paths: readonly string[];
+  /** The text of the files `filesToRead` named (a missing entry: not readable, e.g. too large). */
+  contents: ReadonlyMap<string, string>;
+}
+
+export type Ecosystem = "node" | "python" | "go" | "rust" | "ruby" | "java" | "make";
+
+/** One part of the repository (its root or a directory of a monorepo) and how to set it up and test it. */
+export interface DetectedPart {
+  /** The directory, from the repository root; "" is the root. */
+  dir: string;
+  ecosystem: Ecosystem;
+  /** What was found, for people: the files and what they said, e.g. "package-lock.json", "pytest". */
+  evidence: string[];
+  setup: string[];
+  test: string;
+}
+
+/** How one ecosystem recognises a part and derives its commands. */
+export interface EcosystemRule {
+  ecosystem: Ecosystem;
+  /** Whether `dir` (its files' names, relative to it) holds a part of this ecosystem. */
+  marks(names: ReadonlySet<string>): boolean;
+  /** The files of `dir` (relative to it) whose text the rule reads. */
+  reads(names: ReadonlySet<string>): string[];
+  /** The part, or null when the directory has nothing to test this way. */
+  detect(dir: PartFiles): Omit<DetectedPart, "dir" | "ecosystem"> | null;
+}
+
+/** One directory's view: its files' names (relative, including those below it) and their texts. */
+export interface PartFiles {
+  names: ReadonlySet<string>;
+  text(name: string): string | undefined;
+}
+
+/**
+ * Where a part keeps what setup downloads (module caches, installed gems): inside the workspace,
+ * because setup's $HOME is discarded with its sandbox, and ignored by the change (see artefacts.ts).
+ */
+export const CACHE_DIR = ".agent-fix-cache";
