@@ -5,6 +5,7 @@
  */
 import type { Sandbox, Trajectory } from "../../src/contracts.js";
 import type { LeftWork } from "../../src/github/left-work.js";
+import { exitOf } from "../agent/exit.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
@@ -157,7 +158,8 @@ export function explainNoPullRequest(trajectory: Trajectory, testCommand: string
     exit_replay_exhausted: "The recorded trajectory ended before a change was submitted.",
     exit_error: "The agent stopped on an internal error.",
   };
-  if (String(trajectory.info.exit_status).startsWith("submitted") && !trajectory.info.submission?.trim()) {
+  const exit = exitOf(trajectory.info.exit_status);
+  if ((exit?.reason === "submitted" || exit?.keptChange) && !trajectory.info.submission?.trim()) {
     return "The agent finished without changing anything, so there is nothing to propose.";
   }
   return reasons[status] ?? `The agent stopped (${status}) without a change that passes the tests.`;
