@@ -6,8 +6,8 @@
  */
 import type { ExitReason, Sandbox, Trajectory } from "../../src/contracts.js";
 import { AgentFixError, SandboxError } from "../../src/errors.js";
-import { exitOf, type LimitReason } from "../agent/exit.js";
 import { type LeftWork, type LeftWorkTests, testTail } from "../../src/github/left-work.js";
+import { exitOf, type LimitReason } from "../agent/exit.js";
 import type { TestRun } from "./baseline.js";
 import { captureChange, type GateSetup, type PipelineGate, type TestedChange, testChange } from "./gate.js";
 import { secretsIn } from "./secret-scan.js";
