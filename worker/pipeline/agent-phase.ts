@@ -71,12 +71,7 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
   }
   signal.throwIfAborted();
   phase.lap("agent");
-  // The gates ran inside the agent's time: their test runs go to the tests' account, the rest (fresh
-  // sandboxes, exporting the workspace, computing the change) to the sandboxes'.
-  const gateMs = trajectory.info.gate.reduce((sum, record) => sum + record.durationMs, 0);
-  timings.agent = (timings.agent ?? 0) - gateMs;
-  timings.tests = (timings.tests ?? 0) + gateTestMs;
-  timings.sandbox = (timings.sandbox ?? 0) + gateMs - gateTestMs;
+  accountGateTime(timings, trajectory, gateTestMs);
   const tested = gate.lastTested();
   if (!gatePassed(trajectory) || !tested || tested.patch !== trajectory.info.submission) {
     const reason = explainNoPullRequest(trajectory, config.testCommand);
@@ -102,6 +97,17 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
   timings.sandbox = (timings.sandbox ?? 0) - proofTestMs;
   timings.tests = (timings.tests ?? 0) + proofTestMs;
   return { kind: "gated", trajectory, tested, proof };
+}
+
+/**
+ * The gates ran inside the agent's time: their test runs go to the tests' account, the rest (fresh
+ * sandboxes, exporting the workspace, computing the change) to the sandboxes'.
+ */
+function accountGateTime(timings: Timings, trajectory: Trajectory, gateTestMs: number): void {
+  const gateMs = trajectory.info.gate.reduce((sum, record) => sum + record.durationMs, 0);
+  timings.agent = (timings.agent ?? 0) - gateMs;
+  timings.tests = (timings.tests ?? 0) + gateTestMs;
+  timings.sandbox = (timings.sandbox ?? 0) + gateMs - gateTestMs;
 }
 
 /**
