@@ -5,7 +5,7 @@
  */
 export type Fault = "config" | "repository" | "model" | "github" | "sandbox" | "user" | "internal";
 
-export type ConfigErrorCode =
+type ConfigErrorCode =
   | "app_auth_failed"
   | "config_invalid"
   | "config_unreadable"
@@ -29,7 +29,7 @@ export type ConfigErrorCode =
   | "webhook_secret_missing"
   | "worker_env_invalid";
 
-export type SandboxErrorCode =
+type SandboxErrorCode =
   | "aborted"
   | "aci_tools_missing"
   | "control_timeout"
@@ -52,14 +52,14 @@ export type SandboxErrorCode =
   | "unsafe_archive"
   | "workspace_full";
 
-export type ModelErrorCode =
+type ModelErrorCode =
   | "model_api_auth"
   | "model_api_rejected"
   | "model_api_unavailable"
   | "model_empty_reply"
   | "replay_exhausted";
 
-export type GitHubErrorCode =
+type GitHubErrorCode =
   | `github_${number}`
   | "github_network"
   | "installation_auth_failed"
@@ -90,7 +90,7 @@ export type PipelineErrorCode =
   | "setup_failed"
   | "token_in_checkout";
 
-export type ErrorCode =
+type ErrorCode =
   | ConfigErrorCode
   | SandboxErrorCode
   | ModelErrorCode

@@ -6,7 +6,7 @@
 import type { ToolResult } from "../../src/contracts.js";
 
 /** The tools that change files. */
-export const EDIT_TOOLS: ReadonlySet<string> = new Set(["edit", "str_replace", "insert", "create"]);
+const EDIT_TOOLS: ReadonlySet<string> = new Set(["edit", "str_replace", "insert", "create"]);
 
 const REFUSED =
   /have NOT been applied|not applied|No replacement was performed|did not appear|matched \d+ times/i;

@@ -11,7 +11,7 @@ import { reviewText } from "./conversation.js";
 import { cutMiddle, renderTemplate } from "./prompts.js";
 import { groupFailures } from "./test-failures.js";
 
-export const nothingToSubmit =
+const nothingToSubmit =
   "Nothing was submitted (no changes: the repository's files are the same as the commit you started from). Change the files to resolve the issue, then call submit again.";
 
 /** The environment with `submit` behaving as described above; every other tool is the environment's. */
@@ -39,7 +39,7 @@ export function withSubmitBehaviour(env: Environment, config: AgentConfig): Envi
 }
 
 /** What the gate says about a submission. */
-export type SubmitVerdict =
+type SubmitVerdict =
   /** The loop ends submitted; `submission` is the change as the gate tested it. */
   | { kind: "accepted"; submission: string }
   /** The model is told why and goes on working. */
