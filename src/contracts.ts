@@ -164,6 +164,11 @@ export interface ToolResult {
   formatError?: boolean;
   /** Set by `submit`: the episode ends with this patch ("" = no changes). */
   submission?: string;
+  /**
+   * Set for tools that change files: false when nothing was written because the change was refused (an
+   * edit the syntax gate rejected, an `old_str` that matched nowhere). The loop watcher reads it.
+   */
+  edited?: boolean;
 }
 
 /**
@@ -199,8 +204,10 @@ export interface Environment {
 // Trajectory: field names follow SWE-agent's `.traj` so their tools can read ours.
 // ---------------------------------------------------------------------------------------------
 
-export type ExitStatus =
+/** Why the loop ended. `exit_gate`: the repository's tests still failed after the last gate attempt. */
+export type ExitReason =
   | "submitted"
+  | "exit_gate"
   | "exit_format"
   | "exit_step_limit"
   | "exit_cost"
@@ -209,8 +216,20 @@ export type ExitStatus =
   | "exit_api"
   | "exit_replay_exhausted"
   | "exit_cancelled"
-  | "exit_error"
-  | `submitted (${string})`;
+  | "exit_error";
+
+/** How a run ended, as code reads it; `exitStatusText` and `exitOf` (worker/agent/exit.ts) convert. */
+export interface RunExit {
+  reason: ExitReason;
+  /** A change was recorded as the submission although the run did not end on an accepted submit. */
+  keptChange: boolean;
+}
+
+/**
+ * How a run ended as the trajectory records it (SWE-agent's form): the reason, or `submitted (REASON)`
+ * when a run that ended otherwise kept a change as its submission.
+ */
+export type ExitStatus = ExitReason | `submitted (${Exclude<ExitReason, "submitted">})`;
 
 export interface TrajectoryStep {
   thought: string;

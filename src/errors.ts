@@ -1,24 +1,118 @@
 /**
  * Errors that say who is at fault, with a stable code and whether retrying can help.
  * The worker maps `retryable` to BullMQ retries; `hint` is what a person should do about it.
+ * Each error class has its own union of codes, so a code is checked where it is written and read.
  */
 export type Fault = "config" | "repository" | "model" | "github" | "sandbox" | "user" | "internal";
 
-export interface AgentFixErrorOptions {
-  code: string;
+type ConfigErrorCode =
+  | "app_auth_failed"
+  | "config_invalid"
+  | "config_unreadable"
+  | "env_invalid"
+  | "issue_missing"
+  | "model_api_key_missing"
+  | "model_name_invalid"
+  | "model_price_unknown"
+  | "replay_file_invalid"
+  | "replay_file_unreadable"
+  | "repo_clone_failed"
+  | "repo_config_above_ceiling"
+  | "repo_config_invalid"
+  | "repo_config_missing"
+  | "repo_config_not_a_file"
+  | "repo_config_too_large"
+  | "repo_missing"
+  | "repo_model_not_allowed"
+  | "trajectory_invalid"
+  | "trajectory_unreadable"
+  | "webhook_secret_missing"
+  | "worker_env_invalid";
+
+type SandboxErrorCode =
+  | "aborted"
+  | "aci_tools_missing"
+  | "control_timeout"
+  | "copy_failed"
+  | "docker_unavailable"
+  | "export_failed"
+  | "file_too_large"
+  | "git_failed"
+  | "image_missing"
+  | "invalid_argument"
+  | "io_error"
+  | "is_directory"
+  | "network_unavailable"
+  | "not_found"
+  | "not_regular_file"
+  | "path_outside_workspace"
+  | "sandbox_disposed"
+  | "sandbox_start_failed"
+  | "shell_start_failed"
+  | "unsafe_archive"
+  | "workspace_full";
+
+type ModelErrorCode =
+  | "model_api_auth"
+  | "model_api_rejected"
+  | "model_api_unavailable"
+  | "model_empty_reply"
+  | "replay_exhausted";
+
+type GitHubErrorCode =
+  | `github_${number}`
+  | "github_network"
+  | "installation_auth_failed"
+  | "installation_not_found"
+  | "installation_token_missing"
+  | "pull_request_failed";
+
+/** Codes of the pipeline's own refusals and failures (plain AgentFixError). */
+export type PipelineErrorCode =
+  | "branch_moved"
+  | "change_does_not_apply"
+  | "clone_url_has_credentials"
+  | "empty_patch"
+  | "forbidden_path"
+  | `git_${string}_failed`
+  | "host_git_failed"
+  | "not_fix_pull_request"
+  | "patch_does_not_apply"
+  | "published_tree_mismatch"
+  | "pull_request_closed"
+  | "push_refused_workflows"
+  | "push_refused_ruleset"
+  | "push_refused_protected_branch"
+  | "push_refused_pre_receive"
+  | "review_job_invalid"
+  | "secret_in_change"
+  | "secret_in_workspace"
+  | "setup_failed"
+  | "token_in_checkout";
+
+type ErrorCode =
+  | ConfigErrorCode
+  | SandboxErrorCode
+  | ModelErrorCode
+  | GitHubErrorCode
+  | PipelineErrorCode
+  | "run_cancelled";
+
+export interface AgentFixErrorOptions<Code extends ErrorCode = ErrorCode> {
+  code: Code;
   fault: Fault;
   retryable?: boolean;
   hint?: string;
   cause?: unknown;
 }
 
-export class AgentFixError extends Error {
-  readonly code: string;
+export class AgentFixError<Code extends ErrorCode = ErrorCode> extends Error {
+  readonly code: Code;
   readonly fault: Fault;
   readonly retryable: boolean;
   readonly hint: string | undefined;
 
-  constructor(message: string, options: AgentFixErrorOptions) {
+  constructor(message: string, options: AgentFixErrorOptions<Code>) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = options.code;
@@ -34,33 +128,50 @@ export class AgentFixError extends Error {
 }
 
 /** A configuration file or environment variable is wrong; retrying will not help. */
-export class ConfigError extends AgentFixError {
+export class ConfigError extends AgentFixError<ConfigErrorCode> {
   constructor(
     message: string,
-    options: Omit<AgentFixErrorOptions, "fault" | "retryable"> = { code: "config_invalid" },
+    options: Omit<AgentFixErrorOptions<ConfigErrorCode>, "fault" | "retryable"> = { code: "config_invalid" },
   ) {
     super(message, { ...options, fault: "config", retryable: false });
   }
 }
 
 /** The sandbox could not do what was asked (not: a command failed, which is a result). */
-export class SandboxError extends AgentFixError {
-  constructor(message: string, options: Omit<AgentFixErrorOptions, "fault">) {
+export class SandboxError extends AgentFixError<SandboxErrorCode> {
+  constructor(message: string, options: Omit<AgentFixErrorOptions<SandboxErrorCode>, "fault">) {
     super(message, { ...options, fault: "sandbox" });
   }
 }
 
 /** The model API failed or answered something unusable. */
-export class ModelError extends AgentFixError {
-  constructor(message: string, options: Omit<AgentFixErrorOptions, "fault">) {
+export class ModelError extends AgentFixError<ModelErrorCode> {
+  constructor(message: string, options: Omit<AgentFixErrorOptions<ModelErrorCode>, "fault">) {
     super(message, { ...options, fault: "model" });
   }
 }
 
 /** GitHub answered an error; 5xx and rate limits are retryable. */
-export class GitHubError extends AgentFixError {
-  constructor(message: string, options: Omit<AgentFixErrorOptions, "fault">) {
+export class GitHubError extends AgentFixError<GitHubErrorCode> {
+  constructor(message: string, options: Omit<AgentFixErrorOptions<GitHubErrorCode>, "fault">) {
     super(message, { ...options, fault: "github" });
+  }
+}
+
+/** Why a run stopped from outside: a person (or the issue closing) cancelled it, or the worker is stopping. */
+export interface CancelReason {
+  kind: "cancelled" | "shutdown";
+  by: string;
+  reason: string;
+}
+
+/** The run was stopped from outside; never retried. `abort` says why, when it is known. */
+export class CancelledError extends AgentFixError<"run_cancelled"> {
+  constructor(
+    message: string,
+    readonly abort: CancelReason | null = null,
+  ) {
+    super(message, { code: "run_cancelled", fault: "user", retryable: false });
   }
 }
 

@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { AciState, Environment, FunctionSpec, Sandbox, ToolResult } from "../../src/contracts.js";
 import { SandboxError } from "../../src/errors.js";
 import type { AciConfig } from "../config/aci.js";
+import { withEditOutcome } from "./edit-outcome.js";
 import { workingTreeDiff } from "./git.js";
 import { cutOutput } from "./output.js";
 import type { AciRuntime, AciTool } from "./tool.js";
@@ -118,7 +119,7 @@ export class AciEnvironment implements Environment {
   }
 
   async execute(name: string, args: unknown, signal?: AbortSignal): Promise<ToolResult> {
-    const result = await this.dispatch(name, args, signal);
+    const result = withEditOutcome(name, await this.dispatch(name, args, signal));
     const body = cutOutput(result.observation, {
       maxLines: this.config.outputMaxLines,
       maxChars: this.config.outputMaxChars,

@@ -1,16 +1,12 @@
 /**
- * Warnings for an agent going round in circles: the same action several times in a row, a rejected edit
- * sent again unchanged, or many scrolls in a row. The warning is appended to the observation.
+ * Warnings for an agent going round in circles: the same action several times in a row, a refused edit
+ * sent again unchanged, or many scrolls in a row. The warning is appended to the observation. Whether an
+ * edit was written is the tool result's `edited` field, not a reading of its text.
  */
-const EDIT_TOOLS = new Set(["edit", "str_replace", "insert", "create"]);
-const SCROLL_TOOLS = new Set(["scroll_up", "scroll_down"]);
+import type { ToolResult } from "../../src/contracts.js";
+import { withEditOutcome } from "../aci/edit-outcome.js";
 
-/** The ACI's wording for an edit that was not written. */
-export function editWasRejected(observation: string): boolean {
-  return /have NOT been applied|not applied|No replacement was performed|did not appear|matched \d+ times/i.test(
-    observation,
-  );
-}
+const SCROLL_TOOLS = new Set(["scroll_up", "scroll_down"]);
 
 export class LoopWatcher {
   private lastKey = "";
@@ -20,22 +16,25 @@ export class LoopWatcher {
 
   constructor(private readonly limits: { repeatedAction: number; scrolls: number }) {}
 
-  /** Call after each executed action; returns the warning to append, or null. */
-  observe(tool: string, args: unknown, observation: string): string | null {
+  /**
+   * Call after each executed action with its result; returns the warning to append, or null. A bare
+   * observation is taken as the ACI would have reported it.
+   */
+  observe(tool: string, args: unknown, result: ToolResult | string): string | null {
+    const { edited } = typeof result === "string" ? withEditOutcome(tool, { observation: result }) : result;
     const key = `${tool} ${JSON.stringify(args)}`;
     this.repeats = key === this.lastKey ? this.repeats + 1 : 1;
     this.lastKey = key;
     this.scrolls = SCROLL_TOOLS.has(tool) ? this.scrolls + 1 : 0;
 
     const warnings: string[] = [];
-    if (EDIT_TOOLS.has(tool)) {
-      const rejected = editWasRejected(observation);
-      if (rejected && this.rejectedEdits.has(key)) {
+    if (edited === false) {
+      if (this.rejectedEdits.has(key)) {
         warnings.push(
           "WARNING: you sent this exact edit before and it was rejected for the same reason. Resending it will not work: read the error above, check the current lines of the file and their indentation, and change the edit.",
         );
       }
-      if (rejected) this.rejectedEdits.add(key);
+      this.rejectedEdits.add(key);
     }
     if (this.repeats >= this.limits.repeatedAction && warnings.length === 0) {
       warnings.push(

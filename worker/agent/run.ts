@@ -1,15 +1,15 @@
 /**
- * The agent loop, in the manner of mini-swe-agent: ask the model, run its one action in the ACI, show the
- * observation, until it submits or a limit ends the run. Limits are checked before each model call; a
- * failed command is an observation like any other; the trajectory is saved after every step and in a
- * `finally`, so whatever happens the file says what was done.
+ * The agent loop, in the manner of mini-swe-agent: check the limits, ask the model, parse its one
+ * action, run it in the ACI, record the step; until a `LoopExit` (a submission, a limit, a
+ * cancellation) ends it, caught in one place. A failed command is an observation like any other; the
+ * trajectory is saved after every step and in a `finally`, so whatever happens the file says what was done.
  */
-import { createHash } from "node:crypto";
+
 import type {
-  AssistantMessage,
   ChatMessage,
   Environment,
-  ExitStatus,
+  ExitReason,
+  FunctionSpec,
   Gate,
   Model,
   ModelResponse,
@@ -22,13 +22,15 @@ import { ModelError } from "../../src/errors.js";
 import type { AgentConfig } from "../config/agent.js";
 import { estimatePromptTokens } from "../model/tokens.js";
 import { formatAction } from "./arguments.js";
-import { functionSpecs, openingEntries, responseText, reviewText, turnEntries } from "./conversation.js";
-import { processHistory } from "./history.js";
+import { functionSpecs, openingEntries, responseText, turnEntries } from "./conversation.js";
+import { Cancelled, exitStatusText, LimitReached, LoopExit, runExit, Submitted } from "./exit.js";
+import { type HistoryEntry, processHistory } from "./history.js";
 import { LoopWatcher } from "./loops.js";
-import { parseReply, validForm } from "./parse.js";
-import { cutMiddle, renderTemplate } from "./prompts.js";
-import { detectTestCommand } from "./test-command.js";
-import { TrajectoryRecorder } from "./trajectory.js";
+import { type ParsedReply, parseReply, validForm } from "./parse.js";
+import { renderTemplate } from "./prompts.js";
+import { gateHook, type SubmitHook, withSubmitBehaviour } from "./submit.js";
+import { detectTestCommand, type TestCommandSource } from "./test-command.js";
+import { startingInfo, TrajectoryRecorder } from "./trajectory.js";
 
 export interface AgentStepEvent {
   /** 1-based step number (one step = one model call). */
@@ -45,282 +47,256 @@ export interface RunAgentOptions {
   issue: { title: string; body: string };
   repoName: string;
   /** The gate's test command, named in the instance prompt; none: guessed from the repository's files. */
-  testCommand?: string;
+  testCommand?: string | undefined;
   /** Runs the repository's tests on a submission; a failure goes back to the model (config.gate.maxAttempts). */
-  gate?: Gate;
-  signal?: AbortSignal;
+  gate?: Gate | undefined;
+  signal?: AbortSignal | undefined;
   /** Where the trajectory is saved after every step; none = kept in memory only. */
-  trajectoryPath?: string;
+  trajectoryPath?: string | undefined;
   /** Called after each step is saved; an error it throws is recorded in info.on_step_error, not raised. */
-  onStep?: (event: AgentStepEvent) => void | Promise<void>;
+  onStep?: ((event: AgentStepEvent) => void | Promise<void>) | undefined;
   /** Recorded in info, so a result is attributable to the environment that produced it. */
-  sandboxImage?: string;
+  sandboxImage?: string | undefined;
   /** Hash of the whole configuration; default: a hash of `config`. */
-  configHash?: string;
+  configHash?: string | undefined;
   /** Extra facts for info (e.g. the price table's date). */
-  info?: Record<string, unknown>;
+  info?: Record<string, unknown> | undefined;
 }
 
-type Outcome = { status: ExitStatus; keepDiff: boolean; error?: string };
-
 export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
-  const { model, environment: env, config, signal } = options;
-  const format = config.actionFormat;
-  const tools = env.tools;
-  const specs = format === "function_calling" ? functionSpecs(env, config) : [];
   const startedAt = Date.now();
-  const info: TrajectoryInfo = {
-    exit_status: null,
-    submission: null,
-    model_stats: { tokens_sent: 0, tokens_received: 0, api_calls: 0, instance_cost: 0 },
-    gate: [],
-    model: model.name,
-    config_hash: options.configHash ?? hashOf(config),
-    tool_bundle: env.bundle,
-    aci_version: env.version,
-    sandbox_image: options.sandboxImage ?? "unknown",
-    started_at: new Date(startedAt).toISOString(),
-    finished_at: null,
-    action_format: format,
-    history_processor: config.history.processor,
-    ...(model.costNote ? { cost_note: model.costNote } : {}),
-    ...options.info,
-  };
-  const trajectory: Trajectory = { trajectory: [], history: [], info };
-  const recorder = new TrajectoryRecorder(trajectory, options.trajectoryPath);
-  const loops = new LoopWatcher(config.loopWarnings);
-
-  const tests = options.testCommand
-    ? ({ command: options.testCommand, from: "config" } as const)
-    : await detectTestCommand(env, signal).then((command) =>
-        command ? ({ command, from: "repository" } as const) : null,
+  const tests: TestCommandSource = options.testCommand
+    ? { command: options.testCommand, from: "config" }
+    : await detectTestCommand(options.environment, options.signal).then((command) =>
+        command ? { command, from: "repository" } : null,
       );
-  const entries = openingEntries(config, env, options.issue, options.repoName, tests);
-  const syncHistory = () => {
-    trajectory.history = entries.map((entry) => entry.message);
-  };
+  return new AgentLoop(options, tests, startedAt).run();
+}
 
-  let formatErrorsInRow = 0;
-  let reviewed = !config.reviewOnSubmit;
-  let step = 0;
+type ParsedAction = Extract<ParsedReply, { ok: true }>;
 
-  /** Records one model call's step, saves, and tells the caller. */
-  const record = async (entry: TrajectoryStep) => {
-    trajectory.trajectory.push(entry);
-    syncHistory();
-    await recorder.save();
+/** What one step did: its observation, the answer it adds to the history, and the exit it ends on. */
+interface Turn {
+  observation: string;
+  seconds: number;
+  /** null: the step is recorded but adds nothing to the history (the run was cancelled under it). */
+  answer: "observation" | "format_error" | null;
+  exit: LoopExit | null;
+}
+
+class AgentLoop {
+  private readonly config: AgentConfig;
+  private readonly env: Environment;
+  private readonly signal: AbortSignal | undefined;
+  private readonly specs: FunctionSpec[];
+  private readonly entries: HistoryEntry[];
+  private readonly trajectory: Trajectory;
+  private readonly recorder: TrajectoryRecorder;
+  private readonly loops: LoopWatcher;
+  private readonly afterSubmit: SubmitHook;
+  private formatErrorsInRow = 0;
+  private steps = 0;
+
+  constructor(
+    private readonly options: RunAgentOptions,
+    private readonly tests: TestCommandSource,
+    private readonly startedAt: number,
+  ) {
+    const { config } = options;
+    this.config = config;
+    this.env = withSubmitBehaviour(options.environment, config);
+    this.signal = options.signal;
+    this.specs = config.actionFormat === "function_calling" ? functionSpecs(this.env, config) : [];
+    this.entries = openingEntries(config, this.env, options.issue, options.repoName, tests);
+    const info = startingInfo({ ...options, env: this.env, startedAt });
+    this.trajectory = { trajectory: [], history: [], info };
+    this.recorder = new TrajectoryRecorder(this.trajectory, options.trajectoryPath);
+    this.loops = new LoopWatcher(config.loopWarnings);
+    this.afterSubmit = gateHook(options.gate, config, info.gate);
+  }
+
+  async run(): Promise<Trajectory> {
     try {
-      await options.onStep?.({ step, maxSteps: config.limits.maxSteps, entry, info });
+      for (;;) await this.step();
+    } catch (error) {
+      await this.end(error);
+    } finally {
+      this.trajectory.info.finished_at = new Date().toISOString();
+      await this.save();
+    }
+    return this.trajectory;
+  }
+
+  private async step(): Promise<void> {
+    const response = await this.query();
+    const parsed = parseReply(response.message, this.env.tools, this.config.actionFormat);
+    const turn = parsed.ok ? await this.act(parsed) : this.formatError(parsed.tool, parsed.error, 0);
+    await this.record(response, parsed, turn);
+    if (turn.exit) throw turn.exit;
+  }
+
+  /** The limits, checked before each model call, then the call. */
+  private async query(): Promise<ModelResponse> {
+    if (this.signal?.aborted) throw new Cancelled();
+    const messages = processHistory(this.entries, {
+      ...this.config.history,
+      testCommand: this.tests?.command,
+    });
+    const limit = this.limitReached(messages);
+    if (limit) throw new LimitReached(limit);
+    let response: ModelResponse;
+    try {
+      response = await this.options.model.query(messages, this.specs, this.signal);
+    } catch (error) {
+      if (this.signal?.aborted) throw new Cancelled();
+      if (!(error instanceof ModelError)) throw error;
+      throw new LimitReached(
+        error.code === "replay_exhausted" ? "exit_replay_exhausted" : "exit_api",
+        error.message,
+      );
+    }
+    this.steps++;
+    const stats = this.trajectory.info.model_stats;
+    stats.api_calls++;
+    stats.tokens_sent += response.usage.promptTokens;
+    stats.tokens_received += response.usage.completionTokens;
+    stats.instance_cost += response.costUsd;
+    return response;
+  }
+
+  private limitReached(messages: ChatMessage[]): LimitReached["reason"] | null {
+    const { limits } = this.config;
+    if (this.steps >= limits.maxSteps) return "exit_step_limit";
+    if (this.trajectory.info.model_stats.instance_cost >= limits.maxCostUsd) return "exit_cost";
+    if (Date.now() - this.startedAt >= limits.maxWallTimeSeconds * 1000) return "exit_time";
+    if (estimatePromptTokens(messages, this.specs) > limits.maxContextTokens) return "exit_context";
+    return null;
+  }
+
+  /** Runs the action; a submission goes to the hook after submit, anything else past the loop watcher. */
+  private async act(parsed: ParsedAction): Promise<Turn> {
+    const began = Date.now();
+    const result = await this.env
+      .execute(parsed.tool, parsed.args, this.signal)
+      .catch((error: unknown): ToolResult => {
+        if (this.signal?.aborted) return { observation: "The command was cancelled." };
+        throw error;
+      });
+    const seconds = (Date.now() - began) / 1000;
+    if (this.signal?.aborted)
+      return { observation: result.observation, seconds, answer: null, exit: new Cancelled() };
+    if (result.formatError) return this.formatError(parsed.tool, result.observation, seconds);
+    this.dropFormatErrors();
+    let observation = result.observation;
+    if (parsed.ignoredCalls > 0) {
+      observation += `\nNote: your reply had ${parsed.ignoredCalls} more function call(s); only the first was run. Call one function per reply.`;
+    }
+    if (result.submission !== undefined) return this.submitted(result.submission, observation, seconds);
+    const warning = this.loops.observe(parsed.tool, parsed.args, { ...result, observation });
+    if (warning) observation += `\n${warning}`;
+    return { observation, seconds, answer: "observation", exit: null };
+  }
+
+  private async submitted(submission: string, observation: string, seconds: number): Promise<Turn> {
+    const verdict = await this.afterSubmit(submission, this.signal);
+    if (verdict.kind === "not_accepted") {
+      return { observation: verdict.feedback, seconds, answer: "observation", exit: null };
+    }
+    this.trajectory.info.submission = verdict.submission;
+    const exit = new Submitted(verdict.kind === "accepted" ? "submitted" : "exit_gate");
+    return { observation, seconds, answer: "observation", exit };
+  }
+
+  private formatError(tool: string | undefined, error: string, seconds: number): Turn {
+    this.formatErrorsInRow++;
+    const observation = renderTemplate(this.config.prompts.formatError, {
+      error,
+      valid_form: validForm(this.config.actionFormat, this.env.tools, tool || undefined),
+    });
+    const exit =
+      this.formatErrorsInRow >= this.config.maxFormatErrors ? new LimitReached("exit_format") : null;
+    return { observation, seconds, answer: "format_error", exit };
+  }
+
+  /** The model recovered: its malformed turns and our error messages leave the history. */
+  private dropFormatErrors(): void {
+    if (this.formatErrorsInRow === 0) return;
+    this.formatErrorsInRow = 0;
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      if (this.entries[i]!.kind === "format_error") this.entries.splice(i, 1);
+    }
+  }
+
+  /** Adds the turn to the history and its step to the trajectory, saves, and tells the caller. */
+  private async record(response: ModelResponse, parsed: ParsedReply, turn: Turn): Promise<void> {
+    if (turn.answer) {
+      const text = turn.answer === "observation" ? this.nextStepText(turn.observation) : turn.observation;
+      this.entries.push(...turnEntries(turn.answer, response.message, text));
+    }
+    const entry = this.stepEntry(response, parsed, turn);
+    const { info } = this.trajectory;
+    this.trajectory.trajectory.push(entry);
+    await this.save();
+    try {
+      await this.options.onStep?.({ step: this.steps, maxSteps: this.config.limits.maxSteps, entry, info });
     } catch (error) {
       // Progress reporting (a status comment, say) must not end a run that is going well.
       info.on_step_error = error instanceof Error ? error.message : String(error);
     }
-  };
+  }
 
-  const pushTurn = (kind: "observation" | "format_error", reply: AssistantMessage, text: string) => {
-    entries.push(...turnEntries(kind, reply, text));
-  };
-
-  const observationText = (observation: string) => {
-    const state = env.state();
-    return renderTemplate(config.prompts.nextStep, {
+  private nextStepText(observation: string): string {
+    const state = this.env.state();
+    return renderTemplate(this.config.prompts.nextStep, {
       observation,
       open_file: state.openFile ?? "n/a",
       working_dir: state.workingDir,
     });
-  };
+  }
 
-  const stepRecord = (
-    response: ModelResponse,
-    fields: { thought: string; tool: string; args: unknown; observation: string; seconds: number },
-  ): TrajectoryStep => {
-    const state = env.state();
-    const toolDef = tools.find((tool) => tool.name === fields.tool);
+  private stepEntry(response: ModelResponse, parsed: ParsedReply, turn: Turn): TrajectoryStep {
+    const state = this.env.state();
+    const tool = parsed.tool ?? "";
+    const args: unknown = parsed.ok ? parsed.args : null;
+    const toolDef = this.env.tools.find((candidate) => candidate.name === tool);
     return {
-      thought: fields.thought,
-      action: fields.tool ? formatAction(toolDef, fields.tool, fields.args) : "",
-      observation: fields.observation,
+      thought: parsed.thought,
+      action: tool ? formatAction(toolDef, tool, args) : "",
+      observation: turn.observation,
       response: responseText(response.message),
-      execution_time: fields.seconds,
+      execution_time: turn.seconds,
       state: { open_file: state.openFile, working_dir: state.workingDir },
-      tool: fields.tool,
-      args: fields.args,
+      tool,
+      args,
       tokens: { sent: response.usage.promptTokens, received: response.usage.completionTokens },
     };
-  };
+  }
 
-  const finish = async (outcome: Outcome) => {
-    info.exit_status = outcome.status;
-    if (outcome.error) info.error = outcome.error;
-    if (outcome.keepDiff && info.submission === null) {
-      // No paid-for work is lost: a run ended by a limit still records its diff.
-      const diff = await env.diff().catch(() => "");
-      if (diff.trim() !== "") {
-        info.submission = diff;
-        info.exit_status = `submitted (${outcome.status})`;
-      }
-    }
-  };
-
-  const checkLimits = (messages: ChatMessage[]): ExitStatus | null => {
-    const { limits } = config;
-    if (step >= limits.maxSteps) return "exit_step_limit";
-    if (info.model_stats.instance_cost >= limits.maxCostUsd) return "exit_cost";
-    if (Date.now() - startedAt >= limits.maxWallTimeSeconds * 1000) return "exit_time";
-    if (estimatePromptTokens(messages, specs) > limits.maxContextTokens) return "exit_context";
-    return null;
-  };
-
-  try {
-    for (;;) {
-      if (signal?.aborted) return await done({ status: "exit_cancelled", keepDiff: false });
-      const messages = processHistory(entries, { ...config.history, testCommand: tests?.command });
-      const limit = checkLimits(messages);
-      if (limit) return await done({ status: limit, keepDiff: true });
-
-      let response: ModelResponse;
-      try {
-        response = await model.query(messages, specs, signal);
-      } catch (error) {
-        if (signal?.aborted) return await done({ status: "exit_cancelled", keepDiff: false });
-        if (error instanceof ModelError) {
-          const status = error.code === "replay_exhausted" ? "exit_replay_exhausted" : "exit_api";
-          return await done({ status, keepDiff: true, error: error.message });
-        }
-        throw error;
-      }
-      step++;
-      const stats = info.model_stats;
-      stats.api_calls++;
-      stats.tokens_sent += response.usage.promptTokens;
-      stats.tokens_received += response.usage.completionTokens;
-      stats.instance_cost += response.costUsd;
-
-      const parsed = parseReply(response.message, tools, format);
-      const tool = parsed.tool ?? "";
-      const args: unknown = parsed.ok ? parsed.args : null;
-      let observation: string;
-      let formatError: string | null = parsed.ok ? null : parsed.error;
-      let seconds = 0;
-      let submission: string | undefined;
-
-      if (parsed.ok && tool === "submit" && !reviewed) {
-        reviewed = true;
-        const diff = await env.diff();
-        observation = reviewText(config, diff);
-      } else if (parsed.ok) {
-        const began = Date.now();
-        const result = await env.execute(tool, parsed.args, signal).catch((error: unknown): ToolResult => {
-          if (signal?.aborted) return { observation: "The command was cancelled.", formatError: false };
-          throw error;
-        });
-        seconds = (Date.now() - began) / 1000;
-        if (signal?.aborted) {
-          await record(
-            stepRecord(response, {
-              thought: parsed.thought,
-              tool,
-              args,
-              observation: result.observation,
-              seconds,
-            }),
-          );
-          return await done({ status: "exit_cancelled", keepDiff: false });
-        }
-        observation = result.observation;
-        if (result.formatError) formatError = result.observation;
-        submission = result.submission;
-        if (parsed.ignoredCalls > 0 && !result.formatError) {
-          observation += `\nNote: your reply had ${parsed.ignoredCalls} more function call(s); only the first was run. Call one function per reply.`;
-        }
-      } else {
-        observation = "";
-      }
-
-      if (formatError !== null) {
-        formatErrorsInRow++;
-        const message = renderTemplate(config.prompts.formatError, {
-          error: formatError,
-          valid_form: validForm(format, tools, tool || undefined),
-        });
-        pushTurn("format_error", response.message, message);
-        await record(
-          stepRecord(response, { thought: parsed.thought, tool, args, observation: message, seconds }),
-        );
-        if (formatErrorsInRow >= config.maxFormatErrors)
-          return await done({ status: "exit_format", keepDiff: true });
-        continue;
-      }
-      if (formatErrorsInRow > 0) {
-        // The model recovered: its malformed turns and our error messages leave the history.
-        formatErrorsInRow = 0;
-        for (let i = entries.length - 1; i >= 0; i--)
-          if (entries[i]!.kind === "format_error") entries.splice(i, 1);
-      }
-
-      if (submission !== undefined) {
-        info.submission = submission;
-        const gateResult = options.gate && submission.trim() !== "" ? await runGate(submission) : null;
-        // The gate's own account of the change (computed outside the agent's reach) is the one recorded.
-        if (gateResult?.submission !== undefined) info.submission = gateResult.submission;
-        if (!gateResult || gateResult.passed) {
-          pushTurn("observation", response.message, observationText(observation));
-          await record(stepRecord(response, { thought: parsed.thought, tool, args, observation, seconds }));
-          return await done({ status: "submitted", keepDiff: false });
-        }
-        const attempt = info.gate.length;
-        if (attempt >= config.gate.maxAttempts) {
-          pushTurn("observation", response.message, observationText(observation));
-          await record(stepRecord(response, { thought: parsed.thought, tool, args, observation, seconds }));
-          return await done({ status: "submitted (exit_gate)", keepDiff: false });
-        }
-        info.submission = null;
-        observation = renderTemplate(config.prompts.gateFailed, {
-          output: cutMiddle(gateResult.output, config.gate.outputMaxChars),
-          attempt,
-          max_attempts: config.gate.maxAttempts,
-        });
-      } else {
-        const warning = loops.observe(tool, args, observation);
-        if (warning) observation += `\n${warning}`;
-      }
-      pushTurn("observation", response.message, observationText(observation));
-      await record(stepRecord(response, { thought: parsed.thought, tool, args, observation, seconds }));
-    }
-  } catch (error) {
-    if (signal?.aborted) {
-      info.exit_status = "exit_cancelled";
-    } else {
-      info.exit_status = "exit_error";
+  /** Records how the loop ended; an error that is not a LoopExit is recorded and raised again. */
+  private async end(error: unknown): Promise<void> {
+    const { info } = this.trajectory;
+    if (!(error instanceof LoopExit)) {
+      if (this.signal?.aborted) return this.exitWith("exit_cancelled");
       info.error = error instanceof Error ? error.message : String(error);
+      this.exitWith("exit_error");
       throw error;
     }
-    return trajectory;
-  } finally {
-    info.finished_at ??= new Date().toISOString();
-    syncHistory();
-    await recorder.save();
+    if (error instanceof LimitReached && error.detail !== undefined) info.error = error.detail;
+    if (error.keepsWork && info.submission === null) {
+      // No paid-for work is lost: a run ended by a limit still records its diff.
+      const diff = await this.env.diff().catch(() => "");
+      if (diff.trim() !== "") info.submission = diff;
+    }
+    this.exitWith(error.reason);
   }
 
-  async function runGate(patch: string) {
-    const began = Date.now();
-    const result = await options.gate!(patch, signal);
-    info.gate.push({
-      attempt: info.gate.length + 1,
-      passed: result.passed,
-      output: cutMiddle(result.output, 20_000),
-      durationMs: Date.now() - began,
-    });
-    return result;
+  private exitWith(reason: ExitReason): void {
+    const { info } = this.trajectory;
+    info.exit_status = exitStatusText(runExit(reason, info.submission));
   }
 
-  async function done(outcome: Outcome): Promise<Trajectory> {
-    await finish(outcome);
-    info.finished_at = new Date().toISOString();
-    return trajectory;
+  private save(): Promise<void> {
+    this.trajectory.history = this.entries.map((entry) => entry.message);
+    return this.recorder.save();
   }
-}
-
-function hashOf(value: unknown): string {
-  return createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
 }

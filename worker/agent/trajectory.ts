@@ -2,9 +2,11 @@
  * The trajectory file: rewritten whole after every step (write to a temp file, then rename), so a crash
  * leaves a readable file with everything up to the crash. Field names follow SWE-agent's `.traj`.
  */
+import { createHash } from "node:crypto";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { Trajectory } from "../../src/contracts.js";
+import type { Environment, Model, Trajectory, TrajectoryInfo } from "../../src/contracts.js";
+import type { AgentConfig } from "../config/agent.js";
 
 export class TrajectoryRecorder {
   private pending: Promise<void> = Promise.resolve();
@@ -27,4 +29,38 @@ export class TrajectoryRecorder {
     });
     return this.pending;
   }
+}
+
+/** The info of a run that is starting: what produced it, and no outcome yet. */
+export function startingInfo(options: {
+  model: Model;
+  env: Environment;
+  config: AgentConfig;
+  startedAt: number;
+  sandboxImage?: string | undefined;
+  configHash?: string | undefined;
+  info?: Record<string, unknown> | undefined;
+}): TrajectoryInfo {
+  const { model, env, config } = options;
+  return {
+    exit_status: null,
+    submission: null,
+    model_stats: { tokens_sent: 0, tokens_received: 0, api_calls: 0, instance_cost: 0 },
+    gate: [],
+    model: model.name,
+    config_hash: options.configHash ?? hashOf(config),
+    tool_bundle: env.bundle,
+    aci_version: env.version,
+    sandbox_image: options.sandboxImage ?? "unknown",
+    started_at: new Date(options.startedAt).toISOString(),
+    finished_at: null,
+    action_format: config.actionFormat,
+    history_processor: config.history.processor,
+    ...(model.costNote ? { cost_note: model.costNote } : {}),
+    ...options.info,
+  };
+}
+
+function hashOf(value: unknown): string {
+  return createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
 }

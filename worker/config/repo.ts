@@ -7,6 +7,7 @@
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ConfigError } from "../../src/errors.js";
+import { toolBundles } from "./aci.js";
 
 export const REPO_CONFIG_PATH = ".github/agent-fix.yml";
 
@@ -82,7 +83,12 @@ export const repoConfigSchema = z
       .describe(
         "Limits of one run, each at most the operator's ceiling; the operator's defaults where not set.",
       ),
-    tools: z.string().min(1).default("default").describe("The tool bundle the agent works with."),
+    tools: z
+      .enum(["default", ...toolBundles])
+      .default("default")
+      .describe(
+        "The tool bundle the agent works with: `aci` (the SWE-agent paper's viewer and line edits), `editor` (str_replace style), or `default` (the operator's choice).",
+      ),
     forbiddenPaths: z
       .array(z.string().min(1))
       .default([".github/workflows/**", ".github/agent-fix.yml"])
@@ -114,7 +120,7 @@ const examples: Record<string, string> = {
   "limits.maxSteps": "limits:\n  maxSteps: 50",
   "limits.maxCostUsd": "limits:\n  maxCostUsd: 2.5",
   "limits.maxTimeMinutes": "limits:\n  maxTimeMinutes: 30",
-  tools: "tools: default",
+  tools: "tools: aci   # or editor, or default",
   forbiddenPaths: 'forbiddenPaths:\n  - ".github/workflows/**"',
   openPullRequestWhenBaselineFails: "openPullRequestWhenBaselineFails: true",
 };

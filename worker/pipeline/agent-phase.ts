@@ -6,6 +6,7 @@
  */
 import type { Sandbox, Trajectory } from "../../src/contracts.js";
 import type { LeftWork } from "../../src/github/left-work.js";
+import { exitOf } from "../agent/exit.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
@@ -71,12 +72,7 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
   }
   signal.throwIfAborted();
   phase.lap("agent");
-  // The gates ran inside the agent's time: their test runs go to the tests' account, the rest (fresh
-  // sandboxes, exporting the workspace, computing the change) to the sandboxes'.
-  const gateMs = trajectory.info.gate.reduce((sum, record) => sum + record.durationMs, 0);
-  timings.agent = (timings.agent ?? 0) - gateMs;
-  timings.tests = (timings.tests ?? 0) + gateTestMs;
-  timings.sandbox = (timings.sandbox ?? 0) + gateMs - gateTestMs;
+  accountGateTime(timings, trajectory, gateTestMs);
   const tested = gate.lastTested();
   if (!gatePassed(trajectory) || !tested || tested.patch !== trajectory.info.submission) {
     const reason = explainNoPullRequest(trajectory, config.testCommand);
@@ -102,6 +98,17 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
   timings.sandbox = (timings.sandbox ?? 0) - proofTestMs;
   timings.tests = (timings.tests ?? 0) + proofTestMs;
   return { kind: "gated", trajectory, tested, proof };
+}
+
+/**
+ * The gates ran inside the agent's time: their test runs go to the tests' account, the rest (fresh
+ * sandboxes, exporting the workspace, computing the change) to the sandboxes'.
+ */
+function accountGateTime(timings: Timings, trajectory: Trajectory, gateTestMs: number): void {
+  const gateMs = trajectory.info.gate.reduce((sum, record) => sum + record.durationMs, 0);
+  timings.agent = (timings.agent ?? 0) - gateMs;
+  timings.tests = (timings.tests ?? 0) + gateTestMs;
+  timings.sandbox = (timings.sandbox ?? 0) + gateMs - gateTestMs;
 }
 
 /**
@@ -158,7 +165,8 @@ export function explainNoPullRequest(trajectory: Trajectory, testCommand: string
     exit_replay_exhausted: "The recorded trajectory ended before a change was submitted.",
     exit_error: "The agent stopped on an internal error.",
   };
-  if (String(trajectory.info.exit_status).startsWith("submitted") && !trajectory.info.submission?.trim()) {
+  const exit = exitOf(trajectory.info.exit_status);
+  if ((exit?.reason === "submitted" || exit?.keptChange) && !trajectory.info.submission?.trim()) {
     return "The agent finished without changing anything, so there is nothing to propose.";
   }
   return reasons[status] ?? `The agent stopped (${status}) without a change that passes the tests.`;

@@ -137,12 +137,6 @@ export function toPipelineConfig(config: RepoConfig, rules: OperatorRules): Load
     });
   }
   const bundle = config.tools === "default" ? undefined : config.tools;
-  if (bundle !== undefined && bundle !== "aci" && bundle !== "editor") {
-    throw new ConfigError(`${REPO_CONFIG_PATH} is invalid: \`tools\`: unknown bundle "${bundle}"`, {
-      code: "repo_config_invalid",
-      hint: "Example of the right form:\ntools: aci   # or editor, or default",
-    });
-  }
   checkLimitCeilings(config, rules.policy.ceilings);
   checkModelChoice(config.model, rules);
   const maxSteps = config.limits.maxSteps ?? rules.defaultMaxSteps;

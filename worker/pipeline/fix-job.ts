@@ -7,7 +7,7 @@ import type { Job } from "bullmq";
 import { UnrecoverableError } from "bullmq";
 import type { ProbotOctokit } from "probot";
 import type { SandboxProvider } from "../../src/contracts.js";
-import { AgentFixError } from "../../src/errors.js";
+import { AgentFixError, CancelledError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { type FixJobData, parseFixJobData } from "../../src/queue/index.js";
@@ -104,7 +104,7 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
     const status = resumedStatus(deps.status(octokit, data, run), data.handoffs);
     try {
       const early = await deps.pendingCancel(jobId);
-      if (early) throw Object.assign(new Error("cancelled before start"), { abort: early });
+      if (early) throw new CancelledError("cancelled before start", early);
       const { owner, repo, issueNumber } = data;
       const [repository, issue] = await Promise.all([
         octokit.rest.repos.get({ owner, repo }),
@@ -173,7 +173,7 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
       };
     } catch (error) {
       const abort =
-        (error as { abort?: AbortReason }).abort ??
+        (error instanceof CancelledError ? error.abort : null) ??
         (signal.aborted ? decodeAbortReason(signal.reason) : null);
       if (abort?.kind === "shutdown") {
         // Not cancelled: the worker puts the job back in the queue for another worker.

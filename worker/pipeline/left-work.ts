@@ -4,15 +4,16 @@
  * exported files (never through the agent's git or shell), tested once in a fresh sandbox unless the last
  * gate tested exactly that change. A change or test output holding a setup secret's value is withheld.
  */
-import type { ExitStatus, Sandbox, Trajectory } from "../../src/contracts.js";
+import type { ExitReason, Sandbox, Trajectory } from "../../src/contracts.js";
 import { AgentFixError, SandboxError } from "../../src/errors.js";
 import { type LeftWork, type LeftWorkTests, testTail } from "../../src/github/left-work.js";
+import { exitOf, type LimitReason } from "../agent/exit.js";
 import type { TestRun } from "./baseline.js";
 import { captureChange, type GateSetup, type PipelineGate, type TestedChange, testChange } from "./gate.js";
 import { secretsIn } from "./secret-scan.js";
 
 /** The endings where the agent was stopped from outside its work: what it did so far is worth showing. */
-export const LIMIT_EXITS: ReadonlySet<ExitStatus> = new Set<ExitStatus>([
+const LIMIT_EXITS: ReadonlySet<ExitReason> = new Set<LimitReason>([
   "exit_step_limit",
   "exit_cost",
   "exit_time",
@@ -34,14 +35,9 @@ export interface LeftWorkInput {
   onTesting?: () => void;
 }
 
-/**
- * How the loop ended, without the `submitted (...)` the loop wraps around a limit's status when it
- * recorded the workspace's diff as the submission (e.g. `submitted (exit_step_limit)`).
- */
-export function endingOf(trajectory: Trajectory): ExitStatus | "unknown" {
-  const status = trajectory.info.exit_status ?? "unknown";
-  const wrapped = /^submitted \((exit_[a-z_]+)\)$/.exec(status)?.[1];
-  return wrapped && LIMIT_EXITS.has(wrapped as ExitStatus) ? (wrapped as ExitStatus) : status;
+/** Why the loop ended (`exit_step_limit` also when the run kept its diff as the submission). */
+export function endingOf(trajectory: Trajectory): ExitReason | "unknown" {
+  return exitOf(trajectory.info.exit_status)?.reason ?? "unknown";
 }
 
 /** The unfinished work, or null when the run did not end on a limit or left no change. */

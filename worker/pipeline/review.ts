@@ -5,7 +5,7 @@
  * result is a new commit on the same branch, and the pull request is reused, never a second one opened.
  */
 import type { Trajectory } from "../../src/contracts.js";
-import { AgentFixError } from "../../src/errors.js";
+import { AgentFixError, type PipelineErrorCode } from "../../src/errors.js";
 import { fixBranch } from "../../src/fix-branch.js";
 import { fitComment, type GitHubApi, githubFailure } from "../../src/github/index.js";
 import { neutralise } from "../../src/github/neutralise.js";
@@ -73,7 +73,11 @@ export type ReviewRunInput = Pick<RunInput, "issue" | "existingBranch" | "commit
 const MAX_LINE_COMMENTS = 100;
 const MAX_ISSUE_CHARS = 8_000;
 
-function reviewError(message: string, code: string, hint: string): AgentFixError {
+function reviewError(
+  message: string,
+  code: Extract<PipelineErrorCode, "review_job_invalid" | "pull_request_closed" | "not_fix_pull_request">,
+  hint: string,
+): AgentFixError {
   return new AgentFixError(message, { code, fault: "user", retryable: false, hint });
 }
 

@@ -1,4 +1,5 @@
 import type { Sandbox, SandboxLimits, SandboxProvider } from "../../src/contracts.js";
+import { CancelledError } from "../../src/errors.js";
 
 export interface StartSandboxOptions {
   /** The host checkout, already stripped of credentials. */
@@ -52,7 +53,7 @@ export class RunSandboxes {
     if (this.closed) {
       // Cancelled while it started: it must not outlive the run.
       await sandbox.dispose().catch(() => {});
-      throw new Error("the run was cancelled while a sandbox started");
+      throw new CancelledError("the run was cancelled while a sandbox started");
     }
     this.live.add(sandbox);
     return sandbox;

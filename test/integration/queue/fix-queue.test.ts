@@ -149,7 +149,7 @@ describe.skipIf(!up)("fix queue on real Redis", () => {
   });
 
   it("retries only what retrying can fix", () => {
-    const transient = new GitHubError("502 from GitHub", { code: "github_5xx", retryable: true });
+    const transient = new GitHubError("502 from GitHub", { code: "github_502", retryable: true });
     expect(toQueueError(transient)).toBe(transient);
     const permanent = toQueueError(new ConfigError("bad yaml"));
     expect(permanent.name).toBe("UnrecoverableError");

@@ -32,7 +32,7 @@ describe(".github/agent-fix.yml", () => {
         "test:\n  command: npm test\n  timeoutSeconds: 60\n  paths: ['test/**']",
         "model: openai:gpt-4.1",
         "limits:\n  maxSteps: 30\n  maxCostUsd: 1.5\n  maxTimeMinutes: 20",
-        "tools: minimal",
+        "tools: editor",
         "forbiddenPaths: ['.github/**', 'secrets/**']",
         "openPullRequestWhenBaselineFails: true",
       ].join("\n"),
@@ -42,7 +42,7 @@ describe(".github/agent-fix.yml", () => {
       test: { command: "npm test", timeoutSeconds: 60, paths: ["test/**"] },
       model: "openai:gpt-4.1",
       limits: { maxSteps: 30, maxCostUsd: 1.5, maxTimeMinutes: 20 },
-      tools: "minimal",
+      tools: "editor",
       forbiddenPaths: [".github/**", "secrets/**"],
       openPullRequestWhenBaselineFails: true,
     });
