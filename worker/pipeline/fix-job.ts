@@ -16,8 +16,9 @@ import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
-import { HANDED_BACK_NOTE, RunHandedBack, resumedStatus } from "./handback.js";
-import { keepForRetry, type PendingPublishStore, pendingRun, publishOnly } from "./pending-publish.js";
+import { handedBackNote, RunHandedBack, resumedStatus } from "./handback.js";
+import { keepForRetry, type PendingPublishStore, pendingRun } from "./pending-publish.js";
+import { resumePublishing } from "./resume-publish.js";
 import { loadReviewRun } from "./review.js";
 import { type PipelineRepoConfig, type RunOutcome, type RunTimings, runFix } from "./run.js";
 import type { Publisher, StatusReporter } from "./types.js";
@@ -63,7 +64,7 @@ export interface ProcessorDeps {
   afterCancel?(job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined;
   workRoot?: string;
   log?: (message: string) => void;
-  /** Tested, pushed changes whose publishing failed: the job's next attempt only publishes them. */
+  /** Tested changes whose push or publishing failed: the job's next attempt only pushes and publishes them. */
   pendingPublishes?: PendingPublishStore;
 }
 
@@ -97,7 +98,11 @@ export function createFixProcessor(deps: ProcessorDeps) {
     const octokit = await credentials.octokit().catch((error: unknown) => {
       throw queueError(error, job);
     });
-    const run = runName(data);
+    // A change an earlier attempt tested but could not push or publish: this attempt only does that.
+    const pending = deps.pendingPublishes;
+    const pendingKey = pendingRun(job);
+    const kept = await pending?.read(pendingKey).catch(() => null);
+    const run = kept?.run ?? runName(data);
     const status = resumedStatus(deps.status(octokit, data, run), data.handoffs);
     try {
       const early = await deps.pendingCancel(jobId);
@@ -109,14 +114,26 @@ export function createFixProcessor(deps: ProcessorDeps) {
       ]).catch((error: unknown) => {
         throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
       });
-      const pending = deps.pendingPublishes;
-      const kept = await pending?.take(pendingRun(job)).catch(() => null);
       const publisher = pending
-        ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingRun(job))
+        ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingKey, run)
         : deps.publisher(octokit, data, run);
-      if (kept) log(`job ${jobId}: publishing the change kept from the previous attempt`);
+      if (kept) log(`job ${jobId}: ${kept.unpushed ? "pushing and " : ""}publishing the change kept before`);
       const outcome = kept
-        ? await publishOnly({ draft: kept, publisher, status, requestedBy: data.requestedBy })
+        ? await resumePublishing({
+            kept,
+            publisher,
+            status,
+            requestedBy: data.requestedBy,
+            push: {
+              cloneUrl: repository.data.clone_url,
+              identity: deps.identity,
+              token: (purpose) => credentials.token(purpose),
+              signal,
+              workRoot: deps.workRoot,
+            },
+            store: pending,
+            key: pendingKey,
+          })
         : await runFix({
             jobId,
             issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
@@ -140,6 +157,8 @@ export function createFixProcessor(deps: ProcessorDeps) {
             publisher,
             status,
             signal,
+            keepUnpushed:
+              pending && ((draft, unpushed) => pending.save(pendingKey, { run, draft, unpushed })),
             ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
             // Review runs: the pull request's branch, and the issue plus the review as the task.
             ...(data.trigger === "review"
@@ -173,7 +192,8 @@ export function createFixProcessor(deps: ProcessorDeps) {
         (signal.aborted ? decodeAbortReason(signal.reason) : null);
       if (abort?.kind === "shutdown") {
         // Not cancelled: the worker puts the job back in the queue for another worker.
-        await finalStatus(() => status.progress("queued", { note: HANDED_BACK_NOTE }));
+        const changeKept = Boolean(kept ?? (await pending?.read(pendingKey).catch(() => null)));
+        await finalStatus(() => status.progress("queued", { note: handedBackNote(changeKept) }));
         throw new RunHandedBack();
       }
       if (abort) {

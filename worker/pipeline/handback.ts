@@ -5,9 +5,15 @@
  */
 import type { RunPhase, StatusReporter } from "./types.js";
 
-export const HANDED_BACK_NOTE =
-  "The worker running this was shut down (a deploy or restart), so the run went back to the queue: " +
-  "another worker starts it again from the beginning.";
+/** The note while a handed-back run waits; `changeKept` when its tested change waits only to be pushed and published. */
+export function handedBackNote(changeKept: boolean): string {
+  return (
+    "The worker running this was shut down (a deploy or restart), so the run went back to the queue: " +
+    (changeKept
+      ? "another worker pushes and publishes the change the tests passed on, without running the agent again."
+      : "another worker starts it again from the beginning.")
+  );
+}
 
 export function resumedNote(handoffs: number): string {
   const times = handoffs === 1 ? "" : ` (${handoffs} times)`;
