@@ -16,7 +16,7 @@ import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
-import { handedBackNote, RunHandedBack, resumedStatus } from "./handback.js";
+import { finishingStatus, handedBackNote, RunHandedBack, resumedStatus } from "./handback.js";
 import { keepForRetry, type PendingPublishStore, pendingRun } from "./pending-publish.js";
 import { resumePublishing } from "./resume-publish.js";
 import { loadReviewRun } from "./review.js";
@@ -70,7 +70,12 @@ export interface ProcessorDeps {
 
 export function createFixProcessor(deps: ProcessorDeps) {
   const log = deps.log ?? ((message: string) => console.log(`[worker] ${message}`));
-  return async function processFixJob(job: Job<FixJobData>, signal: AbortSignal): Promise<JobResult> {
+  /** `finishing` is called once the run's outcome is reported: a shutdown then waits for it. */
+  return async function processFixJob(
+    job: Job<FixJobData>,
+    signal: AbortSignal,
+    finishing?: () => void,
+  ): Promise<JobResult> {
     const data = parseFixJobData(job.data);
     // Every token of the run is for its one repository, and revoked when the run ends.
     const credentials = deps.auth.forRun(data.installationId, data.repoId);
@@ -80,7 +85,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
       if (pending) revokeAfter = pending; // it still uses the API client: revoke once it is done
     };
     try {
-      return await processWith(job, data, credentials, signal, afterCancel);
+      return await processWith(job, data, credentials, signal, afterCancel, finishing);
     } finally {
       if (revokeAfter) void revokeAfter.finally(() => credentials.revoke());
       else await credentials.revoke();
@@ -93,6 +98,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
     credentials: RunCredentials,
     signal: AbortSignal,
     afterCancel: (octokit: ProbotOctokit) => void,
+    finishing: (() => void) | undefined,
   ): Promise<JobResult> {
     const jobId = job.id ?? "";
     const octokit = await credentials.octokit().catch((error: unknown) => {
@@ -103,7 +109,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
     const pendingKey = pendingRun(job);
     const kept = await pending?.read(pendingKey).catch(() => null);
     const run = kept?.run ?? runName(data);
-    const status = resumedStatus(deps.status(octokit, data, run), data.handoffs);
+    const status = finishingStatus(resumedStatus(deps.status(octokit, data, run), data.handoffs), finishing);
     try {
       const early = await deps.pendingCancel(jobId);
       if (early) throw Object.assign(new Error("cancelled before start"), { abort: early });

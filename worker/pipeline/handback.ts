@@ -37,3 +37,26 @@ export class RunHandedBack extends Error {
     this.name = "RunHandedBack";
   }
 }
+
+/**
+ * `status`, calling `finishing` as its final update begins: the run's outcome is then decided and
+ * what is left is cleanup, so a worker shutting down lets it end instead of handing it back.
+ */
+export function finishingStatus(status: StatusReporter, finishing: (() => void) | undefined): StatusReporter {
+  if (!finishing) return status;
+  return {
+    ...status,
+    succeeded: (pullRequest) => {
+      finishing();
+      return status.succeeded(pullRequest);
+    },
+    failed: (reason, trajectory, work) => {
+      finishing();
+      return status.failed(reason, trajectory, work);
+    },
+    cancelled: (by) => {
+      finishing();
+      return status.cancelled(by);
+    },
+  };
+}
