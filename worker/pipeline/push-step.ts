@@ -65,7 +65,7 @@ export async function commitAndPush(input: {
 }
 
 /** A push error a later attempt may get past: the server's or the network's, or this worker stopping. */
-export function worthAnotherPush(error: unknown, signal: AbortSignal): boolean {
+function worthAnotherPush(error: unknown, signal: AbortSignal): boolean {
   if (signal.aborted) return decodeAbortReason(signal.reason).kind === "shutdown";
   return isRetryable(error);
 }
@@ -116,7 +116,7 @@ async function holdsTheChange(dir: string, change: UnpushedChange): Promise<bool
 }
 
 /** The commit about to be pushed holds exactly the tree the gate tested, or nothing is pushed. */
-export async function assertCommittedTree(dir: string, testedTree: string): Promise<void> {
+async function assertCommittedTree(dir: string, testedTree: string): Promise<void> {
   const committed = (await git(["rev-parse", "HEAD^{tree}"], { cwd: dir })).trim();
   if (committed === testedTree) return;
   throw new AgentFixError(
