@@ -39,7 +39,10 @@ export async function resumePublishing(input: ResumeInput): Promise<RunOutcome> 
   if (kept.unpushed) {
     await pushAgain(input, kept.unpushed);
     // Pushed: should this attempt stop before the pull request opens, the next one only publishes.
-    await input.store?.save(input.key, { run: kept.run, draft: kept.draft });
+    await input.store?.save(input.key, { run: kept.run, draft: kept.draft }).catch((error: unknown) => {
+      // Kept as unpushed instead: a later attempt finds its commit on the branch or pushes it again.
+      console.error(`[worker] the pushed change could not be marked pushed: ${String(error)}`);
+    });
   }
   const pushed = Date.now();
   const { publisher, status, requestedBy } = input;
