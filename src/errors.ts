@@ -88,6 +88,7 @@ export type PipelineErrorCode =
   | "secret_in_change"
   | "secret_in_workspace"
   | "setup_failed"
+  | "tested_base_gone"
   | "token_in_checkout";
 
 type ErrorCode =

@@ -30,7 +30,12 @@ import {
   STALLED_FAILURE,
 } from "./pipeline/final-status.js";
 
-export type FixJobProcessor = (job: Job<FixJobData>, signal: AbortSignal) => Promise<unknown>;
+/** `finishing`: the run's outcome is reported and only cleanup is left (a shutdown waits for it). */
+export type FixJobProcessor = (
+  job: Job<FixJobData>,
+  signal: AbortSignal,
+  finishing: () => void,
+) => Promise<unknown>;
 
 export interface FixWorkerOptions {
   redisUrl: string;
@@ -70,6 +75,8 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   const subscriber = await connectRedis(options.redisUrl, "subscriber");
   const eventsConnection = await connectRedis(options.redisUrl, "subscriber");
   const running = new Map<string, Promise<unknown>>();
+  // Runs whose outcome is reported: nothing left to hand back, a shutdown lets them end.
+  const finishing = new Set<string>();
   const records = runRecords(connection, { prefix, name });
   const maxStalledCount = options.maxStalledCount ?? 1;
 
@@ -89,7 +96,7 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
     const settled = (async () => {
       await records.begin(id, job.data);
       try {
-        const result = await options.process(job, jobSignal);
+        const result = await options.process(job, jobSignal, () => finishing.add(id));
         await records.end(id);
         return result;
       } catch (error) {
@@ -108,6 +115,7 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
       return await settled;
     } finally {
       running.delete(id);
+      finishing.delete(id);
     }
   };
   const lockDuration = options.lockDurationMs ?? 60_000;
@@ -183,11 +191,12 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
       await worker.pause(true);
       const all = Promise.allSettled([...running.values()]);
       const timedOut = await Promise.race([all.then(() => false), delay(graceMs).then(() => true)]);
-      if (timedOut) {
-        log(`grace period over: handing ${running.size} run(s) back to the queue`);
-        worker.cancelAllJobs(SHUTDOWN_REASON);
-        await Promise.allSettled([...running.values()]);
+      const unfinished = [...running.keys()].filter((id) => !finishing.has(id));
+      if (timedOut && unfinished.length > 0) {
+        log(`grace period over: handing ${unfinished.length} run(s) back to the queue`);
+        for (const id of unfinished) worker.cancelJob(id, SHUTDOWN_REASON);
       }
+      await Promise.allSettled([...running.values()]);
       await worker.close();
       await followUps.queue.close().catch(() => {});
       await events.close().catch(() => {});

@@ -1,14 +1,39 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OpenAIStandIn, type ScriptedReply, startOpenAIStandIn } from "../support/openai-server.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack, sampleConfig } from "../support/stack.js";
-import { type IssueRef, waitFor } from "../support/stack-parts.js";
+import { FIXTURES, type IssueRef, waitFor } from "../support/stack-parts.js";
 
 // Real Redis, real Docker sandboxes, the real app and worker; the stand-in answers as GitHub documents.
 const ready = (await requireRedis()) && (await requireSandboxImage());
 
+/** The sample's recorded fix as the OpenAI-compatible stand-in's replies: one per model call. */
+function sampleFixReplies(): ScriptedReply[] {
+  const lines = readFileSync(join(FIXTURES, "replay", "sample-median.jsonl"), "utf8").split("\n");
+  return lines
+    .filter((line) => line.trim())
+    .map((line) => {
+      const turn = JSON.parse(line) as {
+        content: string | null;
+        tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+      };
+      const toolCalls = (turn.tool_calls ?? []).map((call) => ({
+        id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      }));
+      return { kind: "message", content: turn.content, toolCalls };
+    });
+}
+
 describe.runIf(ready)("publishing survives GitHub, and the status never misleads", () => {
-  const stack = new Stack({ model: null });
+  // Repositories whose config names no model use the operator's (openai:gpt-4.1) at this stand-in.
+  const modelEnv: Record<string, string> = {};
+  const stack = new Stack({ model: null, env: modelEnv });
+  let model: OpenAIStandIn;
   const jobId = (issue: IssueRef) => `fix-${issue.repoId}-${issue.number}`;
   const issueIn = async (name: string) =>
     stack.addIssue(await stack.addSampleRepo(name, sampleConfig("sample-median.jsonl")));
@@ -30,8 +55,15 @@ describe.runIf(ready)("publishing survives GitHub, and the status never misleads
     expect((await completedJob(issue)).attemptsMade).toBe(1);
   };
 
-  beforeAll(() => stack.start());
-  afterAll(() => stack.stop());
+  beforeAll(async () => {
+    model = await startOpenAIStandIn();
+    modelEnv.OPENAI_BASE_URL = model.url;
+    await stack.start();
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await model.close();
+  });
 
   it("a private repository on the Free plan gets a ready pull request saying why it is not a draft", async () => {
     const issue = await issueIn("free-plan");
@@ -145,5 +177,41 @@ describe.runIf(ready)("publishing survives GitHub, and the status never misleads
       (line, i) => line.includes("**Working on a fix") && !phases[i - 1]?.includes("**Working on a fix"),
     );
     expect(agentStarts).toHaveLength(1);
+  }, 360_000);
+  it("a push the git server answers 500 retries only the push and the publishing: the model is called for one run", async () => {
+    const issue = stack.addIssue(await stack.addSampleRepo("push-fails", sampleConfig(null)));
+    const replies = sampleFixReplies();
+    model.enqueue(...replies);
+    stack.github.pushFaults.failNext(issue.owner, issue.repo, 1, 500);
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => lastFinalStatus(issue), 300_000);
+    const [pr] = stack.pulls(issue);
+    expect(status).toContain(`opened draft pull request #${pr!.number}`);
+    expect(stack.github.pushFaults.failed).toBe(1);
+    // The first attempt's push failed; the second pushed and opened the pull request.
+    expect((await completedJob(issue)).attemptsMade).toBe(2);
+    const history = stack.statusComment(issue)!.history;
+    expect(
+      history.some((body) => /Retrying after a transient error: git push failed: .*500/.test(body)),
+    ).toBe(true);
+    // Every model call was the first attempt's: one run's worth, nothing asked for again.
+    expect(model.requests).toHaveLength(replies.length);
+    expect(model.remaining()).toBe(0);
+    // The tested change was pushed: the fix and its regression test on the branch.
+    const show = (path: string) =>
+      execFileSync(
+        "git",
+        ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), "show", `${pr!.head}:${path}`],
+        {
+          encoding: "utf8",
+        },
+      );
+    expect(show("textstats/stats.py")).toContain("(ordered[middle - 1] + ordered[middle]) / 2");
+    expect(show("tests/test_stats.py")).toContain("def test_even_length(self):");
+    // The pull request links the trajectory of the run that tested the change (the later attempt wrote none).
+    const link = /\[Trajectory\]\((\S+)\)/.exec(pr!.body)?.[1];
+    const served = await fetch(link!);
+    expect(served.status).toBe(200);
+    expect(((await served.json()) as { info: { exit_status: string } }).info.exit_status).toBe("submitted");
   }, 360_000);
 });

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { copyFile, rm } from "node:fs/promises";
+import { copyFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -187,5 +187,68 @@ describe.runIf(ready)(
       expect(task).toContain(`Review by @maintainer:\n\n${request}`);
       expect(task).not.toContain("/agent-fix");
     }, 300_000);
+    it("a review run handed back on SIGTERM while it pushes: the next worker only pushes and publishes, and says it resumed", async () => {
+      const branch = `agent-fix/issue-${issue.number}`;
+      const [pr] = stack.pulls(issue);
+      const job = fixJobId(issue.repoId, issue.number);
+      const queue = stack.app!.queue.queue;
+      await waitFor("the review job to complete", async () => (await queue.getJobState(job)) === "completed");
+      const before = (await stack.github.branches(issue.owner, issue.repo))[branch];
+      await copyFile(join(FIXTURES, "replay", "sample-review-note.jsonl"), replay);
+      const held = stack.github.pushFaults.hold(issue.owner, issue.repo);
+      const comment = pullCommentEvent(
+        stack.github,
+        { owner: issue.owner, repo: issue.repo, pull: pr!.number },
+        "/agent-fix\nSay that median() leaves the list it is given alone.",
+        { login: "maintainer" },
+      );
+      expect(await stack.send(comment.event, comment.payload)).toBeLessThan(300);
+      await waitFor("the review run to push", () => held.arrived.then(() => true), 240_000);
+      // A deploy stops the worker with no grace while its run pushes: the run goes back to the queue.
+      await stack.stopWorker(0);
+      expect(await queue.getJobState(job)).toBe("waiting");
+      expect(stack.statusComment(issue)?.body).toContain("without running the agent again");
+      held.release();
+      // Nothing left to replay: a worker that ran the agent again would fail at its first step.
+      await writeFile(replay, "");
+      await stack.startWorker();
+      await waitFor(
+        "the resumed run to push and finish",
+        async () =>
+          (await stack.github.branches(issue.owner, issue.repo))[branch] !== before &&
+          stack.finalStatus(issue),
+        240_000,
+      );
+      expect(stack.finalStatus(issue)?.body).toContain(
+        `pushed a commit addressing the review to pull request #${pr!.number}`,
+      );
+      const git = (...args: string[]) =>
+        execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
+          encoding: "utf8",
+        }).trim();
+      expect(git("rev-parse", `${branch}^`)).toBe(before);
+      expect(git("show", `${branch}:textstats/stats.py`)).toContain(
+        "# median() sorts a copy: the list it is given is left as it was.",
+      );
+      // After the hand-back: publishing, marked resumed; the agent's phase never again.
+      const history = stack.statusComment(issue)!.history;
+      const current = (body: string) => body.split("\n").find((line) => line.includes("⏳")) ?? "";
+      const after = history.slice(
+        history.findLastIndex((body) => body.includes("went back to the queue")) + 1,
+      );
+      expect(
+        after.some(
+          (body) =>
+            current(body).includes("**Opening the pull request") &&
+            body.includes("Resumed on another worker"),
+        ),
+      ).toBe(true);
+      expect(after.filter((body) => current(body).includes("**Working on a fix"))).toEqual([]);
+      const commentId = (comment.payload.comment as { id: number }).id;
+      const onPull = stack.github.state.commentsOn(issue.owner, issue.repo, pr!.number).map((c) => c.body);
+      expect(onPull.find((body) => body.includes(`#issuecomment-${commentId}`))).toContain(
+        "@maintainer I pushed a new commit",
+      );
+    }, 480_000);
   },
 );

@@ -3,9 +3,11 @@
  * ruleset (GH013), branch protection (GH006), a workflow file changed by an app without the
  * `workflows` permission, or a pre-receive hook; and a freshly minted token refused for its first
  * uses (the token has not reached every server yet). The texts are GitHub's, as git prints them:
- * `remote: error: GH013: ...` and `! [remote rejected] HEAD -> BRANCH (REASON)`.
+ * `remote: error: GH013: ...` and `! [remote rejected] HEAD -> BRANCH (REASON)`. Also pushes that fail
+ * without a rule: a server error (5xx) during an outage, or a push that hangs (see PushFaults).
  */
 import { writeFile } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 
 export type PushRefusal =
@@ -154,6 +156,82 @@ export class FreshTokenRefusal {
     this.seen.set(token, used + 1);
     if (used >= this.uses) return false;
     this.refused++;
+    return true;
+  }
+}
+
+/** What GitHub's git server answers a push it fails on (an outage): a status and a plain-text body. */
+const SERVER_ERROR_TEXT: Record<number, string> = {
+  500: "Internal Server Error\n",
+  502: "Bad Gateway\n",
+  503: "Service Unavailable\n",
+};
+
+interface HeldPushes {
+  arrived: () => void;
+  requests: ServerResponse[];
+}
+
+/**
+ * Pushes that do not get through for reasons other than a rule: a server error answered to the next
+ * pushes of a repository (`failNext`), or pushes held without an answer (`hold`) so a test can stop a
+ * worker while it is pushing. Only the upload of the push (POST git-receive-pack) is affected.
+ */
+export class PushFaults {
+  private readonly failures = new Map<string, { status: number; left: number }>();
+  private readonly held = new Map<string, HeldPushes>();
+  /** Pushes answered with a server error so far. */
+  failed = 0;
+
+  /** The next `times` pushes to OWNER/REPO are answered `status` (500, 502 or 503). */
+  failNext(owner: string, repo: string, times: number, status: 500 | 502 | 503 = 500): void {
+    this.failures.set(`${owner}/${repo}`, { status, left: times });
+  }
+
+  /**
+   * Pushes to OWNER/REPO get no answer until `release`, which answers the held ones 503 (an answer, so
+   * a client left behind does not send them again) and lets later ones through. `arrived` resolves
+   * when the first held push comes in.
+   */
+  hold(owner: string, repo: string): { arrived: Promise<void>; release: () => void } {
+    const key = `${owner}/${repo}`;
+    let arrived = () => {};
+    const promise = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    this.held.set(key, { arrived, requests: [] });
+    return {
+      arrived: promise,
+      release: () => {
+        for (const res of this.held.get(key)?.requests ?? []) {
+          if (!res.writableEnded)
+            res.writeHead(503, { "Content-Type": "text/plain" }).end(SERVER_ERROR_TEXT[503]);
+        }
+        this.held.delete(key);
+      },
+    };
+  }
+
+  /** Answers (or holds) a push to OWNER/REPO when a fault applies; false to let it through. */
+  intercept(owner: string, repo: string, req: IncomingMessage, res: ServerResponse): boolean {
+    const key = `${owner}/${repo}`;
+    const held = this.held.get(key);
+    if (held) {
+      held.requests.push(res);
+      held.arrived();
+      return true;
+    }
+    const failure = this.failures.get(key);
+    if (!failure || failure.left <= 0) return false;
+    failure.left--;
+    this.failed++;
+    // The pack is read first, as a server that fails after receiving it does.
+    req.resume();
+    req.on("end", () => {
+      res
+        .writeHead(failure.status, { "Content-Type": "text/plain" })
+        .end(SERVER_ERROR_TEXT[failure.status] ?? "Server Error\n");
+    });
     return true;
   }
 }

@@ -10,7 +10,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { type FreshTokenRefusal, REFUSED_TOKEN_ANSWER, withGitHubReasons } from "./git-refusals.js";
+import {
+  type FreshTokenRefusal,
+  type PushFaults,
+  REFUSED_TOKEN_ANSWER,
+  withGitHubReasons,
+} from "./git-refusals.js";
 
 const run = promisify(execFile);
 
@@ -37,6 +42,8 @@ export interface GitHandlerOptions {
   pushes: PushRecord[];
   /** New tokens refused for their first uses (see git-refusals.ts). */
   freshTokens?: FreshTokenRefusal;
+  /** Pushes answered with a server error, or held (see git-refusals.ts). */
+  pushFaults?: PushFaults;
 }
 
 const GIT_PATH = /^\/([^/]+)\/([^/]+?)\.git(\/(?:info\/refs|git-upload-pack|git-receive-pack))$/;
@@ -72,7 +79,14 @@ export function handleGitRequest(
     res.writeHead(REFUSED_TOKEN_ANSWER.status, REFUSED_TOKEN_ANSWER.headers).end(REFUSED_TOKEN_ANSWER.body);
     return true;
   }
-  void serveCgi(
+  if (
+    action === "/git-receive-pack" &&
+    req.method === "POST" &&
+    options.pushFaults?.intercept(owner, repo, req, res)
+  ) {
+    return true;
+  }
+  serveCgi(
     options,
     req,
     res,
@@ -81,6 +95,12 @@ export function handleGitRequest(
     isPush,
     owner,
     repo,
+  ).catch(
+    // The repository went away mid-request (the stand-in stopping): an answer, not an unhandled rejection.
+    (error: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(`${String(error)}\n`);
+    },
   );
   return true;
 }

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
-import { FreshTokenRefusal, installPushRules, type PushRule } from "./git-refusals.js";
+import { FreshTokenRefusal, installPushRules, PushFaults, type PushRule } from "./git-refusals.js";
 import { createBareRepo, handleGitRequest, listRefs, type PushRecord } from "./git-server.js";
 import { type AppKeys, checkAppJwt, checkToken, generateAppKeys, issueToken } from "./github/auth.js";
 import { type Actor, type RouteContext, routes } from "./github/routes.js";
@@ -95,6 +95,8 @@ export class GitHubServer {
   tokenTtlMs: number;
   /** Set `uses` to refuse every new token for its first git requests (GitHub's propagation delay). */
   readonly freshTokens = new FreshTokenRefusal();
+  /** Pushes answered with a server error, or held without an answer (see git-refusals.ts). */
+  readonly pushFaults = new PushFaults();
   private server: Server | undefined;
   private gitRoot = "";
   private baseUrl = "";
@@ -229,6 +231,7 @@ export class GitHubServer {
         root: this.gitRoot,
         pushes: this.pushes,
         freshTokens: this.freshTokens,
+        pushFaults: this.pushFaults,
         checkToken: (token, owner, name, push) => this.gitTokenVerdict(token, owner, name, push),
       },
       req,

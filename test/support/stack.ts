@@ -118,6 +118,14 @@ export class Stack {
     return this.worker;
   }
 
+  /** Stops the in-process worker as SIGTERM does (runs not done within `graceMs` are handed back). */
+  async stopWorker(graceMs: number): Promise<void> {
+    await this.worker?.shutdown(graceMs);
+    await this.workerClose?.();
+    this.worker = undefined;
+    this.workerClose = undefined;
+  }
+
   /** A worker as its own process (`npm run start:worker`), e.g. to SIGKILL it mid-run. */
   spawnWorker(extraEnv: Record<string, string> = {}): ChildProcess {
     const child = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], {

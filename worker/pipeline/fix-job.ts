@@ -16,8 +16,9 @@ import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
-import { HANDED_BACK_NOTE, RunHandedBack, resumedStatus } from "./handback.js";
-import { keepForRetry, type PendingPublishStore, pendingRun, publishOnly } from "./pending-publish.js";
+import { finishingStatus, handedBackNote, RunHandedBack, resumedStatus } from "./handback.js";
+import { keepForRetry, type PendingPublishStore, pendingRun } from "./pending-publish.js";
+import { resumePublishing } from "./resume-publish.js";
 import { loadReviewRun } from "./review.js";
 import { runFix } from "./run.js";
 import type { PipelineRepoConfig, Publisher, RunOutcome, RunTimings, StatusReporter } from "./types.js";
@@ -66,13 +67,18 @@ export interface ProcessorDeps<C extends PipelineRepoConfig = PipelineRepoConfig
   afterCancel?(job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined;
   workRoot?: string;
   log?: (message: string) => void;
-  /** Tested, pushed changes whose publishing failed: the job's next attempt only publishes them. */
+  /** Tested changes whose push or publishing failed: the job's next attempt only pushes and publishes them. */
   pendingPublishes?: PendingPublishStore;
 }
 
 export function createFixProcessor<C extends PipelineRepoConfig>(deps: ProcessorDeps<C>) {
   const log = deps.log ?? ((message: string) => console.log(`[worker] ${message}`));
-  return async function processFixJob(job: Job<FixJobData>, signal: AbortSignal): Promise<JobResult> {
+  /** `finishing` is called once the run's outcome is reported: a shutdown then waits for it. */
+  return async function processFixJob(
+    job: Job<FixJobData>,
+    signal: AbortSignal,
+    finishing?: () => void,
+  ): Promise<JobResult> {
     const data = parseFixJobData(job.data);
     // Every token of the run is for its one repository, and revoked when the run ends.
     const credentials = deps.auth.forRun(data.installationId, data.repoId);
@@ -82,7 +88,7 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
       if (pending) revokeAfter = pending; // it still uses the API client: revoke once it is done
     };
     try {
-      return await processWith(job, data, credentials, signal, afterCancel);
+      return await processWith(job, data, credentials, signal, afterCancel, finishing);
     } finally {
       if (revokeAfter) void revokeAfter.finally(() => credentials.revoke());
       else await credentials.revoke();
@@ -95,13 +101,18 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
     credentials: RunCredentials,
     signal: AbortSignal,
     afterCancel: (octokit: ProbotOctokit) => void,
+    finishing: (() => void) | undefined,
   ): Promise<JobResult> {
     const jobId = job.id ?? "";
     const octokit = await credentials.octokit().catch((error: unknown) => {
       throw queueError(error, job);
     });
-    const run = runName(data);
-    const status = resumedStatus(deps.status(octokit, data, run), data.handoffs);
+    // A change an earlier attempt tested but could not push or publish: this attempt only does that.
+    const pending = deps.pendingPublishes;
+    const pendingKey = pendingRun(job);
+    const kept = await pending?.read(pendingKey).catch(() => null);
+    const run = kept?.run ?? runName(data);
+    const status = finishingStatus(resumedStatus(deps.status(octokit, data, run), data.handoffs), finishing);
     try {
       const early = await deps.pendingCancel(jobId);
       if (early) throw new CancelledError("cancelled before start", early);
@@ -112,14 +123,26 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
       ]).catch((error: unknown) => {
         throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
       });
-      const pending = deps.pendingPublishes;
-      const kept = await pending?.take(pendingRun(job)).catch(() => null);
       const publisher = pending
-        ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingRun(job))
+        ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingKey, run)
         : deps.publisher(octokit, data, run);
-      if (kept) log(`job ${jobId}: publishing the change kept from the previous attempt`);
+      if (kept) log(`job ${jobId}: ${kept.unpushed ? "pushing and " : ""}publishing the change kept before`);
       const outcome = kept
-        ? await publishOnly({ draft: kept, publisher, status, requestedBy: data.requestedBy })
+        ? await resumePublishing({
+            kept,
+            publisher,
+            status,
+            requestedBy: data.requestedBy,
+            push: {
+              cloneUrl: repository.data.clone_url,
+              identity: deps.identity,
+              token: (purpose) => credentials.token(purpose),
+              signal,
+              workRoot: deps.workRoot,
+            },
+            store: pending,
+            key: pendingKey,
+          })
         : await runFix({
             jobId,
             issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
@@ -144,6 +167,8 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
             publisher,
             status,
             signal,
+            keepUnpushed:
+              pending && ((draft, unpushed) => pending.save(pendingKey, { run, draft, unpushed })),
             ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
             // Review runs: the pull request's branch, and the issue plus the review as the task.
             ...(data.trigger === "review"
@@ -177,7 +202,8 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
         (signal.aborted ? decodeAbortReason(signal.reason) : null);
       if (abort?.kind === "shutdown") {
         // Not cancelled: the worker puts the job back in the queue for another worker.
-        await finalStatus(() => status.progress("queued", { note: HANDED_BACK_NOTE }));
+        const changeKept = Boolean(kept ?? (await pending?.read(pendingKey).catch(() => null)));
+        await finalStatus(() => status.progress("queued", { note: handedBackNote(changeKept) }));
         throw new RunHandedBack();
       }
       if (abort) {

@@ -6,9 +6,15 @@
  */
 import type { RunPhase, StatusReporter } from "./types.js";
 
-export const HANDED_BACK_NOTE =
-  "The worker running this was shut down (a deploy or restart), so the run went back to the queue: " +
-  "another worker starts it again from the beginning.";
+/** The note while a handed-back run waits; `changeKept` when its tested change waits only to be pushed and published. */
+export function handedBackNote(changeKept: boolean): string {
+  return (
+    "The worker running this was shut down (a deploy or restart), so the run went back to the queue: " +
+    (changeKept
+      ? "another worker pushes and publishes the change the tests passed on, without running the agent again."
+      : "another worker starts it again from the beginning.")
+  );
+}
 
 export function resumedNote(handoffs: number): string {
   const times = handoffs === 1 ? "" : ` (${handoffs} times)`;
@@ -31,4 +37,27 @@ export class RunHandedBack extends Error {
     super("handed back to the queue: the worker is shutting down");
     this.name = "RunHandedBack";
   }
+}
+
+/**
+ * `status`, calling `finishing` as its final update begins: the run's outcome is then decided and
+ * what is left is cleanup, so a worker shutting down lets it end instead of handing it back.
+ */
+export function finishingStatus(status: StatusReporter, finishing: (() => void) | undefined): StatusReporter {
+  if (!finishing) return status;
+  return {
+    ...status,
+    succeeded: (pullRequest) => {
+      finishing();
+      return status.succeeded(pullRequest);
+    },
+    failed: (reason, trajectory, work) => {
+      finishing();
+      return status.failed(reason, trajectory, work);
+    },
+    cancelled: (by) => {
+      finishing();
+      return status.cancelled(by);
+    },
+  };
 }

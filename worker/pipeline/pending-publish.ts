@@ -1,47 +1,81 @@
 /**
- * A change that was tested and pushed but could not be published (GitHub failed opening the pull
- * request with a retryable error) is kept with its job, so the job's next attempt only publishes (step
- * 11 of docs/architecture.md): the agent is not run again and the model is not paid for twice. Kept in
- * Redis under the job's id and creation time (a later run of the same issue reuses the job id, never
- * the time).
+ * A tested change that could not be published is kept with its job, so the job's next attempt only
+ * publishes it (step 11 of docs/architecture.md): the agent is not run again and the model is not paid for twice. Kept when opening the
+ * pull request failed in a way a retry may fix (the change is pushed), and when the push itself did
+ * (a 5xx of the git server, or the worker shutting down mid-push: the change is not pushed, and what
+ * makes its commit again is kept, see push-step.ts). Kept in Redis under the job's id and creation
+ * time (a later run of the same issue reuses the job id, never the time). Never a token.
  */
 import { isRetryable } from "../../src/errors.js";
 import type { QueueNames } from "../../src/queue/index.js";
-import { publishPullRequest } from "./publish-step.js";
-import type { Publisher, PullRequestDraft, RunOutcome, StatusReporter } from "./types.js";
+import type { UnpushedChange } from "./push-step.js";
+import type { Publisher, PullRequestDraft } from "./types.js";
+
+/** What a job's next attempt resumes from. */
+export interface KeptChange {
+  /** The name of the run that tested the change: its trajectory (`RUN.traj`) is the one linked. */
+  run: string;
+  draft: PullRequestDraft;
+  /** Set while the change is not pushed: the next attempt makes its commit again and pushes it first. */
+  unpushed?: UnpushedChange | undefined;
+}
 
 /** The Redis commands the store needs. */
 export interface PendingPublishRedis {
   set(key: string, value: string, mode: "EX", seconds: number): Promise<unknown>;
-  getdel(key: string): Promise<string | null>;
+  get(key: string): Promise<string | null>;
+  del(key: string): Promise<unknown>;
 }
 
+/**
+ * Read without removing: an attempt that stops before it is done (a shutdown, a transient error, a
+ * dead worker) leaves the change for the next one. Dropped once the pull request is published.
+ */
 export interface PendingPublishStore {
-  save(run: string, draft: PullRequestDraft): Promise<void>;
-  /** The kept draft of `run`, removed from the store (null when there is none). */
-  take(run: string): Promise<PullRequestDraft | null>;
+  save(key: string, kept: KeptChange): Promise<void>;
+  /** The change kept under `key` (null when there is none). */
+  read(key: string): Promise<KeptChange | null>;
+  drop(key: string): Promise<void>;
 }
 
 /** Longer than every backoff between a job's attempts. */
 const TTL_S = 24 * 60 * 60;
 
 export function pendingPublishes(redis: PendingPublishRedis, names: QueueNames): PendingPublishStore {
-  const key = (run: string) => `${names.prefix}:${names.name}:publish:${run}`;
+  const redisKey = (key: string) => `${names.prefix}:${names.name}:publish:${key}`;
   return {
-    save: async (run, draft) => {
-      await redis.set(key(run), JSON.stringify(draft), "EX", TTL_S);
+    save: async (key, kept) => {
+      await redis.set(redisKey(key), JSON.stringify(kept), "EX", TTL_S);
     },
-    async take(run) {
-      const raw = await redis.getdel(key(run));
+    async read(key) {
+      const raw = await redis.get(redisKey(key));
       if (!raw) return null;
       try {
-        const draft = JSON.parse(raw) as PullRequestDraft;
-        return typeof draft.branch === "string" && Array.isArray(draft.trajectory?.trajectory) ? draft : null;
+        return keptChange(JSON.parse(raw));
       } catch {
         return null;
       }
     },
+    drop: async (key) => {
+      await redis.del(redisKey(key));
+    },
   };
+}
+
+/** The stored value as a kept change, or null when it is not one (written by another version). */
+function keptChange(value: unknown): KeptChange | null {
+  const kept = value as Partial<KeptChange> | null;
+  const draft = kept?.draft;
+  if (typeof kept?.run !== "string" || typeof draft?.branch !== "string") return null;
+  if (!Array.isArray(draft.trajectory?.trajectory)) return null;
+  const unpushed = kept.unpushed;
+  if (unpushed === undefined) return { run: kept.run, draft };
+  const complete =
+    typeof unpushed.patch === "string" &&
+    typeof unpushed.baseSha === "string" &&
+    typeof unpushed.baseBranch === "string" &&
+    typeof unpushed.tree === "string";
+  return complete ? { run: kept.run, draft, unpushed } : null;
 }
 
 /** The job's key in the store: its id and creation time. */
@@ -49,36 +83,29 @@ export function pendingRun(job: { id?: string | undefined; timestamp: number }):
   return `${job.id ?? ""}:${job.timestamp}`;
 }
 
-/** `publisher`, keeping the draft when opening the pull request fails in a way a retry may fix. */
-export function keepForRetry(publisher: Publisher, store: PendingPublishStore, run: string): Publisher {
+/**
+ * `publisher`, keeping the pushed change's draft (of run `run`) under `key` when opening the pull
+ * request fails in a way a retry may fix.
+ */
+export function keepForRetry(
+  publisher: Publisher,
+  store: PendingPublishStore,
+  key: string,
+  run: string,
+): Publisher {
   return {
     ...publisher,
     async openOrUpdatePullRequest(draft) {
       try {
         return await publisher.openOrUpdatePullRequest(draft);
       } catch (error) {
-        if (isRetryable(error)) await store.save(run, draft).catch(() => {});
+        if (isRetryable(error)) {
+          await store.save(key, { run, draft }).catch((saveError: unknown) => {
+            console.error(`[worker] the pushed change could not be kept: ${String(saveError)}`);
+          });
+        }
         throw error;
       }
     },
-  };
-}
-
-/** A job's later attempt after its change was pushed: only the publishing step, from the kept draft. */
-export async function publishOnly(input: {
-  draft: PullRequestDraft;
-  publisher: Publisher;
-  status: StatusReporter;
-  requestedBy: string;
-}): Promise<RunOutcome> {
-  const started = Date.now();
-  void input.status.progress("publishing").catch(() => {});
-  const pr = await publishPullRequest(input);
-  return {
-    kind: "pull_request",
-    number: pr.number,
-    url: pr.url,
-    trajectory: input.draft.trajectory,
-    timings: { publish: Date.now() - started },
   };
 }

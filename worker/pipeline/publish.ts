@@ -89,14 +89,10 @@ export function githubStatusReporter(
       show({
         kind: "failed",
         reason,
+        // The summary links no trajectory: the status comment links it once, at its end.
         ...(trajectory
           ? {
-              summary: summaryOf(
-                trajectory,
-                options.testsBefore?.(),
-                link(),
-                work ? SUMMARY_BESIDE_WORK : undefined,
-              ),
+              summary: summaryOf(trajectory, options.testsBefore?.(), work ? SUMMARY_BESIDE_WORK : undefined),
             }
           : {}),
         ...(work ? { work } : {}),
@@ -127,16 +123,10 @@ async function editWithRetries(edit: () => Promise<void>): Promise<boolean> {
 /** The summary's room beside unfinished work: the diff gets what is left of the comment. */
 const SUMMARY_BESIDE_WORK = 16_000;
 
-function summaryOf(
-  trajectory: Trajectory,
-  testsBefore: boolean | undefined,
-  trajectoryUrl?: string,
-  limit = 60_000,
-): string {
+function summaryOf(trajectory: Trajectory, testsBefore: boolean | undefined, limit = 60_000): string {
   // Inside the status comment, which has its own header: leave room for it.
   return renderTrajectorySummary(trajectory, {
     ...(testsBefore === undefined ? {} : { testsBefore }),
-    ...(trajectoryUrl ? { trajectoryUrl } : {}),
     limit,
   });
 }

@@ -2,15 +2,15 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
+import { fixBranch } from "../../src/fix-branch.js";
 import { runAgentPhase } from "./agent-phase.js";
 import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { makeCheckoutRoot } from "./checkout-dirs.js";
-import { commitPatch, pushFixBranch } from "./commit.js";
 import type { TestedChange, TestProof } from "./gate.js";
-import { git } from "./git.js";
 import { prepareTree } from "./prepare.js";
 import { publishPullRequest } from "./publish-step.js";
+import { commitAndPush } from "./push-step.js";
 import { RunSandboxes } from "./sandbox.js";
 import { secretsIn } from "./secret-scan.js";
 import type { PipelineRepoConfig, PullRequestDraft, RunInput, RunOutcome, RunTimings } from "./types.js";
@@ -113,32 +113,34 @@ export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): 
 
     void status.progress("publishing").catch(() => {});
     refuseSecretsInChange(tested.patch, input.setupSecrets);
-    await commitPatch({
-      dir: checkout.dir,
-      patch: tested.patch,
-      identity: input.identity,
-      issueNumber: input.issue.number,
-      issueTitle: input.commitTitle ?? input.issue.title,
-      forbiddenPaths: config.forbiddenPaths,
-    });
-    await assertCommittedTree(checkout.dir, tested.tree);
-    const branch = await pushFixBranch({
-      dir: checkout.dir,
-      issueNumber: input.issue.number,
-      token: await input.token("push"),
-      signal,
-      ...(input.existingBranch ? { force: false } : {}),
-    });
+    const keepUnpushed = input.keepUnpushed;
     const draft: PullRequestDraft = {
       issueNumber: input.issue.number,
       testCommand: config.testCommand,
-      branch,
+      branch: fixBranch(input.issue.number),
       base: input.repository.defaultBranch,
       title: input.issue.title,
       trajectory,
       baseline,
       proof,
     };
+    await commitAndPush({
+      dir: checkout.dir,
+      change: {
+        baseBranch: checkout.branch,
+        baseSha: checkout.headSha,
+        patch: tested.patch,
+        tree: tested.tree,
+        commitTitle: input.commitTitle ?? input.issue.title,
+        forbiddenPaths: config.forbiddenPaths,
+        force: !input.existingBranch,
+      },
+      identity: input.identity,
+      issueNumber: input.issue.number,
+      pushToken: () => input.token("push"),
+      signal,
+      keep: keepUnpushed ? (change) => keepUnpushed(draft, change) : undefined,
+    });
     const pr = await publishPullRequest({
       publisher: input.publisher,
       status,
@@ -163,14 +165,4 @@ function refuseSecretsInChange(patch: string, secrets: Record<string, string>): 
     fault: "model",
     hint: "Nothing was pushed.",
   });
-}
-
-/** The commit about to be pushed holds exactly the tree the gate tested, or nothing is pushed. */
-async function assertCommittedTree(dir: string, testedTree: string): Promise<void> {
-  const committed = (await git(["rev-parse", "HEAD^{tree}"], { cwd: dir })).trim();
-  if (committed === testedTree) return;
-  throw new AgentFixError(
-    `The commit's tree ${committed} is not the tree the tests ran on (${testedTree}), so nothing was pushed`,
-    { code: "published_tree_mismatch", fault: "internal" },
-  );
 }

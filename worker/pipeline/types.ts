@@ -9,6 +9,7 @@ import type { AgentRunner } from "./agent.js";
 import type { TestRun } from "./baseline.js";
 import type { CommitIdentity } from "./commit.js";
 import type { TestProof } from "./gate.js";
+import type { UnpushedChange } from "./push-step.js";
 
 /** An open pull request as the status reports it: whether a draft, and what did not work after it opened. */
 export interface PublishedPullRequest {
@@ -105,6 +106,8 @@ export interface RunInput<C extends PipelineRepoConfig = PipelineRepoConfig> {
   existingBranch?: string;
   /** The commit's first line when not the title (review runs). */
   commitTitle?: string;
+  /** Keeps a tested change whose push failed in a way a later attempt may get through (see push-step.ts). */
+  keepUnpushed?: ((draft: PullRequestDraft, change: UnpushedChange) => Promise<void>) | undefined;
 }
 
 /** Milliseconds spent in each step (for logs and bench/pipeline.ts). */

@@ -193,4 +193,22 @@ describe("publishing a tested change", () => {
     expect(githubLength(reply?.body ?? "")).toBeLessThanOrEqual(65_536);
     expect(reply?.body).toContain("cut to fit GitHub's 65,536-character limit");
   });
+  it("a failed run's final status links its trajectory once, with and without the work it left", async () => {
+    const { name, job } = await repoWithBranch();
+    const trajectoryUrl = "http://127.0.0.1:1/trajectories/octo-run-1.traj?expires=1&sig=x";
+    const status = githubStatusReporter(api, job, { trajectoryUrl, trajectoryWritten: () => true });
+    const work = {
+      exitStatus: "exit_step_limit" as const,
+      testCommand: "make test",
+      diff: { kind: "shown" as const, patch: "diff --git a/a.txt b/a.txt\n" },
+      tests: { kind: "not_run" as const, why: "no change" },
+    };
+    for (const left of [undefined, work]) {
+      await status.failed("The agent stopped.", submittedTrajectory("Tried."), left);
+      const body = statusComments(name)[0]?.body ?? "";
+      expect(body).toContain("stopped without a pull request");
+      expect(body).toContain("Tried.");
+      expect(body.split(`[Full trajectory](${trajectoryUrl})`)).toHaveLength(2);
+    }
+  });
 });

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { join } from "node:path";
-import { type Job, UnrecoverableError } from "bullmq";
+import { UnrecoverableError } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -13,7 +13,7 @@ import {
   type FixQueue,
   requestCancel,
 } from "../../../src/queue/index.js";
-import { type FixWorker, startFixWorker } from "../../../worker/index.js";
+import { type FixJobProcessor, type FixWorker, startFixWorker } from "../../../worker/index.js";
 import { type AbortReason, decodeAbortReason } from "../../../worker/pipeline/cancel.js";
 import { type Abandonment, markStatusFinal } from "../../../worker/pipeline/final-status.js";
 import { redisUrl, requireRedis } from "../../support/services.js";
@@ -85,7 +85,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
   });
 
   async function worker(
-    process: (job: Job<FixJobData>, signal: AbortSignal) => Promise<unknown>,
+    process: FixJobProcessor,
     concurrency = 1,
     options: Partial<Parameters<typeof startFixWorker>[0]> = {},
   ) {
@@ -175,6 +175,37 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     });
     await expect.poll(() => fixQueue.queue.getJobState(first.jobId), { timeout: 10_000 }).toBe("completed");
     expect(ran).toEqual([1]);
+  });
+
+  it("at shutdown a run whose outcome is reported is let finish its cleanup, not handed back", async () => {
+    let release: () => void = () => {};
+    const cleanup = new Promise<void>((resolve) => (release = resolve));
+    let markActive: () => void = () => {};
+    const active = new Promise<void>((resolve) => (markActive = resolve));
+    let aborted = false;
+    const logs: string[] = [];
+    const fixWorker = await worker(
+      async (_job, signal, finishing) => {
+        signal.addEventListener("abort", () => (aborted = true), { once: true });
+        finishing(); // the final status is written; removing the checkout and revoking the token remain
+        markActive();
+        await cleanup;
+        return "done";
+      },
+      1,
+      { log: (message) => logs.push(message) },
+    );
+    const { jobId } = await enqueueFix(fixQueue, jobData(9));
+    await active;
+    const stopping = fixWorker.shutdown(0);
+    await expect.poll(() => fixWorker.worker.isPaused()).toBe(true);
+    // A timer set after the shutdown's zero grace began: it fires after the grace is over.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    await stopping;
+    expect(aborted).toBe(false);
+    expect(logs.filter((line) => line.includes("grace period over"))).toEqual([]);
+    expect(await fixQueue.queue.getJobState(jobId)).toBe("completed");
   });
 
   it("hands the job of a worker killed with SIGKILL to another worker", async () => {
