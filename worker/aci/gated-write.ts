@@ -3,6 +3,7 @@
  * on the host, and only an edit that introduces no new syntax error is written back.
  */
 import type { Sandbox } from "../../src/contracts.js";
+import { commentedOutWarning, editDiff, indentationWarning } from "./edit-feedback.js";
 import { checkEdit, type EditSpan } from "./lint/gate.js";
 import type { SyntaxProblem } from "./lint/syntax-errors.js";
 import { newUndefinedNamesWarning } from "./lint/undefined-names.js";
@@ -10,7 +11,14 @@ import { replaceLines, serializeTextFile, type TextFile, textOf } from "./text-f
 import { renderWindow } from "./viewer.js";
 
 export type GatedWrite =
-  | { written: true; file: TextFile; checked: boolean; undefinedNames: string | null }
+  | {
+      written: true;
+      file: TextFile;
+      /** What a replacement removed and added (gatedReplace), null when it removed nothing. */
+      diff: string | null;
+      /** Lines for the model after the edit's own answer: what looks wrong, and an unchecked language. */
+      warnings: string[];
+    }
   | { written: false; errors: SyntaxProblem[]; proposed: TextFile };
 
 export const rule = "-------------------------------------------------";
@@ -29,7 +37,13 @@ export async function gatedWrite(options: {
   const { file, proposed } = options;
   let checked = false;
   if (options.lint) {
-    const verdict = await checkEdit(options.relative, textOf(file), textOf(proposed), options.span);
+    const verdict = await checkEdit(
+      options.relative,
+      textOf(file),
+      textOf(proposed),
+      options.span,
+      options.sandbox,
+    );
     if (verdict.checked && verdict.newErrors.length > 0)
       return { written: false, errors: verdict.newErrors, proposed };
     checked = verdict.checked;
@@ -39,11 +53,17 @@ export async function gatedWrite(options: {
   const undefinedNames = options.lint
     ? await newUndefinedNamesWarning(options.relative, textOf(file), textOf(proposed)).catch(() => null)
     : null;
-  return { written: true, file: proposed, checked, undefinedNames };
+  const warnings = [undefinedNames, options.lint && !checked ? uncheckedNote(options.relative) : null];
+  return { written: true, file: proposed, diff: null, warnings: warnings.filter(isText) };
 }
 
-/** Replaces lines start..end of `file` with `replacement`, writing only when the gate lets it pass. */
-export function gatedReplace(options: {
+const isText = (value: string | null): value is string => value !== null;
+
+/**
+ * Replaces lines start..end of `file` with `replacement`, writing only when the gate lets it pass; an
+ * accepted replacement comes with its diff and the warnings about its lines.
+ */
+export async function gatedReplace(options: {
   sandbox: Sandbox;
   absolute: string;
   relative: string;
@@ -54,11 +74,33 @@ export function gatedReplace(options: {
   lint: boolean;
 }): Promise<GatedWrite> {
   const { file, start, end, replacement } = options;
-  return gatedWrite({
+  const result = await gatedWrite({
     ...options,
     proposed: replaceLines(file, start, end, replacement),
     span: { start, end, newLineCount: replacement.length },
   });
+  if (!result.written) return result;
+  const own = [
+    commentedOutWarning(options.relative, file.lines, start, end, replacement),
+    indentationWarning(file.lines, start, end, replacement),
+  ];
+  return {
+    ...result,
+    diff: editDiff(file.lines, start, end, replacement),
+    warnings: [...own.filter(isText), ...result.warnings],
+  };
+}
+
+/** Errors shown in a rejection, nearest the edit first (the gate sorts them); the rest are counted. */
+const shownErrors = 5;
+
+function errorLines(errors: readonly SyntaxProblem[]): string[] {
+  const lines = errors
+    .slice(0, shownErrors)
+    .map((error) => `- ${error.line}:${error.column}: ${error.message}`);
+  const more = errors.length - shownErrors;
+  if (more > 0) lines.push(`- (${more} more, further from your edit)`);
+  return lines;
 }
 
 /** The rejection text of SWE-agent, with the new errors, the edit as it would have looked and the original. */
@@ -90,7 +132,7 @@ export function rejectionMessage(options: {
     "Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.",
     "",
     "ERRORS:",
-    ...options.errors.map((error) => `- ${error.line}:${error.column}: ${error.message}`),
+    ...errorLines(options.errors),
     "",
     "This is how your edit would have looked if applied",
     rule,

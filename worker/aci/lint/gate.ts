@@ -4,7 +4,9 @@
  * of the file after the edit that is not among them is new. As SWE-agent does, errors above the edit
  * in a file that was already broken are not blamed on the edit (error recovery can move them).
  */
+import type { Sandbox } from "../../../src/contracts.js";
 import { type Checker, checkerLabel, checkersFor } from "./languages.js";
+import { pythonErrors } from "./sandbox-parsers.js";
 import { type SyntaxProblem, syntaxErrors } from "./syntax-errors.js";
 
 export interface EditSpan {
@@ -76,17 +78,55 @@ export function newProblems(
   return fresh;
 }
 
-/** Checks an edit of `filePath` from `before` to `after` (LF text). */
+/** Distance in lines from a problem to the edited lines (new numbering); 0 inside them. */
+function distance(problem: SyntaxProblem, span: EditSpan): number {
+  const first = span.start;
+  const last = span.start + Math.max(span.newLineCount, 1) - 1;
+  const top = problem.line;
+  const bottom = Math.max(problem.endLine ?? problem.line, problem.line);
+  if (bottom < first) return first - bottom;
+  if (top > last) return top - last;
+  return 0;
+}
+
+/** The problems nearest the edited lines first (then in file order): they are the edit's own. */
+export function nearestFirst(problems: readonly SyntaxProblem[], span: EditSpan): SyntaxProblem[] {
+  return problems
+    .map((problem, index) => ({ problem, index, away: distance(problem, span) }))
+    .sort((a, b) => a.away - b.away || a.index - b.index)
+    .map((entry) => entry.problem);
+}
+
+/**
+ * Python by the sandbox's own python3, when it accepted the file before the edit: it rejects exactly
+ * what the language rejects (indentation included) and says so in its own words. Null: not decided here.
+ */
+async function pythonVerdict(sandbox: Sandbox, before: string, after: string): Promise<GateVerdict | null> {
+  const errors = await pythonErrors(sandbox, before, after);
+  if (!errors || errors.before.length > 0) return null;
+  return { checked: true, language: "python", newErrors: errors.after };
+}
+
+/**
+ * Checks an edit of `filePath` from `before` to `after` (LF text). With a sandbox, Python files are
+ * judged by its python3 first; tree-sitter decides where that cannot.
+ */
 export async function checkEdit(
   filePath: string,
   before: string,
   after: string,
   span: EditSpan,
+  sandbox?: Sandbox,
 ): Promise<GateVerdict> {
   // A templated YAML or JSON file (Helm, Jinja) is not YAML or JSON until rendered.
   const templated = /\{\{|\{%/.test(before) || /\{\{|\{%/.test(after);
   const checkers = checkersFor(filePath).filter((checker) => checker.kind === "tree-sitter" || !templated);
   if (checkers.length === 0) return { checked: false };
+  const python = checkers.some((checker) => checker.kind === "tree-sitter" && checker.grammar === "python");
+  if (python && sandbox) {
+    const verdict = await pythonVerdict(sandbox, before, after);
+    if (verdict) return verdict;
+  }
   let first: GateVerdict | undefined;
   for (const checker of checkers) {
     const old = await cachedErrors(checker, before);
@@ -94,7 +134,7 @@ export async function checkEdit(
     const verdict: GateVerdict = {
       checked: true,
       language: checkerLabel(checker),
-      newErrors: newProblems(old, now, span),
+      newErrors: nearestFirst(newProblems(old, now, span), span),
     };
     if (verdict.newErrors.length === 0) return verdict;
     first ??= verdict;

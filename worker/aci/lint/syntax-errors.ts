@@ -8,6 +8,8 @@ export interface SyntaxProblem {
   line: number;
   /** 1-based. */
   column: number;
+  /** Last line the problem covers (an error node can span many), when it is not `line`. */
+  endLine?: number | undefined;
   /** Stable kind used to match an error before and after an edit. */
   kind: string;
   message: string;
@@ -38,6 +40,7 @@ function bracketHint(text: string): string {
 
 interface ErrorNode {
   type: string;
+  endPosition: { row: number; column: number };
   isError: boolean;
   isMissing: boolean;
   hasError: boolean;
@@ -48,7 +51,11 @@ interface ErrorNode {
 
 function collectTreeErrors(node: ErrorNode, out: SyntaxProblem[]): void {
   if (out.length >= maxProblems) return;
-  const at = { line: node.startPosition.row + 1, column: node.startPosition.column + 1 };
+  const at = {
+    line: node.startPosition.row + 1,
+    column: node.startPosition.column + 1,
+    endLine: node.endPosition.row + 1,
+  };
   if (node.isMissing) {
     out.push({ ...at, kind: `missing ${node.type}`, message: `missing \`${node.type}\`` });
     return;

@@ -5,9 +5,8 @@
  */
 import { z } from "zod";
 import type { ToolContext } from "../../../src/contracts.js";
-import { indentationWarning } from "../edit-feedback.js";
 import { readFailureMessage, readTextFile } from "../files.js";
-import { gatedReplace, gatedWrite, rejectionMessage, uncheckedNote } from "../gated-write.js";
+import { gatedReplace, gatedWrite, rejectionMessage } from "../gated-write.js";
 import { outsideRepositoryMessage, resolveRepoPath } from "../paths.js";
 import { parseTextFile, splitReplacement, type TextFile } from "../text-file.js";
 import { type AciRuntime, type AciTool, defineTool, integerArg, observation, stringArg } from "../tool.js";
@@ -77,11 +76,7 @@ export function editorTools(runtime: AciRuntime): AciTool[] {
         }),
       } as const;
     }
-    const indentation = indentationWarning(file.lines, start, end, replacement);
-    const note =
-      (config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "") +
-      (indentation ? `\n${indentation}` : "") +
-      (result.undefinedNames ? `\n${result.undefinedNames}` : "");
+    const note = [result.diff, ...result.warnings].map((line) => (line ? `\n${line}` : "")).join("");
     return { ok: true, file: result.file, note } as const;
   };
 
@@ -127,9 +122,7 @@ export function editorTools(runtime: AciRuntime): AciTool[] {
           }),
         );
       }
-      const note =
-        (config.lint && !result.checked ? `\n${uncheckedNote(target.relative)}` : "") +
-        (result.undefinedNames ? `\n${result.undefinedNames}` : "");
+      const note = result.warnings.map((line) => `\n${line}`).join("");
       remember(target.absolute, Buffer.alloc(0));
       context.state.openFile = target.relative;
       return observation(`File created successfully at: ${target.absolute}${note}`);
