@@ -61,6 +61,12 @@ function collectTreeErrors(node: ErrorNode, out: SyntaxProblem[]): void {
     return;
   }
   if (node.isError) {
+    // Error recovery can wrap a whole function (or file) in one ERROR node; the errors nested in it
+    // are where the parser really stopped, so they are reported instead of the wrapper's first line.
+    const found = out.length;
+    if (node.endPosition.row > node.startPosition.row)
+      for (const child of node.children) if (child?.hasError) collectTreeErrors(child, out);
+    if (out.length > found) return;
     const near = snippet(node.text);
     const message = near ? `unexpected \`${near}\`${bracketHint(node.text)}` : "syntax error";
     out.push({ ...at, kind: "error", message });
