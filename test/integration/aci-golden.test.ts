@@ -545,6 +545,18 @@ for (const driver of drivers) {
         expect((await s.sandbox.readFile("src/greet.py")).toString()).toBe(
           "def greet(name):\n    return 'Hi, ' + name\n\n\nprint(greet(\"you\"))\n",
         );
+        // Indented like the code, and with the closing fence copied after it: still the marker.
+        const indented = await s.run("edit", {
+          start_line: 2,
+          end_line: 2,
+          replacement_text: "    return 'Hi, ' + name\n    end_of_edit\n```\n",
+        });
+        expect(indented.split("\n").at(-1)).toBe(
+          "(The last line of replacement_text was end_of_edit, the end marker of the text-mode syntax; it was left out of the file. With function calls, replacement_text holds only the new lines.)",
+        );
+        expect((await s.sandbox.readFile("src/greet.py")).toString()).toBe(
+          "def greet(name):\n    return 'Hi, ' + name\n\n\nprint(greet(\"you\"))\n",
+        );
       });
 
       it("warns about names an edit leaves undefined (pyflakes F821), only when they are new", async () => {
