@@ -3,8 +3,9 @@
  * repository's tests run with (the worker host may have none, or another version). One command in the
  * agent's shell per edit: the texts go in as base64 on a here-document (no file is written), and the
  * answer is one marked JSON line. A file whose old text this parser rejects too (newer syntax, Python
- * 2) is left to tree-sitter; so is every file when the sandbox has no python3 or the answer is
- * malformed (what runs in the sandbox is the agent's to break, so nothing here trusts it).
+ * 2) is left to tree-sitter; so is every file when the sandbox has no python3 (the agent may have
+ * changed PATH: asked again on the next edit) or the answer is malformed (what runs in the sandbox is
+ * the agent's to break, so nothing here trusts it).
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Sandbox } from "../../../src/contracts.js";
@@ -33,8 +34,6 @@ const pythonScript = [
 /** Verdicts per sandbox (its python3 decides): the text before an edit is usually the last one after. */
 const verdicts = new WeakMap<Sandbox, Map<string, SyntaxProblem[]>>();
 const maxVerdicts = 32;
-/** Sandboxes found to have no python3. */
-const withoutPython = new WeakSet<Sandbox>();
 
 const digest = (text: string) => createHash("sha256").update(text).digest("base64");
 
@@ -59,10 +58,7 @@ async function runPython(sandbox: Sandbox, texts: readonly string[]): Promise<Sy
   const command = `(command python3 -I -S -c ${shellQuote(pythonScript)} <<'${end}'\n${words.join("\n")}\n${end}\n) 2>&1 || true`;
   const result = await sandbox.exec(command, { timeoutMs });
   const line = result.output.split("\n").find((candidate) => candidate.startsWith(marker));
-  if (!line) {
-    if (/python3: (command )?not found/.test(result.output)) withoutPython.add(sandbox);
-    return null;
-  }
+  if (!line) return null;
   let parsed: unknown;
   try {
     parsed = JSON.parse(line.slice(marker.length));
@@ -83,7 +79,6 @@ export async function pythonErrors(
   before: string,
   after: string,
 ): Promise<{ before: SyntaxProblem[]; after: SyntaxProblem[] } | null> {
-  if (withoutPython.has(sandbox)) return null;
   const known = verdicts.get(sandbox) ?? new Map<string, SyntaxProblem[]>();
   verdicts.set(sandbox, known);
   const [beforeKey, afterKey] = [digest(before), digest(after)];
