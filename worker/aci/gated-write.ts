@@ -1,10 +1,13 @@
 /**
  * Every edit of both bundles goes through here: the file as it would be is checked by the syntax gate
- * on the host, and only an edit that introduces no new syntax error is written back.
+ * (Python: by the sandbox's python3, on the file written in place and restored when rejected; else on
+ * the host), and only an edit that introduces no new syntax error is kept.
  */
 import type { Sandbox } from "../../src/contracts.js";
 import { commentedOutWarning, editDiff, indentationWarning } from "./edit-feedback.js";
 import { checkEdit, type EditSpan } from "./lint/gate.js";
+import { checkersFor } from "./lint/languages.js";
+import { pythonCheckedWrite } from "./lint/sandbox-parsers.js";
 import type { SyntaxProblem } from "./lint/syntax-errors.js";
 import { newUndefinedNamesWarning } from "./lint/undefined-names.js";
 import { replaceLines, serializeTextFile, type TextFile, textOf } from "./text-file.js";
@@ -23,8 +26,24 @@ export type GatedWrite =
 
 export const rule = "-------------------------------------------------";
 
-/** Writes `proposed` over `file` only when the gate finds no new error in the changed span. */
-export async function gatedWrite(options: {
+/**
+ * Python, when the sandbox's python3 accepted the file before the edit: it decides (and has written
+ * the file when it accepts). Null: not decided there; the file is unchanged.
+ */
+async function pythonVerdict(options: GateInput): Promise<SyntaxProblem[] | null> {
+  const isPython = checkersFor(options.relative).some(
+    (checker) => checker.kind === "tree-sitter" && checker.grammar === "python",
+  );
+  if (!isPython) return null;
+  return pythonCheckedWrite({
+    sandbox: options.sandbox,
+    absolute: options.absolute,
+    before: { text: textOf(options.file), data: serializeTextFile(options.file) },
+    after: { text: textOf(options.proposed), data: serializeTextFile(options.proposed) },
+  });
+}
+
+interface GateInput {
   sandbox: Sandbox;
   absolute: string;
   /** The path the syntax checker is chosen by. */
@@ -33,22 +52,25 @@ export async function gatedWrite(options: {
   proposed: TextFile;
   span: EditSpan;
   lint: boolean;
-}): Promise<GatedWrite> {
+}
+
+/** Writes `proposed` over `file` only when the gate finds no new error in the changed span. */
+export async function gatedWrite(options: GateInput): Promise<GatedWrite> {
   const { file, proposed } = options;
   let checked = false;
-  if (options.lint) {
-    const verdict = await checkEdit(
-      options.relative,
-      textOf(file),
-      textOf(proposed),
-      options.span,
-      options.sandbox,
-    );
-    if (verdict.checked && verdict.newErrors.length > 0)
-      return { written: false, errors: verdict.newErrors, proposed };
-    checked = verdict.checked;
+  const python = options.lint ? await pythonVerdict(options) : null;
+  if (python && python.length > 0) return { written: false, errors: python, proposed };
+  if (python) {
+    checked = true;
+  } else {
+    if (options.lint) {
+      const verdict = await checkEdit(options.relative, textOf(file), textOf(proposed), options.span);
+      if (verdict.checked && verdict.newErrors.length > 0)
+        return { written: false, errors: verdict.newErrors, proposed };
+      checked = verdict.checked;
+    }
+    await options.sandbox.writeFile(options.absolute, serializeTextFile(proposed));
   }
-  await options.sandbox.writeFile(options.absolute, serializeTextFile(proposed));
   // Beyond syntax: names the edit left undefined, a warning only (the edit is written either way).
   const undefinedNames = options.lint
     ? await newUndefinedNamesWarning(options.relative, textOf(file), textOf(proposed)).catch(() => null)

@@ -4,9 +4,7 @@
  * of the file after the edit that is not among them is new. As SWE-agent does, errors above the edit
  * in a file that was already broken are not blamed on the edit (error recovery can move them).
  */
-import type { Sandbox } from "../../../src/contracts.js";
 import { type Checker, checkerLabel, checkersFor } from "./languages.js";
-import { pythonErrors } from "./sandbox-parsers.js";
 import { type SyntaxProblem, syntaxErrors } from "./syntax-errors.js";
 
 export interface EditSpan {
@@ -97,36 +95,17 @@ export function nearestFirst(problems: readonly SyntaxProblem[], span: EditSpan)
     .map((entry) => entry.problem);
 }
 
-/**
- * Python by the sandbox's own python3, when it accepted the file before the edit: it rejects exactly
- * what the language rejects (indentation included) and says so in its own words. Null: not decided here.
- */
-async function pythonVerdict(sandbox: Sandbox, before: string, after: string): Promise<GateVerdict | null> {
-  const errors = await pythonErrors(sandbox, before, after);
-  if (!errors || errors.before.length > 0) return null;
-  return { checked: true, language: "python", newErrors: errors.after };
-}
-
-/**
- * Checks an edit of `filePath` from `before` to `after` (LF text). With a sandbox, Python files are
- * judged by its python3 first; tree-sitter decides where that cannot.
- */
+/** Checks an edit of `filePath` from `before` to `after` (LF text) on the host. */
 export async function checkEdit(
   filePath: string,
   before: string,
   after: string,
   span: EditSpan,
-  sandbox?: Sandbox,
 ): Promise<GateVerdict> {
   // A templated YAML or JSON file (Helm, Jinja) is not YAML or JSON until rendered.
   const templated = /\{\{|\{%/.test(before) || /\{\{|\{%/.test(after);
   const checkers = checkersFor(filePath).filter((checker) => checker.kind === "tree-sitter" || !templated);
   if (checkers.length === 0) return { checked: false };
-  const python = checkers.some((checker) => checker.kind === "tree-sitter" && checker.grammar === "python");
-  if (python && sandbox) {
-    const verdict = await pythonVerdict(sandbox, before, after);
-    if (verdict) return verdict;
-  }
   let first: GateVerdict | undefined;
   for (const checker of checkers) {
     const old = await cachedErrors(checker, before);

@@ -1,34 +1,35 @@
 /**
- * The language's own parser, run where the language lives: in the sandbox, whose python3 is the one the
- * repository's tests run with (the worker host may have none, or another version). One command in the
- * agent's shell per edit: the texts go in as base64 on a here-document (no file is written), and the
- * answer is one marked JSON line. A file whose old text this parser rejects too (newer syntax, Python
- * 2) is left to tree-sitter; so is every file when the sandbox has no python3 (the agent may have
- * changed PATH: asked again on the next edit) or the answer is malformed (what runs in the sandbox is
- * the agent's to break, so nothing here trusts it).
+ * Python's own parser, run where the language lives: in the sandbox, whose python3 is the one the
+ * repository's tests run with (the worker host may have none, or another version). The file is
+ * compiled where it is (one small command in the agent's shell; the text never goes through the
+ * command line, which the shell reads a byte at a time): the old text as it is on disk, then the new
+ * text written in its place, and the old bytes written back when Python rejects it. A file Python
+ * rejected already (newer syntax, Python 2) is left to tree-sitter; so is every file when the sandbox
+ * has no python3 (the agent may have changed PATH: asked again on the next edit) or the answer is
+ * malformed (what runs in the sandbox is the agent's to break, so nothing here trusts it).
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { Sandbox } from "../../../src/contracts.js";
 import type { SyntaxProblem } from "./syntax-errors.js";
 
 const marker = "AGENT_FIX_PARSE ";
 const timeoutMs = 20_000;
 
-/** Compiles each text of stdin (base64 after a "t") and prints one marked JSON line of verdicts. */
+/**
+ * Compiles the file named by argv[1] and prints one marked line: `ok`, or the error's kind, line,
+ * column and message. Nothing is imported (sys is built in): start-up is most of the cost.
+ */
 const pythonScript = [
-  "import sys, base64, json, warnings",
-  'warnings.simplefilter("ignore")',
-  "out = []",
-  "for word in sys.stdin.read().split():",
-  '    source = base64.b64decode(word[1:]).decode("utf-8")',
-  "    try:",
-  '        compile(source, "<edit>", "exec", dont_inherit=True)',
-  "        out.append([])",
-  "    except SyntaxError as error:",
-  "        out.append([type(error).__name__, error.msg, error.lineno or 1, error.offset or 1])",
-  "    except (ValueError, MemoryError, RecursionError) as error:",
-  "        out.append([type(error).__name__, str(error), 1, 1])",
-  `print("\\n${marker}" + json.dumps(out))`,
+  "import sys",
+  "try:",
+  '    with open(sys.argv[1], "rb") as source:',
+  '        compile(source.read(), sys.argv[1], "exec", dont_inherit=True)',
+  '    out = "ok"',
+  "except SyntaxError as error:",
+  '    out = "%s %d %d %s" % (type(error).__name__, error.lineno or 1, error.offset or 1, error.msg)',
+  "except (ValueError, MemoryError, RecursionError) as error:",
+  '    out = "%s 1 1 %s" % (type(error).__name__, error)',
+  `print("\\n${marker}" + out.replace("\\n", " "))`,
 ].join("\n");
 
 /** Verdicts per sandbox (its python3 decides): the text before an edit is usually the last one after. */
@@ -37,13 +38,12 @@ const maxVerdicts = 32;
 
 const digest = (text: string) => createHash("sha256").update(text).digest("base64");
 
-function problemsOf(raw: unknown): SyntaxProblem[] | null {
-  if (!Array.isArray(raw)) return null;
-  if (raw.length === 0) return [];
-  const [kind, message, line, column] = raw as unknown[];
-  if (typeof kind !== "string" || typeof message !== "string") return null;
-  if (!Number.isInteger(line) || !Number.isInteger(column)) return null;
-  const at = { line: Math.max(1, line as number), column: Math.max(1, column as number) };
+function problemsOf(answer: string): SyntaxProblem[] | null {
+  if (answer === "ok") return [];
+  const match = /^(\w+) (\d+) (-?\d+) (.*)$/.exec(answer);
+  if (!match) return null;
+  const [, kind, line, column, message] = match;
+  const at = { line: Math.max(1, Number(line)), column: Math.max(1, Number(column)) };
   return [{ ...at, kind: "python", message: `${kind}: ${message}` }];
 }
 
@@ -51,53 +51,66 @@ function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-async function runPython(sandbox: Sandbox, texts: readonly string[]): Promise<SyntaxProblem[][] | null> {
-  const end = `AGENT_FIX_EOF_${randomBytes(6).toString("hex")}`;
-  const words = texts.map((text) => `t${Buffer.from(text, "utf8").toString("base64")}`);
+/** Python's verdict on the file at `absolute` as it is now, or null when python3 gave none. */
+async function compileInSandbox(sandbox: Sandbox, absolute: string): Promise<SyntaxProblem[] | null> {
   // A subshell and `|| true`: the agent's `set -e` or a missing python3 must not end its shell.
-  const command = `(command python3 -I -S -c ${shellQuote(pythonScript)} <<'${end}'\n${words.join("\n")}\n${end}\n) 2>&1 || true`;
+  const command = `(command python3 -I -S -c ${shellQuote(pythonScript)} ${shellQuote(absolute)}) 2>&1 || true`;
   const result = await sandbox.exec(command, { timeoutMs });
   const line = result.output.split("\n").find((candidate) => candidate.startsWith(marker));
-  if (!line) return null;
-  let parsed: unknown;
+  return line ? problemsOf(line.slice(marker.length).trimEnd()) : null;
+}
+
+async function exists(sandbox: Sandbox, absolute: string): Promise<boolean> {
   try {
-    parsed = JSON.parse(line.slice(marker.length));
+    await sandbox.readFile(absolute, { maxBytes: 1 });
+    return true;
   } catch {
-    return null;
+    return false;
   }
-  if (!Array.isArray(parsed) || parsed.length !== texts.length) return null;
-  const problems = parsed.map(problemsOf);
-  return problems.every((entry) => entry !== null) ? (problems as SyntaxProblem[][]) : null;
+}
+
+function remember(known: Map<string, SyntaxProblem[]>, key: string, problems: SyntaxProblem[]): void {
+  if (known.size >= maxVerdicts) known.delete(known.keys().next().value!);
+  known.set(key, problems);
 }
 
 /**
- * Python's own errors (at most one: Python stops at the first) for `before` and `after`, or null when
- * the sandbox's python3 could not answer. Texts this sandbox has judged before are not sent again.
+ * Writes `after` over `absolute` (which holds `before`) when Python accepts it, and returns Python's
+ * errors of `after` (at most one: Python stops at the first); the file keeps `before` when there are
+ * any. Null: Python cannot decide (no python3, or it rejected `before` too), and the file holds
+ * `before`.
  */
-export async function pythonErrors(
-  sandbox: Sandbox,
-  before: string,
-  after: string,
-): Promise<{ before: SyntaxProblem[]; after: SyntaxProblem[] } | null> {
+export async function pythonCheckedWrite(options: {
+  sandbox: Sandbox;
+  absolute: string;
+  before: { text: string; data: Buffer };
+  after: { text: string; data: Buffer };
+}): Promise<SyntaxProblem[] | null> {
+  const { sandbox, absolute, before, after } = options;
   const known = verdicts.get(sandbox) ?? new Map<string, SyntaxProblem[]>();
   verdicts.set(sandbox, known);
-  const [beforeKey, afterKey] = [digest(before), digest(after)];
-  const missing = [
-    ...new Map([
-      [beforeKey, before],
-      [afterKey, after],
-    ]).entries(),
-  ].filter(([key]) => !known.has(key));
-  if (missing.length > 0) {
-    const answers = await runPython(
-      sandbox,
-      missing.map(([, text]) => text),
-    );
-    if (!answers) return null;
-    missing.forEach(([key], index) => {
-      if (known.size >= maxVerdicts) known.delete(known.keys().next().value!);
-      known.set(key, answers[index]!);
-    });
+  const beforeKey = digest(before.text);
+  // An empty text is valid Python; a file about to be created is removed again when rejected.
+  const created = before.data.length === 0 && !(await exists(sandbox, absolute));
+  if (before.text === "") known.set(beforeKey, []);
+  if (!known.has(beforeKey)) {
+    const problems = await compileInSandbox(sandbox, absolute);
+    if (!problems) return null;
+    remember(known, beforeKey, problems);
   }
-  return { before: known.get(beforeKey)!, after: known.get(afterKey)! };
+  if (known.get(beforeKey)!.length > 0) return null;
+  const afterKey = digest(after.text);
+  const cached = known.get(afterKey);
+  if (cached) {
+    if (cached.length === 0) await sandbox.writeFile(absolute, after.data);
+    return cached;
+  }
+  await sandbox.writeFile(absolute, after.data);
+  const problems = await compileInSandbox(sandbox, absolute);
+  if (!problems || problems.length > 0) {
+    if (created) await sandbox.exec(`rm -f -- ${shellQuote(absolute)}`, { timeoutMs });
+    else await sandbox.writeFile(absolute, before.data);
+  }
+  if (problems) remember(known, afterKey, problems);
+  return problems;
 }
