@@ -88,7 +88,7 @@ function distance(problem: SyntaxProblem, span: EditSpan): number {
 }
 
 /** The problems nearest the edited lines first (then in file order): they are the edit's own. */
-export function nearestFirst(problems: readonly SyntaxProblem[], span: EditSpan): SyntaxProblem[] {
+function nearestFirst(problems: readonly SyntaxProblem[], span: EditSpan): SyntaxProblem[] {
   return problems
     .map((problem, index) => ({ problem, index, away: distance(problem, span) }))
     .sort((a, b) => a.away - b.away || a.index - b.index)
