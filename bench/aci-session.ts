@@ -64,6 +64,7 @@ export async function obsSession(
   const aci = await start(dir);
   const shell = await start(dir);
   const aciTokens: number[] = [];
+  const editTokens: number[] = [];
   const bashTokens: number[] = [];
   try {
     for (const step of steps()) {
@@ -76,6 +77,7 @@ export async function obsSession(
         const { append: _append, ...range } = args;
         const result = await aci.env.execute(name, { ...range, replacement_text: `${line} // reviewed` });
         aciTokens.push(tokens(result.observation));
+        editTokens.push(tokens(result.observation));
       } else {
         aciTokens.push(tokens((await aci.env.execute(name, args)).observation));
       }
@@ -91,6 +93,8 @@ export async function obsSession(
     bashMedian: median(bashTokens),
     aciTotal: sum(aciTokens),
     bashTotal: sum(bashTokens),
+    /** Tokens of each edit's observation. */
+    editTokens,
     perStep: aciTokens.map((value, index) => [value, bashTokens[index]!]),
   };
 }

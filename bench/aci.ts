@@ -134,13 +134,29 @@ function bigTypeScript(lines: number): string {
   return `${out.slice(0, lines).join("\n")}\n`;
 }
 
-async function editBench(provider: SandboxProvider, runs: number) {
+function bigPython(lines: number): string {
+  const out: string[] = [];
+  for (let index = 0; out.length < lines; index++) {
+    out.push(
+      `def compute${index}(value):`,
+      `    scaled = value * ${index % 7} + ${index}`,
+      "    return scaled if scaled > 10 else -scaled",
+      "",
+      "",
+    );
+  }
+  return `${out.slice(0, lines).join("\n")}\n`;
+}
+
+/** Accepted edits of line 1002 + 5k of a 5,000-line file (TypeScript, or Python: checked by the sandbox's python3). */
+async function editBench(provider: SandboxProvider, runs: number, language: "ts" | "py" = "ts") {
   const dir = tempDir("aci-bench-edit-");
   mkdirSync(path.join(dir, "src"));
-  writeFileSync(path.join(dir, "src/big.ts"), bigTypeScript(5000));
+  const file = `src/big.${language}`;
+  writeFileSync(path.join(dir, file), language === "ts" ? bigTypeScript(5000) : bigPython(5000));
   const { sandbox, env } = await start(provider, dir);
   try {
-    await env.execute("open", { path: "src/big.ts" });
+    await env.execute("open", { path: file });
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const edits: number[] = [];
     const roundTrips: number[] = [];
@@ -152,7 +168,10 @@ async function editBench(provider: SandboxProvider, runs: number) {
           const result = await env.execute("edit", {
             start_line: line,
             end_line: line,
-            replacement_text: `  const scaled = value * ${run} + ${line};`,
+            replacement_text:
+              language === "ts"
+                ? `  const scaled = value * ${run} + ${line};`
+                : `    scaled = value * ${run} + ${line}`,
           });
           accepted = result.observation.includes("File updated:");
         }),
@@ -160,8 +179,8 @@ async function editBench(provider: SandboxProvider, runs: number) {
       if (!accepted) throw new Error(`edit ${run} at line ${line} was not accepted`);
       roundTrips.push(
         await timed(async () => {
-          const data = await sandbox.readFile("src/big.ts");
-          await sandbox.writeFile("src/big.ts", data);
+          const data = await sandbox.readFile(file);
+          await sandbox.writeFile(file, data);
         }),
       );
     }
@@ -202,6 +221,12 @@ async function main(): Promise<void> {
       `on top (median of per-edit differences): ${round(edit.overheadMs)} ms (goal < 50)`,
   );
 
+  const python = await editBench(provider, 15, "py");
+  console.log(
+    `edit on a 5,000-line .py file (python3 in the sandbox): median ${round(python.editMs)} ms; ` +
+      `on top of the round trip: ${round(python.overheadMs)} ms`,
+  );
+
   const obs = await obsSession(
     path.join(repoRoot, "node_modules/yaml"),
     (dir) => start(provider, dir),
@@ -225,6 +250,9 @@ async function main(): Promise<void> {
       edit_ms: round(edit.editMs),
       edit_roundtrip_ms: round(edit.roundTripMs),
       edit_overhead_ms: round(edit.overheadMs),
+      edit_py_ms: round(python.editMs),
+      edit_py_overhead_ms: round(python.overheadMs),
+      edit_obs_tokens: obs.editTokens,
       obs_tokens: obs.aciMedian,
       obs_tokens_bash: obs.bashMedian,
       obs_tokens_total: obs.aciTotal,

@@ -99,7 +99,10 @@ for (const driver of drivers) {
         await s.run("str_replace", { path: "src/greet.py", old_str: '"Hello, "', new_str: '"Hi, "' }),
       ).toBe(
         `The file ${s.root}/src/greet.py has been edited. ${catGreet(s.root, "Hi").replace("on ", "on a snippet of ")}` +
-          "Review the changes and make sure they are as expected. Edit the file again if necessary.",
+          "Review the changes and make sure they are as expected. Edit the file again if necessary.\n" +
+          "Lines removed (-, old numbers) and added (+, new numbers) by this edit:\n" +
+          '-2:    return "Hello, " + name\n' +
+          '+2:    return "Hi, " + name',
       );
     });
 
@@ -116,7 +119,7 @@ for (const driver of drivers) {
           "Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.",
           "",
           "ERRORS:",
-          '- 2:5: unexpected `return ("Hi, " + name` (a `(` is not closed)',
+          "- 2:12: SyntaxError: '(' was never closed",
         ]);
         expect(rejected.split("\n").slice(-3)).toEqual([
           "Your changes have NOT been applied, and the file is as it was.",
@@ -167,7 +170,7 @@ for (const driver of drivers) {
           `File already exists at: ${s.root}/src/greet.py. Cannot overwrite files using command \`create\`.`,
         );
         const rejected = await s.run("create", { path: "src/new.py", file_text: "def f(:\n" });
-        expect(rejected.split("\n").slice(2, 4)).toEqual(["ERRORS:", "- 1:7: missing `)`"]);
+        expect(rejected.split("\n").slice(2, 4)).toEqual(["ERRORS:", "- 1:7: SyntaxError: invalid syntax"]);
         expect(await s.run("view", { path: "src/new.py" })).toBe(
           "The path src/new.py does not exist. Please provide a valid path.",
         );

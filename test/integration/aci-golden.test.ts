@@ -341,7 +341,7 @@ for (const driver of drivers) {
             "Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.",
             "",
             "ERRORS:",
-            "- 2:5: unexpected `return ('Hi, ' + name` (a `(` is not closed)",
+            "- 2:12: SyntaxError: '(' was never closed",
             "",
             "This is how your edit would have looked if applied",
             "-------------------------------------------------",
@@ -376,6 +376,9 @@ for (const driver of drivers) {
             "3:",
             "4:",
             '5:print(greet("world"))',
+            "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+            '-2:    return "Hello, " + name',
+            "+2:    return 'Hi, ' + name",
             "File updated: the edited line is now line 2. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
           ].join("\n"),
         );
@@ -428,6 +431,10 @@ for (const driver of drivers) {
             "103:def add_33(value):",
             "104:    return value + 33",
             "(47 more lines below)",
+            "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+            "-100:    return value + 32",
+            "+100:    result = value + 32",
+            "+101:    return result",
             "File updated: the edited lines are now 100-101. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
           ].join("\n"),
         );
@@ -480,24 +487,42 @@ for (const driver of drivers) {
       });
 
       it("warns when an edit's indentation differs from the file's (tabs vs spaces)", async () => {
-        await s.sandbox.writeFile("src/tabs.py", "def f(x):\n\ty = x + 1\n\tz = y * 2\n\treturn z\n");
-        await s.run("open", { path: "src/tabs.py" });
+        await s.sandbox.writeFile("src/tabs.js", "function f(x) {\n\tconst y = x + 1;\n\treturn y;\n}\n");
+        await s.run("open", { path: "src/tabs.js" });
         expect(
-          await s.run("edit", { start_line: 3, end_line: 3, replacement_text: "        z = y * 3" }),
+          await s.run("edit", { start_line: 3, end_line: 3, replacement_text: "        return y * 3;" }),
         ).toBe(
           [
-            "[File: src/tabs.py (4 lines total)]",
-            "1:def f(x):",
-            "2:\ty = x + 1",
-            "3:        z = y * 3",
-            "4:\treturn z",
+            "[File: src/tabs.js (4 lines total)]",
+            "1:function f(x) {",
+            "2:\tconst y = x + 1;",
+            "3:        return y * 3;",
+            "4:}",
+            "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+            "-3:\treturn y;",
+            "+3:        return y * 3;",
             "File updated: the edited line is now line 3. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
             "Warning: this file is indented with tabs, but line(s) 3 of your edit are indented with spaces. Check the indentation and edit again if it is wrong.",
           ].join("\n"),
         );
         expect(
-          await s.run("edit", { start_line: 3, end_line: 3, replacement_text: "\tz = y * 3" }),
+          await s.run("edit", { start_line: 3, end_line: 3, replacement_text: "\treturn y * 3;" }),
         ).not.toContain("Warning");
+        await s.sandbox.exec("rm src/tabs.js");
+      });
+
+      it("refuses a Python edit Python itself rejects, in Python's words: a TabError", async () => {
+        await s.sandbox.writeFile("src/tabs.py", "def f(x):\n\ty = x + 1\n\tz = y * 2\n\treturn z\n");
+        await s.run("open", { path: "src/tabs.py" });
+        const rejected = await s.run("edit", {
+          start_line: 3,
+          end_line: 3,
+          replacement_text: "        z = y * 3",
+        });
+        expect(rejected.split("\n").slice(2, 4)).toEqual([
+          "ERRORS:",
+          "- 3:1: TabError: inconsistent use of tabs and spaces in indentation",
+        ]);
         await s.sandbox.exec("rm src/tabs.py");
       });
 
@@ -517,9 +542,24 @@ for (const driver of drivers) {
             "3:",
             "4:",
             '5:print(greet("you"))',
+            "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+            '-5:print(greet("world"))',
+            '+5:print(greet("you"))',
             "File updated: the edited line is now line 5. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
             "(The last line of replacement_text was end_of_edit, the end marker of the text-mode syntax; it was left out of the file. With function calls, replacement_text holds only the new lines.)",
           ].join("\n"),
+        );
+        expect((await s.sandbox.readFile("src/greet.py")).toString()).toBe(
+          "def greet(name):\n    return 'Hi, ' + name\n\n\nprint(greet(\"you\"))\n",
+        );
+        // Indented like the code, and with the closing fence copied after it: still the marker.
+        const indented = await s.run("edit", {
+          start_line: 2,
+          end_line: 2,
+          replacement_text: "    return 'Hi, ' + name\n    end_of_edit\n```\n",
+        });
+        expect(indented.split("\n").at(-1)).toBe(
+          "(The last line of replacement_text was end_of_edit, the end marker of the text-mode syntax; it was left out of the file. With function calls, replacement_text holds only the new lines.)",
         );
         expect((await s.sandbox.readFile("src/greet.py")).toString()).toBe(
           "def greet(name):\n    return 'Hi, ' + name\n\n\nprint(greet(\"you\"))\n",
@@ -543,6 +583,10 @@ for (const driver of drivers) {
             "4:",
             "5:",
             '6:print(greet("you"))',
+            "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+            "-2:    return 'Hi, ' + name",
+            "+2:    with mock.patch('os.getcwd'):",
+            "+3:        return 'Hi, ' + nmae",
             "File updated: the edited lines are now 2-3. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
             "Warning: after this edit, src/greet.py uses undefined name(s): 'mock' (line 2), 'nmae' (line 3). Import or define them, or fix the spelling (pyflakes F821).",
           ].join("\n"),
@@ -577,6 +621,9 @@ for (const driver of drivers) {
             "1:# Guide",
             "2:",
             "3:Call greet((( to say hello.",
+            "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+            "-3:Call greet to say hello.",
+            "+3:Call greet((( to say hello.",
             "File updated: the edited line is now line 3. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
             "(No syntax check is available for the language of docs/guide.md; the edit was written without one.)",
           ].join("\n"),

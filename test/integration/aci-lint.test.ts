@@ -58,5 +58,44 @@ for (const driver of drivers) {
         expect(onBroken.split("\n")).toContain(accepted(sample.line));
       },
     );
+
+    it.runIf(provider)(
+      "Python: a python3 the agent replaced or removed leaves the decision to tree-sitter",
+      async () => {
+        const file = "lint/shadowed.py";
+        // Texts the gate has not judged before (verdicts are cached per sandbox and text).
+        const source = "def shadowed(y):\n    return y + 1\n";
+        await s.sandbox.writeFile(file, source);
+        await s.sandbox.exec("export SAVED_PATH=$PATH");
+        // An answer in the right frame but of the wrong shape, then no python3 at all.
+        await s.sandbox.writeFile("lint/bin/python3", `#!/bin/sh\necho 'AGENT_FIX_PARSE [["x"]]'\n`);
+        for (const shadow of [
+          `chmod +x ${s.root}/lint/bin/python3 && export PATH=${s.root}/lint/bin:$PATH`,
+          `export PATH=${s.root}/lint/empty-bin`,
+        ]) {
+          await s.sandbox.exec(shadow);
+          await s.env.execute("open", { path: file });
+          const bad = await s.run("edit", {
+            start_line: 2,
+            end_line: 2,
+            replacement_text: "    return (y + 2",
+          });
+          expect(bad.split("\n").slice(0, 4)).toEqual([
+            rejected,
+            "",
+            "ERRORS:",
+            "- 2:5: unexpected `return (y + 2` (a `(` is not closed)",
+          ]);
+          const good = await s.run("edit", {
+            start_line: 2,
+            end_line: 2,
+            replacement_text: "    return y + 2",
+          });
+          expect(good.split("\n")).toContain(accepted(2));
+          await s.sandbox.writeFile(file, source);
+        }
+        await s.sandbox.exec("export PATH=$SAVED_PATH");
+      },
+    );
   });
 }

@@ -107,3 +107,92 @@ export function anchorMismatch(path: string, lines: readonly string[], start: nu
     "Use the current line numbers and run the edit again.",
   ].join("\n");
 }
+
+/** Lines of each side of an edit's diff shown; the rest are counted. */
+const diffMaxLines = 8;
+
+/** The replaced lines and their replacement without the lines they share at the top and bottom. */
+function changedHunk(
+  oldLines: readonly string[],
+  start: number,
+  end: number,
+  replacement: readonly string[],
+) {
+  const removed = oldLines.slice(start - 1, Math.max(end, start - 1));
+  let top = 0;
+  while (top < removed.length && top < replacement.length && removed[top] === replacement[top]) top++;
+  let bottom = 0;
+  while (
+    bottom < removed.length - top &&
+    bottom < replacement.length - top &&
+    removed[removed.length - 1 - bottom] === replacement[replacement.length - 1 - bottom]
+  ) {
+    bottom++;
+  }
+  return {
+    removed: removed.slice(top, removed.length - bottom),
+    added: replacement.slice(top, replacement.length - bottom),
+    /** Line number of the first changed line, before and after the edit (the same). */
+    first: start + top,
+  };
+}
+
+function diffSide(sign: "-" | "+", lines: readonly string[], first: number): string[] {
+  const shown = lines.slice(0, diffMaxLines).map((line, index) => `${sign}${first + index}:${line}`);
+  const more = lines.length - diffMaxLines;
+  if (more > 0) shown.push(`${sign}(${more} more line${more === 1 ? "" : "s"})`);
+  return shown;
+}
+
+/**
+ * What an edit removed and what took its place, when it removed anything (the region above shows the
+ * new lines; only a diff shows the old ones). Unchanged lines at either end are left out.
+ */
+export function editDiff(
+  oldLines: readonly string[],
+  start: number,
+  end: number,
+  replacement: readonly string[],
+): string | null {
+  const hunk = changedHunk(oldLines, start, end, replacement);
+  if (hunk.removed.length === 0 && hunk.added.length === 0 && end >= start)
+    return "Note: the new lines are the same as the old ones; the file did not change.";
+  if (hunk.removed.length === 0) return null;
+  return [
+    "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+    ...diffSide("-", hunk.removed, hunk.first),
+    ...diffSide("+", hunk.added, hunk.first),
+  ].join("\n");
+}
+
+const hashComment =
+  /\.(py|pyi|rb|rake|sh|bash|ya?ml|toml|pl|r|cfg|conf|mk)$|(^|\/)(Makefile|Dockerfile|Rakefile|Gemfile)$/i;
+const slashComment =
+  /\.(js|mjs|cjs|jsx|ts|mts|cts|tsx|go|rs|java|kt|kts|scala|swift|c|h|cc|cpp|cxx|hh|hpp|hxx|cs|php|css|scss|less|dart)$/i;
+
+/** Whether a line is blank or only a comment in the language of `path`; null when that is unknown. */
+function commentOrBlank(path: string, line: string): boolean | null {
+  const text = line.trim();
+  if (text === "") return true;
+  if (hashComment.test(path)) return text.startsWith("#");
+  if (slashComment.test(path))
+    return text.startsWith("//") || text.startsWith("/*") || text.startsWith("*") || text.endsWith("*/");
+  return null;
+}
+
+/** A warning when the edit put only comments or blank lines where there was code, or null. */
+export function commentedOutWarning(
+  path: string,
+  oldLines: readonly string[],
+  start: number,
+  end: number,
+  replacement: readonly string[],
+): string | null {
+  const { removed, added } = changedHunk(oldLines, start, end, replacement);
+  if (added.length === 0) return null;
+  const code = removed.filter((line) => commentOrBlank(path, line) === false);
+  if (code.length === 0 || !added.every((line) => commentOrBlank(path, line) === true)) return null;
+  const shown = code[0]!.trim();
+  const example = shown.length > 60 ? `${shown.slice(0, 60)}...` : shown;
+  return `Warning: your edit replaced ${code.length} line(s) of code (e.g. \`${example}\`) with only comments or blank lines, so that code is gone. If it should stay, edit again to restore it.`;
+}

@@ -1,22 +1,49 @@
 /**
  * Every edit of both bundles goes through here: the file as it would be is checked by the syntax gate
- * on the host, and only an edit that introduces no new syntax error is written back.
+ * (Python: by the sandbox's python3, on the file written in place and restored when rejected; else on
+ * the host), and only an edit that introduces no new syntax error is kept.
  */
 import type { Sandbox } from "../../src/contracts.js";
+import { commentedOutWarning, editDiff, indentationWarning } from "./edit-feedback.js";
 import { checkEdit, type EditSpan } from "./lint/gate.js";
+import { checkersFor } from "./lint/languages.js";
+import { pythonCheckedWrite } from "./lint/sandbox-parsers.js";
 import type { SyntaxProblem } from "./lint/syntax-errors.js";
 import { newUndefinedNamesWarning } from "./lint/undefined-names.js";
 import { replaceLines, serializeTextFile, type TextFile, textOf } from "./text-file.js";
 import { renderWindow } from "./viewer.js";
 
 export type GatedWrite =
-  | { written: true; file: TextFile; checked: boolean; undefinedNames: string | null }
+  | {
+      written: true;
+      file: TextFile;
+      /** What a replacement removed and added (gatedReplace), null when it removed nothing. */
+      diff: string | null;
+      /** Lines for the model after the edit's own answer: what looks wrong, and an unchecked language. */
+      warnings: string[];
+    }
   | { written: false; errors: SyntaxProblem[]; proposed: TextFile };
 
 export const rule = "-------------------------------------------------";
 
-/** Writes `proposed` over `file` only when the gate finds no new error in the changed span. */
-export async function gatedWrite(options: {
+/**
+ * Python, when the sandbox's python3 accepted the file before the edit: it decides (and has written
+ * the file when it accepts). Null: not decided there; the file is unchanged.
+ */
+async function pythonVerdict(options: GateInput): Promise<SyntaxProblem[] | null> {
+  const isPython = checkersFor(options.relative).some(
+    (checker) => checker.kind === "tree-sitter" && checker.grammar === "python",
+  );
+  if (!isPython) return null;
+  return pythonCheckedWrite({
+    sandbox: options.sandbox,
+    absolute: options.absolute,
+    before: { text: textOf(options.file), data: serializeTextFile(options.file) },
+    after: { text: textOf(options.proposed), data: serializeTextFile(options.proposed) },
+  });
+}
+
+interface GateInput {
   sandbox: Sandbox;
   absolute: string;
   /** The path the syntax checker is chosen by. */
@@ -25,25 +52,40 @@ export async function gatedWrite(options: {
   proposed: TextFile;
   span: EditSpan;
   lint: boolean;
-}): Promise<GatedWrite> {
+}
+
+/** Writes `proposed` over `file` only when the gate finds no new error in the changed span. */
+export async function gatedWrite(options: GateInput): Promise<GatedWrite> {
   const { file, proposed } = options;
   let checked = false;
-  if (options.lint) {
-    const verdict = await checkEdit(options.relative, textOf(file), textOf(proposed), options.span);
-    if (verdict.checked && verdict.newErrors.length > 0)
-      return { written: false, errors: verdict.newErrors, proposed };
-    checked = verdict.checked;
+  const python = options.lint ? await pythonVerdict(options) : null;
+  if (python && python.length > 0) return { written: false, errors: python, proposed };
+  if (python) {
+    checked = true;
+  } else {
+    if (options.lint) {
+      const verdict = await checkEdit(options.relative, textOf(file), textOf(proposed), options.span);
+      if (verdict.checked && verdict.newErrors.length > 0)
+        return { written: false, errors: verdict.newErrors, proposed };
+      checked = verdict.checked;
+    }
+    await options.sandbox.writeFile(options.absolute, serializeTextFile(proposed));
   }
-  await options.sandbox.writeFile(options.absolute, serializeTextFile(proposed));
   // Beyond syntax: names the edit left undefined, a warning only (the edit is written either way).
   const undefinedNames = options.lint
     ? await newUndefinedNamesWarning(options.relative, textOf(file), textOf(proposed)).catch(() => null)
     : null;
-  return { written: true, file: proposed, checked, undefinedNames };
+  const warnings = [undefinedNames, options.lint && !checked ? uncheckedNote(options.relative) : null];
+  return { written: true, file: proposed, diff: null, warnings: warnings.filter(isText) };
 }
 
-/** Replaces lines start..end of `file` with `replacement`, writing only when the gate lets it pass. */
-export function gatedReplace(options: {
+const isText = (value: string | null): value is string => value !== null;
+
+/**
+ * Replaces lines start..end of `file` with `replacement`, writing only when the gate lets it pass; an
+ * accepted replacement comes with its diff and the warnings about its lines.
+ */
+export async function gatedReplace(options: {
   sandbox: Sandbox;
   absolute: string;
   relative: string;
@@ -54,11 +96,33 @@ export function gatedReplace(options: {
   lint: boolean;
 }): Promise<GatedWrite> {
   const { file, start, end, replacement } = options;
-  return gatedWrite({
+  const result = await gatedWrite({
     ...options,
     proposed: replaceLines(file, start, end, replacement),
     span: { start, end, newLineCount: replacement.length },
   });
+  if (!result.written) return result;
+  const own = [
+    commentedOutWarning(options.relative, file.lines, start, end, replacement),
+    indentationWarning(file.lines, start, end, replacement),
+  ];
+  return {
+    ...result,
+    diff: editDiff(file.lines, start, end, replacement),
+    warnings: [...own.filter(isText), ...result.warnings],
+  };
+}
+
+/** Errors shown in a rejection, nearest the edit first (the gate sorts them); the rest are counted. */
+const shownErrors = 5;
+
+function errorLines(errors: readonly SyntaxProblem[]): string[] {
+  const lines = errors
+    .slice(0, shownErrors)
+    .map((error) => `- ${error.line}:${error.column}: ${error.message}`);
+  const more = errors.length - shownErrors;
+  if (more > 0) lines.push(`- (${more} more, further from your edit)`);
+  return lines;
 }
 
 /** The rejection text of SWE-agent, with the new errors, the edit as it would have looked and the original. */
@@ -90,7 +154,7 @@ export function rejectionMessage(options: {
     "Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.",
     "",
     "ERRORS:",
-    ...options.errors.map((error) => `- ${error.line}:${error.column}: ${error.message}`),
+    ...errorLines(options.errors),
     "",
     "This is how your edit would have looked if applied",
     rule,

@@ -29,9 +29,9 @@ export interface Episode {
   saved: () => Promise<Trajectory>;
 }
 
-export async function startEnvironment() {
+export async function startEnvironment(aci?: Record<string, unknown>) {
   const sandbox = await provider.create({ sourceDir: calcRepo, jobId: "agent-test" });
-  const config = await loadConfig();
+  const config = await loadConfig(aci ? { overrides: { aci } } : {});
   const environment = await createEnvironment({ sandbox, config: config.aci });
   return { sandbox, environment, config };
 }
@@ -39,6 +39,8 @@ export async function startEnvironment() {
 export async function runEpisode(options: {
   model: Model | string;
   agent?: AgentConfigInput | Record<string, unknown>;
+  /** Overrides of the aci section, e.g. `{ bundle: "editor" }`. */
+  aci?: Record<string, unknown>;
   gate?: (sandbox: Sandbox) => Gate;
   testCommand?: string;
   signal?: AbortSignal;
@@ -47,7 +49,7 @@ export async function runEpisode(options: {
   onPath?: (path: string) => void;
   cleanup: Sandbox[];
 }): Promise<Episode> {
-  const { sandbox, environment } = await startEnvironment();
+  const { sandbox, environment } = await startEnvironment(options.aci);
   options.cleanup.push(sandbox);
   const config = await loadConfig(options.agent ? { overrides: { agent: options.agent } } : {});
   const model =

@@ -76,7 +76,26 @@ export function newProblems(
   return fresh;
 }
 
-/** Checks an edit of `filePath` from `before` to `after` (LF text). */
+/** Distance in lines from a problem to the edited lines (new numbering); 0 inside them. */
+function distance(problem: SyntaxProblem, span: EditSpan): number {
+  const first = span.start;
+  const last = span.start + Math.max(span.newLineCount, 1) - 1;
+  const top = problem.line;
+  const bottom = Math.max(problem.endLine ?? problem.line, problem.line);
+  if (bottom < first) return first - bottom;
+  if (top > last) return top - last;
+  return 0;
+}
+
+/** The problems nearest the edited lines first (then in file order): they are the edit's own. */
+function nearestFirst(problems: readonly SyntaxProblem[], span: EditSpan): SyntaxProblem[] {
+  return problems
+    .map((problem, index) => ({ problem, index, away: distance(problem, span) }))
+    .sort((a, b) => a.away - b.away || a.index - b.index)
+    .map((entry) => entry.problem);
+}
+
+/** Checks an edit of `filePath` from `before` to `after` (LF text) on the host. */
 export async function checkEdit(
   filePath: string,
   before: string,
@@ -94,7 +113,7 @@ export async function checkEdit(
     const verdict: GateVerdict = {
       checked: true,
       language: checkerLabel(checker),
-      newErrors: newProblems(old, now, span),
+      newErrors: nearestFirst(newProblems(old, now, span), span),
     };
     if (verdict.newErrors.length === 0) return verdict;
     first ??= verdict;

@@ -8,6 +8,8 @@ export interface SyntaxProblem {
   line: number;
   /** 1-based. */
   column: number;
+  /** Last line the problem covers (an error node can span many), when it is not `line`. */
+  endLine?: number | undefined;
   /** Stable kind used to match an error before and after an edit. */
   kind: string;
   message: string;
@@ -38,6 +40,7 @@ function bracketHint(text: string): string {
 
 interface ErrorNode {
   type: string;
+  endPosition: { row: number; column: number };
   isError: boolean;
   isMissing: boolean;
   hasError: boolean;
@@ -48,12 +51,22 @@ interface ErrorNode {
 
 function collectTreeErrors(node: ErrorNode, out: SyntaxProblem[]): void {
   if (out.length >= maxProblems) return;
-  const at = { line: node.startPosition.row + 1, column: node.startPosition.column + 1 };
+  const at = {
+    line: node.startPosition.row + 1,
+    column: node.startPosition.column + 1,
+    endLine: node.endPosition.row + 1,
+  };
   if (node.isMissing) {
     out.push({ ...at, kind: `missing ${node.type}`, message: `missing \`${node.type}\`` });
     return;
   }
   if (node.isError) {
+    // Error recovery can wrap a whole function (or file) in one ERROR node; the errors nested in it
+    // are where the parser really stopped, so they are reported instead of the wrapper's first line.
+    const found = out.length;
+    if (node.endPosition.row > node.startPosition.row)
+      for (const child of node.children) if (child?.hasError) collectTreeErrors(child, out);
+    if (out.length > found) return;
     const near = snippet(node.text);
     const message = near ? `unexpected \`${near}\`${bracketHint(node.text)}` : "syntax error";
     out.push({ ...at, kind: "error", message });

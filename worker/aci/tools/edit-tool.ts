@@ -1,14 +1,8 @@
 /** `edit START:END` replaces an inclusive line range of the open file, through the syntax gate. */
 import { z } from "zod";
-import {
-  anchorMatches,
-  anchorMismatch,
-  editedRegion,
-  indentationWarning,
-  updatedMessage,
-} from "../edit-feedback.js";
+import { anchorMatches, anchorMismatch, editedRegion, updatedMessage } from "../edit-feedback.js";
 import { readFailureMessage, readTextFile } from "../files.js";
-import { gatedReplace, rejectionMessage, uncheckedNote } from "../gated-write.js";
+import { gatedReplace, rejectionMessage } from "../gated-write.js";
 import { splitReplacement } from "../text-file.js";
 import { type AciRuntime, type AciTool, defineTool, integerArg, observation, stringArg } from "../tool.js";
 import { windowStartAround } from "../viewer.js";
@@ -16,9 +10,12 @@ import { windowStartAround } from "../viewer.js";
 const markerNote =
   "(The last line of replacement_text was end_of_edit, the end marker of the text-mode syntax; it was left out of the file. With function calls, replacement_text holds only the new lines.)";
 
-/** A function-calling model may copy the text syntax's terminator into the argument; it is never content. */
+/**
+ * A function-calling model may copy the text syntax's terminator into the argument (indented like the
+ * code, or with the closing fence after it); it is never content.
+ */
 function withoutEndMarker(text: string): { text: string; markerDropped: boolean } {
-  const match = /(^|\n)end_of_edit\s*$/.exec(text);
+  const match = /(^|\n)[ \t]*end_of_edit[ \t]*(\r?\n[ \t]*```[ \t]*)?\s*$/.exec(text);
   if (!match) return { text, markerDropped: false };
   return { text: text.slice(0, match.index + match[1]!.length), markerDropped: true };
 }
@@ -87,14 +84,9 @@ export function editTool(runtime: AciRuntime): AciTool {
       }
       const lines = result.file.lines;
       context.state.windowStart = windowStartAround(start, lines.length, runtime.config.window);
-      const parts = [
-        editedRegion(open, lines, start, replacement.length),
-        updatedMessage(start, replacement.length),
-      ];
-      const indentation = indentationWarning(read.file.lines, start, end, replacement);
-      if (indentation) parts.push(indentation);
-      if (result.undefinedNames) parts.push(result.undefinedNames);
-      if (runtime.config.lint && !result.checked) parts.push(uncheckedNote(open));
+      const parts = [editedRegion(open, lines, start, replacement.length)];
+      if (result.diff) parts.push(result.diff);
+      parts.push(updatedMessage(start, replacement.length), ...result.warnings);
       if (markerDropped) parts.push(markerNote);
       return observation(parts.join("\n"));
     },

@@ -3,9 +3,8 @@
  * syntax gate, the rejection text in this bundle's words, and the history `undo_edit` walks back.
  */
 import type { ToolContext } from "../../../src/contracts.js";
-import { indentationWarning } from "../edit-feedback.js";
 import { readFailureMessage, readTextFile } from "../files.js";
-import { gatedReplace, rejectionMessage, uncheckedNote } from "../gated-write.js";
+import { gatedReplace, rejectionMessage } from "../gated-write.js";
 import { outsideRepositoryMessage, type RepoPath, resolveRepoPath } from "../paths.js";
 import type { TextFile } from "../text-file.js";
 import type { AciRuntime } from "../tool.js";
@@ -70,20 +69,6 @@ export function editorRejection(tool: EditorTool, options: Parameters<typeof rej
   ].join("\n");
 }
 
-/** Notes after a written edit: no checker for the language, indentation unlike the file's, undefined names. */
-export function writtenNotes(
-  runtime: AciRuntime,
-  relative: string,
-  result: { checked: boolean; undefinedNames: string | null },
-  indentation: string | null = null,
-): string {
-  return (
-    (runtime.config.lint && !result.checked ? `\n${uncheckedNote(relative)}` : "") +
-    (indentation ? `\n${indentation}` : "") +
-    (result.undefinedNames ? `\n${result.undefinedNames}` : "")
-  );
-}
-
 /** Replaces lines start..end through the gate; on success the file becomes the open file. */
 export async function gatedEdit(
   runtime: AciRuntime,
@@ -108,6 +93,6 @@ export async function gatedEdit(
     return { ok: false, message: editorRejection(tool, { ...options, newLineCount: replacement.length }) };
   }
   context.state.openFile = target.relative;
-  const indentation = indentationWarning(file.lines, start, end, replacement);
-  return { ok: true, file: result.file, note: writtenNotes(runtime, target.relative, result, indentation) };
+  const note = [result.diff, ...result.warnings].map((line) => (line ? `\n${line}` : "")).join("");
+  return { ok: true, file: result.file, note };
 }

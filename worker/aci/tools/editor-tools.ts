@@ -10,7 +10,7 @@ import { gatedWrite } from "../gated-write.js";
 import { outsideRepositoryMessage } from "../paths.js";
 import { parseTextFile, splitReplacement } from "../text-file.js";
 import { type AciRuntime, type AciTool, defineTool, integerArg, observation, stringArg } from "../tool.js";
-import { editorRejection, gatedEdit, locate, readForEdit, remember, writtenNotes } from "./editor-edit.js";
+import { editorRejection, gatedEdit, locate, readForEdit, remember } from "./editor-edit.js";
 import { catN, outputLimits, pythonList, viewTool } from "./editor-view.js";
 import { missExplanation } from "./str-replace-miss.js";
 
@@ -66,7 +66,7 @@ function createTool(runtime: AciRuntime): AciTool {
       remember(runtime, absolute, Buffer.alloc(0));
       context.state.openFile = relative;
       return observation(
-        `File created successfully at: ${absolute}${writtenNotes(runtime, relative, result)}`,
+        `File created successfully at: ${absolute}${result.warnings.map((line) => `\n${line}`).join("")}`,
       );
     },
   });
