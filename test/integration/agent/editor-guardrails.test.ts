@@ -151,6 +151,9 @@ describe.each(formats)("editor bundle guardrails, replayed (%s)", (format) => {
         "     7\t\t\tresult += value or 0",
         catLines("app/tabbed.py", 8, 10),
         "Review the changes and make sure they are as expected. Edit the file again if necessary.",
+        "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+        "-7:\t\tresult += value",
+        "+7:\t\tresult += value or 0",
         footer("app/tabbed.py"),
       ].join("\n"),
     ]);
@@ -167,6 +170,9 @@ describe.each(formats)("editor bundle guardrails, replayed (%s)", (format) => {
         "   304\t    return value * 100.0",
         catLines("app/long.py", 305, 307),
         "Review the changes and make sure they are as expected. Edit the file again if necessary.",
+        "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+        "-304:    return value * 100",
+        "+304:    return value * 100.0",
         footer("app/long.py"),
       ].join("\n"),
     );

@@ -156,12 +156,14 @@ describe("limits end the run with their own status and keep the diff", () => {
   });
 
   it("wall time (checked before the next model call, after a command that slept past it)", async () => {
+    // A quick edit (sed, no syntax check), then a 4 s sleep that outlasts the 2 s limit.
     const { trajectory } = await runEpisode({
-      model: "edit-then-browse.jsonl",
-      agent: { limits: { maxWallTimeSeconds: 0.5 } },
+      model: "sed-then-sleep.jsonl",
+      agent: { limits: { maxWallTimeSeconds: 2 } },
       cleanup: sandboxes,
     });
     expect(trajectory.info.exit_status).toBe("submitted (exit_time)");
+    expect(trajectory.trajectory).toHaveLength(2);
     expect(trajectory.trajectory.at(-1)!.observation).toContain("slept");
     expect(trajectory.info.submission).toContain("+        return 0");
   });
