@@ -15,6 +15,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { type Duplex, PassThrough, type Readable, Writable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 import Docker from "dockerode";
 import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
@@ -159,7 +160,7 @@ async function attachShell(
         } catch {
           return resolve(null);
         }
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
       resolve(null);
     };
@@ -408,7 +409,7 @@ export class DockerSandbox extends SessionSandbox {
         () => "",
       );
       if (out.includes("remaining 0")) return true;
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
     return false;
   }
@@ -577,7 +578,7 @@ async function exportWithTar(
       const info = await exec.inspect().catch(() => null);
       if (!info) return null;
       if (!info.Running) return info.ExitCode ?? null;
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     return null;
   };
@@ -620,7 +621,7 @@ export async function removeSandboxResources(
         if (isNotFound(error)) return;
         // The container's removal may still hold it for a moment.
         if (attempt >= 20) throw error;
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
     }
   }

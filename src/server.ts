@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { createNodeMiddleware, Probot, run } from "probot";
 import { agentFixApp } from "./app.js";
@@ -118,7 +119,7 @@ async function health(queue: FixQueue, res: ServerResponse): Promise<void> {
       () => "ok",
       () => "down",
     ),
-    new Promise<string>((resolve) => setTimeout(() => resolve("timeout"), 2_000).unref()),
+    sleep(2_000, "timeout", { ref: false }),
   ]);
   const ok = redis === "ok";
   res.writeHead(ok ? 200 : 503, { "content-type": "application/json" });

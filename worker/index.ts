@@ -7,6 +7,7 @@
  * often, or it was removed while a dead worker held it) gets its final status from whichever worker
  * process is alive.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { type Job, QueueEvents, WaitingError, Worker } from "bullmq";
 import { exitOnSignals } from "../src/process-signals.js";
@@ -182,7 +183,7 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
       if (reaper) clearInterval(reaper);
       await worker.pause(true);
       const all = Promise.allSettled([...running.values()]);
-      const timedOut = await Promise.race([all.then(() => false), delay(graceMs).then(() => true)]);
+      const timedOut = await Promise.race([all.then(() => false), sleep(graceMs, true, { ref: false })]);
       if (timedOut) {
         log(`grace period over: handing ${running.size} run(s) back to the queue`);
         worker.cancelAllJobs(SHUTDOWN_REASON);
@@ -225,10 +226,6 @@ async function handBack(job: Job<FixJobData>, token: string | undefined, log: (m
   } catch (error) {
     log(`job ${job.id} not handed back (${String(error)}): it moves on once its lock lapses`);
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 export interface StartedWorker {

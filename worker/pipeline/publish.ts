@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Trajectory } from "../../src/contracts.js";
 import {
   createStatusComment,
@@ -112,7 +113,7 @@ async function editWithRetries(edit: () => Promise<void>): Promise<boolean> {
       console.error(
         `[worker] status comment edit ${attempt} of ${FINAL_EDIT_ATTEMPTS} failed: ${githubMessage(error)}`,
       );
-      if (attempt < FINAL_EDIT_ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
+      if (attempt < FINAL_EDIT_ATTEMPTS) await sleep(attempt * 1000);
     }
   }
   return false;

@@ -3,7 +3,9 @@
  * quickly) was refused as a duplicate of the still-active job, so once the cancelled job has left the
  * active state the issue is looked at again and re-queued if it still asks for a run.
  */
+
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ProbotOctokit } from "probot";
 import { updateStatusComment } from "../../src/github/index.js";
 import { enqueueFix, type FixJobData, type FixQueue, fixJobId } from "../../src/queue/index.js";
@@ -30,7 +32,7 @@ export function requeueAfterCancel(options: RequeueAfterCancelOptions) {
       for (let i = 0; i < 100; i++) {
         const state = await producer.queue.getJobState(jobId);
         if (state !== "active") break;
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
       const { data: issue } = await octokit.rest.issues.get({
         owner: job.owner,

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, UnrecoverableError } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -208,11 +209,11 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     await once(child, "exit");
     // BullMQ refuses to remove a locked job: wait for the dead worker's lock to lapse.
     const lockKey = `${prefix}:fix:${queued.jobId}:lock`;
-    while ((await redis.exists(lockKey)) === 1) await new Promise((r) => setTimeout(r, 100));
+    while ((await redis.exists(lockKey)) === 1) await sleep(100);
     expect(await fixQueue.queue.getJobState(queued.jobId)).toBe("active");
     await fixQueue.queue.remove(queued.jobId);
     await final;
-    await new Promise((r) => setTimeout(r, 300)); // room for a second (wrong) finalization to show
+    await sleep(300); // room for a second (wrong) finalization to show
     expect(finalized).toHaveLength(1);
     expect(finalized[0]?.abandonment).toEqual({ kind: "removed" });
     expect(finalized[0]?.job).toMatchObject({ issueNumber: 7, statusCommentId: 77, owner: "octo" });
@@ -242,7 +243,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     await enqueueFix(fixQueue, jobData(8));
     await enqueueFix(fixQueue, jobData(9));
     await bothEnded;
-    await new Promise((r) => setTimeout(r, 300)); // room for a finalization of issue 8 to show
+    await sleep(300); // room for a finalization of issue 8 to show
     expect(finalized).toEqual([
       {
         job: expect.objectContaining({ issueNumber: 9 }),
