@@ -133,14 +133,6 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-/** Installs SIGTERM/SIGINT handlers that close `target` once, then exit 0 (see process-signals.ts). */
-export function closeOnSignals(
-  target: { close(): Promise<void> },
-  log: (message: string) => void = console.log,
-): void {
-  exitOnSignals(() => target.close(), { log });
-}
-
 /** Entry: the app server, or Probot's manifest flow when the app is not registered yet. */
 export async function main(): Promise<void> {
   const env = parseEnv();
@@ -151,7 +143,7 @@ export async function main(): Promise<void> {
   }
   const app = await startAppServer(env);
   app.probot.log.info(`agent-fix listening on ${app.url}${env.WEBHOOK_PATH}`);
-  closeOnSignals(app, (message) => app.probot.log.info(message));
+  exitOnSignals(() => app.close(), { log: (message) => app.probot.log.info(message) });
 }
 
 const invokedDirectly =
