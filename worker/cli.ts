@@ -72,10 +72,7 @@ async function run(options: RunOptions): Promise<number> {
   const issue = await readIssue(options.issue);
   const model = await createModel(options.model, {
     config: config.model,
-    onRetry: (event) =>
-      print(
-        `  model API failed (${(event.error as Error).message}); retry ${event.attempt} in ${event.delayMs} ms`,
-      ),
+    onRetry: (event) => print(`  model API failed (${event.reason}); retry ${event.attempt}`),
   });
   const repo = await resolveRepo(options.repo);
   const id = runId(repo.name);
