@@ -5,6 +5,7 @@
  */
 import type { Sandbox, Trajectory } from "../../src/contracts.js";
 import type { LeftWork } from "../../src/github/left-work.js";
+import type { Logger } from "../log.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
@@ -23,6 +24,7 @@ export interface AgentPhaseInput {
     signal: AbortSignal;
     /** Setup's secrets: unfinished work holding one of their values is not shown. */
     setupSecrets: Record<string, string>;
+    logger?: Logger | undefined;
     status: {
       progress(phase: Phase, info?: { step?: number; maxSteps?: number }): Promise<void>;
       failed(reason: string, trajectory?: Trajectory, work?: LeftWork): Promise<void>;
@@ -88,6 +90,7 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
       secrets: input.setupSecrets,
       signal,
       onTesting: () => void status.progress("testing").catch(() => {}),
+      logger: input.logger,
     });
     phase.onAgentDone();
     phase.lap("sandbox");

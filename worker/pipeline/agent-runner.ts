@@ -8,7 +8,9 @@ import type { AgentConfig } from "../../src/config/agent.js";
 import { createEnvironment } from "../aci/index.js";
 import { type AgentFixConfig, loadConfig } from "../agent/config-file.js";
 import { runAgent } from "../agent/index.js";
+import type { Logger } from "../log.js";
 import { createModel } from "../model/index.js";
+import type { RetryEvent } from "../model/retry.js";
 import type { AgentRunner } from "./agent.js";
 import { checkModelChoice, replayModelRefused } from "./repo-rules.js";
 
@@ -35,6 +37,8 @@ export interface AgentWiring {
    */
   allowRepoReplay?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** The job's logger: model API retries are logged. */
+  logger?: Logger;
 }
 
 /** The agent loop over the ACI, with the repository's model, limits and tool bundle applied. */
@@ -62,6 +66,7 @@ export async function createAgentRunner(
   const model = await createModel(wiring.modelOverride ?? repo.model, {
     config: operator.model,
     ...(wiring.env ? { env: wiring.env } : {}),
+    ...(wiring.logger ? { onRetry: modelRetryLog(wiring.logger) } : {}),
   });
   const agentConfig: AgentConfig = {
     ...operator.agent,
@@ -90,4 +95,8 @@ export async function createAgentRunner(
       onStep: (event) => input.onStep({ step: event.step, entry: event.entry }),
     });
   };
+}
+
+function modelRetryLog(logger: Logger) {
+  return (event: RetryEvent) => logger.warn(`model API failed (${event.reason}); retry ${event.attempt}`);
 }

@@ -11,6 +11,7 @@ import { AgentFixError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { type FixJobData, parseFixJobData } from "../../src/queue/index.js";
+import { createWorkerLogger, jobLogger, type Logger } from "../log.js";
 import type { AgentRunner } from "./agent.js";
 import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
@@ -62,15 +63,17 @@ export interface ProcessorDeps {
    */
   afterCancel?(job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined;
   workRoot?: string;
-  log?: (message: string) => void;
+  /** The process's logger; each job logs through a child of it (jobLogger). */
+  logger?: Logger;
   /** Tested, pushed changes whose publishing failed: the job's next attempt only publishes them. */
   pendingPublishes?: PendingPublishStore;
 }
 
 export function createFixProcessor(deps: ProcessorDeps) {
-  const log = deps.log ?? ((message: string) => console.log(`[worker] ${message}`));
+  const logger = deps.logger ?? createWorkerLogger();
   return async function processFixJob(job: Job<FixJobData>, signal: AbortSignal): Promise<JobResult> {
     const data = parseFixJobData(job.data);
+    const log = jobLogger(logger, data, job.id);
     // Every token of the run is for its one repository, and revoked when the run ends.
     const credentials = deps.auth.forRun(data.installationId, data.repoId);
     let revokeAfter: Promise<void> | undefined;
@@ -79,7 +82,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
       if (pending) revokeAfter = pending; // it still uses the API client: revoke once it is done
     };
     try {
-      return await processWith(job, data, credentials, signal, afterCancel);
+      return await processWith(job, data, credentials, signal, afterCancel, log);
     } finally {
       if (revokeAfter) void revokeAfter.finally(() => credentials.revoke());
       else await credentials.revoke();
@@ -92,6 +95,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
     credentials: RunCredentials,
     signal: AbortSignal,
     afterCancel: (octokit: ProbotOctokit) => void,
+    log: Logger,
   ): Promise<JobResult> {
     const jobId = job.id ?? "";
     const octokit = await credentials.octokit().catch((error: unknown) => {
@@ -110,13 +114,16 @@ export function createFixProcessor(deps: ProcessorDeps) {
         throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
       });
       const pending = deps.pendingPublishes;
-      const kept = await pending?.take(pendingRun(job)).catch(() => null);
+      const kept = await pending?.take(pendingRun(job)).catch((err: unknown) => {
+        log.warn({ err }, "the change kept from a previous attempt could not be read: running anew");
+        return null;
+      });
       const publisher = pending
         ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingRun(job))
         : deps.publisher(octokit, data, run);
-      if (kept) log(`job ${jobId}: publishing the change kept from the previous attempt`);
+      if (kept) log.info("publishing the change kept from the previous attempt");
       const outcome = kept
-        ? await publishOnly({ draft: kept, publisher, status, requestedBy: data.requestedBy })
+        ? await publishOnly({ draft: kept, publisher, status, requestedBy: data.requestedBy, logger: log })
         : await runFix({
             jobId,
             issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
@@ -140,6 +147,7 @@ export function createFixProcessor(deps: ProcessorDeps) {
             publisher,
             status,
             signal,
+            logger: log,
             ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
             // Review runs: the pull request's branch, and the issue plus the review as the task.
             ...(data.trigger === "review"
@@ -155,10 +163,14 @@ export function createFixProcessor(deps: ProcessorDeps) {
                 )
               : {}),
           });
-      log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
+      log.info(`${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
       // A cancel that came as the run finished found nothing left to stop, and a start right after it
       // was refused as a duplicate of this still-active job: look at the issue again once it is done.
-      if (await deps.pendingCancel(jobId).catch(() => null)) afterCancel(octokit);
+      const lateCancel = await deps.pendingCancel(jobId).catch((err: unknown) => {
+        log.warn({ err }, "could not check for a cancel that came as the run finished");
+        return null;
+      });
+      if (lateCancel) afterCancel(octokit);
       return {
         kind: outcome.kind,
         ...(outcome.kind === "pull_request"
@@ -173,11 +185,11 @@ export function createFixProcessor(deps: ProcessorDeps) {
         (signal.aborted ? decodeAbortReason(signal.reason) : null);
       if (abort?.kind === "shutdown") {
         // Not cancelled: the worker puts the job back in the queue for another worker.
-        await finalStatus(() => status.progress("queued", { note: HANDED_BACK_NOTE }));
+        await finalStatus(() => status.progress("queued", { note: HANDED_BACK_NOTE }), log);
         throw new RunHandedBack();
       }
       if (abort) {
-        const written = await finalStatus(() => status.cancelled(abort.by));
+        const written = await finalStatus(() => status.cancelled(abort.by), log);
         afterCancel(octokit);
         const cancelled = new UnrecoverableError(`cancelled by ${abort.by}`);
         throw written ? markStatusFinal(cancelled) : cancelled;
@@ -186,11 +198,13 @@ export function createFixProcessor(deps: ProcessorDeps) {
       if (wrapped instanceof UnrecoverableError) {
         // Unmarked when the update failed: the worker's 'failed' listener tries again.
         // Error messages can quote the model's diff (file names): no live mentions or keywords.
-        if (await finalStatus(() => status.failed(neutralise(describe(error))))) markStatusFinal(wrapped);
+        if (await finalStatus(() => status.failed(neutralise(describe(error))), log))
+          markStatusFinal(wrapped);
       } else {
-        log(`job ${jobId}: retrying after ${describe(error)}`);
-        await finalStatus(() =>
-          status.progress("cloning", { note: `Retrying after a transient error: ${describe(error)}` }),
+        log.warn(`retrying after ${describe(error)}`);
+        await finalStatus(
+          () => status.progress("cloning", { note: `Retrying after a transient error: ${describe(error)}` }),
+          log,
         );
       }
       throw wrapped;
@@ -224,11 +238,11 @@ export function runName(job: FixJobData, now = Date.now()): string {
 }
 
 /** A status update must never hide the run's real error. Whether it was written. */
-async function finalStatus(update: () => Promise<void>): Promise<boolean> {
+async function finalStatus(update: () => Promise<void>, log: Logger): Promise<boolean> {
   return update().then(
     () => true,
-    (error: unknown) => {
-      console.error(`[worker] status comment update failed: ${String(error)}`);
+    (err: unknown) => {
+      log.error({ err }, "status comment update failed");
       return false;
     },
   );

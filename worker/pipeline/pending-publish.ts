@@ -6,6 +6,7 @@
  */
 import { isRetryable } from "../../src/errors.js";
 import type { QueueNames } from "../../src/queue/index.js";
+import type { Logger } from "../log.js";
 import { publishPullRequest } from "./publish-step.js";
 import type { RunOutcome } from "./run.js";
 import type { Publisher, PullRequestDraft, StatusReporter } from "./types.js";
@@ -70,6 +71,7 @@ export async function publishOnly(input: {
   publisher: Publisher;
   status: StatusReporter;
   requestedBy: string;
+  logger?: Logger | undefined;
 }): Promise<RunOutcome> {
   const started = Date.now();
   void input.status.progress("publishing").catch(() => {});

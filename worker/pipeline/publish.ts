@@ -14,6 +14,7 @@ import {
 } from "../../src/github/index.js";
 import { analyseTestChanges } from "../../src/github/test-changes.js";
 import type { FixJobData } from "../../src/queue/index.js";
+import { createWorkerLogger, type Logger } from "../log.js";
 import type { PublishedPullRequest, Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /** Attempts at the final status edit before a new comment carries it instead. */
@@ -34,9 +35,12 @@ export function githubStatusReporter(
     /** Whether the run has written its trajectory yet: a run that wrote none links none. */
     trajectoryWritten?: () => boolean;
     testsBefore?: () => boolean | undefined;
+    /** The job's logger: failed edits of the final status are logged. */
+    logger?: Logger;
   } = {},
 ): StatusReporter {
   const repo = { owner: job.owner, repo: job.repo };
+  const logger = options.logger ?? createWorkerLogger();
   const link = () =>
     options.trajectoryUrl && (options.trajectoryWritten?.() ?? true) ? options.trajectoryUrl : undefined;
   const contextNow = () => {
@@ -55,12 +59,13 @@ export function githubStatusReporter(
       } else if (view.kind === "progress") {
         await updateStatusComment(api, repo, commentId, view, context);
       } else if (
-        !(await editWithRetries(() => updateStatusComment(api, repo, commentId ?? 0, view, context)))
+        !(await editWithRetries(() => updateStatusComment(api, repo, commentId ?? 0, view, context), logger))
       ) {
         // The comment cannot be edited (e.g. 403 on every edit): the final status must still show.
         commentId = await createStatusComment(api, issue, view, context);
       }
     });
+    // The caller gets the failure through `next`; the chain only has to keep going.
     queue = next.catch(() => {});
     return next;
   };
@@ -104,14 +109,14 @@ export function githubStatusReporter(
 }
 
 /** Whether `edit` succeeded within a few attempts (1 s, then 2 s apart). */
-async function editWithRetries(edit: () => Promise<void>): Promise<boolean> {
+async function editWithRetries(edit: () => Promise<void>, logger: Logger): Promise<boolean> {
   for (let attempt = 1; attempt <= FINAL_EDIT_ATTEMPTS; attempt++) {
     try {
       await edit();
       return true;
     } catch (error) {
-      console.error(
-        `[worker] status comment edit ${attempt} of ${FINAL_EDIT_ATTEMPTS} failed: ${githubMessage(error)}`,
+      logger?.warn(
+        `status comment edit ${attempt} of ${FINAL_EDIT_ATTEMPTS} failed: ${githubMessage(error)}`,
       );
       if (attempt < FINAL_EDIT_ATTEMPTS) await sleep(attempt * 1000);
     }

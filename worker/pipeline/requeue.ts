@@ -9,12 +9,14 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ProbotOctokit } from "probot";
 import { updateStatusComment } from "../../src/github/index.js";
 import { enqueueFix, type FixJobData, type FixQueue, fixJobId } from "../../src/queue/index.js";
+import { jobLogger, type Logger } from "../log.js";
 
 export interface RequeueAfterCancelOptions {
   /** The producer side of the fix queue. */
   producer: FixQueue;
   /** The label that starts a run (AGENT_FIX_LABEL). */
   label: string;
+  logger: Logger;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface RequeueAfterCancelOptions {
  * when `octokit` is no longer used (its token is revoked then).
  */
 export function requeueAfterCancel(options: RequeueAfterCancelOptions) {
-  const { producer, label } = options;
+  const { producer, label, logger } = options;
   return (job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined => {
     // A cancelled review run is not redone as an issue run (that would replace the reviewed branch).
     if (job.trigger === "review") return undefined;
@@ -51,6 +53,8 @@ export function requeueAfterCancel(options: RequeueAfterCancelOptions) {
           { requestedBy: job.requestedBy },
         );
       }
-    })().catch((error: unknown) => console.error(`[worker] re-check after cancel failed: ${String(error)}`));
+    })().catch((err: unknown) =>
+      jobLogger(logger, job, jobId).error({ err }, "re-check after cancel failed"),
+    );
   };
 }

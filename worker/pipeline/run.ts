@@ -7,6 +7,7 @@ import { runAgentPhase } from "./agent-phase.js";
 
 export { explainNoPullRequest } from "./agent-phase.js";
 
+import type { Logger } from "../log.js";
 import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { makeCheckoutRoot } from "./checkout-dirs.js";
@@ -59,6 +60,8 @@ export interface RunInput {
   existingBranch?: string;
   /** The commit's first line when not the title (review runs). */
   commitTitle?: string;
+  /** The job's logger. */
+  logger?: Logger | undefined;
 }
 
 /** Milliseconds spent in each step (for logs and bench/pipeline.ts). */
@@ -199,6 +202,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       draft,
       requestedBy: input.requestedBy,
       alongside: disposal,
+      logger: input.logger,
     });
     lap("publish");
     return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings };

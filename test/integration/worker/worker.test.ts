@@ -17,6 +17,7 @@ import {
 import { type FixWorker, startFixWorker } from "../../../worker/index.js";
 import { type AbortReason, decodeAbortReason } from "../../../worker/pipeline/cancel.js";
 import { type Abandonment, markStatusFinal } from "../../../worker/pipeline/final-status.js";
+import { silentLogger } from "../../support/logs.js";
 import { redisUrl, requireRedis } from "../../support/services.js";
 
 const redisUp = await requireRedis();
@@ -98,7 +99,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
       process,
       // Short checks so a dead worker's lapsed lock is noticed quickly.
       stalledIntervalMs: 500,
-      log: () => {},
+      logger: silentLogger(),
       ...options,
     });
     workers.push(started);
