@@ -158,7 +158,7 @@ async function attachShell(
           const info = await exec.inspect();
           if (!info.Running) return resolve(info.ExitCode ?? null);
         } catch {
-          return resolve(null);
+          return resolve(null); // the exec is gone with its container: exit code unknown
         }
         await sleep(20);
       }
@@ -273,6 +273,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       sandbox.startupPhases = phases;
       return sandbox;
     } catch (error) {
+      // The start's error is the one to report; a container left behind is the reaper's.
       await sandbox.dispose().catch(() => undefined);
       if (error instanceof SandboxError) throw error;
       throw new SandboxError(`cannot start the sandbox: ${(error as Error).message}`, {
@@ -336,7 +337,7 @@ export class DockerSandbox extends SessionSandbox {
       spawn: () => attachShell(docker, container, helpers.files),
       init: FILE_INIT,
       killShell: async (pid) => {
-        await this.controlRun(`kill -KILL ${pid}`, 10_000).catch(() => "");
+        await this.controlRun(`kill -KILL ${pid}`, 10_000).catch(() => ""); // a shell already gone
       },
     });
     this.agent = new ShellSession({
@@ -416,6 +417,7 @@ export class DockerSandbox extends SessionSandbox {
 
   protected override async oomKilledSinceLastCheck(): Promise<boolean> {
     if (this.oomCount < 0 || this.disposed) return false;
+    // Unreadable counts as "cannot tell" (-1): the command's own result stands.
     const now = Number.parseInt((await this.controlRun("__af_oom", 10_000).catch(() => "-1")).trim(), 10);
     if (!Number.isFinite(now) || now < 0) return false;
     const killed = now > this.oomCount;
@@ -426,6 +428,7 @@ export class DockerSandbox extends SessionSandbox {
   /** When a command failed for want of space, whether the workspace is what is full. */
   protected override async workspaceNote(output: string): Promise<string | undefined> {
     if (this.disposed || !/No space left on device/i.test(output)) return undefined;
+    // Unreadable: no note, the command's own "No space left" stands.
     const [used = 0] = (await this.controlRun("__af_usage", 10_000).catch(() => "0 0"))
       .trim()
       .split(" ")
@@ -575,7 +578,7 @@ async function exportWithTar(
   tarOut.pipe(archive, { end: false });
   const exitStatus = async (): Promise<number | null> => {
     for (let i = 0; i < 50; i++) {
-      const info = await exec.inspect().catch(() => null);
+      const info = await exec.inspect().catch(() => null); // gone: exit status unknown
       if (!info) return null;
       if (!info.Running) return info.ExitCode ?? null;
       await sleep(20);

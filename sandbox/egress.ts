@@ -81,7 +81,7 @@ export function hostResolvers(file = "/etc/resolv.conf"): string[] {
   try {
     text = readFileSync(file, "utf8");
   } catch {
-    return [];
+    return []; // no such file on this host: no entries from it
   }
   return [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)]
     .map((m) => m[1]!)

@@ -235,7 +235,7 @@ export class ShellSession {
 
   private serialize<T>(task: () => Promise<T>): Promise<T> {
     const next = this.chain.then(task, task);
-    this.chain = next.catch(() => undefined);
+    this.chain = next.catch(() => undefined); // the caller gets the error through `next`
     return next;
   }
 
@@ -245,7 +245,7 @@ export class ShellSession {
     if (old) {
       this.proc = undefined;
       if (!this.dead && this.options.killShell)
-        await this.options.killShell(this.shellPid).catch(() => undefined);
+        await this.options.killShell(this.shellPid).catch(() => undefined); // best effort: destroyed next
       old.destroy();
     }
     this.dead = true;
@@ -404,6 +404,7 @@ export class ShellSession {
       const escalate = async () => {
         if (settled) return;
         const pid = this.shellPid;
+        // Best effort: what survives is escalated below, and the shell is killed after that.
         if (this.options.killChildren) await this.options.killChildren(pid).catch(() => false);
         await Promise.race([settledPromise, sleep(this.graceMs, undefined, { ref: false })]);
         if (settled) return;
@@ -414,7 +415,7 @@ export class ShellSession {
         if (!settled) waiter.settle({ kind: "stuck" });
       };
       const startEscalation = () => {
-        escalation ??= escalate().catch(() => undefined);
+        escalation ??= escalate().catch(() => undefined); // its kills catch their own failures
       };
       const onAbort = () => {
         aborted = true;

@@ -67,11 +67,12 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   const logger = options.logger ?? createWorkerLogger();
   const name = options.queueName ?? DEFAULT_QUEUE_NAME;
   const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
-  const connection = await connectRedis(options.redisUrl, "worker");
+  const redisError = (message: string) => logger.warn(message);
+  const connection = await connectRedis(options.redisUrl, "worker", redisError);
   const persistence = persistenceWarning(await redisPersistence(connection));
   if (persistence) logger.warn(persistence);
-  const subscriber = await connectRedis(options.redisUrl, "subscriber");
-  const eventsConnection = await connectRedis(options.redisUrl, "subscriber");
+  const subscriber = await connectRedis(options.redisUrl, "subscriber", redisError);
+  const eventsConnection = await connectRedis(options.redisUrl, "subscriber", redisError);
   const running = new Map<string, Promise<unknown>>();
   const records = runRecords(connection, { prefix, name });
   const maxStalledCount = options.maxStalledCount ?? 1;
@@ -189,10 +190,11 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
         await Promise.allSettled([...running.values()]);
       }
       await worker.close();
-      await followUps.queue.close().catch(() => {});
-      await events.close().catch(() => {});
+      const closeFailed = (what: string) => (err: unknown) => logger.warn({ err }, `closing ${what} failed`);
+      await followUps.queue.close().catch(closeFailed("the follow-up queue"));
+      await events.close().catch(closeFailed("the queue events"));
       eventsConnection.disconnect();
-      await unsubscribe().catch(() => {});
+      await unsubscribe().catch(closeFailed("the cancel subscription"));
       subscriber.disconnect();
       connection.disconnect();
     })();

@@ -122,7 +122,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       : undefined;
   const sandboxes: SandboxProvider =
     dockerProvider ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) });
-  const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker");
+  const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker", (message) => logger.warn(message));
   const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME, redis };
   const secrets = parseSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS);
   const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);

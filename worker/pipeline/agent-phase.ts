@@ -9,6 +9,7 @@ import type { Logger } from "../log.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
+import { progressIsBestEffort } from "./types.js";
 
 type Phase = "agent" | "testing";
 type Timings = Partial<Record<"agent" | "tests" | "sandbox", number>>;
@@ -43,7 +44,7 @@ export type AgentPhaseOutcome =
 export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseOutcome> {
   const { config, input, timings } = phase;
   const { signal, status } = input;
-  void status.progress("agent", { step: 0, maxSteps: config.maxSteps }).catch(() => {});
+  void status.progress("agent", { step: 0, maxSteps: config.maxSteps }).catch(progressIsBestEffort);
   const runAgent = await input.agentFor();
   const stepStatus = throttled(
     (update: { phase: Phase; info: { step?: number; maxSteps?: number } }) =>
@@ -89,7 +90,7 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
       workspace: phase.sandbox,
       secrets: input.setupSecrets,
       signal,
-      onTesting: () => void status.progress("testing").catch(() => {}),
+      onTesting: () => void status.progress("testing").catch(progressIsBestEffort),
       logger: input.logger,
     });
     phase.onAgentDone();
@@ -123,7 +124,7 @@ function throttled<T>(
     const value = pending;
     pending = null;
     last = Date.now();
-    void update(value).catch(() => {});
+    void update(value).catch(progressIsBestEffort);
   };
   let stopped = false;
   return {

@@ -73,6 +73,7 @@ export function probotInstallationAuth(
       let api: Promise<{ token: string; expiresAt: number }> | undefined;
       const apiToken = async () => {
         const held = api;
+        // A mint that failed was reported to its caller; it is minted again below.
         const current = await held?.catch(() => undefined);
         if (api === held && (!current || current.expiresAt - Date.now() < RENEW_BEFORE_MS)) api = undefined;
         api ??= mint("api");
@@ -188,6 +189,7 @@ async function botUserId(
   app: ProbotOctokit,
   login: string,
 ): Promise<number | null> {
+  // Every failure here means "id unknown" (null): the caller logs it and commits use the bare address.
   const baseUrl = app.request.endpoint.DEFAULTS.baseUrl;
   const anonymous = await fetch(`${baseUrl}/users/${encodeURIComponent(login)}`, {
     headers: { accept: "application/vnd.github+json" },

@@ -9,7 +9,7 @@ import type { QueueNames } from "../../src/queue/index.js";
 import type { Logger } from "../log.js";
 import { publishPullRequest } from "./publish-step.js";
 import type { RunOutcome } from "./run.js";
-import type { Publisher, PullRequestDraft, StatusReporter } from "./types.js";
+import { type Publisher, type PullRequestDraft, progressIsBestEffort, type StatusReporter } from "./types.js";
 
 /** The Redis commands the store needs. */
 export interface PendingPublishRedis {
@@ -39,7 +39,7 @@ export function pendingPublishes(redis: PendingPublishRedis, names: QueueNames):
         const draft = JSON.parse(raw) as PullRequestDraft;
         return typeof draft.branch === "string" && Array.isArray(draft.trajectory?.trajectory) ? draft : null;
       } catch {
-        return null;
+        return null; // a kept draft that does not parse is no draft: the attempt runs anew
       }
     },
   };
@@ -58,6 +58,7 @@ export function keepForRetry(publisher: Publisher, store: PendingPublishStore, r
       try {
         return await publisher.openOrUpdatePullRequest(draft);
       } catch (error) {
+        // Not kept, the next attempt runs anew: the opening's own error is the one to report.
         if (isRetryable(error)) await store.save(run, draft).catch(() => {});
         throw error;
       }
@@ -74,7 +75,7 @@ export async function publishOnly(input: {
   logger?: Logger | undefined;
 }): Promise<RunOutcome> {
   const started = Date.now();
-  void input.status.progress("publishing").catch(() => {});
+  void input.status.progress("publishing").catch(progressIsBestEffort);
   const pr = await publishPullRequest(input);
   return {
     kind: "pull_request",

@@ -77,6 +77,9 @@ export function githubStatusReporter(
         ...(info.step !== undefined ? { step: info.step } : {}),
         ...(info.maxSteps !== undefined ? { maxSteps: info.maxSteps } : {}),
         ...(info.note ? { detail: info.note } : {}),
+      }).catch((error: unknown) => {
+        logger.warn(`status comment progress (${phase}) not written: ${githubMessage(error)}`);
+        throw error;
       }),
     succeeded: ({ number, url, ...published }: PublishedPullRequest) =>
       show({

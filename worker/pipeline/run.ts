@@ -18,7 +18,7 @@ import { prepareTree } from "./prepare.js";
 import { publishPullRequest } from "./publish-step.js";
 import { RunSandboxes } from "./sandbox.js";
 import { secretsIn } from "./secret-scan.js";
-import type { Publisher, PullRequestDraft, StatusReporter } from "./types.js";
+import { type Publisher, type PullRequestDraft, progressIsBestEffort, type StatusReporter } from "./types.js";
 
 /** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by src/config/repo.ts). */
 export interface PipelineRepoConfig {
@@ -92,7 +92,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
   // Marked with this worker's id: the reaper removes it should the worker die mid-run.
   const root = await makeCheckoutRoot(input.workRoot);
   try {
-    void status.progress("cloning").catch(() => {});
+    void status.progress("cloning").catch(progressIsBestEffort);
     const checkout = await cloneRepository({
       cloneUrl: input.repository.cloneUrl,
       token: await input.token("clone"),
@@ -103,7 +103,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     const config = await input.loadConfig(checkout.dir);
     lap("clone");
 
-    void status.progress("setting_up").catch(() => {});
+    void status.progress("setting_up").catch(progressIsBestEffort);
     const sandboxes = new RunSandboxes(input.sandboxes, {
       jobId: input.jobId,
       ...(config.limits ? { limits: config.limits } : {}),
@@ -130,9 +130,10 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
         signal,
       });
       lap("setup");
-      void status.progress("baseline").catch(() => {});
+      void status.progress("baseline").catch(progressIsBestEffort);
       // The agent's sandbox starts while the baseline runs in a sandbox of its own.
       const agentSandbox = sandboxes.start(prepared.dir);
+      // Awaited after the baseline, which throws its error; this only keeps it from being unhandled meanwhile.
       agentSandbox.catch(() => {});
       baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
       const sandbox = await agentSandbox;
@@ -168,7 +169,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       disposal = sandboxes.disposeAll().then(() => agentDisposal);
     }
 
-    void status.progress("publishing").catch(() => {});
+    void status.progress("publishing").catch(progressIsBestEffort);
     refuseSecretsInChange(tested.patch, input.setupSecrets);
     await commitPatch({
       dir: checkout.dir,

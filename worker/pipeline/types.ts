@@ -30,6 +30,7 @@ export interface ProgressInfo {
 
 /** The status comment on the issue, edited in place. Every run ends in exactly one final call. */
 export interface StatusReporter {
+  /** Rejects when the edit failed, which the reporter has logged; callers go on (progressIsBestEffort). */
   progress(phase: RunPhase, info?: ProgressInfo): Promise<void>;
   succeeded(pullRequest: PublishedPullRequest): Promise<void>;
   /** `work`: the change the agent left when it stopped on a limit, with its tests' result. */
@@ -54,3 +55,6 @@ export interface Publisher {
   requestReview(pullNumber: number, login: string): Promise<void>;
   postSummary(pullNumber: number, draft: PullRequestDraft): Promise<void>;
 }
+
+/** The catch of a progress update: a progress line is best effort, and the reporter logs its failure. */
+export function progressIsBestEffort(): void {}
