@@ -8,7 +8,7 @@ export interface AgentFixErrorOptions {
   code: string;
   fault: Fault;
   retryable?: boolean;
-  hint?: string;
+  hint?: string | undefined;
   cause?: unknown;
 }
 
