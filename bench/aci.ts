@@ -9,9 +9,11 @@
  * - obs_tokens: median tokens of the observations of a scripted 20-step session through the ACI and
  *   of the same session through plain bash (cat, grep -rn, sed). Tokens are estimated as characters / 4.
  */
+
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import Docker from "dockerode";
 import { DockerSandboxProvider } from "../sandbox/docker.js";
@@ -157,7 +159,7 @@ async function editBench(provider: SandboxProvider, runs: number, language: "ts"
   const { sandbox, env } = await start(provider, dir);
   try {
     await env.execute("open", { path: file });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await sleep(1000);
     const edits: number[] = [];
     const roundTrips: number[] = [];
     for (let run = 0; run < runs; run++) {

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { SANDBOX_IMAGE } from "../sandbox/version.js";
+import { silentLogger } from "../test/support/logs.js";
 import { requireRedis, requireSandboxImage } from "../test/support/services.js";
 import { Stack } from "../test/support/stack.js";
 import { waitFor } from "../test/support/stack-parts.js";
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
     const probe = await startFixWorker({
       redisUrl: stack.env.AGENT_FIX_REDIS_URL!,
       prefix: stack.prefix,
-      log: () => {},
+      logger: silentLogger(),
       process: async (job) => {
         started.set(job.id ?? "", performance.now());
       },

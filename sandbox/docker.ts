@@ -15,6 +15,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { type Duplex, PassThrough, type Readable, Writable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 import Docker from "dockerode";
 import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
@@ -156,9 +157,9 @@ async function attachShell(
           const info = await exec.inspect();
           if (!info.Running) return resolve(info.ExitCode ?? null);
         } catch {
-          return resolve(null);
+          return resolve(null); // the exec is gone with its container: exit code unknown
         }
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
       resolve(null);
     };
@@ -271,6 +272,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       sandbox.startupPhases = phases;
       return sandbox;
     } catch (error) {
+      // The start's error is the one to report; a container left behind is the reaper's.
       await sandbox.dispose().catch(() => undefined);
       if (error instanceof SandboxError) throw error;
       throw new SandboxError(`cannot start the sandbox: ${(error as Error).message}`, {
@@ -334,7 +336,7 @@ export class DockerSandbox extends SessionSandbox {
       spawn: () => attachShell(docker, container, helpers.files),
       init: FILE_INIT,
       killShell: async (pid) => {
-        await this.controlRun(`kill -KILL ${pid}`, 10_000).catch(() => "");
+        await this.controlRun(`kill -KILL ${pid}`, 10_000).catch(() => ""); // a shell already gone
       },
     });
     this.agent = new ShellSession({
@@ -407,13 +409,14 @@ export class DockerSandbox extends SessionSandbox {
         () => "",
       );
       if (out.includes("remaining 0")) return true;
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
     return false;
   }
 
   protected override async oomKilledSinceLastCheck(): Promise<boolean> {
     if (this.oomCount < 0 || this.disposed) return false;
+    // Unreadable counts as "cannot tell" (-1): the command's own result stands.
     const now = Number.parseInt((await this.controlRun("__af_oom", 10_000).catch(() => "-1")).trim(), 10);
     if (!Number.isFinite(now) || now < 0) return false;
     const killed = now > this.oomCount;
@@ -424,6 +427,7 @@ export class DockerSandbox extends SessionSandbox {
   /** When a command failed for want of space, whether the workspace is what is full. */
   protected override async workspaceNote(output: string): Promise<string | undefined> {
     if (this.disposed || !/No space left on device/i.test(output)) return undefined;
+    // Unreadable: no note, the command's own "No space left" stands.
     const [used = 0] = (await this.controlRun("__af_usage", 10_000).catch(() => "0 0"))
       .trim()
       .split(" ")
@@ -573,10 +577,10 @@ async function exportWithTar(
   tarOut.pipe(archive, { end: false });
   const exitStatus = async (): Promise<number | null> => {
     for (let i = 0; i < 50; i++) {
-      const info = await exec.inspect().catch(() => null);
+      const info = await exec.inspect().catch(() => null); // gone: exit status unknown
       if (!info) return null;
       if (!info.Running) return info.ExitCode ?? null;
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     return null;
   };
@@ -619,7 +623,7 @@ export async function removeSandboxResources(
         if (isNotFound(error)) return;
         // The container's removal may still hold it for a moment.
         if (attempt >= 20) throw error;
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
     }
   }

@@ -8,8 +8,10 @@
  * address) and multicast/reserved ranges, and the operator's denied CIDRs are rejected. The container
  * keeps NET_ADMIN in its bounding set only; uid 1000 under no-new-privileges never gets it.
  */
+
 import { readFileSync } from "node:fs";
 import os from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 import { SandboxError } from "../src/errors.js";
 
@@ -79,7 +81,7 @@ export function hostResolvers(file = "/etc/resolv.conf"): string[] {
   try {
     text = readFileSync(file, "utf8");
   } catch {
-    return [];
+    return []; // no such file on this host: no entries from it
   }
   return [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)]
     .map((m) => m[1]!)
@@ -145,7 +147,7 @@ export async function applyEgressRules(container: Docker.Container, rules: strin
   });
   let info = await exec.inspect();
   for (let i = 0; info.Running && i < 50; i++) {
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     info = await exec.inspect();
   }
   if (info.ExitCode !== 0) {

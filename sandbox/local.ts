@@ -51,10 +51,14 @@ export class LocalSandboxProvider implements SandboxProvider {
 
   constructor(private readonly options: LocalSandboxProviderOptions = {}) {}
 
+  private warn(message: string): void {
+    (this.options.warn ?? console.warn)(message);
+  }
+
   async create(options: SandboxCreateOptions): Promise<Sandbox> {
     if (!this.warned) {
       this.warned = true;
-      (this.options.warn ?? console.warn)(LOCAL_WARNING);
+      this.warn(LOCAL_WARNING);
     }
     const base = this.options.tmpDir ?? os.tmpdir();
     const root = await realpath(await mkdtemp(path.join(base, "agent-fix-local-")));
@@ -65,7 +69,13 @@ export class LocalSandboxProvider implements SandboxProvider {
       await cp(options.sourceDir, workdir, { recursive: true, verbatimSymlinks: true, errorOnExist: false });
       await mkdir(workdir, { recursive: true });
       const env = sandboxEnv(safeEnv(home, process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin"), options.env);
-      const sandbox = new LocalSandbox(root, workdir, env, sessionSettings(this.options, options));
+      const sandbox = new LocalSandbox(
+        root,
+        workdir,
+        env,
+        sessionSettings(this.options, options),
+        (message) => this.warn(message),
+      );
       await sandbox.start();
       return sandbox;
     } catch (error) {
@@ -125,6 +135,7 @@ export class LocalSandbox extends SessionSandbox {
     readonly workdir: string,
     env: Record<string, string>,
     settings: SessionSandboxSettings,
+    private readonly warn: (message: string) => void,
   ) {
     super(settings);
     this.id = `local-${path.basename(root)}-${randomBytes(3).toString("hex")}`;
@@ -213,7 +224,7 @@ export class LocalSandbox extends SessionSandbox {
 
   async setNetwork(enabled: boolean): Promise<void> {
     if (!enabled)
-      console.warn("agent-fix: the local sandbox driver cannot cut the network; commands still reach it.");
+      this.warn("agent-fix: the local sandbox driver cannot cut the network; commands still reach it.");
   }
 
   async dispose(): Promise<void> {

@@ -10,9 +10,11 @@
  * (or, with `input`, is the shell's own stdin, carrying exactly that data); stdout and stderr stay in
  * the order written. The newline printed before the marker is stripped.
  */
+
 import { randomBytes } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
+import { setTimeout as sleep } from "node:timers/promises";
 import { SandboxError } from "../src/errors.js";
 import { OutputBuffer } from "./output-buffer.js";
 
@@ -172,10 +174,6 @@ export const KILL_FUNCTION = `__af_kill() {
 # A descriptor that never has data: \`read -t\` on it sleeps without a fork.
 exec {__af_sleepfd}<> <(:)`;
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref?.());
-}
-
 export class ShellSession {
   private proc: ShellProcess | undefined;
   private shellPid = -1;
@@ -237,7 +235,7 @@ export class ShellSession {
 
   private serialize<T>(task: () => Promise<T>): Promise<T> {
     const next = this.chain.then(task, task);
-    this.chain = next.catch(() => undefined);
+    this.chain = next.catch(() => undefined); // the caller gets the error through `next`
     return next;
   }
 
@@ -247,7 +245,7 @@ export class ShellSession {
     if (old) {
       this.proc = undefined;
       if (!this.dead && this.options.killShell)
-        await this.options.killShell(this.shellPid).catch(() => undefined);
+        await this.options.killShell(this.shellPid).catch(() => undefined); // best effort: destroyed next
       old.destroy();
     }
     this.dead = true;
@@ -406,17 +404,18 @@ export class ShellSession {
       const escalate = async () => {
         if (settled) return;
         const pid = this.shellPid;
+        // Best effort: what survives is escalated below, and the shell is killed after that.
         if (this.options.killChildren) await this.options.killChildren(pid).catch(() => false);
-        await Promise.race([settledPromise, delay(this.graceMs)]);
+        await Promise.race([settledPromise, sleep(this.graceMs, undefined, { ref: false })]);
         if (settled) return;
         // The shell itself is busy (a builtin loop) or stuck: end it; the caller restarts the session.
         if (this.options.killShell) await this.options.killShell(pid).catch(() => undefined);
         proc.destroy();
-        await Promise.race([settledPromise, delay(this.graceMs)]);
+        await Promise.race([settledPromise, sleep(this.graceMs, undefined, { ref: false })]);
         if (!settled) waiter.settle({ kind: "stuck" });
       };
       const startEscalation = () => {
-        escalation ??= escalate().catch(() => undefined);
+        escalation ??= escalate().catch(() => undefined); // its kills catch their own failures
       };
       const onAbort = () => {
         aborted = true;

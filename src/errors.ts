@@ -103,7 +103,7 @@ export interface AgentFixErrorOptions<Code extends ErrorCode = ErrorCode> {
   code: Code;
   fault: Fault;
   retryable?: boolean;
-  hint?: string;
+  hint?: string | undefined;
   cause?: unknown;
 }
 

@@ -35,7 +35,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const worker = await startWorkerFromEnv(env);
   exitOnSignals(
     async () => {
-      await Promise.all([app.close().catch(() => {}), worker.stop()]);
+      const closed = app
+        .close()
+        .catch((err: unknown) => app.probot.log.error({ err }, "closing the server failed"));
+      await Promise.all([closed, worker.stop()]);
     },
     { log },
   );

@@ -1,6 +1,6 @@
 /**
- * The one place process entries (src/server.ts, worker/index.ts, src/main.ts) handle SIGTERM and
- * SIGINT: the first signal runs the shutdown once, then the process exits 0 (1 when the shutdown
+ * The one place processes handle SIGTERM and SIGINT. Long-running entries (src/server.ts,
+ * worker/index.ts, src/main.ts) use exitOnSignals: the first signal runs the shutdown once, then the process exits 0 (1 when the shutdown
  * failed). The handlers stay installed for the whole shutdown, so a second signal is ignored rather
  * than killing the process half way: `tsx` (npm start) relays the signal to its child again when
  * the child has not acknowledged it within 30 ms, which on a busy machine turned about half of all
@@ -47,4 +47,19 @@ export function exitOnSignals(
   return () => {
     for (const signal of SIGNALS) process.off(signal, handler);
   };
+}
+
+/**
+ * The CLI's Ctrl-C (worker/cli.ts): the first SIGINT aborts `controller` so the run stops cleanly
+ * and still writes its trajectory; a second one exits at once with 130 (128 + SIGINT). Returns a
+ * function that removes the handler once the run is over.
+ */
+export function abortOnInterrupt(controller: AbortController, log: (message: string) => void): () => void {
+  const handler = () => {
+    log("interrupted: stopping the agent (press Ctrl-C again to force)");
+    controller.abort(new Error("interrupted by the user"));
+    process.once("SIGINT", () => process.exit(130));
+  };
+  process.once("SIGINT", handler);
+  return () => process.off("SIGINT", handler);
 }

@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { createNodeMiddleware, Probot, run } from "probot";
 import { agentFixApp } from "./app.js";
@@ -118,7 +119,7 @@ async function health(queue: FixQueue, res: ServerResponse): Promise<void> {
       () => "ok",
       () => "down",
     ),
-    new Promise<string>((resolve) => setTimeout(() => resolve("timeout"), 2_000).unref()),
+    sleep(2_000, "timeout", { ref: false }),
   ]);
   const ok = redis === "ok";
   res.writeHead(ok ? 200 : 503, { "content-type": "application/json" });
@@ -132,14 +133,6 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-/** Installs SIGTERM/SIGINT handlers that close `target` once, then exit 0 (see process-signals.ts). */
-export function closeOnSignals(
-  target: { close(): Promise<void> },
-  log: (message: string) => void = console.log,
-): void {
-  exitOnSignals(() => target.close(), { log });
-}
-
 /** Entry: the app server, or Probot's manifest flow when the app is not registered yet. */
 export async function main(): Promise<void> {
   const env = parseEnv();
@@ -150,7 +143,7 @@ export async function main(): Promise<void> {
   }
   const app = await startAppServer(env);
   app.probot.log.info(`agent-fix listening on ${app.url}${env.WEBHOOK_PATH}`);
-  closeOnSignals(app, (message) => app.probot.log.info(message));
+  exitOnSignals(() => app.close(), { log: (message) => app.probot.log.info(message) });
 }
 
 const invokedDirectly =

@@ -104,6 +104,7 @@ export async function serveTrajectory(
     });
     res.end(body);
   } catch {
+    // Unreadable here is absent here: the link is signed, so this is no probe worth a log line.
     res
       .writeHead(404, { "content-type": "text/plain" })
       .end("Trajectory not found (removed, or written on another host)\n");

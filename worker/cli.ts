@@ -13,6 +13,7 @@ import { Command, CommanderError, Option } from "commander";
 import { createSandboxProvider } from "../sandbox/index.js";
 import type { Gate, Sandbox } from "../src/contracts.js";
 import { AgentFixError } from "../src/errors.js";
+import { abortOnInterrupt } from "../src/process-signals.js";
 import { createEnvironment } from "./aci/index.js";
 import { readIssue, resolveRepo, runId } from "./agent/cli-support.js";
 import { type AgentFixConfig, loadConfig } from "./agent/config-file.js";
@@ -66,32 +67,19 @@ function commandGate(sandbox: Sandbox, command: string): Gate {
   };
 }
 
-function onInterrupt(controller: AbortController): () => void {
-  const handler = () => {
-    print("interrupted: stopping the agent (press Ctrl-C again to force)");
-    controller.abort(new Error("interrupted by the user"));
-    process.once("SIGINT", () => process.exit(130));
-  };
-  process.once("SIGINT", handler);
-  return () => process.off("SIGINT", handler);
-}
-
 async function run(options: RunOptions): Promise<number> {
   const config = await loadConfig({ files: options.config ? [options.config] : [] });
   const issue = await readIssue(options.issue);
   const model = await createModel(options.model, {
     config: config.model,
-    onRetry: (event) =>
-      print(
-        `  model API failed (${(event.error as Error).message}); retry ${event.attempt} in ${event.delayMs} ms`,
-      ),
+    onRetry: (event) => print(`  model API failed (${event.reason}); retry ${event.attempt}`),
   });
   const repo = await resolveRepo(options.repo);
   const id = runId(repo.name);
   const out = resolve(options.out);
   await mkdir(out, { recursive: true });
   const controller = new AbortController();
-  const detach = onInterrupt(controller);
+  const detach = abortOnInterrupt(controller, print);
   let sandbox: Sandbox | undefined;
   try {
     const started = await startSandbox(options.sandbox, repo.dir, id, config);

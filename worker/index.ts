@@ -7,6 +7,7 @@
  * often, or it was removed while a dead worker held it) gets its final status from whichever worker
  * process is alive.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { type Job, QueueEvents, WaitingError, Worker } from "bullmq";
 import { exitOnSignals } from "../src/process-signals.js";
@@ -21,6 +22,7 @@ import {
 } from "../src/queue/index.js";
 import { cancelChannel } from "../src/queue/keys.js";
 import { persistenceWarning, redisPersistence } from "../src/queue/persistence.js";
+import { createWorkerLogger, type Logger } from "./log.js";
 import { decodeAbortReason, encodeAbortReason } from "./pipeline/cancel.js";
 import {
   type Abandonment,
@@ -54,7 +56,8 @@ export interface FixWorkerOptions {
   /** Removes sandboxes left behind by dead workers; run at start and every `reaperIntervalMs`. */
   reap?: () => Promise<unknown>;
   reaperIntervalMs?: number;
-  log?: (message: string) => void;
+  /** Default: a worker logger of its own (the composition root passes the process's). */
+  logger?: Logger;
 }
 
 export interface FixWorker {
@@ -66,26 +69,25 @@ export interface FixWorker {
 }
 
 export async function startFixWorker(options: FixWorkerOptions): Promise<FixWorker> {
-  const log = options.log ?? ((message: string) => console.log(`[worker] ${message}`));
+  const logger = options.logger ?? createWorkerLogger();
   const name = options.queueName ?? DEFAULT_QUEUE_NAME;
   const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
-  const connection = await connectRedis(options.redisUrl, "worker");
+  const redisError = (message: string) => logger.warn(message);
+  const connection = await connectRedis(options.redisUrl, "worker", redisError);
   const persistence = persistenceWarning(await redisPersistence(connection));
-  if (persistence) log(`warning: ${persistence}`);
-  const subscriber = await connectRedis(options.redisUrl, "subscriber");
-  const eventsConnection = await connectRedis(options.redisUrl, "subscriber");
+  if (persistence) logger.warn(persistence);
+  const subscriber = await connectRedis(options.redisUrl, "subscriber", redisError);
+  const eventsConnection = await connectRedis(options.redisUrl, "subscriber", redisError);
   const running = new Map<string, Promise<unknown>>();
   // Runs whose outcome is reported: nothing left to hand back, a shutdown lets them end.
   const finishing = new Set<string>();
   const records = runRecords(connection, { prefix, name });
   const maxStalledCount = options.maxStalledCount ?? 1;
 
-  if (options.reap) await options.reap().catch((error: unknown) => log(`reaper failed: ${String(error)}`));
+  const reapFailed = (err: unknown) => logger.error({ err }, "reaper failed");
+  if (options.reap) await options.reap().catch(reapFailed);
   const reaper = options.reap
-    ? setInterval(
-        () => void options.reap?.().catch((error: unknown) => log(`reaper failed: ${String(error)}`)),
-        options.reaperIntervalMs ?? 5 * 60_000,
-      )
+    ? setInterval(() => void options.reap?.().catch(reapFailed), options.reaperIntervalMs ?? 5 * 60_000)
     : undefined;
   reaper?.unref();
 
@@ -102,7 +104,7 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
       } catch (error) {
         if (handingBack(jobSignal)) {
           await records.end(id);
-          await handBack(job, token, log);
+          await handBack(job, token, logger);
           throw new WaitingError();
         }
         // Kept when the status is not final yet: a retry follows, or the 'failed' listener finalizes it.
@@ -133,24 +135,23 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
     const record = await records.claim(jobId);
     const job = data ?? record;
     if (!job || !options.onAbandoned) return;
-    log(`job ${jobId} ended with nobody to report it (${abandonment.kind}): finalizing its status`);
+    logger.info({ jobId }, `job ended with nobody to report it (${abandonment.kind}): finalizing its status`);
     await options.onAbandoned(job, abandonment);
   };
-  const logFailure = (jobId: string) => (error: unknown) =>
-    log(
-      `final status of job ${jobId} not written: ${error instanceof Error ? error.message : String(error)}`,
-    );
+  const logFailure = (jobId: string) => (err: unknown) =>
+    logger.error({ jobId, err }, "final status of the job not written");
   // Review feedback that came in while the job was queued or running gets one follow-up round now.
   const followUps = createFixQueue(connection, { prefix, name });
   const followUp = (data: FixJobData) =>
     void startFollowUp(followUps, data)
       .then((started) => {
-        if (started?.status === "queued") log(`follow-up review run ${started.jobId} queued`);
+        if (started?.status === "queued")
+          logger.info({ jobId: started.jobId }, "follow-up review run queued");
       })
-      .catch((error: unknown) => log(`follow-up review run not started: ${String(error)}`));
-  worker.on("error", (error) => log(`worker error: ${error.message}`));
+      .catch((err: unknown) => logger.error({ err }, "follow-up review run not started"));
+  worker.on("error", (err) => logger.error({ err }, "worker error"));
   worker.on("failed", (job, error) => {
-    log(`job ${job?.id} failed: ${error.message}`);
+    logger.warn({ jobId: job?.id }, `job failed: ${error.message}`);
     // Failed for good (no retry follows) without the processor having left the status final.
     if (job?.finishedOn !== undefined) followUp(job.data);
     if (!job?.id || job.finishedOn === undefined || isStatusFinal(error)) return;
@@ -162,12 +163,12 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   });
   // A job removed while active had no live worker (BullMQ refuses to remove a locked job).
   const events = new QueueEvents(name, { connection: eventsConnection as never, prefix });
-  events.on("error", (error) => log(`queue events error: ${error.message}`));
+  events.on("error", (err) => logger.error({ err }, "queue events error"));
   events.on("removed", ({ jobId, prev }) => {
     if (prev === "active") void abandon(jobId, { kind: "removed" }).catch(logFailure(jobId));
   });
   worker.on("completed", (job) => {
-    log(`job ${job.id} completed`);
+    logger.info({ jobId: job.id }, "job completed");
     followUp(job.data);
   });
 
@@ -178,11 +179,11 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
         encodeAbortReason({ kind: "cancelled", by: request.by, reason: request.reason }),
       )
     ) {
-      log(`cancelled job ${request.jobId} (${request.reason}, by ${request.by})`);
+      logger.info({ jobId: request.jobId }, `cancelled (${request.reason}, by ${request.by})`);
     }
   });
   await Promise.all([worker.waitUntilReady(), events.waitUntilReady()]);
-  log(`taking jobs from ${prefix}:${name} (concurrency ${worker.concurrency})`);
+  logger.info(`taking jobs from ${prefix}:${name} (concurrency ${worker.concurrency})`);
 
   let closing: Promise<void> | undefined;
   const shutdown = (graceMs: number): Promise<void> => {
@@ -190,18 +191,19 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
       if (reaper) clearInterval(reaper);
       await worker.pause(true);
       const all = Promise.allSettled([...running.values()]);
-      const timedOut = await Promise.race([all.then(() => false), delay(graceMs).then(() => true)]);
+      const timedOut = await Promise.race([all.then(() => false), sleep(graceMs, true, { ref: false })]);
       const unfinished = [...running.keys()].filter((id) => !finishing.has(id));
       if (timedOut && unfinished.length > 0) {
-        log(`grace period over: handing ${unfinished.length} run(s) back to the queue`);
+        logger.info(`grace period over: handing ${unfinished.length} run(s) back to the queue`);
         for (const id of unfinished) worker.cancelJob(id, SHUTDOWN_REASON);
       }
       await Promise.allSettled([...running.values()]);
       await worker.close();
-      await followUps.queue.close().catch(() => {});
-      await events.close().catch(() => {});
+      const closeFailed = (what: string) => (err: unknown) => logger.warn({ err }, `closing ${what} failed`);
+      await followUps.queue.close().catch(closeFailed("the follow-up queue"));
+      await events.close().catch(closeFailed("the queue events"));
       eventsConnection.disconnect();
-      await unsubscribe().catch(() => {});
+      await unsubscribe().catch(closeFailed("the cancel subscription"));
       subscriber.disconnect();
       connection.disconnect();
     })();
@@ -226,22 +228,19 @@ function handingBack(signal: AbortSignal): boolean {
  * another worker; attempts are not counted. Should Redis refuse, the job is left to stall: once its
  * lock lapses another worker's stall check moves it back to waiting all the same.
  */
-async function handBack(job: Job<FixJobData>, token: string | undefined, log: (message: string) => void) {
+async function handBack(job: Job<FixJobData>, token: string | undefined, logger: Logger) {
   try {
     await job.updateData({ ...job.data, handoffs: (job.data.handoffs ?? 0) + 1 });
     await job.moveToWait(token);
-    log(`job ${job.id} handed back to the queue for another worker`);
-  } catch (error) {
-    log(`job ${job.id} not handed back (${String(error)}): it moves on once its lock lapses`);
+    logger.info({ jobId: job.id }, "job handed back to the queue for another worker");
+  } catch (err) {
+    logger.warn({ jobId: job.id, err }, "job not handed back: it moves on once its lock lapses");
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 export interface StartedWorker {
   readonly fixWorker: FixWorker;
+  readonly logger: Logger;
   /** Stops taking jobs, lets runs finish within the grace period, hands the rest back, releases all. */
   stop(): Promise<void>;
 }
@@ -250,12 +249,13 @@ export interface StartedWorker {
 export async function startWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<StartedWorker> {
   const { createProcessorFromEnv } = await import("./processor.js");
   const built = await createProcessorFromEnv(env);
-  const fixWorker = await startFixWorker(built.workerOptions);
+  const fixWorker = await startFixWorker({ ...built.workerOptions, logger: built.logger });
   return {
     fixWorker,
+    logger: built.logger,
     stop: async () => {
-      console.log(
-        `[worker] finishing runs (grace ${Math.round(built.graceMs / 1000)} s), taking no new jobs; the rest go back to the queue`,
+      built.logger.info(
+        `finishing runs (grace ${Math.round(built.graceMs / 1000)} s), taking no new jobs; the rest go back to the queue`,
       );
       await fixWorker.shutdown(built.graceMs);
       await built.close();
@@ -266,12 +266,13 @@ export async function startWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): 
 /** `npm run start:worker`: the worker alone, configured from the environment. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<FixWorker> {
   const started = await startWorkerFromEnv(env);
-  exitOnSignals(() => started.stop(), { log: (message) => console.log(`[worker] ${message}`) });
+  exitOnSignals(() => started.stop(), { log: (message) => started.logger.info(message) });
   return started.fixWorker;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error: unknown) => {
+    // No logger yet (its level comes from the environment being refused): the process's last words.
     console.error(`[worker] cannot start: ${error instanceof Error ? error.message : String(error)}`);
     const hint = (error as { hint?: string }).hint;
     if (hint) console.error(`[worker] ${hint}`);

@@ -23,6 +23,7 @@ import {
 } from "../src/queue/index.js";
 import { trajectoryUrl } from "../src/trajectories.js";
 import { cidrList, parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
+import { createWorkerLogger, jobLogger, type Logger } from "./log.js";
 import { createAgentRunner, loadOperatorConfig } from "./pipeline/agent-runner.js";
 import { appIdentity, probotInstallationAuth } from "./pipeline/auth.js";
 import { reapCheckouts } from "./pipeline/checkout-dirs.js";
@@ -54,6 +55,8 @@ export interface BuiltWorker {
     reaperIntervalMs?: number;
   };
   graceMs: number;
+  /** The process's logger (LOG_LEVEL); jobs log through children of it. */
+  logger: Logger;
   /** Releases what the processor holds (Redis connection). */
   close(): Promise<void>;
 }
@@ -61,6 +64,7 @@ export interface BuiltWorker {
 /** Builds the concrete parts from the environment: the one place the worker's classes are made. */
 export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<BuiltWorker> {
   const settings = parseWorkerEnv(env);
+  const logger = createWorkerLogger(settings.LOG_LEVEL);
   const operator = await loadOperatorConfig(settings.AGENT_FIX_CONFIG);
   const probot = createProbot({
     // Rate limits are waited out; client-side spacing of writes (off for the stand-ins) is shared by
@@ -81,8 +85,8 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       LOG_LEVEL: settings.LOG_LEVEL,
     },
   });
-  const auth = probotInstallationAuth(probot);
-  const identity = await appIdentity(probot, settings);
+  const auth = probotInstallationAuth(probot, logger);
+  const identity = await appIdentity(probot, settings, logger);
   const tag = settings.AGENT_FIX_WORKER_TAG;
   const dockerProvider =
     settings.AGENT_FIX_SANDBOX === "docker"
@@ -100,8 +104,9 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
           },
         })
       : undefined;
-  const sandboxes: SandboxProvider = dockerProvider ?? new LocalSandboxProvider();
-  const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker");
+  const sandboxes: SandboxProvider =
+    dockerProvider ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) });
+  const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker", (message) => logger.warn(message));
   const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME, redis };
   const secrets = parseSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS);
   const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
@@ -122,24 +127,26 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
 
   const producer = createFixQueue(redis, { prefix: settings.AGENT_FIX_QUEUE_PREFIX });
   const deps: ProcessorDeps<LoadedRepoConfig> = {
-    afterCancel: requeueAfterCancel({ producer, label: settings.AGENT_FIX_LABEL }),
+    afterCancel: requeueAfterCancel({ producer, label: settings.AGENT_FIX_LABEL, logger }),
     auth,
     pendingPublishes: pendingPublishes(redis, names),
     sandboxes,
     identity,
-    status: (octokit, job, run) => githubStatusReporter(octokit, job, linkTo(run)),
+    status: (octokit, job, run) =>
+      githubStatusReporter(octokit, job, { ...linkTo(run), logger: jobLogger(logger, job) }),
     publisher: (octokit, job, run) =>
       job.trigger === "review"
         ? reviewPublisher(octokit, job, linkTo(run))
         : githubPublisher(octokit, job, linkTo(run)),
     // The repository config loadConfig returned, with the agent's settings the pipeline does not read.
-    agent: (config, _job, run) =>
+    agent: (config, job, run) =>
       createAgentRunner(
         {
           operator,
           trajectoryDir,
           env,
           allowRepoReplay,
+          logger: jobLogger(logger, job),
           ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
         },
         { ...config.agent, testCommand: config.testCommand },
@@ -163,7 +170,10 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       return request ? { kind: "cancelled", by: request.by, reason: request.reason } : null;
     },
     ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}),
+    logger,
   };
+  const reaper = logger.child({ component: "reaper" });
+  const reaperLog = (message: string) => reaper.info(message);
   const workerOptions: BuiltWorker["workerOptions"] = {
     redisUrl: settings.AGENT_FIX_REDIS_URL,
     prefix: settings.AGENT_FIX_QUEUE_PREFIX,
@@ -179,10 +189,10 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     // is removed at start and on a timer.
     reap: () =>
       Promise.all([
-        dockerProvider ? reapDockerSandboxes(dockerProvider, tag) : [],
+        dockerProvider ? reapDockerSandboxes(dockerProvider, tag, reaperLog) : [],
         reapCheckouts({
           ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}),
-          log: (message) => console.log(`[worker] reaper: ${message}`),
+          log: reaperLog,
         }),
       ]),
     reaperIntervalMs: settings.AGENT_FIX_REAPER_INTERVAL_MS,
@@ -190,18 +200,25 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   return {
     workerOptions,
     graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,
+    logger,
     close: async () => {
-      await producer.close().catch(() => {});
+      await producer
+        .close()
+        .catch((err: unknown) => logger.warn({ err }, "closing the producer queue failed"));
       redis.disconnect();
     },
   };
 }
 
 /** Sandboxes of dead workers; tagged workers touch only their own group's (tests sharing an engine). */
-function reapDockerSandboxes(provider: DockerSandboxProvider, tag: string | undefined) {
+function reapDockerSandboxes(
+  provider: DockerSandboxProvider,
+  tag: string | undefined,
+  log: (message: string) => void,
+) {
   return reapSandboxes({
     docker: provider.docker,
-    log: (message) => console.log(`[worker] reaper: ${message}`),
+    log,
     ...(tag
       ? {
           maxAgeMs: Number.POSITIVE_INFINITY,

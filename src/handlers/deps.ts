@@ -9,7 +9,7 @@ export interface HandlerSettings {
   /** The comment command (AGENT_FIX_COMMAND), e.g. `/agent-fix`; `<command> stop` cancels. */
   command: string;
   /** Base URL where the app serves trajectories (PUBLIC_URL). */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
   /** Bot logins whose label starts a run (AGENT_FIX_LABEL_BOTS); other bots' labels are ignored. */
   labelBots?: readonly string[];
 }

@@ -37,7 +37,7 @@ export async function startReviewRun(
   deps: HandlerDeps,
   target: IssueTarget,
   login: string,
-  ids: Required<Pick<FixJobData, "pullNumber">> & Pick<FixJobData, "reviewId" | "commentId">,
+  ids: { pullNumber: number } & Pick<FixJobData, "reviewId" | "commentId">,
   react: () => Promise<unknown>,
 ): Promise<void> {
   const result = await startRun(context, deps, target, login, "review", react, ids);
@@ -53,7 +53,7 @@ async function queueForFollowUp(
   deps: HandlerDeps,
   target: IssueTarget,
   login: string,
-  ids: Required<Pick<FixJobData, "pullNumber">> & Pick<FixJobData, "reviewId" | "commentId">,
+  ids: { pullNumber: number } & Pick<FixJobData, "reviewId" | "commentId">,
 ): Promise<void> {
   const waiting = await queueFeedback(deps.queue, target, {
     installationId: target.installationId,

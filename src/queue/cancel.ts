@@ -80,7 +80,7 @@ export async function subscribeToCancels(
     try {
       body = JSON.parse(message);
     } catch {
-      return;
+      return; // not a cancel request (we publish only JSON here): nothing to do
     }
     const parsed = cancelRequestSchema.safeParse(body);
     if (parsed.success) onCancel(parsed.data);

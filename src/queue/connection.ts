@@ -6,7 +6,15 @@ import { Redis } from "ioredis";
 
 export type RedisRole = "producer" | "worker" | "subscriber";
 
-export async function connectRedis(url: string, role: RedisRole): Promise<Redis> {
+/**
+ * `logError` hears of connection errors, each distinct one once until the connection is back
+ * (ioredis repeats it on every reconnect attempt). Default: console.warn.
+ */
+export async function connectRedis(
+  url: string,
+  role: RedisRole,
+  logError: (message: string) => void = (message) => console.warn(message),
+): Promise<Redis> {
   const failFast = role === "producer";
   const redis = new Redis(url, {
     lazyConnect: true,
@@ -16,7 +24,15 @@ export async function connectRedis(url: string, role: RedisRole): Promise<Redis>
     connectionName: `agent-fix-${role}`,
   });
   // ioredis emits "error" on every failed reconnect; without a listener Node would crash the process.
-  redis.on("error", () => {});
+  let last = "";
+  redis.on("error", (error: Error) => {
+    if (error.message === last) return;
+    last = error.message;
+    logError(`Redis (${role} connection): ${error.message}; reconnecting`);
+  });
+  redis.on("ready", () => {
+    last = "";
+  });
   await redis.connect();
   return redis;
 }

@@ -46,6 +46,8 @@ export function createFixQueue(redis: Redis, options: FixQueueOptions = {}): Fix
     prefix,
     defaultJobOptions: { ...defaultFixJobOptions, ...options.jobOptions },
   });
+  // Its errors are those of `redis`, logged where that was connected (connectRedis); without a
+  // listener an 'error' event would crash the process.
   queue.on("error", () => {});
   return {
     queue,
@@ -89,6 +91,7 @@ export async function enqueueFix(
     const state = existing ? await existing.getState() : undefined;
     if (state && LIVE_STATES.has(state)) return { status: "duplicate", jobId, state };
     // A finished job keeps its id for a while (removeOnComplete age): clear it so the issue can run again.
+    // Fails only for a job that turned active meanwhile (locked): add() then leaves that live job be.
     if (existing) await existing.remove().catch(() => {});
     await fixQueue.redis.del(cancelFlagKey(fixQueue, jobId));
     const extra = prepare ? await prepare(jobId) : {};

@@ -81,7 +81,8 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     const repo = await stack.addSampleRepo("stopped", sampleConfig("sample-median-pause.jsonl"));
     const issue = stack.addIssue(repo);
     // No grace: the run (its first step sleeps 8 s) cannot finish before it is handed back.
-    const child = stack.spawnWorker({ AGENT_FIX_SHUTDOWN_GRACE_SECONDS: "0" });
+    // LOG_LEVEL info: the stack's default (warn) would hide the shutdown's lines this test reads.
+    const child = stack.spawnWorker({ AGENT_FIX_SHUTDOWN_GRACE_SECONDS: "0", LOG_LEVEL: "info" });
     let output = "";
     child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     await stack.label(issue);

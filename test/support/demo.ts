@@ -9,6 +9,7 @@
  * Needs: Redis on 127.0.0.1:6379 (or REDIS_URL), the Docker engine, and the sandbox image.
  */
 import { execFileSync } from "node:child_process";
+import { pino } from "pino";
 import { requireRedis, requireSandboxImage } from "./services.js";
 import { Stack } from "./stack.js";
 import { SAMPLE_REPLAY, waitFor } from "./stack-parts.js";
@@ -31,7 +32,8 @@ async function main(): Promise<number> {
   const stack = new Stack({
     model,
     appSlug: "agent-fix",
-    log: (message) => console.log(`  [worker] ${message}`),
+    // The worker's own lines, as text rather than pino's JSON.
+    logger: pino({}, { write: (line: string) => console.log(`  [worker] ${JSON.parse(line).msg}`) }),
   });
   try {
     rule("Starting");

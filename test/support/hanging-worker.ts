@@ -4,6 +4,7 @@
  * Usage: tsx test/support/hanging-worker.ts REDIS_URL PREFIX QUEUE LOCK_MS
  */
 import { startFixWorker } from "../../worker/index.js";
+import { silentLogger } from "./logs.js";
 
 const [redisUrl = "", prefix = "", queueName = "", lockMs = "2000"] = process.argv.slice(2);
 await startFixWorker({
@@ -11,7 +12,7 @@ await startFixWorker({
   prefix,
   queueName,
   lockDurationMs: Number(lockMs),
-  log: () => {},
+  logger: silentLogger(),
   process: (job) => {
     console.log(`active ${job.id}`);
     return new Promise(() => {});

@@ -1,7 +1,7 @@
 /**
  * A stand-in for an OpenAI-compatible chat completions API, for tests of the real openai SDK:
  * scripted replies (text, tool calls, usage), injectable 429 with Retry-After, 5xx, slow replies, dropped
- * connections and malformed tool-call JSON. Every request is recorded with its headers and JSON body.
+ * connections (before the answer or mid-body) and malformed tool-call JSON. Every request is recorded with its headers and JSON body.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -34,7 +34,9 @@ export type ScriptedReply =
   /** Accept the request and never answer (client timeouts); ends when the server closes. */
   | { kind: "hang" }
   /** Close the connection without an answer (a connection reset). */
-  | { kind: "reset" };
+  | { kind: "reset" }
+  /** Answer 200 with the headers and half the body, then close the connection (fetch: "terminated"). */
+  | { kind: "drop-mid-body" };
 
 export interface RecordedRequest {
   method: string;
@@ -99,6 +101,12 @@ export async function startOpenAIStandIn(): Promise<OpenAIStandIn> {
       }
       if (reply.kind === "reset") {
         req.socket.destroy();
+        return;
+      }
+      if (reply.kind === "drop-mid-body") {
+        const whole = JSON.stringify({ id: "chatcmpl-cut", object: "chat.completion", choices: [] });
+        res.writeHead(200, { "content-type": "application/json", "content-length": String(whole.length) });
+        res.write(whole.slice(0, whole.length / 2), () => req.socket.destroy());
         return;
       }
       if (reply.kind === "hang") {

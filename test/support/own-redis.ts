@@ -3,11 +3,13 @@
  * and restart it (the shared Redis on 6379 is never touched). Started in the foreground as a child
  * of the test process; `stop()` shuts it down the way an operator would (SHUTDOWN), `kill()` ends it.
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { freePort } from "./ports.js";
 
@@ -51,7 +53,7 @@ export class OwnRedis {
       if (child.exitCode !== null)
         throw new Error(`redis-server ${this.args.join(" ")} exited ${child.exitCode}`);
       if (await this.answers()) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
     throw new Error(`redis-server on port ${this.port} did not answer`);
   }

@@ -2,9 +2,11 @@
  * Pieces shared by the end-to-end tests, the demo and the pipeline benchmark: the sample repository
  * as files, signed webhooks as GitHub sends them, and waiting for an outcome on the stand-in.
  */
+
 import { randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { sign } from "@octokit/webhooks-methods";
 
 export const FIXTURES = join(import.meta.dirname, "..", "fixtures");
@@ -122,6 +124,6 @@ export async function waitFor<T>(
     const value = await check();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    await sleep(intervalMs);
   }
 }

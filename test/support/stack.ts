@@ -10,11 +10,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
+import type { Logger } from "pino";
 import { parseEnv } from "../../src/config/env.js";
 import { type AppServer, startAppServer } from "../../src/server.js";
 import { type FixWorker, startFixWorker } from "../../worker/index.js";
 import { createProcessorFromEnv } from "../../worker/processor.js";
 import { GitHubServer, type StandInIssue } from "./github-server.js";
+import { silentLogger } from "./logs.js";
 import { redisUrl } from "./services.js";
 import {
   FIXTURES,
@@ -42,7 +44,8 @@ export interface StackOptions {
   appSlug?: string;
   /** Extra environment for the app and the worker. */
   env?: Record<string, string>;
-  log?: (message: string) => void;
+  /** The in-process worker's own lines (its jobs log at LOG_LEVEL); none by default. */
+  logger?: Logger;
 }
 
 export interface SampleRepo {
@@ -113,7 +116,10 @@ export class Stack {
   /** An in-process worker over the same queue. */
   async startWorker(): Promise<FixWorker> {
     const built = await createProcessorFromEnv(this.env);
-    this.worker = await startFixWorker({ ...built.workerOptions, log: this.options.log ?? (() => {}) });
+    this.worker = await startFixWorker({
+      ...built.workerOptions,
+      logger: this.options.logger ?? silentLogger(),
+    });
     this.workerClose = built.close;
     return this.worker;
   }

@@ -2,6 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { ansiC, type ShellProcess, ShellSession } from "../../sandbox/shell-session.js";
 
@@ -75,7 +76,7 @@ describe("ShellSession kill on timeout", () => {
     const killChildren = async (pid: number) => {
       killChildrenOf(pid);
       for (let waited = 0; waited < 2000 && !existsSync(nextStarted); waited += 20) {
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
       killChildrenOf(pid);
       return true;

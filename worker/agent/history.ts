@@ -33,7 +33,7 @@ export interface HistoryOptions {
   /** Outputs of at most this many lines are never collapsed. */
   shortOutputLines?: number;
   /** The gate's command: its runs count as test runs. */
-  testCommand?: string;
+  testCommand?: string | undefined;
 }
 
 const keptLines = 2;

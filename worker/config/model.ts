@@ -12,14 +12,10 @@ export const priceSchema = z.strictObject({
 });
 export type Price = z.infer<typeof priceSchema>;
 
+/** The openai SDK retries with its own backoff (0.5 s doubling to 8 s, jittered) or the server's Retry-After. */
 export const retrySchema = z.strictObject({
   /** Retries after the first attempt; 0 disables retrying. */
   maxRetries: z.number().int().min(0).max(20).default(5),
-  initialDelayMs: z.number().int().min(0).default(1000),
-  maxDelayMs: z.number().int().min(0).default(60_000),
-  multiplier: z.number().min(1).default(2),
-  /** Share of each delay drawn at random (0 = none, 0.5 = up to ±50%). */
-  jitter: z.number().min(0).max(1).default(0.25),
   /** A Retry-After longer than this ends the retries instead of waiting (a provider's daily cap, say). */
   maxRetryAfterMs: z.number().int().min(0).default(120_000),
 });

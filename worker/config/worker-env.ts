@@ -85,7 +85,7 @@ export function parseSetupSecrets(text: string): Record<string, Record<string, s
   try {
     json = JSON.parse(text);
   } catch {
-    json = undefined;
+    json = undefined; // refused just below with the hint, like any other malformed value
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {

@@ -11,9 +11,8 @@ import { ReplayModel } from "./replay.js";
 import type { RetryEvent } from "./retry.js";
 
 export { costOf, lookupPrice, requirePrice } from "./cost.js";
-export { classifyOpenAIError, createOpenAIClient, OpenAIModel } from "./openai.js";
+export { createOpenAIClient, OpenAIModel } from "./openai.js";
 export { parseReplayTurns, ReplayModel } from "./replay.js";
-export { backoffDelay, parseRetryAfter, withRetries } from "./retry.js";
 export { estimatePromptTokens, estimateTextTokens } from "./tokens.js";
 
 export interface CreateModelOptions {
@@ -30,13 +29,8 @@ export async function createModel(spec: string | undefined, options: CreateModel
   const rest = colon > 0 ? name.slice(colon + 1) : "";
   if (kind === "replay" && rest) return ReplayModel.fromFile(rest);
   if (kind === "openai" && rest) {
-    const client = createOpenAIClient(options.config, options.env);
-    return new OpenAIModel({
-      client,
-      model: rest,
-      config: options.config,
-      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
-    });
+    const client = createOpenAIClient(options.config, options.env, options.onRetry);
+    return new OpenAIModel({ client, model: rest, config: options.config });
   }
   throw new ConfigError(`unknown model "${name}"`, {
     code: "model_name_invalid",

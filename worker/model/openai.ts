@@ -1,6 +1,7 @@
 /**
  * A Model over the official openai SDK: OpenAI itself and any OpenAI-compatible endpoint
- * (vLLM, Ollama, LiteLLM, OpenRouter, Azure's v1 API). The SDK runs with maxRetries 0; retries are ours.
+ * (vLLM, Ollama, LiteLLM, OpenRouter, Azure's v1 API). Retries are the SDK's (model.retry.maxRetries),
+ * with what it lacks added by the fetch it is given (retry.ts).
  */
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
@@ -15,14 +16,7 @@ import type {
 import { ConfigError, ModelError } from "../../src/errors.js";
 import type { ModelConfig, Price } from "../config/model.js";
 import { costOf, type PriceLookup, requirePrice } from "./cost.js";
-import {
-  parseRetryAfter,
-  type RetryDecision,
-  type RetryEvent,
-  RetryGaveUp,
-  withLinkedSignal,
-  withRetries,
-} from "./retry.js";
+import { modelFetch, parseRetryAfter, type RetryEvent, withLinkedSignal } from "./retry.js";
 
 /** What the model needs of the SDK client (lets the composition root construct it). */
 export type ChatClient = Pick<OpenAI, "chat">;
@@ -30,7 +24,11 @@ export type ChatClient = Pick<OpenAI, "chat">;
 const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
 /** Builds the SDK client from config and environment; the API key is read from `config.apiKeyEnv`. */
-export function createOpenAIClient(config: ModelConfig, env: NodeJS.ProcessEnv = process.env): OpenAI {
+export function createOpenAIClient(
+  config: ModelConfig,
+  env: NodeJS.ProcessEnv = process.env,
+  onRetry?: (event: RetryEvent) => void,
+): OpenAI {
   const baseURL = config.baseUrl ?? env.OPENAI_BASE_URL ?? OPENAI_DEFAULT_BASE_URL;
   let apiKey = env[config.apiKeyEnv];
   if (!apiKey) {
@@ -48,21 +46,18 @@ export function createOpenAIClient(config: ModelConfig, env: NodeJS.ProcessEnv =
     organization: config.organization ?? env.OPENAI_ORG_ID ?? null,
     defaultHeaders: config.headers,
     timeout: config.timeoutMs,
-    maxRetries: 0,
+    maxRetries: config.retry.maxRetries,
+    fetch: modelFetch({ maxRetryAfterMs: config.retry.maxRetryAfterMs, onRetry }),
   });
 }
 
-/** 408, 409, 429, 5xx, timeouts and connection failures are transient; the rest are not. */
-export function classifyOpenAIError(error: unknown): RetryDecision {
-  if (error instanceof OpenAI.APIUserAbortError) return { retryable: false };
-  if (error instanceof OpenAI.APIConnectionError) return { retryable: true };
-  if (error instanceof OpenAI.APIError) {
-    const status = error.status ?? 0;
-    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    const retryAfterMs = parseRetryAfter(error.headers);
-    return retryAfterMs === undefined ? { retryable } : { retryable, retryAfterMs };
-  }
-  return { retryable: false };
+/** What the SDK retries (and what the job may retry later): 408, 409, 429, 5xx, timeouts, connection failures. */
+function isTransient(error: unknown): boolean {
+  if (error instanceof OpenAI.APIUserAbortError) return false;
+  if (error instanceof OpenAI.APIConnectionError) return true;
+  if (!(error instanceof OpenAI.APIError)) return false;
+  const status = error.status ?? 0;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 export interface OpenAIModelOptions {
@@ -70,9 +65,6 @@ export interface OpenAIModelOptions {
   /** The API's model name, without the `openai:` prefix. */
   model: string;
   config: ModelConfig;
-  onRetry?: (event: RetryEvent) => void;
-  /** Injected for tests of the backoff; default is a real timer. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export class OpenAIModel implements Model {
@@ -101,21 +93,11 @@ export class OpenAIModel implements Model {
 
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
-      completion = await withRetries(
-        () =>
-          withLinkedSignal(signal, (linked) =>
-            this.options.client.chat.completions.create(body, { signal: linked, maxRetries: 0 }),
-          ),
-        {
-          config: config.retry,
-          classify: classifyOpenAIError,
-          ...(signal ? { signal } : {}),
-          ...(this.options.onRetry ? { onRetry: this.options.onRetry } : {}),
-          ...(this.options.sleep ? { sleep: this.options.sleep } : {}),
-        },
+      completion = await withLinkedSignal(signal, (linked) =>
+        this.options.client.chat.completions.create(body, { signal: linked }),
       );
     } catch (error) {
-      throw toModelError(error, signal);
+      throw toModelError(error, config.retry, signal);
     }
     const choice = completion.choices[0];
     if (!choice)
@@ -146,13 +128,18 @@ export function isReasoningModel(model: string): boolean {
   return /^(o\d|gpt-5)/.test(model.replace(/^.*\//, ""));
 }
 
-function toModelError(error: unknown, signal?: AbortSignal): unknown {
+function toModelError(error: unknown, retry: ModelConfig["retry"], signal?: AbortSignal): unknown {
   if (signal?.aborted) return signal.reason ?? error;
-  if (error instanceof RetryGaveUp) {
-    return new ModelError(`the model API kept failing (${describe(error.lastError)}); ${error.reason}`, {
+  if (isTransient(error)) {
+    const retryAfterMs = error instanceof OpenAI.APIError ? parseRetryAfter(error.headers) : undefined;
+    const reason =
+      retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs
+        ? `the server asked to wait ${Math.round(retryAfterMs / 1000)} s, more than the ${Math.round(retry.maxRetryAfterMs / 1000)} s allowed (model.retry.maxRetryAfterMs)`
+        : `gave up after ${retry.maxRetries + 1} attempts`;
+    return new ModelError(`the model API kept failing (${describe(error)}); ${reason}`, {
       code: "model_api_unavailable",
       retryable: true,
-      cause: error.lastError,
+      cause: error,
       hint: "Try again later, or raise model.retry.maxRetries.",
     });
   }
@@ -174,5 +161,8 @@ function toModelError(error: unknown, signal?: AbortSignal): unknown {
 function describe(error: unknown): string {
   if (error instanceof OpenAI.APIError && error.status !== undefined)
     return `HTTP ${error.status}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
+  // A connection failure's own message is "Connection error."; its cause says which.
+  const cause = error instanceof OpenAI.APIConnectionError ? error.cause : undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  return cause instanceof Error ? `${message} ${cause.message}` : message;
 }

@@ -1,21 +1,15 @@
 /**
- * Retrying transient model API failures: exponential backoff with jitter, honouring Retry-After,
- * a bounded number of times. Kept apart from the SDK (which runs with maxRetries 0) so the
- * behaviour is ours, observable and testable.
+ * What the openai SDK's own retries lack. The SDK retries connection failures, timeouts, 408, 409,
+ * 429 and 5xx (`maxRetries`, exponential backoff from 0.5 s to 8 s, Retry-After and retry-after-ms
+ * honoured, `x-should-retry` obeyed). It is given this fetch, which adds:
+ * - a cap on Retry-After: a response asking for a longer wait is marked `x-should-retry: false`, so
+ *   the SDK gives up at once instead of parking the job for as long as the provider asks (a daily
+ *   quota answers "come back in an hour");
+ * - the body read inside fetch: a connection that drops mid-body ("TypeError: terminated") is then
+ *   a failed fetch, which the SDK retries like any other connection failure. Read later by the SDK,
+ *   it escaped the retries and ended the run;
+ * - a report of each retry (onRetry), for the CLI and the worker's log.
  */
-import type { RetryConfig } from "../config/model.js";
-
-export interface RetryDecision {
-  retryable: boolean;
-  /** Server-requested wait (Retry-After / retry-after-ms), when it sent one. */
-  retryAfterMs?: number;
-}
-
-export interface RetryEvent {
-  attempt: number;
-  delayMs: number;
-  error: unknown;
-}
 
 /** Parses Retry-After (seconds or an HTTP date) and the non-standard retry-after-ms. */
 export function parseRetryAfter(headers: { get(name: string): string | null } | undefined, now = Date.now()) {
@@ -29,37 +23,52 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/** The wait before retry number `attempt` (1-based), without a server hint. */
-export function backoffDelay(
-  config: RetryConfig,
-  attempt: number,
-  random: () => number = Math.random,
-): number {
-  const base = Math.min(config.maxDelayMs, config.initialDelayMs * config.multiplier ** (attempt - 1));
-  const spread = base * config.jitter;
-  return Math.max(0, Math.round(base - spread + 2 * spread * random()));
+export interface RetryEvent {
+  /** 1 for the first retry. */
+  attempt: number;
+  /** Why the previous attempt failed ("HTTP 503", "terminated"). */
+  reason: string;
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** The header the SDK sets on every attempt: 0 on the first, n on retry n. */
+const RETRY_COUNT_HEADER = "x-stainless-retry-count";
+
+/** A fetch for the SDK client: Retry-After capped at `maxRetryAfterMs`, the body read whole, retries reported. */
+export function modelFetch(options: {
+  maxRetryAfterMs: number;
+  onRetry?: ((event: RetryEvent) => void) | undefined;
+  fetch?: Fetch;
+}): Fetch {
+  const fetch = options.fetch ?? globalThis.fetch;
+  let lastFailure = "";
+  return async (input, init) => {
+    const attempt = Number(new Headers(init?.headers).get(RETRY_COUNT_HEADER) ?? 0);
+    if (attempt > 0) options.onRetry?.({ attempt, reason: lastFailure });
+    try {
+      const response = await fetch(input, init);
+      // Buffered here, a body cut short fails this fetch (retried) instead of the SDK's later read.
+      const body = await response.arrayBuffer();
+      const headers = new Headers(response.headers);
+      if (!response.ok) lastFailure = `HTTP ${response.status}`;
+      const retryAfterMs = parseRetryAfter(headers);
+      if (!response.ok && retryAfterMs !== undefined && retryAfterMs > options.maxRetryAfterMs)
+        headers.set("x-should-retry", "false");
+      return new Response(body, { status: response.status, statusText: response.statusText, headers });
+    } catch (error) {
+      lastFailure = error instanceof Error ? error.message : String(error);
+      throw error;
+    }
+  };
 }
 
 /**
- * Runs `operation` with a signal of its own that follows `signal`, and unhooks it afterwards. The
- * openai SDK adds an abort listener to the signal it is given and never removes it: given the run's
- * signal, every model call would leave one behind (Node warns past 10). Given a signal per call, the
- * SDK's listener goes with it.
+ * Runs `operation` with a signal of its own that follows `signal`, unhooks it afterwards, and
+ * rejects as soon as `signal` aborts. The openai SDK adds an abort listener to the signal it is
+ * given and never removes it: given the run's signal, every model call would leave one behind (Node
+ * warns past 10). And it sleeps between retries without watching the signal: a cancel during a
+ * Retry-After of two minutes would wait them out.
  */
 export async function withLinkedSignal<T>(
   signal: AbortSignal | undefined,
@@ -67,65 +76,19 @@ export async function withLinkedSignal<T>(
 ): Promise<T> {
   if (!signal) return operation(undefined);
   const linked = new AbortController();
-  const follow = () => linked.abort(signal.reason);
+  let stop: (reason: unknown) => void = () => {};
+  const stopped = new Promise<never>((_, reject) => {
+    stop = reject;
+  });
+  const follow = () => {
+    linked.abort(signal.reason);
+    stop(signal.reason);
+  };
   if (signal.aborted) follow();
   else signal.addEventListener("abort", follow, { once: true });
   try {
-    return await operation(linked.signal);
+    return await Promise.race([operation(linked.signal), stopped]);
   } finally {
     signal.removeEventListener("abort", follow);
-  }
-}
-
-export class RetryGaveUp extends Error {
-  constructor(
-    readonly attempts: number,
-    readonly lastError: unknown,
-    readonly reason: string,
-  ) {
-    super(reason, { cause: lastError });
-  }
-}
-
-/**
- * Runs `operation` until it succeeds, a non-retryable error occurs (rethrown as is), or the retries
- * run out (RetryGaveUp). A Retry-After above `maxRetryAfterMs` gives up at once rather than stall a run.
- */
-export async function withRetries<T>(
-  operation: () => Promise<T>,
-  options: {
-    config: RetryConfig;
-    classify: (error: unknown) => RetryDecision;
-    signal?: AbortSignal;
-    onRetry?: (event: RetryEvent) => void;
-    random?: () => number;
-    sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  },
-): Promise<T> {
-  const wait = options.sleep ?? sleep;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await operation();
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
-      const decision = options.classify(error);
-      if (!decision.retryable) throw error;
-      if (attempt > options.config.maxRetries) {
-        throw new RetryGaveUp(attempt, error, `gave up after ${attempt} attempts`);
-      }
-      let delayMs = backoffDelay(options.config, attempt, options.random);
-      if (decision.retryAfterMs !== undefined) {
-        if (decision.retryAfterMs > options.config.maxRetryAfterMs) {
-          throw new RetryGaveUp(
-            attempt,
-            error,
-            `the server asked to wait ${Math.round(decision.retryAfterMs / 1000)} s, more than the ${Math.round(options.config.maxRetryAfterMs / 1000)} s allowed (model.retry.maxRetryAfterMs)`,
-          );
-        }
-        delayMs = decision.retryAfterMs;
-      }
-      options.onRetry?.({ attempt, delayMs, error });
-      await wait(delayMs, options.signal);
-    }
   }
 }

@@ -7,9 +7,11 @@
 import type { Sandbox, Trajectory } from "../../src/contracts.js";
 import type { LeftWork } from "../../src/github/left-work.js";
 import { exitOf } from "../agent/exit.js";
+import type { Logger } from "../log.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
+import { progressIsBestEffort } from "./types.js";
 
 type Phase = "agent" | "testing";
 type Timings = Partial<Record<"agent" | "tests" | "sandbox", number>>;
@@ -25,6 +27,7 @@ export interface AgentPhaseInput {
     signal: AbortSignal;
     /** Setup's secrets: unfinished work holding one of their values is not shown. */
     setupSecrets: Record<string, string>;
+    logger?: Logger | undefined;
     status: {
       progress(phase: Phase, info?: { step?: number; maxSteps?: number }): Promise<void>;
       failed(reason: string, trajectory?: Trajectory, work?: LeftWork): Promise<void>;
@@ -43,7 +46,7 @@ export type AgentPhaseOutcome =
 export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseOutcome> {
   const { config, input, timings } = phase;
   const { signal, status } = input;
-  void status.progress("agent", { step: 0, maxSteps: config.maxSteps }).catch(() => {});
+  void status.progress("agent", { step: 0, maxSteps: config.maxSteps }).catch(progressIsBestEffort);
   const runAgent = await input.agentFor();
   const stepStatus = throttled(
     (update: { phase: Phase; info: { step?: number; maxSteps?: number } }) =>
@@ -84,7 +87,8 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
       workspace: phase.sandbox,
       secrets: input.setupSecrets,
       signal,
-      onTesting: () => void status.progress("testing").catch(() => {}),
+      onTesting: () => void status.progress("testing").catch(progressIsBestEffort),
+      logger: input.logger,
     });
     phase.onAgentDone();
     phase.lap("sandbox");
@@ -128,7 +132,7 @@ function throttled<T>(
     const value = pending;
     pending = null;
     last = Date.now();
-    void update(value).catch(() => {});
+    void update(value).catch(progressIsBestEffort);
   };
   let stopped = false;
   return {

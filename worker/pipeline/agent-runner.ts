@@ -8,7 +8,9 @@ import { type AgentFixConfig, loadConfig } from "../agent/config-file.js";
 import { runAgent } from "../agent/index.js";
 import type { AciConfig } from "../config/aci.js";
 import type { AgentConfig } from "../config/agent.js";
+import type { Logger } from "../log.js";
 import { createModel } from "../model/index.js";
+import type { RetryEvent } from "../model/retry.js";
 import type { AgentRunner } from "./agent.js";
 import { checkModelChoice } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./types.js";
@@ -32,6 +34,8 @@ export interface AgentWiring {
    */
   allowRepoReplay?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** The job's logger: model API retries are logged. */
+  logger?: Logger;
 }
 
 /** The agent loop over the ACI, with the repository's model, limits and tool bundle applied. */
@@ -59,6 +63,7 @@ export async function createAgentRunner(
   const model = await createModel(wiring.modelOverride ?? repo.model, {
     config: operator.model,
     ...(wiring.env ? { env: wiring.env } : {}),
+    ...(wiring.logger ? { onRetry: modelRetryLog(wiring.logger) } : {}),
   });
   const agentConfig: AgentConfig = {
     ...operator.agent,
@@ -87,4 +92,8 @@ export async function createAgentRunner(
       onStep: (event) => input.onStep({ step: event.step, entry: event.entry }),
     });
   };
+}
+
+function modelRetryLog(logger: Logger) {
+  return (event: RetryEvent) => logger.warn(`model API failed (${event.reason}); retry ${event.attempt}`);
 }

@@ -1,6 +1,7 @@
 import type { Probot, ProbotOctokit } from "probot";
 import { ConfigError, GitHubError } from "../../src/errors.js";
 import { ORG_CONFIG_REPO } from "../config/org-defaults.js";
+import { createWorkerLogger, type Logger } from "../log.js";
 import type { CommitIdentity } from "./commit.js";
 
 /** What a run's tokens are for: each gets only the permissions of its step. */
@@ -51,7 +52,7 @@ type OctokitClass = new (options: Record<string, unknown>) => ProbotOctokit;
 /** Steps 1 and 8 over Probot's app authentication (GHE_HOST / GHE_PROTOCOL decide where it points). */
 export function probotInstallationAuth(
   probot: Pick<Probot, "auth">,
-  log: (message: string) => void = (message) => console.error(`[worker] ${message}`),
+  logger: Logger = createWorkerLogger(),
 ): InstallationAuth {
   return {
     forRun(installationId, repositoryId) {
@@ -78,6 +79,7 @@ export function probotInstallationAuth(
       let api: Promise<{ token: string; expiresAt: number }> | undefined;
       const apiToken = async () => {
         const held = api;
+        // A mint that failed was reported to its caller; it is minted again below.
         const current = await held?.catch(() => undefined);
         if (api === held && (!current || current.expiresAt - Date.now() < RENEW_BEFORE_MS)) api = undefined;
         api ??= mint("api");
@@ -113,7 +115,10 @@ export function probotInstallationAuth(
         async revoke() {
           const tokens = minted.splice(0);
           if (tokens.length === 0) return;
-          const app = await probot.auth().catch(() => null);
+          const app = await probot.auth().catch((err: unknown) => {
+            logger.warn({ err }, "cannot revoke the run's installation tokens (app authentication failed)");
+            return null;
+          });
           if (!app) return;
           const Client = app.constructor as OctokitClass;
           await Promise.all(
@@ -122,7 +127,7 @@ export function probotInstallationAuth(
                 .request("DELETE /installation/token")
                 .catch((error: unknown) => {
                   // It expires within the hour anyway; a failed revoke must not fail the run.
-                  log(`could not revoke an installation token: ${String(error)}`);
+                  logger.warn({ err: error }, "could not revoke an installation token");
                 }),
             ),
           );
@@ -171,6 +176,7 @@ function rethrow(error: unknown, installationId: number): never {
 export async function appIdentity(
   probot: Pick<Probot, "auth">,
   settings: { APP_ID: number; GHE_HOST?: string | undefined },
+  logger: Logger = createWorkerLogger(),
 ): Promise<CommitIdentity> {
   const app = await probot.auth();
   const { data } = await app.rest.apps.getAuthenticated().catch((error: unknown) => {
@@ -185,7 +191,7 @@ export async function appIdentity(
   const host = settings.GHE_HOST
     ? `users.noreply.${settings.GHE_HOST.replace(/:\d+$/, "")}`
     : "users.noreply.github.com";
-  if (id === null) console.warn(`[worker] could not look up the id of ${login}; commits will not link to it`);
+  if (id === null) logger.warn(`could not look up the id of ${login}; commits will not link to it`);
   return { name: login, email: id === null ? `${login}@${host}` : `${id}+${login}@${host}` };
 }
 
@@ -199,6 +205,7 @@ async function botUserId(
   app: ProbotOctokit,
   login: string,
 ): Promise<number | null> {
+  // Every failure here means "id unknown" (null): the caller logs it and commits use the bare address.
   const baseUrl = app.request.endpoint.DEFAULTS.baseUrl;
   const anonymous = await fetch(`${baseUrl}/users/${encodeURIComponent(login)}`, {
     headers: { accept: "application/vnd.github+json" },

@@ -48,7 +48,7 @@ export async function reapCheckouts(options: ReapCheckoutsOptions = {}): Promise
   const maxAge = options.maxAgeMs ?? DEFAULT_REAP_MAX_AGE_MS;
   const now = options.now ?? Date.now();
   const removed: string[] = [];
-  const entries = await readdir(workRoot, { withFileTypes: true }).catch(() => []);
+  const entries = await readdir(workRoot, { withFileTypes: true }).catch(() => []); // no root: nothing to reap
   for (const entry of entries) {
     if (!entry.isDirectory() || !entry.name.startsWith(CHECKOUT_PREFIX)) continue;
     const dir = join(workRoot, entry.name);
@@ -76,6 +76,6 @@ async function readOwner(dir: string): Promise<CheckoutOwner | null> {
     const parsed = ownerSchema.safeParse(JSON.parse(await readFile(join(dir, OWNER_FILE), "utf8")));
     return parsed.success ? parsed.data : null;
   } catch {
-    return null;
+    return null; // no readable owner file: not a checkout the reaper may judge, so it is left alone
   }
 }

@@ -56,6 +56,7 @@ export async function cloneRepository(options: CheckoutOptions): Promise<Checkou
  * the checkout is copied into the sandbox whole, `.git` included.
  */
 export async function stripCredentials(dir: string, token: string): Promise<void> {
+  // git fails when the key is not set, the usual case; the proof below finds any token left.
   await git(["config", "--local", "--unset-all", "http.extraheader"], { cwd: dir }).catch(() => undefined);
   const remote = (await git(["remote", "get-url", "origin"], { cwd: dir }).catch(() => "")).trim();
   if (remote) {

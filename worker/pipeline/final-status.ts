@@ -72,7 +72,7 @@ export function runRecords(redis: RunRecordStore, names: QueueNames) {
       try {
         return parseFixJobData(JSON.parse(raw));
       } catch {
-        return null;
+        return null; // a record that does not parse names no job to finalize
       }
     },
   };

@@ -11,6 +11,7 @@ import { AgentFixError, CancelledError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { type FixJobData, parseFixJobData } from "../../src/queue/index.js";
+import { createWorkerLogger, jobLogger, type Logger } from "../log.js";
 import type { AgentRunner } from "./agent.js";
 import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
@@ -66,13 +67,14 @@ export interface ProcessorDeps<C extends PipelineRepoConfig = PipelineRepoConfig
    */
   afterCancel?(job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined;
   workRoot?: string;
-  log?: (message: string) => void;
+  /** The process's logger; each job logs through a child of it (jobLogger). */
+  logger?: Logger;
   /** Tested changes whose push or publishing failed: the job's next attempt only pushes and publishes them. */
   pendingPublishes?: PendingPublishStore;
 }
 
 export function createFixProcessor<C extends PipelineRepoConfig>(deps: ProcessorDeps<C>) {
-  const log = deps.log ?? ((message: string) => console.log(`[worker] ${message}`));
+  const logger = deps.logger ?? createWorkerLogger();
   /** `finishing` is called once the run's outcome is reported: a shutdown then waits for it. */
   return async function processFixJob(
     job: Job<FixJobData>,
@@ -80,6 +82,7 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
     finishing?: () => void,
   ): Promise<JobResult> {
     const data = parseFixJobData(job.data);
+    const log = jobLogger(logger, data, job.id);
     // Every token of the run is for its one repository, and revoked when the run ends.
     const credentials = deps.auth.forRun(data.installationId, data.repoId);
     let revokeAfter: Promise<void> | undefined;
@@ -88,7 +91,7 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
       if (pending) revokeAfter = pending; // it still uses the API client: revoke once it is done
     };
     try {
-      return await processWith(job, data, credentials, signal, afterCancel, finishing);
+      return await processWith(job, data, credentials, signal, afterCancel, finishing, log);
     } finally {
       if (revokeAfter) void revokeAfter.finally(() => credentials.revoke());
       else await credentials.revoke();
@@ -102,6 +105,7 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
     signal: AbortSignal,
     afterCancel: (octokit: ProbotOctokit) => void,
     finishing: (() => void) | undefined,
+    log: Logger,
   ): Promise<JobResult> {
     const jobId = job.id ?? "";
     const octokit = await credentials.octokit().catch((error: unknown) => {
@@ -110,7 +114,10 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
     // A change an earlier attempt tested but could not push or publish: this attempt only does that.
     const pending = deps.pendingPublishes;
     const pendingKey = pendingRun(job);
-    const kept = await pending?.read(pendingKey).catch(() => null);
+    const kept = await pending?.read(pendingKey).catch((err: unknown) => {
+      log.warn({ err }, "the change kept from a previous attempt could not be read: running anew");
+      return null;
+    });
     const run = kept?.run ?? runName(data);
     const status = finishingStatus(resumedStatus(deps.status(octokit, data, run), data.handoffs), finishing);
     try {
@@ -124,9 +131,9 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
         throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
       });
       const publisher = pending
-        ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingKey, run)
+        ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingKey, run, log)
         : deps.publisher(octokit, data, run);
-      if (kept) log(`job ${jobId}: ${kept.unpushed ? "pushing and " : ""}publishing the change kept before`);
+      if (kept) log.info(`${kept.unpushed ? "pushing and " : ""}publishing the change kept before`);
       const outcome = kept
         ? await resumePublishing({
             kept,
@@ -142,6 +149,7 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
             },
             store: pending,
             key: pendingKey,
+            logger: log,
           })
         : await runFix({
             jobId,
@@ -169,6 +177,7 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
             signal,
             keepUnpushed:
               pending && ((draft, unpushed) => pending.save(pendingKey, { run, draft, unpushed })),
+            logger: log,
             ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
             // Review runs: the pull request's branch, and the issue plus the review as the task.
             ...(data.trigger === "review"
@@ -184,10 +193,14 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
                 )
               : {}),
           });
-      log(`job ${jobId}: ${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
+      log.info(`${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
       // A cancel that came as the run finished found nothing left to stop, and a start right after it
       // was refused as a duplicate of this still-active job: look at the issue again once it is done.
-      if (await deps.pendingCancel(jobId).catch(() => null)) afterCancel(octokit);
+      const lateCancel = await deps.pendingCancel(jobId).catch((err: unknown) => {
+        log.warn({ err }, "could not check for a cancel that came as the run finished");
+        return null;
+      });
+      if (lateCancel) afterCancel(octokit);
       return {
         kind: outcome.kind,
         ...(outcome.kind === "pull_request"
@@ -203,11 +216,11 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
       if (abort?.kind === "shutdown") {
         // Not cancelled: the worker puts the job back in the queue for another worker.
         const changeKept = Boolean(kept ?? (await pending?.read(pendingKey).catch(() => null)));
-        await finalStatus(() => status.progress("queued", { note: handedBackNote(changeKept) }));
+        await finalStatus(() => status.progress("queued", { note: handedBackNote(changeKept) }), log);
         throw new RunHandedBack();
       }
       if (abort) {
-        const written = await finalStatus(() => status.cancelled(abort.by));
+        const written = await finalStatus(() => status.cancelled(abort.by), log);
         afterCancel(octokit);
         const cancelled = new UnrecoverableError(`cancelled by ${abort.by}`);
         throw written ? markStatusFinal(cancelled) : cancelled;
@@ -216,11 +229,13 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
       if (wrapped instanceof UnrecoverableError) {
         // Unmarked when the update failed: the worker's 'failed' listener tries again.
         // Error messages can quote the model's diff (file names): no live mentions or keywords.
-        if (await finalStatus(() => status.failed(neutralise(describe(error))))) markStatusFinal(wrapped);
+        if (await finalStatus(() => status.failed(neutralise(describe(error))), log))
+          markStatusFinal(wrapped);
       } else {
-        log(`job ${jobId}: retrying after ${describe(error)}`);
-        await finalStatus(() =>
-          status.progress("cloning", { note: `Retrying after a transient error: ${describe(error)}` }),
+        log.warn(`retrying after ${describe(error)}`);
+        await finalStatus(
+          () => status.progress("cloning", { note: `Retrying after a transient error: ${describe(error)}` }),
+          log,
         );
       }
       throw wrapped;
@@ -254,11 +269,11 @@ export function runName(job: FixJobData, now = Date.now()): string {
 }
 
 /** A status update must never hide the run's real error. Whether it was written. */
-async function finalStatus(update: () => Promise<void>): Promise<boolean> {
+async function finalStatus(update: () => Promise<void>, log: Logger): Promise<boolean> {
   return update().then(
     () => true,
-    (error: unknown) => {
-      console.error(`[worker] status comment update failed: ${String(error)}`);
+    (err: unknown) => {
+      log.error({ err }, "status comment update failed");
       return false;
     },
   );

@@ -2,6 +2,7 @@
  * What GitHub's git server refuses, in words a maintainer can act on: a push declined by a rule
  * (ruleset, branch protection, workflow files, pre-receive hook), and a new token it does not accept yet.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { AgentFixError } from "../../src/errors.js";
 
 export type PushRefusalKind = "workflows" | "ruleset" | "protected_branch" | "pre_receive";
@@ -65,7 +66,7 @@ export async function retryWhileTokenIsNew<T>(
     } catch (error) {
       const age = Date.now() - options.mintedAt;
       if (!REFUSED_TOKEN.test(String(error)) || age >= FRESH_TOKEN_MS || options.signal?.aborted) throw error;
-      await new Promise((resolve) => setTimeout(resolve, retries * 1000));
+      await sleep(retries * 1000);
     }
   }
 }

@@ -5,7 +5,7 @@ export interface GitOptions {
   cwd?: string;
   /** Installation token sent as an HTTP header through the environment: never in argv, a URL or .git/config. */
   token?: string;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Written to git's stdin. */
   input?: string;
 }

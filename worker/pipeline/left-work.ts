@@ -8,6 +8,7 @@ import type { ExitReason, Sandbox, Trajectory } from "../../src/contracts.js";
 import { AgentFixError, SandboxError } from "../../src/errors.js";
 import { type LeftWork, type LeftWorkTests, testTail } from "../../src/github/left-work.js";
 import { exitOf, type LimitReason } from "../agent/exit.js";
+import { createWorkerLogger, type Logger } from "../log.js";
 import type { TestRun } from "./baseline.js";
 import { captureChange, type GateSetup, type PipelineGate, type TestedChange, testChange } from "./gate.js";
 import { secretsIn } from "./secret-scan.js";
@@ -33,6 +34,7 @@ export interface LeftWorkInput {
   signal: AbortSignal;
   /** Called before the tests run on the change (they take a while). */
   onTesting?: () => void;
+  logger?: Logger | undefined;
 }
 
 /** Why the loop ended (`exit_step_limit` also when the run kept its diff as the submission). */
@@ -49,7 +51,9 @@ export async function captureLeftWork(input: LeftWorkInput): Promise<LeftWork | 
     change = await captureChange(input.setup, input.workspace);
   } catch (error) {
     if (!(error instanceof SandboxError) || input.signal.aborted) throw error;
-    console.error(`[worker] the unfinished change could not be read from the workspace: ${error.message}`);
+    (input.logger ?? createWorkerLogger()).warn(
+      `the unfinished change could not be read from the workspace: ${error.message}`,
+    );
     return null;
   }
   if (change.patch === "") return null;

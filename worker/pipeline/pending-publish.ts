@@ -20,6 +20,8 @@ export interface KeptChange {
   unpushed?: UnpushedChange | undefined;
 }
 
+import type { Logger } from "../log.js";
+
 /** The Redis commands the store needs. */
 export interface PendingPublishRedis {
   set(key: string, value: string, mode: "EX", seconds: number): Promise<unknown>;
@@ -53,7 +55,7 @@ export function pendingPublishes(redis: PendingPublishRedis, names: QueueNames):
       try {
         return keptChange(JSON.parse(raw));
       } catch {
-        return null;
+        return null; // a kept draft that does not parse is no draft: the attempt runs anew
       }
     },
     drop: async (key) => {
@@ -92,6 +94,7 @@ export function keepForRetry(
   store: PendingPublishStore,
   key: string,
   run: string,
+  log?: Logger,
 ): Publisher {
   return {
     ...publisher,
@@ -100,8 +103,8 @@ export function keepForRetry(
         return await publisher.openOrUpdatePullRequest(draft);
       } catch (error) {
         if (isRetryable(error)) {
-          await store.save(key, { run, draft }).catch((saveError: unknown) => {
-            console.error(`[worker] the pushed change could not be kept: ${String(saveError)}`);
+          await store.save(key, { run, draft }).catch((err: unknown) => {
+            log?.warn({ err }, "the pushed change could not be kept: the job's next attempt runs anew");
           });
         }
         throw error;

@@ -5,6 +5,7 @@
  */
 import { AgentFixError } from "../../src/errors.js";
 import { githubMessage } from "../github/pull-request.js";
+import { createWorkerLogger, type Logger } from "../log.js";
 import type { PublishedPullRequest, Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /**
@@ -18,6 +19,7 @@ export async function publishPullRequest(input: {
   draft: PullRequestDraft;
   requestedBy: string;
   alongside?: Promise<unknown>;
+  logger?: Logger | undefined;
 }): Promise<PublishedPullRequest> {
   const { publisher, draft, requestedBy } = input;
   const opened = await publisher.openOrUpdatePullRequest(draft);
@@ -39,8 +41,8 @@ export async function publishPullRequest(input: {
   };
   await input.status.succeeded(published).catch((error: unknown) => {
     // The pull request is open: a status that cannot be written is logged, not the run's outcome.
-    console.error(
-      `[worker] the final status of pull request #${opened.number} could not be written: ${reasonOf(error)}`,
+    (input.logger ?? createWorkerLogger()).error(
+      `the final status of pull request #${opened.number} could not be written: ${reasonOf(error)}`,
     );
   });
   return published;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Trajectory } from "../../src/contracts.js";
 import {
   createStatusComment,
@@ -11,6 +12,7 @@ import { renderPullRequestBody } from "../github/pr-body.js";
 import { githubMessage, openOrUpdatePullRequest, reviewRefusal } from "../github/pull-request.js";
 import { renderTrajectorySummary } from "../github/summary.js";
 import { analyseTestChanges } from "../github/test-changes.js";
+import { createWorkerLogger, type Logger } from "../log.js";
 import type { PublishedPullRequest, Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /** Attempts at the final status edit before a new comment carries it instead. */
@@ -31,9 +33,12 @@ export function githubStatusReporter(
     /** Whether the run has written its trajectory yet: a run that wrote none links none. */
     trajectoryWritten?: () => boolean;
     testsBefore?: () => boolean | undefined;
+    /** The job's logger: failed edits of the final status are logged. */
+    logger?: Logger;
   } = {},
 ): StatusReporter {
   const repo = { owner: job.owner, repo: job.repo };
+  const logger = options.logger ?? createWorkerLogger();
   const link = () =>
     options.trajectoryUrl && (options.trajectoryWritten?.() ?? true) ? options.trajectoryUrl : undefined;
   const contextNow = () => {
@@ -57,12 +62,13 @@ export function githubStatusReporter(
       } else if (view.kind === "progress") {
         await updateStatusComment(api, repo, commentId, view, context);
       } else if (
-        !(await editWithRetries(() => updateStatusComment(api, repo, commentId ?? 0, view, context)))
+        !(await editWithRetries(() => updateStatusComment(api, repo, commentId ?? 0, view, context), logger))
       ) {
         // The comment cannot be edited (e.g. 403 on every edit): the final status must still show.
         commentId = await createStatusComment(api, issue, view, context);
       }
     });
+    // The caller gets the failure through `next`; the chain only has to keep going.
     queue = next.catch(() => {});
     return next;
   };
@@ -74,6 +80,9 @@ export function githubStatusReporter(
         ...(info.step !== undefined ? { step: info.step } : {}),
         ...(info.maxSteps !== undefined ? { maxSteps: info.maxSteps } : {}),
         ...(info.note ? { detail: info.note } : {}),
+      }).catch((error: unknown) => {
+        logger.warn(`status comment progress (${phase}) not written: ${githubMessage(error)}`);
+        throw error;
       }),
     succeeded: ({ number, url, ...published }: PublishedPullRequest) =>
       show({
@@ -105,16 +114,16 @@ export function githubStatusReporter(
 }
 
 /** Whether `edit` succeeded within a few attempts (1 s, then 2 s apart). */
-async function editWithRetries(edit: () => Promise<void>): Promise<boolean> {
+async function editWithRetries(edit: () => Promise<void>, logger: Logger): Promise<boolean> {
   for (let attempt = 1; attempt <= FINAL_EDIT_ATTEMPTS; attempt++) {
     try {
       await edit();
       return true;
     } catch (error) {
-      console.error(
-        `[worker] status comment edit ${attempt} of ${FINAL_EDIT_ATTEMPTS} failed: ${githubMessage(error)}`,
+      logger?.warn(
+        `status comment edit ${attempt} of ${FINAL_EDIT_ATTEMPTS} failed: ${githubMessage(error)}`,
       );
-      if (attempt < FINAL_EDIT_ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
+      if (attempt < FINAL_EDIT_ATTEMPTS) await sleep(attempt * 1000);
     }
   }
   return false;

@@ -4,16 +4,20 @@
  * cancelled job has left the active state the issue is looked at again and re-queued if it still asks for a
  * run.
  */
+
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ProbotOctokit } from "probot";
 import { updateStatusComment } from "../../src/github/index.js";
 import { enqueueFix, type FixJobData, type FixQueue, fixJobId } from "../../src/queue/index.js";
+import { jobLogger, type Logger } from "../log.js";
 
 export interface RequeueAfterCancelOptions {
   /** The producer side of the fix queue. */
   producer: FixQueue;
   /** The label that starts a run (AGENT_FIX_LABEL). */
   label: string;
+  logger: Logger;
 }
 
 /**
@@ -21,7 +25,7 @@ export interface RequeueAfterCancelOptions {
  * when `octokit` is no longer used (its token is revoked then).
  */
 export function requeueAfterCancel(options: RequeueAfterCancelOptions) {
-  const { producer, label } = options;
+  const { producer, label, logger } = options;
   return (job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined => {
     // A cancelled review run is not redone as an issue run (that would replace the reviewed branch).
     if (job.trigger === "review") return undefined;
@@ -31,7 +35,7 @@ export function requeueAfterCancel(options: RequeueAfterCancelOptions) {
       for (let i = 0; i < 100; i++) {
         const state = await producer.queue.getJobState(jobId);
         if (state !== "active") break;
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
       const { data: issue } = await octokit.rest.issues.get({
         owner: job.owner,
@@ -50,6 +54,8 @@ export function requeueAfterCancel(options: RequeueAfterCancelOptions) {
           { requestedBy: job.requestedBy },
         );
       }
-    })().catch((error: unknown) => console.error(`[worker] re-check after cancel failed: ${String(error)}`));
+    })().catch((err: unknown) =>
+      jobLogger(logger, job, jobId).error({ err }, "re-check after cancel failed"),
+    );
   };
 }

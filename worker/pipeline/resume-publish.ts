@@ -5,13 +5,14 @@
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import type { Logger } from "../log.js";
 import { cloneRepository } from "./checkout.js";
 import { makeCheckoutRoot } from "./checkout-dirs.js";
 import type { CommitIdentity } from "./commit.js";
 import type { KeptChange, PendingPublishStore } from "./pending-publish.js";
 import { publishPullRequest } from "./publish-step.js";
 import { checkoutBase, commitAndPush, type UnpushedChange } from "./push-step.js";
-import type { Publisher, RunOutcome, StatusReporter } from "./types.js";
+import { type Publisher, progressIsBestEffort, type RunOutcome, type StatusReporter } from "./types.js";
 
 export interface ResumeInput {
   kept: KeptChange;
@@ -29,25 +30,26 @@ export interface ResumeInput {
   /** Where the change is kept, under `key`: updated once it is pushed, dropped once it is published. */
   store?: PendingPublishStore | undefined;
   key: string;
+  logger?: Logger | undefined;
 }
 
 export async function resumePublishing(input: ResumeInput): Promise<RunOutcome> {
   const started = Date.now();
   const { kept } = input;
-  void input.status.progress("publishing").catch(() => {});
+  void input.status.progress("publishing").catch(progressIsBestEffort);
   if (kept.unpushed) {
     await pushAgain(input, kept.unpushed);
     // Pushed: should this attempt stop before the pull request opens, the next one only publishes.
-    await input.store?.save(input.key, { run: kept.run, draft: kept.draft }).catch((error: unknown) => {
+    await input.store?.save(input.key, { run: kept.run, draft: kept.draft }).catch((err: unknown) => {
       // Kept as unpushed instead: a later attempt finds its commit on the branch or pushes it again.
-      console.error(`[worker] the pushed change could not be marked pushed: ${String(error)}`);
+      input.logger?.warn({ err }, "the pushed change could not be marked pushed");
     });
   }
   const pushed = Date.now();
-  const { publisher, status, requestedBy } = input;
-  const pr = await publishPullRequest({ publisher, status, requestedBy, draft: kept.draft });
-  await input.store?.drop(input.key).catch((error: unknown) => {
-    console.error(`[worker] the published change was not dropped from the store: ${String(error)}`);
+  const { publisher, status, requestedBy, logger } = input;
+  const pr = await publishPullRequest({ publisher, status, requestedBy, draft: kept.draft, logger });
+  await input.store?.drop(input.key).catch((err: unknown) => {
+    logger?.warn({ err }, "the published change was not dropped from the store");
   });
   return {
     kind: "pull_request",

@@ -14,6 +14,7 @@ import { commitAndPush } from "./push-step.js";
 import { RunSandboxes } from "./sandbox.js";
 import { secretsIn } from "./secret-scan.js";
 import type { PipelineRepoConfig, PullRequestDraft, RunInput, RunOutcome, RunTimings } from "./types.js";
+import { progressIsBestEffort } from "./types.js";
 
 /**
  * Steps 3 to 12 of docs/architecture.md for one fix job, in order. Errors propagate (the processor maps
@@ -34,7 +35,7 @@ export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): 
   // Marked with this worker's id: the reaper removes it should the worker die mid-run.
   const root = await makeCheckoutRoot(input.workRoot);
   try {
-    void status.progress("cloning").catch(() => {});
+    void status.progress("cloning").catch(progressIsBestEffort);
     const checkout = await cloneRepository({
       cloneUrl: input.repository.cloneUrl,
       token: await input.token("clone"),
@@ -46,7 +47,7 @@ export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): 
     if (config.configNote) status.configured(config.configNote);
     lap("clone");
 
-    void status.progress("setting_up").catch(() => {});
+    void status.progress("setting_up").catch(progressIsBestEffort);
     const sandboxes = new RunSandboxes(input.sandboxes, {
       jobId: input.jobId,
       ...(config.limits ? { limits: config.limits } : {}),
@@ -73,9 +74,10 @@ export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): 
         signal,
       });
       lap("setup");
-      void status.progress("baseline").catch(() => {});
+      void status.progress("baseline").catch(progressIsBestEffort);
       // The agent's sandbox starts while the baseline runs in a sandbox of its own.
       const agentSandbox = sandboxes.start(prepared.dir);
+      // Awaited after the baseline, which throws its error; this only keeps it from being unhandled meanwhile.
       agentSandbox.catch(() => {});
       baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
       const sandbox = await agentSandbox;
@@ -111,7 +113,7 @@ export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): 
       disposal = sandboxes.disposeAll().then(() => agentDisposal);
     }
 
-    void status.progress("publishing").catch(() => {});
+    void status.progress("publishing").catch(progressIsBestEffort);
     refuseSecretsInChange(tested.patch, input.setupSecrets);
     const keepUnpushed = input.keepUnpushed;
     const draft: PullRequestDraft = {
@@ -147,6 +149,7 @@ export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): 
       draft,
       requestedBy: input.requestedBy,
       alongside: disposal,
+      logger: input.logger,
     });
     lap("publish");
     return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings };

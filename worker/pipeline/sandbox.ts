@@ -51,7 +51,7 @@ export class RunSandboxes {
     const sandbox = await startSandbox(this.provider, { ...this.base, sourceDir, networkForSetup });
     this.startMs += Date.now() - began;
     if (this.closed) {
-      // Cancelled while it started: it must not outlive the run.
+      // Cancelled while it started: it must not outlive the run (one that fails to go is the reaper's).
       await sandbox.dispose().catch(() => {});
       throw new CancelledError("the run was cancelled while a sandbox started");
     }
@@ -59,7 +59,10 @@ export class RunSandboxes {
     return sandbox;
   }
 
-  /** Disposes one sandbox; the promise never rejects. */
+  /**
+   * Disposes one sandbox; the promise never rejects. A sandbox that fails to go carries this worker's
+   * label: the reaper removes it once the worker is gone, so the run does not fail for it.
+   */
   dispose(sandbox: Sandbox): Promise<void> {
     this.live.delete(sandbox);
     return sandbox.dispose().catch(() => {});
@@ -75,6 +78,7 @@ export class RunSandboxes {
   prewarm(sourceDir: string): void {
     if (this.closed || this.spare) return;
     const sandbox = this.start(sourceDir);
+    // Not lost: take() awaits it and starts another when it failed.
     sandbox.catch(() => {});
     this.spare = { sourceDir, sandbox };
   }

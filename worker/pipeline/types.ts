@@ -5,6 +5,7 @@
  */
 import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
 import type { LeftWork } from "../../src/github/left-work.js";
+import type { Logger } from "../log.js";
 import type { AgentRunner } from "./agent.js";
 import type { TestRun } from "./baseline.js";
 import type { CommitIdentity } from "./commit.js";
@@ -33,6 +34,7 @@ export interface ProgressInfo {
 
 /** The status comment on the issue, edited in place. Every run ends in exactly one final call. */
 export interface StatusReporter {
+  /** Rejects when the edit failed, which the reporter has logged; callers go on (progressIsBestEffort). */
   progress(phase: RunPhase, info?: ProgressInfo): Promise<void>;
   succeeded(pullRequest: PublishedPullRequest): Promise<void>;
   /** `work`: the change the agent left when it stopped on a limit, with its tests' result. */
@@ -108,6 +110,8 @@ export interface RunInput<C extends PipelineRepoConfig = PipelineRepoConfig> {
   commitTitle?: string;
   /** Keeps a tested change whose push failed in a way a later attempt may get through (see push-step.ts). */
   keepUnpushed?: ((draft: PullRequestDraft, change: UnpushedChange) => Promise<void>) | undefined;
+  /** The job's logger. */
+  logger?: Logger | undefined;
 }
 
 /** Milliseconds spent in each step (for logs and bench/pipeline.ts). */
@@ -119,3 +123,6 @@ export type RunOutcome = { timings: RunTimings } & (
   | { kind: "pull_request"; number: number; url: string; trajectory: Trajectory }
   | { kind: "no_pull_request"; reason: string; trajectory: Trajectory | null }
 );
+
+/** The catch of a progress update: a progress line is best effort, and the reporter logs its failure. */
+export function progressIsBestEffort(): void {}

@@ -44,7 +44,7 @@ export async function runEpisode(options: {
   gate?: (sandbox: Sandbox) => Gate;
   testCommand?: string;
   signal?: AbortSignal;
-  onStep?: (sandbox: Sandbox) => RunAgentOptions["onStep"];
+  onStep?: (sandbox: Sandbox) => NonNullable<RunAgentOptions["onStep"]>;
   /** Told where the trajectory goes before the run starts (for runs that reject). */
   onPath?: (path: string) => void;
   cleanup: Sandbox[];

@@ -27,7 +27,7 @@ function model() {
   const config = modelConfigSchema.parse({
     baseUrl: server.url,
     prices: { asOf: "2025-08-15", models: { "gpt-test": { input: 2, cachedInput: 0.5, output: 8 } } },
-    retry: { maxRetries: 2, initialDelayMs: 5, maxDelayMs: 20, jitter: 0 },
+    retry: { maxRetries: 2 },
   });
   return new OpenAIModel({ client: createOpenAIClient(config, {}), model: "gpt-test", config });
 }
@@ -106,6 +106,21 @@ describe("the loop with the real openai SDK against the stand-in server", () => 
     expect(trajectory.info.exit_status).toBe("submitted (exit_cost)");
     expect(trajectory.info.submission).toContain("+        return 0");
     expect(server.requests).toHaveLength(2); // the limit is checked before the third call
+  });
+
+  it("a reply whose connection drops mid-body is retried and the run goes on to submit", async () => {
+    server.enqueue(
+      call("open", { path: "calc/ops.py" }),
+      { kind: "drop-mid-body" },
+      call("edit", { start_line: 3, end_line: 3, replacement_text: fix }),
+      call("submit", {}),
+      call("submit", {}),
+    );
+    const { trajectory } = await runEpisode({ model: model(), cleanup: sandboxes });
+    expect(trajectory.info.exit_status).toBe("submitted");
+    expect(trajectory.info.submission).toContain("+        return 0");
+    expect(server.requests).toHaveLength(5);
+    expect(server.remaining()).toBe(0);
   });
 
   it("an API that keeps failing ends the run with exit_api after the retries, keeping the diff", async () => {

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectRedis, createFixQueue, enqueueFix, type FixJobData } from "../../../src/queue/index.js";
 import { startFixWorker } from "../../../worker/index.js";
+import { capturingLogger, type LogLine } from "../../support/logs.js";
 import { OwnRedis } from "../../support/own-redis.js";
 
 const DEPLOYED = ["deploy/redis.conf"];
@@ -45,7 +46,7 @@ describe("the queue's Redis", () => {
     await redis.restart();
 
     const ran: FixJobData[] = [];
-    const logs: string[] = [];
+    const logs: LogLine[] = [];
     const worker = await startFixWorker({
       redisUrl: redis.url,
       prefix: "af-persist",
@@ -53,13 +54,13 @@ describe("the queue's Redis", () => {
         ran.push(j.data);
         return "done";
       },
-      log: (message) => logs.push(message),
+      logger: capturingLogger(logs),
     });
     try {
       await expect.poll(() => ran.length, { timeout: 20_000 }).toBe(1);
       expect(ran[0]).toMatchObject({ issueNumber: 3, deliveryId: job.deliveryId });
       // Append-only: nothing to warn about.
-      expect(logs.filter((l) => l.startsWith("warning"))).toEqual([]);
+      expect(logs.filter((l) => l.level === "warn")).toEqual([]);
     } finally {
       await worker.shutdown(0);
     }
@@ -78,15 +79,15 @@ describe("the queue's Redis", () => {
     ];
     for (const { args, warning } of cases) {
       const redis = await own(args);
-      const logs: string[] = [];
+      const logs: LogLine[] = [];
       const worker = await startFixWorker({
         redisUrl: redis.url,
         prefix: "af-persist-warn",
         process: async () => "done",
-        log: (message) => logs.push(message),
+        logger: capturingLogger(logs),
       });
       await worker.shutdown(0);
-      const warnings = logs.filter((l) => l.startsWith("warning"));
+      const warnings = logs.filter((l) => l.level === "warn").map((l) => l.msg);
       if (warning) expect(warnings, args.join(" ")).toEqual([expect.stringMatching(warning)]);
       else expect(warnings, args.join(" ")).toEqual([]);
     }

@@ -3,11 +3,13 @@
  * start without WEBHOOK_SECRET, refuses webhooks signed with Probot's public development secret, and
  * answers bodies over the size limit with 413 before anything buffers or logs them.
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectRedis } from "../../../src/queue/index.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
@@ -128,7 +130,7 @@ describe.skipIf(!up)("npm run start:server facing the internet", () => {
             () => false,
           );
           if (ok) return "listening" as const;
-          await new Promise((resolve) => setTimeout(resolve, 500));
+          await sleep(500);
         }
       })();
       const exited = once(child, "exit").then(([code]) => code as number | null);

@@ -8,6 +8,7 @@ import { fixJobId } from "../../../src/queue/index.js";
 import type { AppServer } from "../../../src/server.js";
 import { type FixWorker, startFixWorker } from "../../../worker/index.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { silentLogger } from "../../support/logs.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import { labelEvent } from "../../support/webhooks.js";
 import { redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
@@ -43,7 +44,7 @@ describe.skipIf(!up)("a redelivered webhook", () => {
         runs.push(job.data.issueNumber);
         return "done";
       },
-      log: () => {},
+      logger: silentLogger(),
     });
   });
 

@@ -10,6 +10,7 @@ import { type FixJobData, fixJobId } from "../../../src/queue/index.js";
 import type { AppServer } from "../../../src/server.js";
 import { type FixWorker, startFixWorker } from "../../../worker/index.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { silentLogger } from "../../support/logs.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import { commentEvent, labelEvent, pullCommentEvent, reviewEvent } from "../../support/webhooks.js";
 import { redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
@@ -51,7 +52,7 @@ describe.skipIf(!up)("review feedback while a run of the issue is queued or runn
         if (ran.length === 1) await held;
         return "done";
       },
-      log: () => {},
+      logger: silentLogger(),
     });
   });
 

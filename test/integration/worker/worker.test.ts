@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { UnrecoverableError } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +17,7 @@ import {
 import { type FixJobProcessor, type FixWorker, startFixWorker } from "../../../worker/index.js";
 import { type AbortReason, decodeAbortReason } from "../../../worker/pipeline/cancel.js";
 import { type Abandonment, markStatusFinal } from "../../../worker/pipeline/final-status.js";
+import { capturingLogger, type LogLine, silentLogger } from "../../support/logs.js";
 import { redisUrl, requireRedis } from "../../support/services.js";
 
 const redisUp = await requireRedis();
@@ -97,7 +99,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
       process,
       // Short checks so a dead worker's lapsed lock is noticed quickly.
       stalledIntervalMs: 500,
-      log: () => {},
+      logger: silentLogger(),
       ...options,
     });
     workers.push(started);
@@ -183,7 +185,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     let markActive: () => void = () => {};
     const active = new Promise<void>((resolve) => (markActive = resolve));
     let aborted = false;
-    const logs: string[] = [];
+    const logs: LogLine[] = [];
     const fixWorker = await worker(
       async (_job, signal, finishing) => {
         signal.addEventListener("abort", () => (aborted = true), { once: true });
@@ -193,7 +195,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
         return "done";
       },
       1,
-      { log: (message) => logs.push(message) },
+      { logger: capturingLogger(logs) },
     );
     const { jobId } = await enqueueFix(fixQueue, jobData(9));
     await active;
@@ -204,7 +206,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     release();
     await stopping;
     expect(aborted).toBe(false);
-    expect(logs.filter((line) => line.includes("grace period over"))).toEqual([]);
+    expect(logs.filter((line) => line.msg.includes("grace period over"))).toEqual([]);
     expect(await fixQueue.queue.getJobState(jobId)).toBe("completed");
   });
 
@@ -239,11 +241,11 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     await once(child, "exit");
     // BullMQ refuses to remove a locked job: wait for the dead worker's lock to lapse.
     const lockKey = `${prefix}:fix:${queued.jobId}:lock`;
-    while ((await redis.exists(lockKey)) === 1) await new Promise((r) => setTimeout(r, 100));
+    while ((await redis.exists(lockKey)) === 1) await sleep(100);
     expect(await fixQueue.queue.getJobState(queued.jobId)).toBe("active");
     await fixQueue.queue.remove(queued.jobId);
     await final;
-    await new Promise((r) => setTimeout(r, 300)); // room for a second (wrong) finalization to show
+    await sleep(300); // room for a second (wrong) finalization to show
     expect(finalized).toHaveLength(1);
     expect(finalized[0]?.abandonment).toEqual({ kind: "removed" });
     expect(finalized[0]?.job).toMatchObject({ issueNumber: 7, statusCommentId: 77, owner: "octo" });
@@ -273,7 +275,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     await enqueueFix(fixQueue, jobData(8));
     await enqueueFix(fixQueue, jobData(9));
     await bothEnded;
-    await new Promise((r) => setTimeout(r, 300)); // room for a finalization of issue 8 to show
+    await sleep(300); // room for a finalization of issue 8 to show
     expect(finalized).toEqual([
       {
         job: expect.objectContaining({ issueNumber: 9 }),

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { modelConfigSchema, retrySchema } from "../../../worker/config/model.js";
+import { modelConfigSchema } from "../../../worker/config/model.js";
 import { costOf, lookupPrice, requirePrice } from "../../../worker/model/cost.js";
 import { createOpenAIClient, OpenAIModel } from "../../../worker/model/openai.js";
-import { backoffDelay, parseRetryAfter } from "../../../worker/model/retry.js";
+import { parseRetryAfter } from "../../../worker/model/retry.js";
 
 const prices = {
   asOf: "2025-08-15",
@@ -55,14 +55,7 @@ describe("price table", () => {
   });
 });
 
-describe("backoff", () => {
-  const config = retrySchema.parse({ initialDelayMs: 100, maxDelayMs: 1000, multiplier: 3, jitter: 0.5 });
-  it("grows by the multiplier, is capped, and jitters within ±jitter", () => {
-    expect([1, 2, 3, 4].map((n) => backoffDelay(config, n, () => 0.5))).toEqual([100, 300, 900, 1000]);
-    expect(backoffDelay(config, 1, () => 0)).toBe(50);
-    expect(backoffDelay(config, 1, () => 1)).toBe(150);
-  });
-
+describe("Retry-After", () => {
   it("reads Retry-After as seconds, as an HTTP date, and retry-after-ms", () => {
     const headers = (entries: Record<string, string>) => new Headers(entries);
     expect(parseRetryAfter(headers({ "retry-after": "3" }))).toBe(3000);

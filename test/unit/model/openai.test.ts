@@ -1,4 +1,5 @@
 import { getEventListeners } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, ModelError } from "../../../src/errors.js";
 import { type ModelConfig, modelConfigSchema } from "../../../worker/config/model.js";
@@ -38,23 +39,19 @@ function config(overrides: Record<string, unknown> = {}): ModelConfig {
         "o4-mini": { input: 1.1, output: 4.4 },
       },
     },
-    retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 1000, multiplier: 2, jitter: 0 },
+    retry: { maxRetries: 3 },
     ...overrides,
   });
 }
 
-function model(cfg = config(), events: RetryEvent[] = [], slept: number[] = []) {
-  const client = createOpenAIClient(cfg, { STAND_IN_KEY: "sk-test-123" });
-  return new OpenAIModel({
-    client,
-    model: "gpt-test",
-    config: cfg,
-    onRetry: (event) => events.push(event),
-    sleep: async (ms) => {
-      slept.push(ms);
-    },
-  });
+function model(cfg = config(), events: RetryEvent[] = []) {
+  const client = createOpenAIClient(cfg, { STAND_IN_KEY: "sk-test-123" }, (event) => events.push(event));
+  return new OpenAIModel({ client, model: "gpt-test", config: cfg });
 }
+
+/** Milliseconds between the arrival of request `index - 1` and request `index`. */
+const gapBefore = (index: number) =>
+  server.requests[index]!.receivedAt - server.requests[index - 1]!.receivedAt;
 
 const conversation = [
   { role: "system" as const, content: "You fix bugs." },
@@ -118,30 +115,32 @@ describe("OpenAIModel over the real openai SDK", () => {
 
   it("retries a 429 after the server's Retry-After, then succeeds", async () => {
     const events: RetryEvent[] = [];
-    const slept: number[] = [];
-    server.enqueue({ kind: "error", status: 429, retryAfter: "7" }, message("done"));
-    const reply = await model(config(), events, slept).query(conversation, tools);
+    server.enqueue({ kind: "error", status: 429, retryAfter: "1" }, message("done"));
+    const reply = await model(config(), events).query(conversation, tools);
     expect(reply.message.content).toBe("done");
     expect(server.requests).toHaveLength(2);
-    expect(slept).toEqual([7000]);
-    expect(events[0]?.attempt).toBe(1);
+    expect(gapBefore(1)).toBeGreaterThanOrEqual(950); // the wait asked for, not the SDK's 0.5 s
+    expect(events).toEqual([{ attempt: 1, reason: "HTTP 429" }]);
   });
 
-  it("backs off exponentially on 500s (retry-after-ms honoured when sent)", async () => {
-    const slept: number[] = [];
+  it("retries 500, 502 and 503 (retry-after-ms honoured when sent)", async () => {
+    const events: RetryEvent[] = [];
     server.enqueue(
       { kind: "error", status: 500 },
       { kind: "error", status: 502 },
-      { kind: "error", status: 503, retryAfterMs: "123" },
+      { kind: "error", status: 503, retryAfterMs: "300" },
       message("ok"),
     );
-    await model(config(), [], slept).query(conversation, tools);
-    expect(slept).toEqual([10, 20, 123]);
+    await model(config(), events).query(conversation, tools);
     expect(server.requests).toHaveLength(4);
+    expect(gapBefore(3)).toBeGreaterThanOrEqual(290);
+    expect(events.map((event) => event.reason)).toEqual(["HTTP 500", "HTTP 502", "HTTP 503"]);
   });
 
   it("gives up after maxRetries with a retryable ModelError (the loop's exit_api)", async () => {
-    server.enqueue(...Array.from({ length: 4 }, () => ({ kind: "error" as const, status: 500 })));
+    server.enqueue(
+      ...Array.from({ length: 4 }, () => ({ kind: "error" as const, status: 500, retryAfterMs: "1" })),
+    );
     const error = await model()
       .query(conversation, tools)
       .catch((e: unknown) => e);
@@ -153,14 +152,15 @@ describe("OpenAIModel over the real openai SDK", () => {
   });
 
   it("does not wait out a Retry-After longer than allowed", async () => {
-    const slept: number[] = [];
+    const events: RetryEvent[] = [];
     server.enqueue({ kind: "error", status: 429, retryAfter: "86400" });
-    const error = await model(config(), [], slept)
+    const error = await model(config(), events)
       .query(conversation, tools)
       .catch((e: unknown) => e);
     expect((error as ModelError).code).toBe("model_api_unavailable");
+    expect((error as ModelError).message).toContain("asked to wait 86400 s");
     expect((error as ModelError).message).toContain("maxRetryAfterMs");
-    expect(slept).toEqual([]);
+    expect(events).toEqual([]);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -183,13 +183,48 @@ describe("OpenAIModel over the real openai SDK", () => {
   });
 
   it("retries a dropped connection", async () => {
-    const slept: number[] = [];
+    const events: RetryEvent[] = [];
     server.enqueue({ kind: "reset" }, message("after reset"));
-    const reply = await model(config(), [], slept).query(conversation, tools);
+    const reply = await model(config(), events).query(conversation, tools);
     expect(reply.message.content).toBe("after reset");
     expect(server.requests).toHaveLength(2);
-    expect(slept).toEqual([10]);
+    expect(events.map((event) => event.attempt)).toEqual([1]);
   });
+
+  it("retries a reply whose connection drops mid-body (it ended the run with 'TypeError: terminated')", async () => {
+    const events: RetryEvent[] = [];
+    server.enqueue({ kind: "drop-mid-body" }, message("after the drop"));
+    const reply = await model(config(), events).query(conversation, tools);
+    expect(reply.message.content).toBe("after the drop");
+    expect(server.requests).toHaveLength(2);
+    expect(events).toEqual([{ attempt: 1, reason: "terminated" }]);
+  });
+
+  it("a reply that keeps dropping mid-body ends in a retryable ModelError that says so", async () => {
+    server.enqueue(...Array.from({ length: 4 }, () => ({ kind: "drop-mid-body" as const })));
+    const error = await model()
+      .query(conversation, tools)
+      .catch((e: unknown) => e);
+    expect((error as ModelError).code).toBe("model_api_unavailable");
+    expect((error as ModelError).retryable).toBe(true);
+    expect((error as ModelError).message).toContain("terminated");
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it("a cancel during a Retry-After wait stops at once, with no further request", async () => {
+    server.enqueue({ kind: "error", status: 429, retryAfter: "60" });
+    const controller = new AbortController();
+    const events: RetryEvent[] = [];
+    const pending = model(config(), events)
+      .query(conversation, tools, controller.signal)
+      .catch((e: unknown) => e);
+    while (server.requests.length === 0) await sleep(10);
+    controller.abort(new Error("cancelled by test"));
+    const error = await pending;
+    expect((error as Error).message).toBe("cancelled by test");
+    expect(server.requests).toHaveLength(1);
+    expect(events).toEqual([]);
+  }, 30_000);
 
   it("stops at once when the signal aborts during a slow reply, without retrying", async () => {
     server.enqueue({ kind: "message", content: "slow", delayMs: 10_000 });
@@ -210,7 +245,7 @@ describe("OpenAIModel over the real openai SDK", () => {
       const controller = new AbortController();
       const m = model();
       for (let i = 0; i < 20; i++) {
-        if (i % 5 === 0) server.enqueue({ kind: "error", status: 503 });
+        if (i % 5 === 0) server.enqueue({ kind: "error", status: 503, retryAfterMs: "1" });
         server.enqueue({ kind: "message", content: `step ${i}` });
         const reply = await m.query(conversation, tools, controller.signal);
         expect(reply.message.content).toBe(`step ${i}`);
@@ -238,6 +273,6 @@ describe("createOpenAIClient", () => {
       OPENAI_BASE_URL: "http://127.0.0.1:1/v1",
     });
     expect(client.baseURL).toBe("http://127.0.0.1:1/v1");
-    expect(client.maxRetries).toBe(0);
+    expect(client.maxRetries).toBe(5);
   });
 });
