@@ -57,8 +57,6 @@ import {
 } from "./egress.js";
 import { ansiC, type ShellProcess, ShellSession } from "./shell-session.js";
 import { SANDBOX_IMAGE } from "./version.js";
-
-export { DEFAULT_WORKSPACE_SIZE, parseSize, SANDBOX_UID, WORKDIR };
 export const LABEL = {
   /** Present on every container and volume this driver makes. */
   sandbox: "agent-fix.sandbox",
@@ -542,7 +540,7 @@ export class DockerSandbox extends SessionSandbox {
 }
 
 /** What the agent reads under a command that filled the workspace. */
-export function workspaceFullNote(limitBytes: number): string {
+function workspaceFullNote(limitBytes: number): string {
   return `[the workspace is full: it holds at most ${megabytes(limitBytes)}; delete files (build output, caches, large generated files) to go on]`;
 }
 

@@ -2,9 +2,9 @@
  * Errors that say who is at fault, with a stable code and whether retrying can help.
  * The worker maps `retryable` to BullMQ retries; `hint` is what a person should do about it.
  */
-export type Fault = "config" | "repository" | "model" | "github" | "sandbox" | "user" | "internal";
+type Fault = "config" | "repository" | "model" | "github" | "sandbox" | "user" | "internal";
 
-export interface AgentFixErrorOptions {
+interface AgentFixErrorOptions {
   code: string;
   fault: Fault;
   retryable?: boolean;

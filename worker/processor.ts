@@ -41,22 +41,17 @@ import { requeueAfterCancel } from "./pipeline/requeue.js";
 import { reviewPublisher } from "./pipeline/review.js";
 
 // What the tests, bench and demo import from here, kept where it was before the split.
-export { parseWorkerEnv, type WorkerEnv, workerEnvSchema } from "../src/config/worker-env.js";
+export { parseWorkerEnv } from "../src/config/worker-env.js";
 export {
-  type AgentWiring,
   createAgentRunner,
   loadOperatorConfig,
-  type OperatorConfig,
 } from "./pipeline/agent-runner.js";
 export {
-  createFixProcessor,
-  finalizeAbandonedWith,
   type JobResult,
-  type ProcessorDeps,
   runName,
 } from "./pipeline/fix-job.js";
 
-export interface BuiltWorker {
+interface BuiltWorker {
   /** Options for startFixWorker (worker/index.ts). */
   workerOptions: {
     redisUrl: string;

@@ -6,7 +6,7 @@
 import { z } from "zod";
 
 /** Placeholders each template may use (the loop fills exactly these). */
-export const templateVariables = {
+const templateVariables = {
   system: ["tool_docs", "action_format_instructions"],
   demonstration: [],
   instance: ["issue_title", "issue_body", "repo_name", "test_command", "test_command_note"],

@@ -8,18 +8,14 @@ import { GitHubError } from "../errors.js";
 import { type GitHubApi, httpStatus, type RepoRef } from "./api.js";
 import { fitComment } from "./limits.js";
 
-export function fixBranchName(issueNumber: number): string {
-  return `agent-fix/issue-${issueNumber}`;
-}
-
-export interface PullRequestInput extends RepoRef {
+interface PullRequestInput extends RepoRef {
   branch: string;
   base: string;
   title: string;
   body: string;
 }
 
-export interface PullRequestResult {
+interface PullRequestResult {
   number: number;
   url: string;
   created: boolean;

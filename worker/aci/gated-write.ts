@@ -9,11 +9,11 @@ import { newUndefinedNamesWarning } from "./lint/undefined-names.js";
 import { replaceLines, serializeTextFile, type TextFile, textOf } from "./text-file.js";
 import { renderWindow } from "./viewer.js";
 
-export type GatedWrite =
+type GatedWrite =
   | { written: true; file: TextFile; checked: boolean; undefinedNames: string | null }
   | { written: false; errors: SyntaxProblem[]; proposed: TextFile };
 
-export const rule = "-------------------------------------------------";
+const rule = "-------------------------------------------------";
 
 /** Writes `proposed` over `file` only when the gate finds no new error in the changed span. */
 export async function gatedWrite(options: {

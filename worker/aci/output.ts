@@ -3,7 +3,7 @@
  * what it did and the end says how it finished; both matter more than the middle.
  */
 
-export interface OutputLimits {
+interface OutputLimits {
   maxLines: number;
   maxChars: number;
   lineMaxChars: number;

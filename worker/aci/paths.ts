@@ -1,7 +1,7 @@
 /** Paths given by the model, resolved like a shell would (against the current directory) and kept in the repository. */
 import path from "node:path";
 
-export interface RepoPath {
+interface RepoPath {
   /** Absolute inside the sandbox. */
   absolute: string;
   /** Relative to the repository root; "" for the root itself. */

@@ -6,7 +6,7 @@ const EDIT_TOOLS = new Set(["edit", "str_replace", "insert", "create"]);
 const SCROLL_TOOLS = new Set(["scroll_up", "scroll_down"]);
 
 /** The ACI's wording for an edit that was not written. */
-export function editWasRejected(observation: string): boolean {
+function editWasRejected(observation: string): boolean {
   return /have NOT been applied|not applied|No replacement was performed|did not appear|matched \d+ times/i.test(
     observation,
   );

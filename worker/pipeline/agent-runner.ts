@@ -12,20 +12,17 @@ import type { Logger } from "../log.js";
 import { createModel } from "../model/index.js";
 import type { RetryEvent } from "../model/retry.js";
 import type { AgentRunner } from "./agent.js";
-import { checkModelChoice, replayModelRefused } from "./repo-rules.js";
-
-export { replayModelRefused };
-
+import { checkModelChoice } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./run.js";
 
 /** The operator's configuration: config/default.yaml overlaid by AGENT_FIX_CONFIG (tools, loop, model). */
-export type OperatorConfig = AgentFixConfig;
+type OperatorConfig = AgentFixConfig;
 
 export function loadOperatorConfig(overlay?: string): Promise<OperatorConfig> {
   return loadConfig(overlay ? { files: [overlay] } : {});
 }
 
-export interface AgentWiring {
+interface AgentWiring {
   operator: OperatorConfig;
   /** Overrides everything (tests, demo, operators pinning a model): `openai:NAME` or `replay:FILE`. */
   modelOverride?: string;

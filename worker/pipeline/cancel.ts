@@ -1,5 +1,3 @@
-import { AgentFixError } from "../../src/errors.js";
-
 /** Why a run's AbortSignal fired: a person (or the issue closing) cancelled it, or the worker is stopping. */
 export interface AbortReason {
   kind: "cancelled" | "shutdown";
@@ -24,11 +22,4 @@ export function decodeAbortReason(value: unknown): AbortReason {
     }
   }
   return { kind: "cancelled", by: "someone", reason: String(value ?? "cancelled") };
-}
-
-/** The error a run ends with once its signal fired: not retried. */
-export class RunCancelledError extends AgentFixError {
-  constructor(readonly abort: AbortReason) {
-    super(`Run cancelled by ${abort.by}`, { code: "run_cancelled", fault: "user", retryable: false });
-  }
 }

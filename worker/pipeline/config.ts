@@ -41,7 +41,7 @@ export interface ContentsApi {
 }
 
 /** Larger than any sensible config: a bigger file is refused unread. */
-export const MAX_REPO_CONFIG_BYTES = 64 * 1024;
+const MAX_REPO_CONFIG_BYTES = 64 * 1024;
 
 interface ContentEntry {
   type?: string;
@@ -52,7 +52,7 @@ interface ContentEntry {
 }
 
 /** The file's text on `ref`, or null when it does not exist. Anything but a small regular file is refused. */
-export async function fetchRepoConfigText(
+async function fetchRepoConfigText(
   api: ContentsApi,
   where: { owner: string; repo: string; ref: string },
 ): Promise<string | null> {

@@ -9,7 +9,7 @@ export const HANDED_BACK_NOTE =
   "The worker running this was shut down (a deploy or restart), so the run went back to the queue: " +
   "another worker starts it again from the beginning.";
 
-export function resumedNote(handoffs: number): string {
+function resumedNote(handoffs: number): string {
   const times = handoffs === 1 ? "" : ` (${handoffs} times)`;
   return `Resumed on another worker: the one running this before was shut down (a deploy or restart)${times}.`;
 }

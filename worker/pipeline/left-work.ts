@@ -13,7 +13,7 @@ import { captureChange, type GateSetup, type PipelineGate, type TestedChange, te
 import { secretsIn } from "./secret-scan.js";
 
 /** The endings where the agent was stopped from outside its work: what it did so far is worth showing. */
-export const LIMIT_EXITS: ReadonlySet<ExitStatus> = new Set<ExitStatus>([
+const LIMIT_EXITS: ReadonlySet<ExitStatus> = new Set<ExitStatus>([
   "exit_step_limit",
   "exit_cost",
   "exit_time",
@@ -23,7 +23,7 @@ export const LIMIT_EXITS: ReadonlySet<ExitStatus> = new Set<ExitStatus>([
   "exit_replay_exhausted",
 ]);
 
-export interface LeftWorkInput {
+interface LeftWorkInput {
   trajectory: Trajectory;
   gate: PipelineGate;
   setup: GateSetup;

@@ -12,7 +12,7 @@ import type { RunOutcome } from "./run.js";
 import { type Publisher, type PullRequestDraft, progressIsBestEffort, type StatusReporter } from "./types.js";
 
 /** The Redis commands the store needs. */
-export interface PendingPublishRedis {
+interface PendingPublishRedis {
   set(key: string, value: string, mode: "EX", seconds: number): Promise<unknown>;
   getdel(key: string): Promise<string | null>;
 }

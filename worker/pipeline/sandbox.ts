@@ -1,6 +1,6 @@
 import type { Sandbox, SandboxLimits, SandboxProvider } from "../../src/contracts.js";
 
-export interface StartSandboxOptions {
+interface StartSandboxOptions {
   /** The host checkout, already stripped of credentials. */
   sourceDir: string;
   jobId: string;
@@ -14,7 +14,7 @@ export interface StartSandboxOptions {
  * Step 3: start the sandbox and copy the checkout in. Its environment is empty on purpose: setup
  * secrets are passed per command (step 4) and nothing of the worker's environment is inherited.
  */
-export function startSandbox(provider: SandboxProvider, options: StartSandboxOptions): Promise<Sandbox> {
+function startSandbox(provider: SandboxProvider, options: StartSandboxOptions): Promise<Sandbox> {
   return provider.create({
     sourceDir: options.sourceDir,
     jobId: options.jobId,

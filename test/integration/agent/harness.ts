@@ -14,13 +14,13 @@ import { loadConfig } from "../../../worker/agent/config-file.js";
 import { type RunAgentOptions, runAgent } from "../../../worker/agent/index.js";
 import { ReplayModel } from "../../../worker/model/replay.js";
 
-export const fixtures = fileURLToPath(new URL("../../fixtures/agent/", import.meta.url));
-export const calcRepo = join(fixtures, "calc-repo");
+const fixtures = fileURLToPath(new URL("../../fixtures/agent/", import.meta.url));
+const calcRepo = join(fixtures, "calc-repo");
 export const replay = (name: string) => join(fixtures, "replays", name);
 
 const provider = new LocalSandboxProvider({ warn: () => {} });
 
-export interface Episode {
+interface Episode {
   trajectory: Trajectory;
   sandbox: Sandbox;
   environment: Environment;
