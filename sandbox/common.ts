@@ -9,11 +9,11 @@ import { SandboxError } from "../src/errors.js";
 import { assertEnvNames, type ShellSession } from "./shell-session.js";
 
 export const DEFAULT_LIMITS: SandboxLimits = { memoryBytes: 2 * 1024 ** 3, cpus: 1, pids: 512 };
-export const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_TIMEOUT_MS = 120_000;
 /** Cap of one command's captured output (head + tail). */
-export const DEFAULT_MAX_OUTPUT_CHARS = 100_000;
+const DEFAULT_MAX_OUTPUT_CHARS = 100_000;
 /** Cap of readFile / writeFile. */
-export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 /** Fixed variables every sandbox gets; nothing of the worker's own environment. */
 export function safeEnv(home: string, path: string): Record<string, string> {
@@ -57,7 +57,7 @@ export function disposedError(): SandboxError {
   return new SandboxError("the sandbox has been disposed", { code: "sandbox_disposed" });
 }
 
-export function abortedError(reason: unknown): SandboxError {
+function abortedError(reason: unknown): SandboxError {
   return new SandboxError("the command was cancelled; the sandbox has been disposed", {
     code: "aborted",
     cause: reason,

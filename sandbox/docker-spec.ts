@@ -30,7 +30,7 @@ export function parseSize(size: string): number {
 }
 
 /** The operator's size as given ("768m"): tmpfs takes the same units, and an inspected volume shows it. */
-export function workspaceVolumeOptions(size: string): Record<string, string> {
+function workspaceVolumeOptions(size: string): Record<string, string> {
   return {
     type: "tmpfs",
     device: "tmpfs",
@@ -57,7 +57,7 @@ export const SANDBOX_PROCESS = {
 } as const;
 
 /** The main process: from root (the container's user) to uid 1000 without capabilities, then the copy. */
-export const MAIN_COMMAND = [
+const MAIN_COMMAND = [
   "setpriv",
   `--reuid=${SANDBOX_UID}`,
   `--regid=${SANDBOX_UID}`,
@@ -69,7 +69,7 @@ export const MAIN_COMMAND = [
   COPY_THEN_SLEEP,
 ];
 
-export interface ContainerSpecInput {
+interface ContainerSpecInput {
   name: string;
   image: string;
   labels: Record<string, string>;

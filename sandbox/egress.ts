@@ -18,7 +18,7 @@ import { SandboxError } from "../src/errors.js";
 export const DEFAULT_SETUP_NETWORK = "agent-fix-setup";
 
 /** Never reachable from setup (RFC 1918, RFC 6598, RFC 3927, RFC 5735/6890 special-purpose ranges). */
-export const DENIED_RANGES = [
+const DENIED_RANGES = [
   "0.0.0.0/8",
   "10.0.0.0/8",
   "100.64.0.0/10",
@@ -41,7 +41,7 @@ export function isIpv4Cidr(text: string): boolean {
   return octets.every((o) => o <= 255) && (m[6] === undefined || Number(m[6]) <= 32);
 }
 
-export interface EgressPolicy {
+interface EgressPolicy {
   /** Reachable although inside a denied range (a private registry, a proxy). */
   allow: string[];
   /** Unreachable on top of DENIED_RANGES: the worker host's public addresses, when it runs in a container. */

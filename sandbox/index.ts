@@ -9,7 +9,7 @@ import type { SandboxProvider } from "../src/contracts.js";
 import { DockerSandboxProvider, type DockerSandboxProviderOptions } from "./docker.js";
 import { LocalSandboxProvider, type LocalSandboxProviderOptions } from "./local.js";
 
-export type SandboxDriver = "docker" | "local";
+type SandboxDriver = "docker" | "local";
 
 export function createSandboxProvider(
   driver: "docker",
@@ -31,14 +31,3 @@ export function createSandboxProvider(
   if (driver === "local") return new LocalSandboxProvider(options as LocalSandboxProviderOptions);
   throw new Error(`unknown sandbox driver: ${String(driver)} (docker or local)`);
 }
-
-export {
-  DockerSandbox,
-  DockerSandboxProvider,
-  type DockerSandboxProviderOptions,
-  LABEL,
-} from "./docker.js";
-export { WORKDIR } from "./docker-scripts.js";
-export { LocalSandbox, LocalSandboxProvider, type LocalSandboxProviderOptions } from "./local.js";
-export { DEFAULT_REAP_MAX_AGE_MS, type ReapOptions, reapSandboxes, startReaper } from "./reaper.js";
-export { SANDBOX_IMAGE, SANDBOX_IMAGE_VERSION } from "./version.js";

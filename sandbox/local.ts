@@ -41,7 +41,7 @@ export interface LocalSandboxProviderOptions extends Partial<SessionSandboxSetti
   tmpDir?: string;
 }
 
-export const LOCAL_WARNING =
+const LOCAL_WARNING =
   "agent-fix: the LOCAL sandbox driver isolates nothing: commands run on this host as this user, with its " +
   "network and files. Use it for development and tests only; use the docker driver for real jobs.";
 
@@ -238,7 +238,7 @@ export class LocalSandbox extends SessionSandbox {
 }
 
 /** `realpath -m`: follows symlinks component by component; a missing component ends the walk. */
-export async function realpathMissing(absolute: string): Promise<string> {
+async function realpathMissing(absolute: string): Promise<string> {
   const parts = absolute.split("/").filter((p) => p.length > 0);
   let current = "/";
   let hops = 0;

@@ -3,7 +3,7 @@
  * as a ring-buffer tail; whatever falls between is only counted. Memory stays bounded by `maxChars`
  * however much a command prints.
  */
-export interface RenderedOutput {
+interface RenderedOutput {
   text: string;
   truncated: boolean;
   /** Lines (or parts of lines) left out between the head and the tail. */

@@ -6,7 +6,7 @@ import os from "node:os";
 import Docker from "dockerode";
 import { LABEL, removeSandboxResources } from "./docker.js";
 
-export interface ReapOptions {
+interface ReapOptions {
   docker?: Docker;
   /** Sandboxes older than this are removed whoever owns them. Default 6 hours. */
   maxAgeMs?: number;
@@ -16,7 +16,7 @@ export interface ReapOptions {
   log?: (message: string) => void;
 }
 
-export interface ReapResult {
+interface ReapResult {
   containers: string[];
   volumes: string[];
 }
@@ -81,15 +81,4 @@ export async function reapSandboxes(options: ReapOptions = {}): Promise<ReapResu
     }
   }
   return removed;
-}
-
-/** Runs the reaper now and then every `intervalMs`; returns a function that stops the timer. */
-export function startReaper(options: ReapOptions & { intervalMs?: number } = {}): () => void {
-  const run = () => {
-    reapSandboxes(options).catch((error: Error) => options.log?.(`reaper: ${error.message}`));
-  };
-  run();
-  const timer = setInterval(run, options.intervalMs ?? 10 * 60 * 1000);
-  timer.unref();
-  return () => clearInterval(timer);
 }

@@ -28,7 +28,7 @@ export interface ShellProcess {
   destroy(): void;
 }
 
-export interface ShellSessionOptions {
+interface ShellSessionOptions {
   /** For messages: "agent" or "control". */
   name: string;
   spawn: () => Promise<ShellProcess>;
@@ -46,7 +46,7 @@ export interface ShellSessionOptions {
   startTimeoutMs?: number;
 }
 
-export interface ShellRunOptions {
+interface ShellRunOptions {
   timeoutMs: number;
   /** Cap of the captured output (head + tail); unbounded when absent. */
   maxOutputChars?: number;
@@ -65,7 +65,7 @@ export interface ShellRunOptions {
   input?: string;
 }
 
-export interface ShellRunResult {
+interface ShellRunResult {
   exitCode: number;
   output: string;
   truncated: boolean;

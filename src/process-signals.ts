@@ -7,11 +7,11 @@
  * clean stops into an exit by signal (143) once a `process.once` handler had been used up.
  */
 
-export type ShutdownSignal = "SIGTERM" | "SIGINT";
+type ShutdownSignal = "SIGTERM" | "SIGINT";
 
 const SIGNALS: readonly ShutdownSignal[] = ["SIGTERM", "SIGINT"];
 
-export interface ExitOnSignalsOptions {
+interface ExitOnSignalsOptions {
   log?: (message: string) => void;
   /** Replaced in tests of the handler itself; the process exit by default. */
   exit?: (code: number) => void;

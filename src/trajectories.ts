@@ -11,19 +11,19 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.traj$/;
-export const TRAJECTORY_ROUTE = "/trajectories/";
-export const DEFAULT_TRAJECTORY_LINK_DAYS = 7;
+const TRAJECTORY_ROUTE = "/trajectories/";
+const DEFAULT_TRAJECTORY_LINK_DAYS = 7;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The signature of a link to `name` that works until `expires` (Unix seconds). */
-export function signTrajectoryName(secret: string, name: string, expires: number): string {
+function signTrajectoryName(secret: string, name: string, expires: number): string {
   return createHmac("sha256", secret)
     .update(`agent-fix trajectory ${name} until ${expires}`)
     .digest("hex")
     .slice(0, 32);
 }
 
-export interface TrajectoryLinkOptions {
+interface TrajectoryLinkOptions {
   /** How long the link works; default DEFAULT_TRAJECTORY_LINK_DAYS days. */
   ttlMs?: number;
   now?: number;
@@ -43,7 +43,7 @@ export function trajectoryUrl(
   return `${publicUrl.replace(/\/+$/, "")}${TRAJECTORY_ROUTE}${name}?expires=${expires}&sig=${sig}`;
 }
 
-export interface TrajectoryRouteOptions {
+interface TrajectoryRouteOptions {
   dir: string;
   /** The signing secret; without one nothing is served. */
   secret: string | undefined;
@@ -56,11 +56,7 @@ type LinkVerdict =
 const NOT_FOUND: LinkVerdict = { ok: false, status: 404, message: "Not found\n" };
 
 /** Checks a request's path and query: a well-formed name, a valid signature, not expired. */
-export function checkTrajectoryLink(
-  secret: string | undefined,
-  rawUrl: string,
-  now = Date.now(),
-): LinkVerdict {
+function checkTrajectoryLink(secret: string | undefined, rawUrl: string, now = Date.now()): LinkVerdict {
   let url: URL;
   let name: string;
   try {

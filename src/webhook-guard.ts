@@ -8,7 +8,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 
-export interface WebhookGuardOptions {
+interface WebhookGuardOptions {
   secret: string;
   /** Largest body accepted (AGENT_FIX_WEBHOOK_MAX_BYTES). */
   maxBytes: number;
@@ -130,7 +130,7 @@ function readLimited(
   });
 }
 
-export function signatureMatches(secret: string, body: Buffer, signature: string): boolean {
+function signatureMatches(secret: string, body: Buffer, signature: string): boolean {
   const expected = Buffer.from(`sha256=${createHmac("sha256", secret).update(body).digest("hex")}`);
   const given = Buffer.from(signature);
   return given.length === expected.length && timingSafeEqual(given, expected);

@@ -35,7 +35,7 @@ export interface LeftWork {
 }
 
 /** Lines of test output shown at most, and their characters at most. */
-export const TEST_TAIL_LINES = 15;
+const TEST_TAIL_LINES = 15;
 const TEST_TAIL_CHARS = 3_000;
 
 /** The `.github/agent-fix.yml` setting that raises the limit the agent stopped on, if there is one. */
@@ -66,7 +66,7 @@ export function fenceFor(text: string): string {
  * The diff cut to at most `budget` characters as GitHub counts them, at a line end where one is in
  * reach, never inside a surrogate pair; `cut` says how many lines are shown of how many.
  */
-export function fitDiff(
+function fitDiff(
   patch: string,
   budget: number,
 ): { text: string; cut: { shown: number; total: number } | null } {

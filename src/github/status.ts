@@ -9,7 +9,7 @@ import { fitComment, GITHUB_BODY_LIMIT, githubLength } from "./limits.js";
 /** Hidden marker that identifies the app's status comment among the issue's comments. */
 export const STATUS_MARKER = "<!-- agent-fix:status -->";
 
-export const statusPhases = [
+const statusPhases = [
   "queued",
   "cloning",
   "setting_up",
@@ -54,7 +54,7 @@ export type StatusView =
     }
   | { kind: "cancelled"; by: string; reason?: string };
 
-export interface StatusContext {
+interface StatusContext {
   requestedBy: string;
   /** Link to the full trajectory (PUBLIC_URL), when served. */
   trajectoryUrl?: string;
@@ -140,7 +140,7 @@ function succeededLines(view: Extract<StatusView, { kind: "succeeded" }>, contex
   return lines;
 }
 
-export interface IssueRef extends RepoRef {
+interface IssueRef extends RepoRef {
   issueNumber: number;
 }
 

@@ -9,7 +9,7 @@
 import Bottleneck from "bottleneck";
 import { ProbotOctokit } from "probot";
 
-export interface ThrottleSettings {
+interface ThrottleSettings {
   /** Limiters' name in Redis: one per app. */
   id: string;
   /** Client-side spacing of writes (a second apart, as GitHub advises); off only against stand-ins. */

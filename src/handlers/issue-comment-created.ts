@@ -10,7 +10,7 @@ import { fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js
 import { fixIssueOf, startReviewRun } from "./pull-request-review.js";
 import { cancelRun, startRun } from "./runs.js";
 
-export type CommentCommand = "start" | "stop" | null;
+type CommentCommand = "start" | "stop" | null;
 
 /** The command in a comment: its first non-empty line must be the command, optionally `stop`. */
 export function parseCommand(body: string, command: string): CommentCommand {

@@ -20,7 +20,7 @@ export type CancelRequest = z.infer<typeof cancelRequestSchema>;
 
 const FLAG_TTL_S = 60 * 60;
 
-export type CancelOutcome =
+type CancelOutcome =
   /** The job was waiting or delayed and has been removed: it will never run. */
   | { status: "removed"; jobId: string; data: FixJobData }
   /** The job is running: every worker was told; the one holding it aborts it. */

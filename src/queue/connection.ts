@@ -4,7 +4,7 @@
  */
 import { Redis } from "ioredis";
 
-export type RedisRole = "producer" | "worker" | "subscriber";
+type RedisRole = "producer" | "worker" | "subscriber";
 
 /**
  * `logError` hears of connection errors, each distinct one once until the connection is back

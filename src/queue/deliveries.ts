@@ -9,9 +9,9 @@ import type { Redis } from "ioredis";
 import { deliveryKey, type QueueNames } from "./keys.js";
 
 /** GitHub lets a delivery be redelivered for up to 3 days; a week leaves room for clock and queue delays. */
-export const DELIVERY_TTL_S = 7 * 24 * 60 * 60;
+const DELIVERY_TTL_S = 7 * 24 * 60 * 60;
 
-export interface DeliveryStore extends QueueNames {
+interface DeliveryStore extends QueueNames {
   readonly redis: Pick<Redis, "exists" | "set">;
 }
 

@@ -17,7 +17,7 @@ const pendingSchema = feedbackSchema.extend({
   repo: z.string().min(1),
   pullNumber: z.number().int().positive(),
 });
-export type PendingFeedback = z.infer<typeof pendingSchema>;
+type PendingFeedback = z.infer<typeof pendingSchema>;
 
 interface IssueIds {
   repoId: number;

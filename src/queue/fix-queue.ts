@@ -13,7 +13,7 @@ export const DEFAULT_QUEUE_PREFIX = "agent-fix";
 const DAY_S = 24 * 60 * 60;
 
 /** Retries are for transient failures only: the processor turns others into UnrecoverableError. */
-export const defaultFixJobOptions: JobsOptions = {
+const defaultFixJobOptions: JobsOptions = {
   attempts: 3,
   backoff: { type: "exponential", delay: 30_000 },
   removeOnComplete: { age: 7 * DAY_S, count: 1_000 },
@@ -31,7 +31,7 @@ export interface FixQueue {
   close(): Promise<void>;
 }
 
-export interface FixQueueOptions {
+interface FixQueueOptions {
   name?: string;
   prefix?: string;
   jobOptions?: JobsOptions;

@@ -5,7 +5,7 @@
  */
 import type { Redis } from "ioredis";
 
-export type RedisPersistence =
+type RedisPersistence =
   | { kind: "append-only" }
   /** Neither append-only nor snapshots: a restart loses everything queued. */
   | { kind: "none" }

@@ -13,7 +13,7 @@ import { requireSandboxImage } from "../support/services.js";
 
 export const fixtureRepo = path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/aci-repo");
 
-export interface Driver {
+interface Driver {
   name: "local" | "docker";
   /** Resolves to a provider, or null when the driver cannot run here (skipped loudly, failed in CI). */
   provider(): Promise<SandboxProvider | null>;

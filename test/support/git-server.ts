@@ -5,8 +5,7 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -20,7 +19,7 @@ import {
 const run = promisify(execFile);
 
 /** Answers whether a token is currently valid, and for which owner/repo ("" when it is not). */
-export type TokenCheck = (
+type TokenCheck = (
   token: string,
   owner: string,
   repo: string,
@@ -36,7 +35,7 @@ export interface PushRecord {
   at: string;
 }
 
-export interface GitHandlerOptions {
+interface GitHandlerOptions {
   root: string;
   checkToken: TokenCheck;
   pushes: PushRecord[];
@@ -233,46 +232,4 @@ export async function createBareRepo(
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-}
-
-/** Reads a file at `ref` from a bare repository; null when absent. */
-export async function readRepoFile(repoDir: string, ref: string, path: string): Promise<Buffer | null> {
-  try {
-    const { stdout } = await run("git", ["show", `${ref}:${path}`], {
-      cwd: repoDir,
-      encoding: "buffer",
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    return stdout;
-  } catch {
-    return null;
-  }
-}
-
-export interface GitServer {
-  readonly url: string;
-  readonly root: string;
-  readonly pushes: PushRecord[];
-  close(): Promise<void>;
-}
-
-/** A standalone git server; the GitHub stand-in mounts the same handler on its own port instead. */
-export async function startGitServer(checkToken: TokenCheck, root?: string): Promise<GitServer> {
-  const dir = root ?? (await mkdtemp(join(tmpdir(), "af-git-")));
-  const options: GitHandlerOptions = { root: dir, checkToken, pushes: [] };
-  const server = createServer((req, res) => {
-    if (!handleGitRequest(options, req, res)) res.writeHead(404).end("Not found\n");
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    root: dir,
-    pushes: options.pushes,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      if (!root) await rm(dir, { recursive: true, force: true });
-    },
-  };
 }

@@ -17,7 +17,6 @@ import { type Actor, type RouteContext, routes } from "./github/routes.js";
 import { type StandInIssue, StandInState, type StandInUser } from "./github/state.js";
 import { gitScopeVerdict, scopeVerdict } from "./github/token-scopes.js";
 
-export type { PushRecord } from "./git-server.js";
 export * from "./github/state.js";
 
 /**
@@ -31,14 +30,14 @@ export const StandInOctokit = ProbotOctokit.defaults((options: Record<string, un
   retry: { enabled: false },
 }));
 
-export interface GitHubServerOptions {
+interface GitHubServerOptions {
   appId?: number;
   appSlug?: string;
   /** Lifetime of installation tokens; GitHub's is one hour. */
   tokenTtlMs?: number;
 }
 
-export interface AddRepoOptions {
+interface AddRepoOptions {
   owner: string;
   name: string;
   files: Record<string, string>;
@@ -64,7 +63,7 @@ interface Fault {
  * limit, and `retry-after` (seconds) when GitHub says how long to wait.
  * https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit
  */
-export function secondaryRateLimit(status: 403 | 429, retryAfterSeconds?: number) {
+function secondaryRateLimit(status: 403 | 429, retryAfterSeconds?: number) {
   return {
     status,
     body: {

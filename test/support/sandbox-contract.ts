@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox, SandboxCreateOptions, SandboxProvider } from "../../src/contracts.js";
 import { SandboxError } from "../../src/errors.js";
 
-export interface ContractTarget {
+interface ContractTarget {
   name: string;
   /** A provider whose output cap is CONTRACT_MAX_OUTPUT_CHARS. */
   provider: () => SandboxProvider;

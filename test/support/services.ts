@@ -9,7 +9,7 @@ import Docker from "dockerode";
 import { Redis } from "ioredis";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 
-export const inCI = process.env.CI === "true" || process.env.CI === "1";
+const inCI = process.env.CI === "true" || process.env.CI === "1";
 
 function unavailable(what: string, howToStart: string, detail: string): false {
   const message = `${what} is not reachable (${detail}). ${howToStart}`;
@@ -36,7 +36,7 @@ async function probeDocker(): Promise<string | null> {
 }
 
 /** True when the Docker engine answers; false (with a loud message) outside CI; throws in CI. */
-export async function requireDocker(): Promise<boolean> {
+async function requireDocker(): Promise<boolean> {
   dockerProbe ??= probeDocker();
   const problem = await dockerProbe;
   if (problem === null) return true;

@@ -35,7 +35,7 @@ export async function filesOf(dir: string): Promise<Record<string, string>> {
   return files;
 }
 
-export interface WebhookTarget {
+interface WebhookTarget {
   /** Full URL of the app's webhook endpoint. */
   url: string;
   secret: string;

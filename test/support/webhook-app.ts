@@ -14,7 +14,7 @@ import { dropPrefix, TEST_REDIS_URL, testPrefix } from "../integration/queue/red
 import type { GitHubServer } from "./github-server.js";
 import { type Delivery, deliver } from "./webhooks.js";
 
-export interface WebhookAppOptions {
+interface WebhookAppOptions {
   github: GitHubServer;
   /** WEBHOOK_SECRET; deliveries are signed with it. */
   secret: string;

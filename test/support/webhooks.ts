@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { sign } from "@octokit/webhooks-methods";
 import type { GitHubServer } from "./github-server.js";
 
-export interface Sender {
+interface Sender {
   login: string;
   type?: "User" | "Bot";
 }

@@ -6,7 +6,7 @@
 import { renderWindow } from "./viewer.js";
 
 /** Lines of context shown above and below the changed lines. */
-export const feedbackContext = 3;
+const feedbackContext = 3;
 
 /** The changed lines `start..start+newLineCount-1` of the new file, with context, in the viewer's frame. */
 export function editedRegion(

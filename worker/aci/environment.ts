@@ -12,7 +12,7 @@ import { workingTreeDiff } from "./git.js";
 import { cutOutput } from "./output.js";
 import type { AciRuntime, AciTool } from "./tool.js";
 
-export const aciVersion = "1.0.0";
+const aciVersion = "1.0.0";
 
 const fileErrorCodes = new Set([
   "io_error",

@@ -4,15 +4,9 @@ import type { Sandbox } from "../../src/contracts.js";
 import { SandboxError } from "../../src/errors.js";
 import { looksBinary, parseTextFile, type TextFile } from "./text-file.js";
 
-export type ReadFailure =
-  | "not_found"
-  | "is_directory"
-  | "file_too_large"
-  | "outside"
-  | "binary"
-  | "not_regular";
+type ReadFailure = "not_found" | "is_directory" | "file_too_large" | "outside" | "binary" | "not_regular";
 
-export type ReadOutcome = { ok: true; data: Buffer; file: TextFile } | { ok: false; reason: ReadFailure };
+type ReadOutcome = { ok: true; data: Buffer; file: TextFile } | { ok: false; reason: ReadFailure };
 
 const knownCodes: Record<string, ReadFailure> = {
   not_found: "not_found",

@@ -13,8 +13,6 @@ import { recordBaseCommit } from "./git.js";
 import type { AciRuntime } from "./tool.js";
 import { sessionSetup } from "./tools/shell-tools.js";
 
-export { aciVersion } from "./environment.js";
-
 export async function createEnvironment(options: {
   sandbox: Sandbox;
   config: AciConfig;

@@ -41,7 +41,7 @@ export function stringArg(description: string) {
 }
 
 /** `name <a> [<b>]` from the key order of the schema. */
-export function defaultSignature(name: string, parameters: z.ZodObject<z.ZodRawShape>): string {
+function defaultSignature(name: string, parameters: z.ZodObject<z.ZodRawShape>): string {
   const parts = [name];
   for (const [key, schema] of Object.entries(parameters.shape)) {
     parts.push((schema as z.ZodType).safeParse(undefined).success ? `[<${key}>]` : `<${key}>`);

@@ -4,7 +4,7 @@
  */
 
 /** First line of a window of `window` lines, kept inside a file of `total` lines. */
-export function clampWindowStart(start: number, total: number, window: number): number {
+function clampWindowStart(start: number, total: number, window: number): number {
   return Math.max(1, Math.min(start, total - window + 1));
 }
 
@@ -30,7 +30,7 @@ export function scrolledWindowStart(
 }
 
 /** The lines of the window with their numbers, without header or above/below counts. */
-export function numberedLines(lines: readonly string[], start: number, window: number): string[] {
+function numberedLines(lines: readonly string[], start: number, window: number): string[] {
   const shown: string[] = [];
   const end = Math.min(lines.length, start + window - 1);
   for (let line = Math.max(1, start); line <= end; line++) shown.push(`${line}:${lines[line - 1]}`);

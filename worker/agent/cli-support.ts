@@ -8,11 +8,11 @@ import { ConfigError } from "../../src/errors.js";
 
 const run = promisify(execFile);
 
-export function isGitUrl(repo: string): boolean {
+function isGitUrl(repo: string): boolean {
   return /^(https?|ssh|git|file):\/\//.test(repo) || /^[\w.-]+@[\w.-]+:/.test(repo);
 }
 
-export interface ResolvedRepo {
+interface ResolvedRepo {
   dir: string;
   name: string;
   /** Removes the clone (no-op for a local directory). */

@@ -19,7 +19,7 @@ import { renderDemonstration } from "./demonstration.js";
 import { readTrajectory } from "./inspect.js";
 
 /** config/default.yaml of this package, from the sources (worker/agent/) or the build (dist/worker/agent/). */
-export const DEFAULT_CONFIG_PATH = ["../../config/default.yaml", "../../../config/default.yaml"]
+const DEFAULT_CONFIG_PATH = ["../../config/default.yaml", "../../../config/default.yaml"]
   .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
   .reduce((found, candidate) => (existsSync(found) ? found : candidate));
 

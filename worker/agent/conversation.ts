@@ -70,7 +70,7 @@ function functionList(tools: readonly Tool[]): string {
 const submitWithReview =
   "Submits your current changes (the diff of the repository against the commit you started from, new files included). The first call changes nothing: it shows you the diff and a short checklist to review. Call submit again to submit; that ends the session, unless the repository's tests fail on the change, in which case you are shown their output and can go on working. While nothing has changed there is nothing to submit, and such a call does not count as the first.";
 
-export function toolDescription(tool: Tool, config: AgentConfig): string {
+function toolDescription(tool: Tool, config: AgentConfig): string {
   if (tool.name === "submit" && config.reviewOnSubmit) return submitWithReview;
   if (config.actionFormat === "thought_action" && tool.multilineArg) {
     return `${tool.doc} The <${tool.multilineArg}> goes on the lines after the command line and is terminated by a line with only end_of_edit on it.`;

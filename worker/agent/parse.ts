@@ -7,7 +7,7 @@
 import type { AssistantMessage, Tool } from "../../src/contracts.js";
 import { baseType, coerceToken, isOptional, parameterNames } from "./arguments.js";
 
-export type ActionFormat = "function_calling" | "thought_action";
+type ActionFormat = "function_calling" | "thought_action";
 
 export type ParsedReply =
   | { ok: true; thought: string; tool: string; args: Record<string, unknown>; ignoredCalls: number }
@@ -105,11 +105,7 @@ function parseThoughtAction(content: string, tools: readonly Tool[]): ParsedRepl
 }
 
 /** Arguments of a text-mode command; a string is the error to show the model. */
-export function parseTextArguments(
-  tool: Tool,
-  rest: string,
-  bodyLines: string[],
-): Record<string, unknown> | string {
+function parseTextArguments(tool: Tool, rest: string, bodyLines: string[]): Record<string, unknown> | string {
   const shape = tool.parameters.shape as Record<string, unknown>;
   const multiline = tool.multilineArg;
   const positional = parameterNames(tool).filter((key) => key !== multiline);

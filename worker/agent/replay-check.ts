@@ -5,7 +5,7 @@
  */
 import type { Environment, Trajectory } from "../../src/contracts.js";
 
-export interface ReplayDifference {
+interface ReplayDifference {
   step: number;
   action: string;
   recorded: string;
@@ -14,7 +14,7 @@ export interface ReplayDifference {
   line: number;
 }
 
-export interface ReplayReport {
+interface ReplayReport {
   replayed: number;
   skipped: number;
   differences: ReplayDifference[];

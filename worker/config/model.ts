@@ -13,13 +13,12 @@ export const priceSchema = z.strictObject({
 export type Price = z.infer<typeof priceSchema>;
 
 /** The openai SDK retries with its own backoff (0.5 s doubling to 8 s, jittered) or the server's Retry-After. */
-export const retrySchema = z.strictObject({
+const retrySchema = z.strictObject({
   /** Retries after the first attempt; 0 disables retrying. */
   maxRetries: z.number().int().min(0).max(20).default(5),
   /** A Retry-After longer than this ends the retries instead of waiting (a provider's daily cap, say). */
   maxRetryAfterMs: z.number().int().min(0).default(120_000),
 });
-export type RetryConfig = z.infer<typeof retrySchema>;
 
 export const modelConfigSchema = z.strictObject({
   /** `openai:NAME` (any OpenAI-compatible endpoint) or `replay:FILE`. */

@@ -8,7 +8,7 @@ import { ConfigError } from "../../src/errors.js";
 
 const CIDR_LIST = /^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?(\s*,\s*\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?)*$/;
 
-export const workerEnvSchema = z.object({
+const workerEnvSchema = z.object({
   AGENT_FIX_LOCK_MS: z.coerce.number().int().min(1000).default(60_000), // a dead worker's job moves on this long after its last lock renewal
   AGENT_FIX_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).optional(), // how often workers look for such jobs (default: half the lock)
   AGENT_FIX_REAPER_INTERVAL_MS: z.coerce.number().int().min(1000).default(300_000), // how often orphaned sandboxes are looked for
@@ -39,7 +39,7 @@ export const workerEnvSchema = z.object({
   AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
   AGENT_FIX_TRAJECTORY_LINK_DAYS: z.coerce.number().positive().max(366).default(7), // posted trajectory links stop working this many days later
 });
-export type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
+type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
 
 const examples: Record<string, string> = {
   AGENT_FIX_LOCK_MS: "AGENT_FIX_LOCK_MS=60000",

@@ -6,7 +6,7 @@ import { fitComment } from "../../src/github/limits.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { type TestChangesView, weakensTests } from "./test-changes.js";
 
-export interface TestProofView {
+interface TestProofView {
   /** Test files the change adds or modifies. */
   testFiles: string[];
   /** Those tests, applied alone to the unchanged code, failed (as a good regression test should). */
@@ -15,7 +15,7 @@ export interface TestProofView {
   passedAfter: boolean;
 }
 
-export interface PullRequestBodyInput {
+interface PullRequestBodyInput {
   issueNumber: number;
   /** The agent's final message: what it changed and why. */
   summary: string;

@@ -8,7 +8,7 @@ import type { Trajectory, TrajectoryStep } from "../../src/contracts.js";
 import { cutAt, GITHUB_BODY_LIMIT } from "../../src/github/limits.js";
 import { neutralise } from "../../src/github/neutralise.js";
 
-export interface SummaryOptions {
+interface SummaryOptions {
   /** Result of the test command before the change; undefined when it was not run. */
   testsBefore?: boolean;
   /** Result of the gate on the final change; default: the last gate record. */
@@ -19,7 +19,7 @@ export interface SummaryOptions {
   limit?: number;
 }
 
-export const SUMMARY_MARKER = "<!-- agent-fix:summary -->";
+const SUMMARY_MARKER = "<!-- agent-fix:summary -->";
 
 function cell(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();

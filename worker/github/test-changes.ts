@@ -26,7 +26,7 @@ interface FileDiff {
 }
 
 /** Splits a `git diff` into files: their paths (null old path for a new file) and changed lines. */
-export function parseDiff(patch: string): FileDiff[] {
+function parseDiff(patch: string): FileDiff[] {
   const files: FileDiff[] = [];
   let current: FileDiff | null = null;
   for (const line of patch.split("\n")) {

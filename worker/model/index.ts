@@ -10,12 +10,7 @@ import { createOpenAIClient, OpenAIModel } from "./openai.js";
 import { ReplayModel } from "./replay.js";
 import type { RetryEvent } from "./retry.js";
 
-export { costOf, lookupPrice, requirePrice } from "./cost.js";
-export { createOpenAIClient, OpenAIModel } from "./openai.js";
-export { parseReplayTurns, ReplayModel } from "./replay.js";
-export { estimatePromptTokens, estimateTextTokens } from "./tokens.js";
-
-export interface CreateModelOptions {
+interface CreateModelOptions {
   config: ModelConfig;
   env?: NodeJS.ProcessEnv;
   onRetry?: (event: RetryEvent) => void;

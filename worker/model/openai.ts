@@ -19,7 +19,7 @@ import { costOf, type PriceLookup, requirePrice } from "./cost.js";
 import { modelFetch, parseRetryAfter, type RetryEvent, withLinkedSignal } from "./retry.js";
 
 /** What the model needs of the SDK client (lets the composition root construct it). */
-export type ChatClient = Pick<OpenAI, "chat">;
+type ChatClient = Pick<OpenAI, "chat">;
 
 const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
@@ -60,7 +60,7 @@ function isTransient(error: unknown): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
-export interface OpenAIModelOptions {
+interface OpenAIModelOptions {
   client: ChatClient;
   /** The API's model name, without the `openai:` prefix. */
   model: string;

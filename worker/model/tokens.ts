@@ -5,7 +5,7 @@
  */
 import type { ChatMessage, FunctionSpec } from "../../src/contracts.js";
 
-export const CHARS_PER_TOKEN = 4;
+const CHARS_PER_TOKEN = 4;
 
 export function estimateTextTokens(text: string): number {
   return Math.ceil(text.length / CHARS_PER_TOKEN);

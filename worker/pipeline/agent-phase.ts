@@ -16,7 +16,7 @@ import { progressIsBestEffort } from "./types.js";
 type Phase = "agent" | "testing";
 type Timings = Partial<Record<"agent" | "tests" | "sandbox", number>>;
 
-export interface AgentPhaseInput {
+interface AgentPhaseInput {
   sandbox: Sandbox;
   gateSetup: GateSetup;
   config: { maxSteps: number; testCommand: string; testPaths: string[] | undefined };
@@ -39,7 +39,7 @@ export interface AgentPhaseInput {
   onAgentDone: () => void;
 }
 
-export type AgentPhaseOutcome =
+type AgentPhaseOutcome =
   | { kind: "no_pull_request"; reason: string; trajectory: Trajectory }
   | { kind: "gated"; trajectory: Trajectory; tested: TestedChange; proof: TestProof };
 

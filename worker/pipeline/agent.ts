@@ -1,6 +1,6 @@
 import type { Gate, Sandbox, Trajectory, TrajectoryStep } from "../../src/contracts.js";
 
-export interface AgentStepEvent {
+interface AgentStepEvent {
   /** 1-based step number. */
   step: number;
   entry: TrajectoryStep;

@@ -5,7 +5,7 @@ import { createWorkerLogger, type Logger } from "../log.js";
 import type { CommitIdentity } from "./commit.js";
 
 /** What a run's tokens are for: each gets only the permissions of its step. */
-export type TokenPurpose = "clone" | "push" | "config" | "api";
+type TokenPurpose = "clone" | "push" | "config" | "api";
 
 /**
  * The permissions each token is minted with (metadata: read comes with every token): cloning reads

@@ -12,8 +12,8 @@ import { z } from "zod";
 import { defaultWorkerId } from "../../sandbox/docker.js";
 import { DEFAULT_REAP_MAX_AGE_MS, workerAliveOnThisHost } from "../../sandbox/reaper.js";
 
-export const CHECKOUT_PREFIX = "agent-fix-";
-export const OWNER_FILE = ".agent-fix-owner";
+const CHECKOUT_PREFIX = "agent-fix-";
+const OWNER_FILE = ".agent-fix-owner";
 
 const ownerSchema = z.object({
   /** `host:pid` of the worker process that made the directory. */
@@ -30,7 +30,7 @@ export async function makeCheckoutRoot(workRoot: string = tmpdir()): Promise<str
   return root;
 }
 
-export interface ReapCheckoutsOptions {
+interface ReapCheckoutsOptions {
   /** Where checkouts are made (AGENT_FIX_WORK_DIR); default the temp dir. */
   workRoot?: string;
   /** Whether the worker `host:pid` still runs. Default: same host and its pid is alive. */

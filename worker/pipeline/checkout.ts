@@ -4,7 +4,7 @@ import { AgentFixError } from "../../src/errors.js";
 import { git } from "./git.js";
 import { retryWhileTokenIsNew } from "./git-refusals.js";
 
-export interface CheckoutOptions {
+interface CheckoutOptions {
   /** `https://HOST/OWNER/REPO.git`; must hold no credentials. */
   cloneUrl: string;
   token: string;
@@ -17,7 +17,7 @@ export interface CheckoutOptions {
   signal?: AbortSignal;
 }
 
-export interface Checkout {
+interface Checkout {
   dir: string;
   branch: string;
   headSha: string;
@@ -55,7 +55,7 @@ export async function cloneRepository(options: CheckoutOptions): Promise<Checkou
  * Removes anything credential-like from a checkout's git metadata and proves the token is not in it:
  * the checkout is copied into the sandbox whole, `.git` included.
  */
-export async function stripCredentials(dir: string, token: string): Promise<void> {
+async function stripCredentials(dir: string, token: string): Promise<void> {
   // git fails when the key is not set, the usual case; the proof below finds any token left.
   await git(["config", "--local", "--unset-all", "http.extraheader"], { cwd: dir }).catch(() => undefined);
   const remote = (await git(["remote", "get-url", "origin"], { cwd: dir }).catch(() => "")).trim();

@@ -11,7 +11,7 @@ export interface CommitIdentity {
   email: string;
 }
 
-export interface CommitPatchOptions {
+interface CommitPatchOptions {
   /** The host checkout (never the sandbox's copy). */
   dir: string;
   /** The agent's submission, a `git diff` of the workspace. */

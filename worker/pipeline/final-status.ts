@@ -51,7 +51,7 @@ export function abandonedReason(abandonment: Abandonment): string {
 }
 
 /** The Redis commands the run records need. */
-export interface RunRecordStore {
+interface RunRecordStore {
   set(key: string, value: string, mode: "EX", seconds: number): Promise<unknown>;
   del(key: string): Promise<unknown>;
   getdel(key: string): Promise<string | null>;

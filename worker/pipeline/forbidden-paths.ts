@@ -17,7 +17,7 @@ export interface ChangedEntry {
   linkTarget?: string;
 }
 
-export interface ForbiddenChange {
+interface ForbiddenChange {
   path: string;
   /** Why, in words: which side touched the pattern. */
   reason: string;
@@ -51,7 +51,7 @@ function patternBases(patterns: readonly string[]): string[] {
 }
 
 /** Where a symlink at `path` pointing at `target` leads, relative to the root; null when outside it. */
-export function symlinkDestination(path: string, target: string): string | null {
+function symlinkDestination(path: string, target: string): string | null {
   if (posix.isAbsolute(target)) return null;
   const resolved = posix.normalize(posix.join(posix.dirname(path), target));
   if (resolved === ".." || resolved.startsWith("../")) return null;

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { AgentFixError } from "../../src/errors.js";
 
-export type PushRefusalKind = "workflows" | "ruleset" | "protected_branch" | "pre_receive";
+type PushRefusalKind = "workflows" | "ruleset" | "protected_branch" | "pre_receive";
 
 const hints: Record<PushRefusalKind, string> = {
   workflows:

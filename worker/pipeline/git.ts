@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { AgentFixError } from "../../src/errors.js";
 
-export interface GitOptions {
+interface GitOptions {
   cwd?: string;
   /** Installation token sent as an HTTP header through the environment: never in argv, a URL or .git/config. */
   token?: string;
@@ -63,7 +63,7 @@ export function git(args: string[], options: GitOptions = {}): Promise<string> {
 }
 
 /** Never let a token reach a log line or a status comment. */
-export function redact(text: string, token: string | undefined): string {
+function redact(text: string, token: string | undefined): string {
   if (!token) return text;
   return text
     .split(token)

@@ -16,7 +16,7 @@ export function handedBackNote(changeKept: boolean): string {
   );
 }
 
-export function resumedNote(handoffs: number): string {
+function resumedNote(handoffs: number): string {
   const times = handoffs === 1 ? "" : ` (${handoffs} times)`;
   return `Resumed on another worker: the one running this before was shut down (a deploy or restart)${times}.`;
 }

@@ -24,7 +24,7 @@ const HARDENING = [
   "color.ui=false",
 ];
 
-export interface TrustedGitOptions {
+interface TrustedGitOptions {
   /** The worker's git directory (its checkout's `.git`). */
   gitDir: string;
   /** A work tree for the commands that read one (check-ignore); data only, never a `.git`. */

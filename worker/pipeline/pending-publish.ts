@@ -23,7 +23,7 @@ export interface KeptChange {
 import type { Logger } from "../log.js";
 
 /** The Redis commands the store needs. */
-export interface PendingPublishRedis {
+interface PendingPublishRedis {
   set(key: string, value: string, mode: "EX", seconds: number): Promise<unknown>;
   get(key: string): Promise<string | null>;
   del(key: string): Promise<unknown>;

@@ -22,7 +22,7 @@ export interface PreparedTree {
   tree: string;
 }
 
-export interface PrepareOptions {
+interface PrepareOptions {
   sandboxes: RunSandboxes;
   /** The worker's checkout (credentials stripped). */
   checkoutDir: string;

@@ -100,7 +100,7 @@ export function checkModelChoice(repoModel: string | undefined, rules: OperatorR
 }
 
 /** The error for a repository config naming a replay model where those are not allowed. */
-export function replayModelRefused(): ConfigError {
+function replayModelRefused(): ConfigError {
   return new ConfigError(".github/agent-fix.yml is invalid: `model`: replay models are for tests only", {
     code: "repo_config_invalid",
     hint: "Example of the right form:\nmodel: openai:gpt-4.1",

@@ -12,7 +12,7 @@ import { updateStatusComment } from "../../src/github/index.js";
 import { enqueueFix, type FixJobData, type FixQueue, fixJobId } from "../../src/queue/index.js";
 import { jobLogger, type Logger } from "../log.js";
 
-export interface RequeueAfterCancelOptions {
+interface RequeueAfterCancelOptions {
   /** The producer side of the fix queue. */
   producer: FixQueue;
   /** The label that starts a run (AGENT_FIX_LABEL). */

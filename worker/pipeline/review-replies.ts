@@ -11,7 +11,7 @@ interface Response<T> {
 type PullParams = { owner: string; repo: string; pull_number: number };
 
 /** The part of GitHub's API the thread replies use. */
-export interface ThreadReplyApi {
+interface ThreadReplyApi {
   rest: {
     pulls: {
       listCommentsForReview(

@@ -68,7 +68,7 @@ export type ReviewApi = GitHubApi & {
 };
 
 /** What the agent is given for a review run, and where it works. */
-export type ReviewRunInput = Pick<RunInput, "issue" | "existingBranch" | "commitTitle">;
+type ReviewRunInput = Pick<RunInput, "issue" | "existingBranch" | "commitTitle">;
 
 const MAX_LINE_COMMENTS = 100;
 const MAX_ISSUE_CHARS = 8_000;
@@ -180,11 +180,7 @@ async function readFeedback(api: ReviewApi, params: PullParams, item: Feedback):
 }
 
 /** Several reviews gathered into one round: the issue, then each review in the order it came. */
-export function reviewsTaskBody(
-  issueBody: string,
-  pullNumber: number,
-  items: readonly FeedbackText[],
-): string {
+function reviewsTaskBody(issueBody: string, pullNumber: number, items: readonly FeedbackText[]): string {
   const [first, ...rest] = items.map((item) =>
     reviewTaskBody(issueBody, pullNumber, item.review, item.comments).split("\n"),
   );
@@ -267,12 +263,7 @@ export function reviewPublisher(
 }
 
 /** The app's answer to the review: what was pushed where, in the agent's own words. */
-export function reviewReply(
-  job: FixJobData,
-  branch: string,
-  trajectory: Trajectory,
-  pullUrl: string,
-): string {
+function reviewReply(job: FixJobData, branch: string, trajectory: Trajectory, pullUrl: string): string {
   const review =
     job.commentId !== undefined && pullUrl
       ? `[your request](${pullUrl}#issuecomment-${job.commentId})`

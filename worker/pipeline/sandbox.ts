@@ -1,7 +1,7 @@
 import type { Sandbox, SandboxLimits, SandboxProvider } from "../../src/contracts.js";
 import { CancelledError } from "../../src/errors.js";
 
-export interface StartSandboxOptions {
+interface StartSandboxOptions {
   /** The host checkout, already stripped of credentials. */
   sourceDir: string;
   jobId: string;
@@ -16,7 +16,7 @@ export interface StartSandboxOptions {
  * it). Its environment is empty on purpose: setup secrets are passed per command and nothing of the
  * worker's environment is inherited.
  */
-export function startSandbox(provider: SandboxProvider, options: StartSandboxOptions): Promise<Sandbox> {
+function startSandbox(provider: SandboxProvider, options: StartSandboxOptions): Promise<Sandbox> {
   return provider.create({
     sourceDir: options.sourceDir,
     jobId: options.jobId,

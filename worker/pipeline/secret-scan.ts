@@ -8,9 +8,9 @@ import { readdir, readlink } from "node:fs/promises";
 import { join } from "node:path";
 
 /** Values shorter than this are not searched: they would match by chance (and are no credential). */
-export const MIN_SECRET_LENGTH = 8;
+const MIN_SECRET_LENGTH = 8;
 
-export interface SecretHit {
+interface SecretHit {
   /** The secret's name (never its value). */
   name: string;
   /** Path relative to the scanned directory. */
@@ -18,7 +18,7 @@ export interface SecretHit {
 }
 
 /** The byte strings that give a secret away: the value and its base64 forms. */
-export function secretForms(value: string): Buffer[] {
+function secretForms(value: string): Buffer[] {
   const raw = Buffer.from(value, "utf8");
   const forms = [raw];
   for (let shift = 0; shift < 3; shift++) {

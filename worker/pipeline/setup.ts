@@ -1,7 +1,7 @@
 import type { Sandbox } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
 
-export interface SetupOptions {
+interface SetupOptions {
   commands: readonly string[];
   /** Operator-configured secrets for this repository (private registries): per-command env only. */
   secrets?: Record<string, string>;
@@ -11,12 +11,12 @@ export interface SetupOptions {
   signal?: AbortSignal;
 }
 
-export interface SetupResult {
+interface SetupResult {
   commands: { command: string; exitCode: number; durationMs: number }[];
 }
 
 /** The last lines of a command's output, for a status comment. */
-export function tail(output: string, lines = 30): string {
+function tail(output: string, lines = 30): string {
   const all = output.trimEnd().split("\n");
   return all.slice(-lines).join("\n");
 }

@@ -19,7 +19,7 @@ function unsafe(name: string, why: string): SandboxError {
 }
 
 /** The name's components, or null for the archive's root; throws on anything that could leave `dir`. */
-export function safeComponents(name: string): string[] | null {
+function safeComponents(name: string): string[] | null {
   if (name.includes("\0")) throw unsafe(name, "the name holds a NUL byte");
   if (name.startsWith("/")) throw unsafe(name, "the name is absolute");
   const parts = name.split("/").filter((part) => part !== "" && part !== ".");

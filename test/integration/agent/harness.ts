@@ -15,12 +15,12 @@ import type { AgentConfigInput } from "../../../worker/config/agent.js";
 import { ReplayModel } from "../../../worker/model/replay.js";
 
 export const fixtures = fileURLToPath(new URL("../../fixtures/agent/", import.meta.url));
-export const calcRepo = join(fixtures, "calc-repo");
+const calcRepo = join(fixtures, "calc-repo");
 export const replay = (name: string) => join(fixtures, "replays", name);
 
 const provider = new LocalSandboxProvider({ warn: () => {} });
 
-export interface Episode {
+interface Episode {
   trajectory: Trajectory;
   sandbox: Sandbox;
   environment: Environment;

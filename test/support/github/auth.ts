@@ -43,9 +43,7 @@ export function issueToken(state: StandInState, installationId: number, ttlMs: n
   return { token, expires_at: new Date(expiresAt).toISOString() };
 }
 
-export type TokenVerdict =
-  | { ok: true; installationId: number }
-  | { ok: false; reason: "unknown" | "expired" };
+type TokenVerdict = { ok: true; installationId: number } | { ok: false; reason: "unknown" | "expired" };
 
 export function checkToken(state: StandInState, token: string): TokenVerdict {
   const issued = state.tokens.get(token);

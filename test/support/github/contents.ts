@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 
-export type ContentsEntry =
+type ContentsEntry =
   | {
       type: "file";
       encoding: "base64";

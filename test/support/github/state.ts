@@ -22,7 +22,7 @@ export interface StandInComment {
   history: string[];
 }
 
-export interface StandInReaction {
+interface StandInReaction {
   id: number;
   owner: string;
   repo: string;
@@ -101,7 +101,7 @@ export interface RequestRecord {
   token?: string;
 }
 
-export interface IssuedToken {
+interface IssuedToken {
   token: string;
   installationId: number;
   expiresAt: number;

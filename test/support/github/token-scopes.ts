@@ -10,23 +10,17 @@ import { repoJson } from "./render.js";
 import type { Route, RouteContext, RouteResult } from "./routes.js";
 import type { StandInRepo, StandInState } from "./state.js";
 
-export type PermissionLevel = "read" | "write";
-export type Permissions = Record<string, PermissionLevel>;
+type PermissionLevel = "read" | "write";
+type Permissions = Record<string, PermissionLevel>;
 
 /** What the app asks for in app.yml (default_permissions), plus metadata, which every token has. */
-export const APP_PERMISSIONS: Permissions = {
+const APP_PERMISSIONS: Permissions = {
   contents: "write",
   issues: "write",
   pull_requests: "write",
   checks: "read",
   metadata: "read",
 };
-
-export interface TokenScope {
-  /** null: every repository of the installation. */
-  repositoryIds: number[] | null;
-  permissions: Permissions;
-}
 
 const DOCS = "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app";
 const invalid = (message: string): RouteResult => ({
@@ -108,7 +102,7 @@ export function tokenRoutes(): Route[] {
 }
 
 /** Revoked tokens are remembered (tests ask whether a token was revoked), and no longer accepted. */
-export function revokeToken(state: StandInState, token: string): void {
+function revokeToken(state: StandInState, token: string): void {
   const issued = state.tokens.get(token);
   if (issued) {
     issued.revokedAt = Date.now();

@@ -2,7 +2,7 @@
  * One small program per checked language, with a line to edit: a good replacement, one that breaks
  * the syntax, and a broken line appended to make the file already broken before the edit.
  */
-export interface LintSample {
+interface LintSample {
   file: string;
   source: string;
   line: number;

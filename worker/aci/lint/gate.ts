@@ -16,9 +16,7 @@ export interface EditSpan {
   newLineCount: number;
 }
 
-export type GateVerdict =
-  | { checked: false }
-  | { checked: true; language: string; newErrors: SyntaxProblem[] };
+type GateVerdict = { checked: false } | { checked: true; language: string; newErrors: SyntaxProblem[] };
 
 const cache = new Map<string, { text: string; problems: SyntaxProblem[] }>();
 const cacheSize = 16;
@@ -49,11 +47,7 @@ function key(problem: SyntaxProblem, line = problem.line): string {
   return `${line}:${problem.column}:${problem.kind}`;
 }
 
-export function newProblems(
-  before: SyntaxProblem[],
-  after: SyntaxProblem[],
-  span: EditSpan,
-): SyntaxProblem[] {
+function newProblems(before: SyntaxProblem[], after: SyntaxProblem[], span: EditSpan): SyntaxProblem[] {
   const shift = span.newLineCount - (span.end - span.start + 1);
   const known = new Map<string, number>();
   for (const problem of before) {

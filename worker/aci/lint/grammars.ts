@@ -41,7 +41,7 @@ function loadRuntime(): Promise<typeof TreeSitter> {
 }
 
 /** Where a grammar's .wasm file is installed. */
-export function grammarWasmPath(name: GrammarName): string {
+function grammarWasmPath(name: GrammarName): string {
   if (name === "c") return require.resolve("tree-sitter-c/tree-sitter-c.wasm");
   const packageDir = path.dirname(require.resolve("@vscode/tree-sitter-wasm/package.json"));
   return path.join(packageDir, "wasm", `tree-sitter-${name}.wasm`);

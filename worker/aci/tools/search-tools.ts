@@ -96,7 +96,7 @@ const timedOutMessage = (what: string) =>
   `The search for ${what} took too long and was stopped. Search a smaller directory or a more specific term.`;
 
 /** "1 match", "3 matches". */
-export const matchCount = (count: number) => `${count} ${count === 1 ? "match" : "matches"}`;
+const matchCount = (count: number) => `${count} ${count === 1 ? "match" : "matches"}`;
 
 /**
  * The frame every search answers in (SWE-agent's texts): none, too many (narrow it), or the entries between a

@@ -7,7 +7,7 @@ import { interactiveCommandProblem } from "../interactive.js";
 import { shellQuote } from "../paths.js";
 import { type AciRuntime, type AciTool, defineTool, observation, stringArg } from "../tool.js";
 
-export const noOutput = "Your command ran successfully and did not produce any output.";
+const noOutput = "Your command ran successfully and did not produce any output.";
 
 /** Variables and directory every session starts with; sent again when the shell had to restart. */
 export function sessionSetup(root: string): string {
@@ -80,7 +80,7 @@ function gitReason(message: string): string {
   return lines.find((line) => /^(fatal|error):/.test(line)) ?? lines.at(-1) ?? "";
 }
 
-export async function runSubmit(runtime: AciRuntime, context: ToolContext): Promise<ToolResult> {
+async function runSubmit(runtime: AciRuntime, context: ToolContext): Promise<ToolResult> {
   let patch: string;
   try {
     patch = await workingTreeDiff(context.sandbox, runtime.baseCommit, runtime.config.toolTimeoutMs);

@@ -37,7 +37,7 @@ async function readOpenFile(
   return { ok: true, path: open, lines: read.file.lines };
 }
 
-export async function openFile(
+async function openFile(
   runtime: AciRuntime,
   context: ToolContext,
   input: string,
