@@ -18,9 +18,9 @@ import { createEnvironment } from "./aci/index.js";
 import { readIssue, resolveRepo, runId } from "./agent/cli-support.js";
 import { type AgentFixConfig, loadConfig } from "./agent/config-file.js";
 import { runAgent } from "./agent/index.js";
-import { runEval } from "./eval/eval.js";
 import { formatTrajectory, readTrajectory } from "./agent/inspect.js";
 import { formatReplayReport, replayActions } from "./agent/replay-check.js";
+import { runEval } from "./eval/eval.js";
 import { createModel } from "./model/index.js";
 
 const GATE_TIMEOUT_MS = 15 * 60_000;
@@ -174,6 +174,7 @@ async function replay(file: string, options: { repo: string; sandbox: "docker" |
 interface EvalCliOptions {
   model: string;
   variant: string[];
+  config?: string;
   workers: number;
   out: string;
 }
@@ -196,6 +197,7 @@ async function evaluate(instances: string, options: EvalCliOptions): Promise<num
       instances,
       model: options.model,
       variants: options.variant,
+      config: options.config,
       workers: options.workers,
       out: options.out,
       providerFor,
@@ -255,17 +257,29 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   program
     .command("eval")
     .description("run the agent on SWE-bench-style instances and grade each one as SWE-bench's harness does")
-    .argument("<instances>", "JSON Lines: SWE-bench's fields, optionally setup, test_command ('... {tests}'), image")
-    .requiredOption("--model <spec>", "openai:NAME, or replay:DIR holding INSTANCE_ID.jsonl for each instance")
+    .argument(
+      "<instances>",
+      "JSON Lines: SWE-bench's fields, optionally setup, test_command ('... {tests}'), image",
+    )
+    .requiredOption(
+      "--model <spec>",
+      "openai:NAME, or replay:DIR holding INSTANCE_ID.jsonl for each instance",
+    )
     .option(
       "--variant <name=file>",
       "also run with this YAML laid over the config (repeatable); 'default' always runs",
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
     )
+    .option("--config <file>", "a YAML file overriding config/default.yaml, under every variant")
     .option("--workers <n>", "instances run at once", positiveInteger, 1)
-    .requiredOption("--out <dir>", "results.json, predictions.jsonl, report.md and trajectories; resumed if present")
-    .action(async (instances: string, options: EvalCliOptions) => setExitCode(await evaluate(instances, options)));
+    .requiredOption(
+      "--out <dir>",
+      "results.json, predictions.jsonl, report.md and trajectories; resumed if present",
+    )
+    .action(async (instances: string, options: EvalCliOptions) =>
+      setExitCode(await evaluate(instances, options)),
+    );
   return program;
 }
 

@@ -43,10 +43,13 @@ async function fixtureRepository(): Promise<{ dir: string; base: string }> {
   await git("add", "-A");
   await git("commit", "-q", "-m", "mathx");
   // A later commit holding the fix: the agent must start from base_commit and never see it.
-  await writeFile(join(dir, "mathx/ops.py"), (await readFile(join(dir, "mathx/ops.py"), "utf8")).replace(
-    "    return sum(values) / len(values)",
-    "    return sum(values) / len(values) if values else 0",
-  ));
+  await writeFile(
+    join(dir, "mathx/ops.py"),
+    (await readFile(join(dir, "mathx/ops.py"), "utf8")).replace(
+      "    return sum(values) / len(values)",
+      "    return sum(values) / len(values) if values else 0",
+    ),
+  );
   const base = (await git("rev-parse", "HEAD^{commit}")).stdout.trim();
   await git("commit", "-q", "-am", "the fix, after the base commit");
   return { dir, base };
@@ -99,7 +102,12 @@ describe.runIf(ready)("agent-fix eval on fixture instances with a replay model",
     const results = await readResults(out);
     expect(results).toHaveLength(3);
     const fixed = byId(results, "fix-mean");
-    expect(fixed).toMatchObject({ resolved: true, exit_status: "submitted", baseline_passed: true, steps: 5 });
+    expect(fixed).toMatchObject({
+      resolved: true,
+      exit_status: "submitted",
+      baseline_passed: true,
+      steps: 5,
+    });
     expect(fixed.grade).toEqual({
       resolved: true,
       FAIL_TO_PASS: { passed: [F2P], failed: [] },
@@ -114,13 +122,21 @@ describe.runIf(ready)("agent-fix eval on fixture instances with a replay model",
     expect(broken.grade).toEqual({
       resolved: false,
       FAIL_TO_PASS: { passed: [F2P], failed: [] },
-      PASS_TO_PASS: { passed: ["tests.test_ops.OpsTest.test_mean"], failed: ["tests.test_ops.OpsTest.test_clamp"] },
+      PASS_TO_PASS: {
+        passed: ["tests.test_ops.OpsTest.test_mean"],
+        failed: ["tests.test_ops.OpsTest.test_clamp"],
+      },
     });
     // The gate caught it too, and the replay ended before a second attempt.
     expect(broken.exit_status).toBe("submitted (exit_replay_exhausted)");
 
     const silent = byId(results, "no-submit");
-    expect(silent).toMatchObject({ resolved: false, exit_status: "exit_replay_exhausted", patch: "", steps: 2 });
+    expect(silent).toMatchObject({
+      resolved: false,
+      exit_status: "exit_replay_exhausted",
+      patch: "",
+      steps: 2,
+    });
     expect(silent.grade).toMatchObject({ resolved: false, error: "empty_patch" });
 
     const predictions = (await readFile(join(out, "predictions.jsonl"), "utf8"))
@@ -138,7 +154,9 @@ describe.runIf(ready)("agent-fix eval on fixture instances with a replay model",
     expect(report).toContain(
       "| default | 3/3 | 1 | 33.3 | 0.0000 | 4.0 | exit_replay_exhausted 1, submitted 1, submitted (exit_replay_exhausted) 1 |",
     );
-    expect(report).toMatch(/\| default \| break-clamp \| failed: PASS_TO_PASS tests\.test_ops\.OpsTest\.test_clamp \|/);
+    expect(report).toMatch(
+      /\| default \| break-clamp \| failed: PASS_TO_PASS tests\.test_ops\.OpsTest\.test_clamp \|/,
+    );
   });
 
   it("resumes: a second invocation runs only the instances without a finished result", async () => {

@@ -7,7 +7,7 @@ import { AgentFixError } from "../../src/errors.js";
 import { isGitUrl } from "../agent/cli-support.js";
 import { git } from "../pipeline/git.js";
 
-export interface InstanceCheckout {
+interface InstanceCheckout {
   dir: string;
   /** The base commit's full sha. */
   headSha: string;

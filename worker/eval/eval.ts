@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import Bottleneck from "bottleneck";
 import type { SandboxProvider } from "../../src/contracts.js";
 import { AgentFixError, ConfigError } from "../../src/errors.js";
+import { createModel, requirePrice } from "../model/index.js";
 import { createAgentRunner } from "../pipeline/agent-runner.js";
 import { type EvalInstance, readInstances } from "./instances.js";
 import { renderReport } from "./report.js";
@@ -15,11 +16,13 @@ import { type InstanceResult, readResults, resultKey, writePredictions, writeRes
 import { runInstance } from "./run-instance.js";
 import { loadVariants, type Variant } from "./variants.js";
 
-export interface EvalOptions {
+interface EvalOptions {
   instances: string;
   /** `openai:NAME`, or `replay:DIR` for DIR/INSTANCE_ID.jsonl per instance. */
   model: string;
   variants: string[];
+  /** A YAML file laid over config/default.yaml for every variant (prices, endpoint, limits). */
+  config?: string | undefined;
   workers: number;
   out: string;
   /** Sandboxes from the instance's image, or the agent-fix sandbox image. */
@@ -31,8 +34,8 @@ export interface EvalOptions {
 /** 0 when every instance finished (resolved or not), 1 when some failed with an error. */
 export async function runEval(options: EvalOptions): Promise<number> {
   const instances = await readInstances(options.instances);
-  const variants = await loadVariants(options.variants);
-  await checkReplayDir(options.model);
+  const variants = await loadVariants(options.variants, options.config);
+  await checkModel(options.model, variants);
   const out = resolve(options.out);
   await mkdir(out, { recursive: true });
   const results = new Map((await readResults(out)).map((result) => [resultKey(result), result]));
@@ -146,9 +149,24 @@ function progressLine(result: InstanceResult): string {
   return `${result.variant} ${result.instance_id}: ${verdict}, ${result.steps} steps, $${result.cost_usd.toFixed(4)}, ${result.wall_time_s.toFixed(1)} s`;
 }
 
-/** `replay:DIR` must name a directory: each instance's turns are DIR/INSTANCE_ID.jsonl. */
-async function checkReplayDir(model: string): Promise<void> {
-  if (!model.startsWith("replay:")) return;
+/**
+ * Before any sandbox starts: an `openai:` model must have a price in every variant's config (a cost
+ * limit needs one); `replay:DIR` must name a directory, each instance's turns being DIR/INSTANCE_ID.jsonl.
+ */
+async function checkModel(model: string, variants: readonly Variant[]): Promise<void> {
+  if (model.startsWith("openai:")) {
+    for (const variant of variants) {
+      requirePrice(variant.config.model.prices, model.slice("openai:".length));
+      // Builds the client, so a missing API key shows now rather than after each instance's setup.
+      await createModel(model, { config: variant.config.model });
+    }
+    return;
+  }
+  if (!model.startsWith("replay:")) {
+    throw new ConfigError(`--model ${model}: expected openai:NAME or replay:DIR`, {
+      code: "eval_model_invalid",
+    });
+  }
   const dir = model.slice("replay:".length);
   const info = await stat(dir).catch(() => null);
   if (info?.isDirectory()) return;

@@ -13,14 +13,18 @@ const TEST_TIMEOUT_MS = 30 * 60_000;
 const MODEL_PATCH = ".git/agent-fix-eval-model.patch";
 const TEST_PATCH = ".git/agent-fix-eval-test.patch";
 
-export interface TestListResult {
+interface TestListResult {
   passed: string[];
   failed: string[];
 }
 
 export type Grade =
   | { resolved: boolean; FAIL_TO_PASS: TestListResult; PASS_TO_PASS: TestListResult }
-  | { resolved: false; error: "empty_patch" | "patch_does_not_apply" | "test_patch_does_not_apply"; detail: string };
+  | {
+      resolved: false;
+      error: "empty_patch" | "patch_does_not_apply" | "test_patch_does_not_apply";
+      detail: string;
+    };
 
 /** `template` with `{tests}` replaced by the ids, each quoted for the shell. */
 export function testCommandFor(template: string, ids: readonly string[]): string {
@@ -34,7 +38,8 @@ export async function gradeInstance(
   patch: string,
   signal?: AbortSignal,
 ): Promise<Grade> {
-  if (patch.trim() === "") return { resolved: false, error: "empty_patch", detail: "the agent changed nothing" };
+  if (patch.trim() === "")
+    return { resolved: false, error: "empty_patch", detail: "the agent changed nothing" };
   return setup.sandboxes.using(setup.prepared.dir, async (sandbox) => {
     const exec = (command: string, timeoutMs = 120_000) =>
       sandbox.exec(command, { cwd: sandbox.workdir, timeoutMs, ...(signal ? { signal } : {}) });
@@ -84,7 +89,7 @@ async function runTestList(
   if (await passes(ids)) return { passed: [...ids], failed: [] };
   if (ids.length === 1) return { passed: [], failed: [...ids] };
   const result: TestListResult = { passed: [], failed: [] };
-  for (const id of ids) (await passes([id]) ? result.passed : result.failed).push(id);
+  for (const id of ids) ((await passes([id])) ? result.passed : result.failed).push(id);
   if (result.failed.length === 0) return { passed: [], failed: [...ids] };
   return result;
 }

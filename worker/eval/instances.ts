@@ -21,7 +21,7 @@ const testIds = z.union([
   }),
 ]);
 
-export const instanceSchema = z.object({
+const instanceSchema = z.object({
   instance_id: z.string().regex(/^[A-Za-z0-9_.-]+$/, "letters, digits, '_', '.' and '-' only (names files)"),
   /** A local directory holding a git repository, or a git URL to clone. */
   repo: z.string().min(1),

@@ -15,7 +15,7 @@ function exitStatuses(results: readonly InstanceResult[]): string {
 }
 
 function outcome(result: InstanceResult): string {
-  if (result.exit_status === "error") return `error: ${result.error ?? "unknown"}`;
+  if (result.exit_status === "error") return `error: ${(result.error ?? "unknown").split("\n")[0]}`;
   const grade = result.grade;
   if (!grade) return "not graded";
   if ("error" in grade) return grade.error.replaceAll("_", " ");
@@ -49,10 +49,16 @@ export function renderReport(
       `| ${variant} | ${rows.length}/${instances} | ${resolved} | ${percent.toFixed(1)} | ${mean(rows.map((r) => r.cost_usd)).toFixed(4)} | ${mean(rows.map((r) => r.steps)).toFixed(1)} | ${exitStatuses(rows)} |`,
     );
   }
-  lines.push("", "## Instances", "", "| variant | instance | outcome | exit status | steps | cost ($) | wall time (s) |");
+  lines.push(
+    "",
+    "## Instances",
+    "",
+    "| variant | instance | outcome | exit status | steps | cost ($) | wall time (s) |",
+  );
   lines.push("| ------- | -------- | ------- | ----------- | ----- | -------- | ------------- |");
   const ordered = [...results].sort(
-    (a, b) => variants.indexOf(a.variant) - variants.indexOf(b.variant) || a.instance_id.localeCompare(b.instance_id),
+    (a, b) =>
+      variants.indexOf(a.variant) - variants.indexOf(b.variant) || a.instance_id.localeCompare(b.instance_id),
   );
   for (const result of ordered) {
     lines.push(

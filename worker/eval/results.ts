@@ -30,7 +30,7 @@ export interface InstanceResult {
   finished_at: string;
 }
 
-export interface ResultsFile {
+interface ResultsFile {
   results: InstanceResult[];
 }
 
@@ -70,7 +70,7 @@ export async function writeResults(out: string, results: readonly InstanceResult
 }
 
 /** predictions.jsonl for the default variant, predictions-NAME.jsonl for each other one. */
-export function predictionsFile(variant: string): string {
+function predictionsFile(variant: string): string {
   return variant === "default" ? "predictions.jsonl" : `predictions-${variant}.jsonl`;
 }
 

@@ -19,7 +19,7 @@ import type { EvalInstance } from "./instances.js";
 const SETUP_TIMEOUT_MS = 30 * 60_000;
 const GATE_TIMEOUT_MS = 30 * 60_000;
 
-export interface InstanceRunDeps {
+interface InstanceRunDeps {
   jobId: string;
   /** Starts sandboxes from the instance's image. */
   provider: SandboxProvider;
@@ -29,7 +29,7 @@ export interface InstanceRunDeps {
   signal: AbortSignal;
 }
 
-export interface InstanceRun {
+interface InstanceRun {
   trajectory: Trajectory;
   /** The change graded: the agent's last submission ("" when none). */
   patch: string;
@@ -59,7 +59,10 @@ export async function runInstance(instance: EvalInstance, deps: InstanceRunDeps)
     });
     // The gate runs the tests that passed before the change (all of them when none are listed): the
     // repository's own tests, as in the app; FAIL_TO_PASS does not exist before the test patch.
-    const test = { command: testCommandFor(instance.test_command, instance.PASS_TO_PASS), timeoutMs: GATE_TIMEOUT_MS };
+    const test = {
+      command: testCommandFor(instance.test_command, instance.PASS_TO_PASS),
+      timeoutMs: GATE_TIMEOUT_MS,
+    };
     const agentSandbox = sandboxes.start(prepared.dir);
     agentSandbox.catch(() => {});
     const baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
@@ -89,7 +92,13 @@ export async function runInstance(instance: EvalInstance, deps: InstanceRunDeps)
     });
     const patch = outcome.trajectory.info.submission ?? "";
     const grade = await gradeInstance({ sandboxes, prepared }, instance, patch, signal);
-    return { trajectory: outcome.trajectory, patch, baselinePassed: baseline.passed, noPullRequestReason, grade };
+    return {
+      trajectory: outcome.trajectory,
+      patch,
+      baselinePassed: baseline.passed,
+      noPullRequestReason,
+      grade,
+    };
   } finally {
     signal.removeEventListener("abort", onAbort);
     await sandboxes.disposeAll();

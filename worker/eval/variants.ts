@@ -12,24 +12,28 @@ export interface Variant {
   config: AgentFixConfig;
 }
 
-export interface VariantSpec {
+interface VariantSpec {
   name: string;
   /** The overrides file; none for `default`. */
   file: string | null;
 }
 
-export function parseVariantSpec(spec: string): VariantSpec {
+function parseVariantSpec(spec: string): VariantSpec {
   const match = /^([A-Za-z0-9_.-]+)=(.+)$/.exec(spec);
   if (!match || match[1] === "default") {
-    throw new ConfigError(`--variant ${spec}: expected NAME=OVERRIDES.yaml with a NAME other than "default"`, {
-      code: "eval_variant_invalid",
-      hint: "e.g. --variant no-lint=no-lint.yaml, the file holding `aci: { lint: false }`.",
-    });
+    throw new ConfigError(
+      `--variant ${spec}: expected NAME=OVERRIDES.yaml with a NAME other than "default"`,
+      {
+        code: "eval_variant_invalid",
+        hint: "e.g. --variant no-lint=no-lint.yaml, the file holding `aci: { lint: false }`.",
+      },
+    );
   }
   return { name: match[1]!, file: resolve(match[2]!) };
 }
 
-export async function loadVariants(specs: readonly string[]): Promise<Variant[]> {
+/** `base`: the user's config file (`--config`), under every variant's overrides. */
+export async function loadVariants(specs: readonly string[], base?: string): Promise<Variant[]> {
   const all: VariantSpec[] = [{ name: "default", file: null }, ...specs.map(parseVariantSpec)];
   const names = new Set<string>();
   const variants: Variant[] = [];
@@ -38,7 +42,8 @@ export async function loadVariants(specs: readonly string[]): Promise<Variant[]>
       throw new ConfigError(`--variant ${spec.name} is given twice`, { code: "eval_variant_invalid" });
     }
     names.add(spec.name);
-    variants.push({ name: spec.name, config: await loadConfig(spec.file ? { files: [spec.file] } : {}) });
+    const files = [...(base ? [resolve(base)] : []), ...(spec.file ? [spec.file] : [])];
+    variants.push({ name: spec.name, config: await loadConfig({ files }) });
   }
   return variants;
 }
