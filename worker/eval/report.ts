@@ -27,43 +27,64 @@ function outcome(result: InstanceResult): string {
   return `failed: ${failed.join(", ")}`;
 }
 
+/** A Markdown table with its columns padded to one width, as a formatter would leave it. */
+function table(header: readonly string[], rows: readonly string[][]): string[] {
+  const escaped = rows.map((row) => row.map((cell) => cell.replaceAll("|", "\\|")));
+  const widths = header.map((title, i) => Math.max(title.length, ...escaped.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(" | ")} |`;
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...escaped.map(line)];
+}
+
 export function renderReport(
   model: string,
   variants: readonly string[],
   instances: number,
   results: readonly InstanceResult[],
 ): string {
-  const lines = [
-    `# agent-fix eval: ${model}`,
-    "",
-    `${instances} instance(s) per variant. Resolved as in SWE-bench: every FAIL_TO_PASS and PASS_TO_PASS test passes.`,
-    "",
-    "| variant | instances | resolved | resolved % | mean cost ($) | mean steps | exit statuses |",
-    "| ------- | --------- | -------- | ---------- | ------------- | ---------- | ------------- |",
-  ];
-  for (const variant of variants) {
+  const summary = variants.map((variant) => {
     const rows = results.filter((result) => result.variant === variant);
     const resolved = rows.filter((result) => result.resolved).length;
     const percent = instances === 0 ? 0 : (100 * resolved) / instances;
-    lines.push(
-      `| ${variant} | ${rows.length}/${instances} | ${resolved} | ${percent.toFixed(1)} | ${mean(rows.map((r) => r.cost_usd)).toFixed(4)} | ${mean(rows.map((r) => r.steps)).toFixed(1)} | ${exitStatuses(rows)} |`,
-    );
-  }
-  lines.push(
-    "",
-    "## Instances",
-    "",
-    "| variant | instance | outcome | exit status | steps | cost ($) | wall time (s) |",
-  );
-  lines.push("| ------- | -------- | ------- | ----------- | ----- | -------- | ------------- |");
+    return [
+      variant,
+      `${rows.length}/${instances}`,
+      String(resolved),
+      percent.toFixed(1),
+      mean(rows.map((row) => row.cost_usd)).toFixed(4),
+      mean(rows.map((row) => row.steps)).toFixed(1),
+      exitStatuses(rows),
+    ];
+  });
   const ordered = [...results].sort(
     (a, b) =>
       variants.indexOf(a.variant) - variants.indexOf(b.variant) || a.instance_id.localeCompare(b.instance_id),
   );
-  for (const result of ordered) {
-    lines.push(
-      `| ${result.variant} | ${result.instance_id} | ${outcome(result).replaceAll("|", "\\|")} | ${result.exit_status} | ${result.steps} | ${result.cost_usd.toFixed(4)} | ${result.wall_time_s.toFixed(1)} |`,
-    );
-  }
-  return `${lines.join("\n")}\n`;
+  const perInstance = ordered.map((result) => [
+    result.variant,
+    result.instance_id,
+    outcome(result),
+    result.exit_status,
+    String(result.steps),
+    result.cost_usd.toFixed(4),
+    result.wall_time_s.toFixed(1),
+  ]);
+  return [
+    `# agent-fix eval: ${model}`,
+    "",
+    `${instances} instance(s) per variant. Resolved as in SWE-bench: every FAIL_TO_PASS and PASS_TO_PASS test passes.`,
+    "",
+    ...table(
+      ["variant", "instances", "resolved", "resolved %", "mean cost ($)", "mean steps", "exit statuses"],
+      summary,
+    ),
+    "",
+    "## Instances",
+    "",
+    ...table(
+      ["variant", "instance", "outcome", "exit status", "steps", "cost ($)", "wall time (s)"],
+      perInstance,
+    ),
+    "",
+  ].join("\n");
 }
