@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `agent-fix`: run the agent on a local repository with no GitHub involved, read a trajectory, or replay
+ * `agent-fix`: run the agent on a local repository with no GitHub involved, evaluate it on SWE-bench-style
+ * instances (`eval`, worker/eval/), read a trajectory, or replay
  * one against a repository. A composition root: it builds the concrete sandbox provider, model and ACI.
  * Exit codes: 0 success, 1 the run did not produce an accepted patch (or replay found differences),
  * 2 an error in the arguments or the configuration.
@@ -9,9 +10,9 @@ import { realpathSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { createSandboxProvider } from "../sandbox/index.js";
-import type { Gate, Sandbox } from "../src/contracts.js";
+import type { Gate, Sandbox, SandboxProvider } from "../src/contracts.js";
 import { AgentFixError } from "../src/errors.js";
 import { abortOnInterrupt } from "../src/process-signals.js";
 import { createEnvironment } from "./aci/index.js";
@@ -20,6 +21,7 @@ import { type AgentFixConfig, loadConfig } from "./agent/config-file.js";
 import { runAgent } from "./agent/index.js";
 import { formatTrajectory, readTrajectory } from "./agent/inspect.js";
 import { formatReplayReport, replayActions } from "./agent/replay-check.js";
+import { runEval } from "./eval/eval.js";
 import { createModel } from "./model/index.js";
 
 const GATE_TIMEOUT_MS = 15 * 60_000;
@@ -157,6 +159,52 @@ async function replay(file: string, options: { repo: string; sandbox: "docker" |
   }
 }
 
+interface EvalCliOptions {
+  model: string;
+  variant: string[];
+  config?: string;
+  workers: number;
+  out: string;
+}
+
+async function evaluate(instances: string, options: EvalCliOptions): Promise<number> {
+  const providers = new Map<string, SandboxProvider>();
+  const providerFor = (image: string | undefined) => {
+    const key = image ?? "";
+    let provider = providers.get(key);
+    if (!provider) {
+      provider = createSandboxProvider("docker", image ? { image } : {});
+      providers.set(key, provider);
+    }
+    return provider;
+  };
+  const controller = new AbortController();
+  const detach = abortOnInterrupt(controller, print);
+  try {
+    return await runEval({
+      instances,
+      model: options.model,
+      variants: options.variant,
+      config: options.config,
+      workers: options.workers,
+      out: options.out,
+      providerFor,
+      print,
+      signal: controller.signal,
+    });
+  } finally {
+    detach();
+  }
+}
+
+function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) {
+    throw new InvalidArgumentError("expected a whole number of at least 1");
+  }
+  return number;
+}
+
 export function buildProgram(setExitCode: (code: number) => void): Command {
   const sandboxOption = () =>
     new Option("--sandbox <driver>", "where commands run: docker (isolated) or local (no isolation)")
@@ -193,6 +241,32 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option("--config <file>", "a YAML file overriding config/default.yaml")
     .action(async (file: string, options: { repo: string; sandbox: "docker" | "local"; config?: string }) =>
       setExitCode(await replay(file, options)),
+    );
+  program
+    .command("eval")
+    .description("run the agent on SWE-bench-style instances and grade each one as SWE-bench's harness does")
+    .argument(
+      "<instances>",
+      "JSON Lines: SWE-bench's fields, optionally setup, test_command ('... {tests}'), image",
+    )
+    .requiredOption(
+      "--model <spec>",
+      "openai:NAME, or replay:DIR holding INSTANCE_ID.jsonl for each instance",
+    )
+    .option(
+      "--variant <name=file>",
+      "also run with this YAML laid over the config (repeatable); 'default' always runs",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option("--config <file>", "a YAML file overriding config/default.yaml, under every variant")
+    .option("--workers <n>", "instances run at once", positiveInteger, 1)
+    .requiredOption(
+      "--out <dir>",
+      "results.json, predictions.jsonl, report.md and trajectories; resumed if present",
+    )
+    .action(async (instances: string, options: EvalCliOptions) =>
+      setExitCode(await evaluate(instances, options)),
     );
   return program;
 }

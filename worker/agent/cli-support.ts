@@ -8,7 +8,7 @@ import { ConfigError } from "../../src/errors.js";
 
 const run = promisify(execFile);
 
-function isGitUrl(repo: string): boolean {
+export function isGitUrl(repo: string): boolean {
   return /^(https?|ssh|git|file):\/\//.test(repo) || /^[\w.-]+@[\w.-]+:/.test(repo);
 }
 

@@ -4,14 +4,14 @@
  */
 import { z } from "zod";
 
-export const toolBundles = ["aci", "editor"] as const;
+export const toolBundles = ["aci", "editor", "shell"] as const;
 export type ToolBundleName = (typeof toolBundles)[number];
 
 export const aciConfigSchema = z.strictObject({
   bundle: z
     .enum(toolBundles)
     .default("aci")
-    .describe("`aci`: the paper's tools; `editor`: str_replace style"),
+    .describe("`aci`: the paper's tools; `editor`: str_replace style; `shell`: bash and submit only"),
   window: z.number().int().min(10).max(1000).default(100).describe("Lines shown by the file viewer"),
   scrollOverlap: z.number().int().min(0).max(50).default(2).describe("Lines kept in view when scrolling"),
   searchCap: z

@@ -1,0 +1,44 @@
+/**
+ * The host checkout of an instance: the repository cloned at its base commit, with every ref and object
+ * that is not the base commit's history removed, so the agent cannot read the fix from a later commit.
+ */
+import { resolve } from "node:path";
+import { AgentFixError } from "../../src/errors.js";
+import { isGitUrl } from "../agent/cli-support.js";
+import { git } from "../pipeline/git.js";
+
+interface InstanceCheckout {
+  dir: string;
+  /** The base commit's full sha. */
+  headSha: string;
+}
+
+export async function checkoutInstance(
+  repo: string,
+  baseCommit: string,
+  dir: string,
+  signal?: AbortSignal,
+): Promise<InstanceCheckout> {
+  const source = isGitUrl(repo) ? repo : resolve(repo);
+  const options = signal ? { signal } : {};
+  await git(["clone", "--quiet", "--no-local", "--no-checkout", source, dir], options);
+  try {
+    await git(["-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", baseCommit], {
+      ...options,
+      cwd: dir,
+    });
+  } catch (error) {
+    throw new AgentFixError(`base_commit ${baseCommit} is not a commit of ${repo}`, {
+      code: "eval_base_commit_missing",
+      fault: "config",
+      cause: error,
+    });
+  }
+  await git(["remote", "remove", "origin"], { cwd: dir });
+  const refs = (await git(["for-each-ref", "--format=%(refname)"], { cwd: dir })).split("\n");
+  for (const ref of refs.filter(Boolean)) await git(["update-ref", "-d", ref], { cwd: dir });
+  await git(["reflog", "expire", "--expire=now", "--all"], { cwd: dir });
+  await git(["gc", "--quiet", "--prune=now"], { ...options, cwd: dir });
+  const headSha = (await git(["rev-parse", "HEAD"], { cwd: dir })).trim();
+  return { dir, headSha };
+}

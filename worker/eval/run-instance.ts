@@ -1,0 +1,117 @@
+/**
+ * One instance through the app's own steps (docs/architecture.md 5 to 8): the prepared tree from the
+ * instance's setup, the baseline, the agent with its gate, then grading in a fresh sandbox. The host
+ * checkout replaces the app's clone, and nothing is committed or published.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import type { SandboxProvider, Trajectory } from "../../src/contracts.js";
+import type { AgentRunner } from "../pipeline/agent.js";
+import { runAgentPhase } from "../pipeline/agent-phase.js";
+import { runBaseline } from "../pipeline/baseline.js";
+import { prepareTree } from "../pipeline/prepare.js";
+import { RunSandboxes } from "../pipeline/sandbox.js";
+import { checkoutInstance } from "./checkout.js";
+import { type Grade, gradeInstance, testCommandFor } from "./grade.js";
+import type { EvalInstance } from "./instances.js";
+
+const SETUP_TIMEOUT_MS = 30 * 60_000;
+const GATE_TIMEOUT_MS = 30 * 60_000;
+
+interface InstanceRunDeps {
+  jobId: string;
+  /** Starts sandboxes from the instance's image. */
+  provider: SandboxProvider;
+  maxSteps: number;
+  /** The agent loop, told the gate's command. */
+  agentFor: (testCommand: string) => Promise<AgentRunner>;
+  signal: AbortSignal;
+}
+
+interface InstanceRun {
+  trajectory: Trajectory;
+  /** The change graded: the agent's last submission ("" when none). */
+  patch: string;
+  /** The gate's tests passed on the unchanged code. */
+  baselinePassed: boolean;
+  /** Why the app would have opened no pull request (null: the gate accepted the change). */
+  noPullRequestReason: string | null;
+  grade: Grade;
+}
+
+export async function runInstance(instance: EvalInstance, deps: InstanceRunDeps): Promise<InstanceRun> {
+  const { signal } = deps;
+  const root = await mkdtemp(join(tmpdir(), "agent-fix-eval-"));
+  const sandboxes = new RunSandboxes(deps.provider, { jobId: deps.jobId });
+  const onAbort = () => void sandboxes.disposeAll();
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const checkout = await checkoutInstance(instance.repo, instance.base_commit, join(root, "repo"), signal);
+    const prepared = await prepareTree({
+      sandboxes,
+      checkoutDir: checkout.dir,
+      headSha: checkout.headSha,
+      root,
+      setup: { commands: instance.setup, network: instance.setup.length > 0, timeoutMs: SETUP_TIMEOUT_MS },
+      secrets: {},
+      signal,
+    });
+    // The gate runs the tests that passed before the change (all of them when none are listed): the
+    // repository's own tests, as in the app; FAIL_TO_PASS does not exist before the test patch.
+    const test = {
+      command: testCommandFor(instance.test_command, instance.PASS_TO_PASS),
+      timeoutMs: GATE_TIMEOUT_MS,
+    };
+    const agentSandbox = sandboxes.start(prepared.dir);
+    agentSandbox.catch(() => {});
+    const baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
+    const sandbox = await agentSandbox;
+    let noPullRequestReason: string | null = null;
+    const outcome = await runAgentPhase({
+      sandbox,
+      gateSetup: { prepared, sandboxes, test, scratch: join(root, "scratch") },
+      // No proof step: grading is what proves the change here.
+      config: { maxSteps: deps.maxSteps, testCommand: test.command, testPaths: [] },
+      input: {
+        agentFor: () => deps.agentFor(test.command),
+        issue: issueOf(instance),
+        repository: { fullName: repoName(instance.repo) },
+        signal,
+        setupSecrets: {},
+        status: {
+          progress: async () => {},
+          failed: async (reason) => {
+            noPullRequestReason = reason;
+          },
+        },
+      },
+      timings: {},
+      lap: () => {},
+      onAgentDone: () => void sandboxes.dispose(sandbox),
+    });
+    const patch = outcome.trajectory.info.submission ?? "";
+    const grade = await gradeInstance({ sandboxes, prepared }, instance, patch, signal);
+    return {
+      trajectory: outcome.trajectory,
+      patch,
+      baselinePassed: baseline.passed,
+      noPullRequestReason,
+      grade,
+    };
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    await sandboxes.disposeAll();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+/** SWE-bench's problem statements start with the issue's title. */
+function issueOf(instance: EvalInstance): { number: number; title: string; body: string } {
+  const [title = "", ...rest] = instance.problem_statement.trim().split("\n");
+  return { number: 0, title: title.replace(/^#+\s*/, "").trim(), body: rest.join("\n").trim() };
+}
+
+function repoName(repo: string): string {
+  return basename(repo.replace(/\/+$/, "")).replace(/\.git$/, "");
+}
