@@ -90,7 +90,10 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
     Image: input.image,
     // The main process first unpacks the repository from its stdin (streamed while the container
     // starts), says so, then becomes `sleep`. Cheaper than putArchive, which re-mounts and chroots.
-    Cmd: MAIN_COMMAND,
+    // As the entrypoint, so that no ENTRYPOINT of the image runs before it (as root); nor a HEALTHCHECK.
+    Entrypoint: MAIN_COMMAND,
+    Cmd: [],
+    Healthcheck: { Test: ["NONE"] },
     ...SANDBOX_PROCESS,
     User: "0:0",
     OpenStdin: true,

@@ -58,6 +58,11 @@ export interface SandboxCreateOptions {
   env?: Record<string, string>;
   /** Default per-command timeout. */
   defaultTimeoutMs?: number;
+  /**
+   * The image to run (Docker), already allowed by the operator's policy; the provider's default when
+   * absent. An image that is not agent-fix's own is probed and prepared first (sandbox/docker-image.ts).
+   */
+  image?: string | undefined;
 }
 
 export interface Sandbox {

@@ -14,6 +14,7 @@ import {
 } from "../../src/config/repo.js";
 import { ConfigError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
+import { chooseRepoImage } from "./image-choice.js";
 import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./run.js";
 
@@ -55,25 +56,26 @@ interface ContentEntry {
 export async function fetchRepoConfigText(
   api: ContentsApi,
   where: { owner: string; repo: string; ref: string },
+  path: string = REPO_CONFIG_PATH,
 ): Promise<string | null> {
   let data: unknown;
   try {
-    ({ data } = await api.rest.repos.getContent({ ...where, path: REPO_CONFIG_PATH }));
+    ({ data } = await api.rest.repos.getContent({ ...where, path }));
   } catch (error) {
     if ((error as { status?: number }).status === 404) return null;
-    throw githubFailure(error, `reading ${REPO_CONFIG_PATH} on ${where.ref}`);
+    throw githubFailure(error, `reading ${path} on ${where.ref}`);
   }
   const entry = (Array.isArray(data) ? { type: "dir" } : data) as ContentEntry;
   if (entry.type !== "file") {
     const what = entry.type === "symlink" ? `a symlink (to ${entry.target ?? "?"})` : `a ${entry.type}`;
-    throw new ConfigError(`${REPO_CONFIG_PATH} on ${where.ref} is ${what}, not a regular file`, {
+    throw new ConfigError(`${path} on ${where.ref} is ${what}, not a regular file`, {
       code: "repo_config_not_a_file",
-      hint: `Commit the configuration itself at ${REPO_CONFIG_PATH}.`,
+      hint: `Commit the configuration itself at ${path}.`,
     });
   }
   if ((entry.size ?? 0) > MAX_REPO_CONFIG_BYTES || entry.encoding !== "base64") {
     throw new ConfigError(
-      `${REPO_CONFIG_PATH} on ${where.ref} has ${entry.size} bytes; at most ${MAX_REPO_CONFIG_BYTES} are read`,
+      `${path} on ${where.ref} has ${entry.size} bytes; at most ${MAX_REPO_CONFIG_BYTES} are read`,
       { code: "repo_config_too_large", hint: "Keep the file to the settings agent-fix reads." },
     );
   }
@@ -100,7 +102,12 @@ export async function loadRepoConfig(
       hint: `Add it with at least the test command, e.g.:\ntest:\n  command: npm test`,
     });
   }
-  return toPipelineConfig(parseRepoConfig(text), rules);
+  const parsed = parseRepoConfig(text);
+  const loaded = toPipelineConfig(parsed, rules);
+  const readRepoFile = (path: string) =>
+    fetchRepoConfigText(api, { owner: where.owner, repo: where.repo, ref: where.defaultBranch }, path);
+  const choice = await chooseRepoImage(readRepoFile, parsed.sandbox?.image, rules.policy.images);
+  return choice ? { ...loaded, image: choice.image } : loaded;
 }
 
 export function toPipelineConfig(config: RepoConfig, rules: OperatorRules): LoadedRepoConfig {

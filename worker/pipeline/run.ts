@@ -31,6 +31,8 @@ export interface PipelineRepoConfig {
   openPrWhenBaselineFails: boolean;
   maxSteps: number;
   limits?: Partial<SandboxLimits>;
+  /** The image the repository chose and the operator allows (worker/pipeline/image-choice.ts); the provider's default otherwise. */
+  image?: string | undefined;
 }
 
 export interface RunInput {
@@ -104,6 +106,7 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
     const sandboxes = new RunSandboxes(input.sandboxes, {
       jobId: input.jobId,
       ...(config.limits ? { limits: config.limits } : {}),
+      ...(config.image ? { image: config.image } : {}),
     });
     const onAbort = () => void sandboxes.disposeAll();
     signal.addEventListener("abort", onAbort, { once: true });

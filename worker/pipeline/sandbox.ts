@@ -8,6 +8,8 @@ export interface StartSandboxOptions {
   networkForSetup: boolean;
   limits?: Partial<SandboxLimits>;
   defaultTimeoutMs?: number;
+  /** The run's image (the repository's allowed choice); the provider's default otherwise. */
+  image?: string;
 }
 
 /**
@@ -22,6 +24,7 @@ export function startSandbox(provider: SandboxProvider, options: StartSandboxOpt
     env: {},
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.defaultTimeoutMs ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
+    ...(options.image ? { image: options.image } : {}),
   });
 }
 

@@ -1,0 +1,113 @@
+/**
+ * A repository names its environment (`sandbox.image` in .github/agent-fix.yml, or the `image` of its
+ * .devcontainer/devcontainer.json), read from the default branch through the GitHub stand-in's contents
+ * API; the operator's `repository.images` decides which are allowed, and a refusal names them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../../worker/agent/config-file.js";
+import { type ContentsApi, loadRepoConfig, type OperatorRules } from "../../../worker/pipeline/config.js";
+import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
+import { installationApi } from "../../support/installation.js";
+
+const TEST = "test:\n  command: go test ./...\n";
+const DEVCONTAINER = `{
+  // Developers' environment (JSON with comments, a trailing comma)
+  "name": "go",
+  "image": "mcr.microsoft.com/devcontainers/go:1-1.24-bookworm",
+  "customizations": { "vscode": { "extensions": ["golang.go"] } },
+}
+`;
+
+describe("the image a repository names is one the operator allows", () => {
+  let github: GitHubServer;
+  let api: ContentsApi;
+  let rules: OperatorRules;
+  const owner = "octo";
+  let repoCount = 0;
+  const load = async (files: Record<string, string>, policy: Partial<OperatorRules["policy"]> = {}) => {
+    const name = `images-${++repoCount}`;
+    await github.addRepo({ owner, name, files: { "README.md": "x\n", ...files } });
+    return loadRepoConfig(
+      api,
+      { owner, repo: name, defaultBranch: "main" },
+      { ...rules, policy: { ...rules.policy, ...policy } },
+    );
+  };
+
+  beforeAll(async () => {
+    const operator = await loadConfig();
+    rules = { defaultMaxSteps: 50, policy: operator.repository, model: operator.model };
+    github = await startGitHubServer();
+    api = await installationApi<ContentsApi>(github);
+  });
+  afterAll(async () => {
+    await github.stop();
+  });
+
+  it("by default only agent-fix's own images: the rich one is taken, a foreign one refused naming the allowed ones", async () => {
+    const rich = await load({
+      ".github/agent-fix.yml": `${TEST}sandbox:\n  image: agent-fix-sandbox-rich:0.1.0\n`,
+    });
+    expect(rich.image).toBe("agent-fix-sandbox-rich:0.1.0");
+    const error = await load({
+      ".github/agent-fix.yml": `${TEST}sandbox:\n  image: ghcr.io/attacker/root-shell:latest\n`,
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "repo_image_not_allowed", fault: "config", retryable: false });
+    expect((error as Error).message).toBe(
+      ".github/agent-fix.yml names the image ghcr.io/attacker/root-shell:latest, which is not one of the images the operator allows (agent-fix-sandbox:*, agent-fix-sandbox-rich:*)",
+    );
+  });
+
+  it("without one, the operator's default image runs (no image in the loaded config)", async () => {
+    const config = await load({ ".github/agent-fix.yml": TEST });
+    expect(config.image).toBeUndefined();
+  });
+
+  it("a devcontainer.json's image is the repository's choice: refused by default, taken once the operator allows its registry", async () => {
+    const files = { ".github/agent-fix.yml": TEST, ".devcontainer/devcontainer.json": DEVCONTAINER };
+    await expect(load(files)).rejects.toThrow(
+      ".devcontainer/devcontainer.json names the image mcr.microsoft.com/devcontainers/go:1-1.24-bookworm, which is not one of the images the operator allows",
+    );
+    const allowed = await load(files, {
+      images: ["agent-fix-sandbox-rich:*", "mcr.microsoft.com/devcontainers/**"],
+    });
+    expect(allowed.image).toBe("mcr.microsoft.com/devcontainers/go:1-1.24-bookworm");
+  });
+
+  it("`*` stops at `/`: a pattern for one name does not allow another repository's image under it", async () => {
+    const files = {
+      ".github/agent-fix.yml": `${TEST}sandbox:\n  image: agent-fix-sandbox:0.2.0/../../evil/image:1\n`,
+    };
+    await expect(load(files)).rejects.toMatchObject({ code: "repo_image_not_allowed" });
+    await expect(
+      load(
+        { ".github/agent-fix.yml": `${TEST}sandbox:\n  image: ghcr.io/my-org-evil/x:1\n` },
+        {
+          images: ["ghcr.io/my-org/*"],
+        },
+      ),
+    ).rejects.toMatchObject({ code: "repo_image_not_allowed" });
+  });
+
+  it("agent-fix.yml's `sandbox.image` wins over devcontainer.json; a devcontainer that builds its image names none", async () => {
+    const both = await load({
+      ".github/agent-fix.yml": `${TEST}sandbox:\n  image: agent-fix-sandbox-rich:0.1.0\n`,
+      ".devcontainer/devcontainer.json": DEVCONTAINER,
+    });
+    expect(both.image).toBe("agent-fix-sandbox-rich:0.1.0");
+    const building = await load({
+      ".github/agent-fix.yml": TEST,
+      ".devcontainer.json": '{ "build": { "dockerfile": "Dockerfile" } }',
+    });
+    expect(building.image).toBeUndefined();
+  });
+
+  it("an operator who allows no image leaves every repository on the default, and says so", async () => {
+    await expect(
+      load(
+        { ".github/agent-fix.yml": `${TEST}sandbox:\n  image: agent-fix-sandbox:0.2.0\n` },
+        { images: [] },
+      ),
+    ).rejects.toThrow("not one of the images the operator allows (none: only the operator's default image)");
+  });
+});

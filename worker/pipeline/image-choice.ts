@@ -1,0 +1,81 @@
+/**
+ * Which image a run's sandboxes use: the repository's `sandbox.image` in .github/agent-fix.yml, else the
+ * `image` of its .devcontainer/devcontainer.json (the file developers already keep for this), else the
+ * operator's default. A repository's choice must match the operator's `repository.images`; any other is
+ * refused before a sandbox starts, naming the allowed ones. Both files are read on the default branch
+ * through the contents API, like the config: an agent's branch never chooses the next run's image.
+ */
+import JSON5 from "json5";
+import picomatch from "picomatch";
+import { REPO_CONFIG_PATH } from "../../src/config/repo.js";
+import { ConfigError } from "../../src/errors.js";
+
+export const DEVCONTAINER_PATHS = [".devcontainer/devcontainer.json", ".devcontainer.json"] as const;
+
+export type ImageSource = typeof REPO_CONFIG_PATH | (typeof DEVCONTAINER_PATHS)[number];
+
+/** A repository's own choice of image, and the file that made it. */
+export interface RepoImageChoice {
+  image: string;
+  source: ImageSource;
+}
+
+/** The operator's patterns, matched against the image as written (`*` stops at `/`, `**` does not). */
+export function imageAllowed(image: string, allowed: readonly string[]): boolean {
+  return allowed.some((pattern) => picomatch.isMatch(image, pattern, { dot: true, nobrace: true }));
+}
+
+/** Throws a ConfigError naming the image, the file that named it and the images the operator allows. */
+export function checkImageAllowed(choice: RepoImageChoice, allowed: readonly string[]): void {
+  if (imageAllowed(choice.image, allowed)) return;
+  const list = allowed.length > 0 ? allowed.join(", ") : "none: only the operator's default image";
+  throw new ConfigError(
+    `${choice.source} names the image ${choice.image}, which is not one of the images the operator allows (${list})`,
+    {
+      code: "repo_image_not_allowed",
+      hint:
+        choice.source === REPO_CONFIG_PATH
+          ? "Name an allowed image in `sandbox.image`, or leave it out for the operator's default; the operator adds images in repository.images."
+          : "Set `sandbox.image` in .github/agent-fix.yml to an allowed image (it wins over devcontainer.json), or ask the operator to add this one to repository.images.",
+    },
+  );
+}
+
+/** The `image` of a devcontainer.json's text (JSON with comments); undefined when it names none. */
+export function devcontainerImage(text: string, source: ImageSource): string | undefined {
+  let data: unknown;
+  try {
+    data = JSON5.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${source} is not valid JSON: ${(error as Error).message}`, {
+      code: "repo_config_invalid",
+      hint: "Fix its syntax, or set `sandbox.image` in .github/agent-fix.yml (which wins over it), e.g.:\nsandbox:\n  image: agent-fix-sandbox-rich:0.1.0",
+    });
+  }
+  const file = (typeof data === "object" && data !== null ? data : {}) as Record<string, unknown>;
+  // One that builds its image (build.dockerfile, dockerComposeFile) names none: the default runs.
+  return typeof file.image === "string" && file.image.length > 0 ? file.image : undefined;
+}
+
+/**
+ * The repository's choice (agent-fix.yml's `sandbox.image`, else devcontainer.json's `image`), checked
+ * against the operator's list; undefined when the repository names none (the operator's default runs).
+ */
+export async function chooseRepoImage(
+  /** A file's text on the default branch, null when absent (config.ts's fetchRepoConfigText). */
+  readRepoFile: (path: string) => Promise<string | null>,
+  configured: string | undefined,
+  allowed: readonly string[],
+): Promise<RepoImageChoice | undefined> {
+  let choice: RepoImageChoice | undefined =
+    configured === undefined ? undefined : { image: configured, source: REPO_CONFIG_PATH };
+  for (const path of DEVCONTAINER_PATHS) {
+    if (choice) break;
+    const text = await readRepoFile(path);
+    if (text === null) continue;
+    const image = devcontainerImage(text, path);
+    if (image !== undefined) choice = { image, source: path };
+  }
+  if (choice) checkImageAllowed(choice, allowed);
+  return choice;
+}
