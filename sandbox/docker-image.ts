@@ -10,8 +10,9 @@ import { createHash } from "node:crypto";
 import type Docker from "dockerode";
 import { pack } from "tar-stream";
 import { SandboxError } from "../src/errors.js";
+import { buildImage } from "./docker-build.js";
 import { PRIVATE_BIN, WORKDIR } from "./docker-scripts.js";
-import { isNotFound } from "./docker-spec.js";
+import { imageMissing, isNotFound } from "./docker-spec.js";
 
 /** What the worker runs in every sandbox: its shells, the copy in and out, the ACI's searches. */
 export const REQUIRED_TOOLS = [
@@ -44,14 +45,6 @@ export interface ImageFitness {
   id: string;
   missing: string[];
   missingForNetwork: string[];
-}
-
-export function imageMissing(image: string, cause?: unknown): SandboxError {
-  return new SandboxError(`the sandbox image ${image} is not on this worker's Docker engine`, {
-    code: "image_missing",
-    hint: "The worker never pulls an image: the operator pulls or builds the allowed images on the worker host (`docker pull IMAGE`).",
-    cause,
-  });
 }
 
 /** Refuses images whose configuration would undo part of the sandbox: a VOLUME is writable beside the read-only root. */
@@ -132,27 +125,11 @@ export async function derivedImage(docker: Docker, image: string, id: string): P
   const context = pack();
   context.entry({ name: "Dockerfile" }, dockerfile);
   context.finalize();
-  const stream = await docker.buildImage(context as unknown as NodeJS.ReadableStream, {
-    t: tag,
-    networkmode: "none",
-    pull: false,
-    rm: true,
-    forcerm: true,
+  await buildImage(docker, context as unknown as NodeJS.ReadableStream, {
+    tag,
+    what: `the sandbox image ${image} ready for the sandbox`,
+    hint: `The worker copies ${HELPERS.join(", ")} within the image and runs git config there, with no network.`,
   });
-  const events = (await new Promise((resolve, reject) =>
-    docker.modem.followProgress(stream, (error, result) => (error ? reject(error) : resolve(result))),
-  )) as { error?: string; stream?: string }[];
-  const failed = events.find((e) => e.error);
-  if (failed) {
-    const log = events
-      .map((e) => e.stream ?? "")
-      .join("")
-      .slice(-1500);
-    throw new SandboxError(`cannot prepare the sandbox image ${image}: ${failed.error}`, {
-      code: "image_unsuitable",
-      hint: `The worker copies ${HELPERS.join(", ")} within the image and runs git config there; the build said:\n${log}`,
-    });
-  }
   return tag;
 }
 

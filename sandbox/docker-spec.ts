@@ -137,6 +137,14 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
   };
 }
 
+export function imageMissing(image: string, cause?: unknown): SandboxError {
+  return new SandboxError(`the sandbox image ${image} is not on this worker's Docker engine`, {
+    code: "image_missing",
+    hint: "The worker never pulls an image: the operator pulls or builds the allowed images on the worker host (`docker pull IMAGE`).",
+    cause,
+  });
+}
+
 export function createError(image: string, error: unknown): SandboxError {
   if (isNotFound(error)) {
     return new SandboxError(`the sandbox image ${image} is missing`, {

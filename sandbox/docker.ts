@@ -30,6 +30,7 @@ import {
   sandboxEnv,
   sessionSettings,
 } from "./common.js";
+import { buildRepoImage } from "./docker-build.js";
 import { copyIn } from "./docker-copy.js";
 import {
   derivedImage,
@@ -190,6 +191,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   private networkReady: Promise<string[]> | undefined;
   /** Foreign images made fit for the sandbox, by name: the image to run and what it lacks. */
   private readonly prepared = new Map<string, Promise<{ run: string; fitness: ImageFitness }>>();
+  /** Repository images built, by what built them: the image's id. */
+  private readonly built = new Map<string, Promise<string>>();
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
     this.workspaceSize = options.workspaceSize ?? options.workspaceTmpfsSize ?? DEFAULT_WORKSPACE_SIZE;
@@ -245,9 +248,23 @@ export class DockerSandboxProvider implements SandboxProvider {
     return run;
   }
 
+  /** The id of the repository's image, built on first use (and again after a failure). */
+  private repoImage(build: NonNullable<SandboxCreateOptions["imageBuild"]>): Promise<string> {
+    const key = JSON.stringify(build);
+    let id = this.built.get(key);
+    if (!id) {
+      id = buildRepoImage(this.docker, build);
+      id.catch(() => this.built.delete(key));
+      this.built.set(key, id);
+    }
+    return id;
+  }
+
   async create(options: SandboxCreateOptions): Promise<Sandbox> {
     const name = `agent-fix-${randomBytes(6).toString("hex")}`;
-    const image = options.image ?? this.image;
+    const image = options.imageBuild
+      ? await this.repoImage(options.imageBuild)
+      : (options.image ?? this.image);
     const labels: Record<string, string> = {
       [LABEL.sandbox]: "1",
       [LABEL.job]: options.jobId,

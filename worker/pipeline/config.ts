@@ -107,7 +107,8 @@ export async function loadRepoConfig(
   const readRepoFile = (path: string) =>
     fetchRepoConfigText(api, { owner: where.owner, repo: where.repo, ref: where.defaultBranch }, path);
   const choice = await chooseRepoImage(readRepoFile, parsed.sandbox?.image, rules.policy.images);
-  return choice ? { ...loaded, image: choice.image } : loaded;
+  if (!choice) return loaded;
+  return "build" in choice ? { ...loaded, imageBuild: choice.build } : { ...loaded, image: choice.image };
 }
 
 export function toPipelineConfig(config: RepoConfig, rules: OperatorRules): LoadedRepoConfig {

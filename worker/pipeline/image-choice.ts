@@ -1,7 +1,7 @@
 /**
  * Which image a run's sandboxes use: the repository's `sandbox.image` in .github/agent-fix.yml, else the
- * `image` of its .devcontainer/devcontainer.json (the file developers already keep for this), else the
- * operator's default. A repository's choice must match the operator's `repository.images`; any other is
+ * `image` of its .devcontainer/devcontainer.json (the file developers already keep for this) or the image
+ * its `build.dockerfile` builds (devcontainer-build.ts), else the operator's default. A repository's choice must match the operator's `repository.images`; any other is
  * refused before a sandbox starts, naming the allowed ones. Both files are read on the default branch
  * through the contents API, like the config: an agent's branch never chooses the next run's image.
  */
@@ -9,6 +9,7 @@ import JSON5 from "json5";
 import picomatch from "picomatch";
 import { REPO_CONFIG_PATH } from "../../src/config/repo.js";
 import { ConfigError } from "../../src/errors.js";
+import { checkDockerfile, devcontainerBuild, type ImageBuild } from "./devcontainer-build.js";
 
 export const DEVCONTAINER_PATHS = [".devcontainer/devcontainer.json", ".devcontainer.json"] as const;
 
@@ -19,6 +20,9 @@ export interface RepoImageChoice {
   image: string;
   source: ImageSource;
 }
+
+/** What a repository's files say about its image: a named one, one to build, or none. */
+export type RepoImage = RepoImageChoice | { build: ImageBuild; source: ImageSource };
 
 /** The operator's patterns, matched against the image as written (`*` stops at `/`, `**` does not). */
 export function imageAllowed(image: string, allowed: readonly string[]): boolean {
@@ -41,8 +45,8 @@ export function checkImageAllowed(choice: RepoImageChoice, allowed: readonly str
   );
 }
 
-/** The `image` of a devcontainer.json's text (JSON with comments); undefined when it names none. */
-export function devcontainerImage(text: string, source: ImageSource): string | undefined {
+/** A devcontainer.json's text (JSON with comments) as an object. */
+function parseDevcontainer(text: string, source: ImageSource): Record<string, unknown> {
   let data: unknown;
   try {
     data = JSON5.parse(text);
@@ -52,30 +56,58 @@ export function devcontainerImage(text: string, source: ImageSource): string | u
       hint: "Fix its syntax, or set `sandbox.image` in .github/agent-fix.yml (which wins over it), e.g.:\nsandbox:\n  image: agent-fix-sandbox-rich:0.1.0",
     });
   }
-  const file = (typeof data === "object" && data !== null ? data : {}) as Record<string, unknown>;
-  // One that builds its image (build.dockerfile, dockerComposeFile) names none: the default runs.
-  return typeof file.image === "string" && file.image.length > 0 ? file.image : undefined;
+  return (typeof data === "object" && data !== null ? data : {}) as Record<string, unknown>;
+}
+
+/** A file's text on the default branch, null when absent (config.ts's fetchRepoConfigText). */
+type ReadRepoFile = (path: string) => Promise<string | null>;
+
+/** devcontainer.json's image or build, checked; undefined for one that names neither (compose files). */
+async function devcontainerChoice(
+  readRepoFile: ReadRepoFile,
+  source: (typeof DEVCONTAINER_PATHS)[number],
+  text: string,
+  allowed: readonly string[],
+): Promise<RepoImage | undefined> {
+  const file = parseDevcontainer(text, source);
+  if (typeof file.image === "string" && file.image.length > 0) {
+    const choice = { image: file.image, source };
+    checkImageAllowed(choice, allowed);
+    return choice;
+  }
+  const build = devcontainerBuild(file, source);
+  if (!build) return undefined;
+  const dockerfile = await readRepoFile(build.dockerfilePath);
+  if (dockerfile === null) {
+    throw new ConfigError(
+      `${source}: its build.dockerfile ${build.dockerfilePath} is not in the repository`,
+      {
+        code: "repo_config_invalid",
+        hint: "Commit the Dockerfile, or set `sandbox.image` in .github/agent-fix.yml.",
+      },
+    );
+  }
+  const bases = checkDockerfile(dockerfile, build.dockerfilePath, (image) => imageAllowed(image, allowed));
+  return { build: { ...build, dockerfile, bases }, source };
 }
 
 /**
- * The repository's choice (agent-fix.yml's `sandbox.image`, else devcontainer.json's `image`), checked
- * against the operator's list; undefined when the repository names none (the operator's default runs).
+ * The repository's choice (agent-fix.yml's `sandbox.image`, else devcontainer.json's `image` or build),
+ * checked against the operator's list; undefined when the repository names none (the default runs).
  */
 export async function chooseRepoImage(
-  /** A file's text on the default branch, null when absent (config.ts's fetchRepoConfigText). */
-  readRepoFile: (path: string) => Promise<string | null>,
+  readRepoFile: ReadRepoFile,
   configured: string | undefined,
   allowed: readonly string[],
-): Promise<RepoImageChoice | undefined> {
-  let choice: RepoImageChoice | undefined =
-    configured === undefined ? undefined : { image: configured, source: REPO_CONFIG_PATH };
-  for (const path of DEVCONTAINER_PATHS) {
-    if (choice) break;
-    const text = await readRepoFile(path);
-    if (text === null) continue;
-    const image = devcontainerImage(text, path);
-    if (image !== undefined) choice = { image, source: path };
+): Promise<RepoImage | undefined> {
+  if (configured !== undefined) {
+    const choice: RepoImageChoice = { image: configured, source: REPO_CONFIG_PATH };
+    checkImageAllowed(choice, allowed);
+    return choice;
   }
-  if (choice) checkImageAllowed(choice, allowed);
-  return choice;
+  for (const path of DEVCONTAINER_PATHS) {
+    const text = await readRepoFile(path);
+    if (text !== null) return devcontainerChoice(readRepoFile, path, text, allowed);
+  }
+  return undefined;
 }

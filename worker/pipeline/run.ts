@@ -11,6 +11,7 @@ import { runBaseline, type TestRun } from "./baseline.js";
 import { cloneRepository } from "./checkout.js";
 import { makeCheckoutRoot } from "./checkout-dirs.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
+import type { ImageBuild } from "./devcontainer-build.js";
 import type { TestedChange, TestProof } from "./gate.js";
 import { git } from "./git.js";
 import { prepareTree } from "./prepare.js";
@@ -33,6 +34,8 @@ export interface PipelineRepoConfig {
   limits?: Partial<SandboxLimits>;
   /** The image the repository chose and the operator allows (worker/pipeline/image-choice.ts); the provider's default otherwise. */
   image?: string | undefined;
+  /** Or the image its devcontainer.json builds, checked (worker/pipeline/devcontainer-build.ts). */
+  imageBuild?: ImageBuild | undefined;
 }
 
 export interface RunInput {
@@ -107,6 +110,17 @@ export async function runFix(input: RunInput): Promise<RunOutcome> {
       jobId: input.jobId,
       ...(config.limits ? { limits: config.limits } : {}),
       ...(config.image ? { image: config.image } : {}),
+      ...(config.imageBuild
+        ? {
+            imageBuild: {
+              root: checkout.dir,
+              context: config.imageBuild.context,
+              dockerfile: config.imageBuild.dockerfile,
+              bases: config.imageBuild.bases,
+              name: input.repository.fullName,
+            },
+          }
+        : {}),
     });
     const onAbort = () => void sandboxes.disposeAll();
     signal.addEventListener("abort", onAbort, { once: true });

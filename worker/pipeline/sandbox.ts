@@ -1,4 +1,4 @@
-import type { Sandbox, SandboxLimits, SandboxProvider } from "../../src/contracts.js";
+import type { RepoImageBuildSpec, Sandbox, SandboxLimits, SandboxProvider } from "../../src/contracts.js";
 
 export interface StartSandboxOptions {
   /** The host checkout, already stripped of credentials. */
@@ -10,6 +10,8 @@ export interface StartSandboxOptions {
   defaultTimeoutMs?: number;
   /** The run's image (the repository's allowed choice); the provider's default otherwise. */
   image?: string;
+  /** Or the image built from the repository's checkout (its devcontainer's build.dockerfile). */
+  imageBuild?: RepoImageBuildSpec;
 }
 
 /**
@@ -25,6 +27,7 @@ export function startSandbox(provider: SandboxProvider, options: StartSandboxOpt
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.defaultTimeoutMs ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
     ...(options.image ? { image: options.image } : {}),
+    ...(options.imageBuild ? { imageBuild: options.imageBuild } : {}),
   });
 }
 

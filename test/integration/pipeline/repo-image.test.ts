@@ -89,17 +89,55 @@ describe("the image a repository names is one the operator allows", () => {
     ).rejects.toMatchObject({ code: "repo_image_not_allowed" });
   });
 
-  it("agent-fix.yml's `sandbox.image` wins over devcontainer.json; a devcontainer that builds its image names none", async () => {
+  it("agent-fix.yml's `sandbox.image` wins over devcontainer.json", async () => {
     const both = await load({
       ".github/agent-fix.yml": `${TEST}sandbox:\n  image: agent-fix-sandbox-rich:0.1.0\n`,
       ".devcontainer/devcontainer.json": DEVCONTAINER,
     });
     expect(both.image).toBe("agent-fix-sandbox-rich:0.1.0");
-    const building = await load({
+  });
+
+  it("a devcontainer's build.dockerfile is built when it starts from allowed images only and fetches nothing", async () => {
+    const devcontainer = '{ "build": { "dockerfile": "Dockerfile", "context": ".." } }';
+    const dockerfile =
+      "# a multi-stage build\nFROM agent-fix-sandbox-rich:0.1.0 AS tools\nFROM agent-fix-sandbox:0.2.0\nCOPY --from=tools /usr/bin/go /usr/local/bin/go\nCOPY . /opt/src\n";
+    const built = await load({
       ".github/agent-fix.yml": TEST,
-      ".devcontainer.json": '{ "build": { "dockerfile": "Dockerfile" } }',
+      ".devcontainer/devcontainer.json": devcontainer,
+      ".devcontainer/Dockerfile": dockerfile,
     });
-    expect(building.image).toBeUndefined();
+    expect(built.image).toBeUndefined();
+    expect(built.imageBuild).toEqual({
+      dockerfilePath: ".devcontainer/Dockerfile",
+      dockerfile,
+      context: ".",
+      bases: ["agent-fix-sandbox-rich:0.1.0", "agent-fix-sandbox:0.2.0"],
+    });
+    const refused = async (text: string) =>
+      load({
+        ".github/agent-fix.yml": TEST,
+        ".devcontainer/devcontainer.json": devcontainer,
+        ".devcontainer/Dockerfile": text,
+      }).catch((e: unknown) => e as Error);
+    expect((await refused("FROM ghcr.io/attacker/root:1\n")).message).toBe(
+      ".devcontainer/Dockerfile builds on ghcr.io/attacker/root:1, which is not one of the images the operator allows",
+    );
+    expect(
+      (await refused("FROM agent-fix-sandbox:0.2.0\nCOPY --from=docker.io/library/busybox / /\n")).message,
+    ).toContain("builds on docker.io/library/busybox");
+    expect((await refused("ARG BASE=evil\nFROM $BASE\n")).message).toContain(
+      "names its image with a variable",
+    );
+    expect(
+      (await refused("FROM agent-fix-sandbox:0.2.0\nADD \\\n  https://example.com/x.sh /x.sh\n")).message,
+    ).toContain("fetches from the network");
+    await expect(
+      load({
+        ".github/agent-fix.yml": TEST,
+        ".devcontainer.json": '{ "build": { "dockerfile": "Dockerfile", "context": "../.." } }',
+        Dockerfile: "FROM agent-fix-sandbox:0.2.0\n",
+      }),
+    ).rejects.toThrow(".devcontainer.json: build.context ../.. is outside the repository");
   });
 
   it("an operator who allows no image leaves every repository on the default, and says so", async () => {
