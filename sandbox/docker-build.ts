@@ -14,9 +14,14 @@ import { imageMissing, isNotFound } from "./docker-spec.js";
 
 type RepoImageBuild = NonNullable<SandboxCreateOptions["imageBuild"]>;
 
-export const REPO_IMAGE_NAME = "agent-fix-repo";
+const REPO_IMAGE_NAME = "agent-fix-repo";
 /** The Dockerfile's name in the context: the checked text, whatever the checkout holds. */
 const DOCKERFILE_ENTRY = ".agent-fix-build.Dockerfile";
+
+/** One tag a repository (each build moves it): agent-fix-repo:HASH. */
+export function repoImageTag(repository: string): string {
+  return `${REPO_IMAGE_NAME}:${createHash("sha256").update(repository).digest("hex").slice(0, 16)}`;
+}
 
 /** Runs a build of a tar context; returns the image's id, or throws with the end of its log. */
 export async function buildImage(
@@ -78,9 +83,8 @@ export async function buildRepoImage(docker: Docker, build: RepoImageBuild): Pro
       p.finalize();
     },
   });
-  const tag = `${REPO_IMAGE_NAME}:${createHash("sha256").update(build.name).digest("hex").slice(0, 16)}`;
   return buildImage(docker, archive as unknown as NodeJS.ReadableStream, {
-    tag,
+    tag: repoImageTag(build.name),
     dockerfile: DOCKERFILE_ENTRY,
     what: `the repository's image (${build.context}, devcontainer build.dockerfile)`,
     hint: "The worker builds it with no network: a step that downloads (apt-get, curl, pip) fails; start from an allowed image that has what it needs.",

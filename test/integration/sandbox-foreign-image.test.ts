@@ -4,11 +4,14 @@
  * a read-only root and no network; an image that lacks what the worker runs is refused naming it; one
  * with a VOLUME is refused. The images are built here, without network, and removed afterwards.
  */
-import { rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import Docker from "dockerode";
 import { pack } from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider } from "../../sandbox/docker.js";
+import { repoImageTag } from "../../sandbox/docker-build.js";
 import { DERIVED_FROM_LABEL } from "../../sandbox/docker-image.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";
@@ -51,16 +54,26 @@ describe.runIf(available)("a sandbox in an image the repository named", () => {
     volume: `agent-fix-test-volume:${suffix}`,
   };
   let source: string;
+  let checkout: string;
+  const repoName = `octo/built-${suffix}`;
   beforeAll(async () => {
     source = await makeSourceDir();
+    // A checkout whose devcontainer builds: its own Dockerfile (unchecked, never used), a file the checked
+    // one copies, and a directory that is a symlink to the host's /etc.
+    checkout = await mkdtemp(join(tmpdir(), "af-built-"));
+    await mkdir(join(checkout, ".devcontainer"));
+    await writeFile(join(checkout, ".devcontainer", "tool.sh"), "#!/bin/sh\necho tool from the repository\n");
+    await writeFile(join(checkout, ".devcontainer", "Dockerfile"), "FROM ghcr.io/attacker/root:1\n");
+    await symlink("/etc", join(checkout, "host-etc"));
     await buildImage(images.hostile, HOSTILE);
     await buildImage(images.lacking, LACKING);
     await buildImage(images.volume, WITH_VOLUME);
   }, 300_000);
   afterAll(async () => {
     if (source) await rm(source, { recursive: true, force: true });
+    if (checkout) await rm(checkout, { recursive: true, force: true });
     // Only what this file made: its images and the images the worker derived from them.
-    for (const tag of Object.values(images)) {
+    for (const tag of [...Object.values(images), repoImageTag(repoName)]) {
       const id = await docker
         .getImage(tag)
         .inspect()
@@ -110,6 +123,40 @@ describe.runIf(available)("a sandbox in an image the repository named", () => {
       await sandbox.dispose();
     }
   }, 300_000);
+
+  it("a devcontainer's build runs the checked Dockerfile from the checkout with no network; a context out of the checkout is refused", async () => {
+    const dockerfile = `FROM ${SANDBOX_IMAGE}
+USER 0:0
+COPY tool.sh /usr/local/bin/tool
+RUN chmod 0755 /usr/local/bin/tool && (cat /sys/class/net/*/address; ls /sys/class/net) > /usr/local/share/build-net
+`;
+    const build = {
+      root: checkout,
+      context: ".devcontainer",
+      dockerfile,
+      bases: [SANDBOX_IMAGE],
+      name: repoName,
+    };
+    const sandbox = await new DockerSandboxProvider().create({
+      sourceDir: source,
+      jobId: "foreign-built",
+      imageBuild: build,
+    });
+    try {
+      expect((await sandbox.exec("tool; id -u")).output.trim()).toBe("tool from the repository\n1000");
+      // The build's RUN saw only a loopback interface.
+      expect((await sandbox.exec("tail -1 /usr/local/share/build-net")).output.trim()).toBe("lo");
+    } finally {
+      await sandbox.dispose();
+    }
+    await expect(
+      new DockerSandboxProvider().create({
+        sourceDir: source,
+        jobId: "foreign-built-escape",
+        imageBuild: { ...build, context: "host-etc" },
+      }),
+    ).rejects.toThrow("the build context host-etc is not a directory inside the repository");
+  }, 600_000);
 
   it("an image without the tools the worker runs is refused, naming each one missing", async () => {
     const error = await new DockerSandboxProvider()

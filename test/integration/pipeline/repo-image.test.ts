@@ -118,7 +118,10 @@ describe("the image a repository names is one the operator allows", () => {
         ".github/agent-fix.yml": TEST,
         ".devcontainer/devcontainer.json": devcontainer,
         ".devcontainer/Dockerfile": text,
-      }).catch((e: unknown) => e as Error);
+      }).then(
+        () => new Error("accepted"),
+        (e: unknown) => e as Error,
+      );
     expect((await refused("FROM ghcr.io/attacker/root:1\n")).message).toBe(
       ".devcontainer/Dockerfile builds on ghcr.io/attacker/root:1, which is not one of the images the operator allows",
     );
