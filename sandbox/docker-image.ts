@@ -15,7 +15,7 @@ import { PRIVATE_BIN, WORKDIR } from "./docker-scripts.js";
 import { imageMissing, isNotFound } from "./docker-spec.js";
 
 /** What the worker runs in every sandbox: its shells, the copy in and out, the ACI's searches. */
-export const REQUIRED_TOOLS = [
+const REQUIRED_TOOLS = [
   "bash",
   "setpriv",
   "tar",
@@ -34,9 +34,9 @@ export const REQUIRED_TOOLS = [
   "sort",
 ] as const;
 /** Setup's egress rules are set with it in the sandbox's namespace (egress.ts). */
-export const NETWORK_TOOLS = ["iptables"] as const;
+const NETWORK_TOOLS = ["iptables"] as const;
 const HELPERS = ["bash", "head", "base64", "mkdir", "realpath", "stat", "cat"];
-export const DERIVED_IMAGE_NAME = "agent-fix-derived";
+const DERIVED_IMAGE_NAME = "agent-fix-derived";
 export const DERIVED_FROM_LABEL = "agent-fix.derived-from";
 
 /** What a probe found in an image. */

@@ -41,4 +41,9 @@ export {
 } from "./docker.js";
 export { LocalSandbox, LocalSandboxProvider, type LocalSandboxProviderOptions } from "./local.js";
 export { DEFAULT_REAP_MAX_AGE_MS, type ReapOptions, reapSandboxes, startReaper } from "./reaper.js";
-export { SANDBOX_IMAGE, SANDBOX_IMAGE_VERSION } from "./version.js";
+export {
+  SANDBOX_IMAGE,
+  SANDBOX_IMAGE_VERSION,
+  SANDBOX_RICH_IMAGE,
+  SANDBOX_RICH_IMAGE_VERSION,
+} from "./version.js";

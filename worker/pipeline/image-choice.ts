@@ -11,9 +11,9 @@ import { REPO_CONFIG_PATH } from "../../src/config/repo.js";
 import { ConfigError } from "../../src/errors.js";
 import { checkDockerfile, devcontainerBuild, type ImageBuild } from "./devcontainer-build.js";
 
-export const DEVCONTAINER_PATHS = [".devcontainer/devcontainer.json", ".devcontainer.json"] as const;
+const DEVCONTAINER_PATHS = [".devcontainer/devcontainer.json", ".devcontainer.json"] as const;
 
-export type ImageSource = typeof REPO_CONFIG_PATH | (typeof DEVCONTAINER_PATHS)[number];
+type ImageSource = typeof REPO_CONFIG_PATH | (typeof DEVCONTAINER_PATHS)[number];
 
 /** A repository's own choice of image, and the file that made it. */
 export interface RepoImageChoice {
@@ -25,7 +25,7 @@ export interface RepoImageChoice {
 export type RepoImage = RepoImageChoice | { build: ImageBuild; source: ImageSource };
 
 /** The operator's patterns, matched against the image as written (`*` stops at `/`, `**` does not). */
-export function imageAllowed(image: string, allowed: readonly string[]): boolean {
+function imageAllowed(image: string, allowed: readonly string[]): boolean {
   return allowed.some((pattern) => picomatch.isMatch(image, pattern, { dot: true, nobrace: true }));
 }
 
