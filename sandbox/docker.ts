@@ -189,7 +189,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly allow: string[];
   private readonly deny: string[];
   private networkReady: Promise<string[]> | undefined;
-  /** Foreign images made fit for the sandbox, by name: the image to run and what it lacks. */
+  /** Foreign images made fit for the sandbox, by image id: the image to run and what it lacks. */
   private readonly prepared = new Map<string, Promise<{ run: string; fitness: ImageFitness }>>();
   /** Repository images built, by what built them: the image's id. */
   private readonly built = new Map<string, Promise<string>>();
@@ -230,17 +230,18 @@ export class DockerSandboxProvider implements SandboxProvider {
   /** The image a sandbox of `image` runs: itself when agent-fix's own, else its prepared derivative. */
   private async runnableImage(image: string, network: boolean): Promise<string> {
     if (this.isOwnImage(image)) return image;
-    let prepared = this.prepared.get(image);
+    // Inspected each time and kept by id: an image pulled or built again under the same name is new.
+    const info = await inspectForeignImage(this.docker, image);
+    let prepared = this.prepared.get(info.Id);
     if (!prepared) {
       prepared = (async () => {
-        const info = await inspectForeignImage(this.docker, image);
         const fitness = await probeImage(this.docker, image, info.Id);
         if (fitness.missing.length > 0) throw unsuitableImage(image, fitness.missing, false);
         return { run: await derivedImage(this.docker, image, info.Id), fitness };
       })();
-      // A failure is not kept: the operator may pull or fix the image meanwhile.
-      prepared.catch(() => this.prepared.delete(image));
-      this.prepared.set(image, prepared);
+      // A failure is not kept: the operator may fix the image meanwhile.
+      prepared.catch(() => this.prepared.delete(info.Id));
+      this.prepared.set(info.Id, prepared);
     }
     const { run, fitness } = await prepared;
     if (network && fitness.missingForNetwork.length > 0)
