@@ -112,9 +112,12 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
       ...(network ? { Sysctls: { "net.ipv6.conf.all.disable_ipv6": "1" } } : {}),
       Init: true,
       ReadonlyRootfs: true,
+      // exec: Docker's default for a tmpfs is noexec, and toolchains run what they build there (`go test`
+      // runs its binary from /tmp; pip --user, cargo install, go install put tools under $HOME). The
+      // workspace runs the agent's code anyway, so noexec would protect nothing.
       Tmpfs: {
-        "/tmp": `rw,nosuid,nodev,size=${input.tmpSize},mode=1777`,
-        [HOME]: `rw,nosuid,nodev,size=${input.homeSize},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755`,
+        "/tmp": `rw,exec,nosuid,nodev,size=${input.tmpSize},mode=1777`,
+        [HOME]: `rw,exec,nosuid,nodev,size=${input.homeSize},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755`,
       },
       Memory: memory,
       MemorySwap: memory,
