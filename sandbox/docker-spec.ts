@@ -90,7 +90,10 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
     Image: input.image,
     // The main process first unpacks the repository from its stdin (streamed while the container
     // starts), says so, then becomes `sleep`. Cheaper than putArchive, which re-mounts and chroots.
-    Cmd: MAIN_COMMAND,
+    // As the entrypoint, so that no ENTRYPOINT of the image runs before it (as root); nor a HEALTHCHECK.
+    Entrypoint: MAIN_COMMAND,
+    Cmd: [],
+    Healthcheck: { Test: ["NONE"] },
     ...SANDBOX_PROCESS,
     User: "0:0",
     OpenStdin: true,
@@ -109,9 +112,12 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
       ...(network ? { Sysctls: { "net.ipv6.conf.all.disable_ipv6": "1" } } : {}),
       Init: true,
       ReadonlyRootfs: true,
+      // exec: Docker's default for a tmpfs is noexec, and toolchains run what they build there (`go test`
+      // runs its binary from /tmp; pip --user, cargo install, go install put tools under $HOME). The
+      // workspace runs the agent's code anyway, so noexec would protect nothing.
       Tmpfs: {
-        "/tmp": `rw,nosuid,nodev,size=${input.tmpSize},mode=1777`,
-        [HOME]: `rw,nosuid,nodev,size=${input.homeSize},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755`,
+        "/tmp": `rw,exec,nosuid,nodev,size=${input.tmpSize},mode=1777`,
+        [HOME]: `rw,exec,nosuid,nodev,size=${input.homeSize},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755`,
       },
       Memory: memory,
       MemorySwap: memory,
@@ -132,6 +138,14 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
       LogConfig: { Type: "none", Config: {} },
     },
   };
+}
+
+export function imageMissing(image: string, cause?: unknown): SandboxError {
+  return new SandboxError(`the sandbox image ${image} is not on this worker's Docker engine`, {
+    code: "image_missing",
+    hint: "The worker never pulls an image: the operator pulls or builds the allowed images on the worker host (`docker pull IMAGE`).",
+    cause,
+  });
 }
 
 export function createError(image: string, error: unknown): SandboxError {

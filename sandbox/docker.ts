@@ -31,7 +31,15 @@ import {
   sandboxEnv,
   sessionSettings,
 } from "./common.js";
+import { buildRepoImage } from "./docker-build.js";
 import { copyIn } from "./docker-copy.js";
+import {
+  derivedImage,
+  type ImageFitness,
+  inspectForeignImage,
+  probeImage,
+  unsuitableImage,
+} from "./docker-image.js";
 import { CONTROL_INIT, FILE_INIT, PRIVATE_BIN, WORKDIR } from "./docker-scripts.js";
 import {
   asCidr,
@@ -56,7 +64,7 @@ import {
   hostResolvers,
 } from "./egress.js";
 import { ansiC, type ShellProcess, ShellSession } from "./shell-session.js";
-import { SANDBOX_IMAGE } from "./version.js";
+import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "./version.js";
 
 export const LABEL = {
   /** Present on every container and volume this driver makes. */
@@ -181,6 +189,10 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly allow: string[];
   private readonly deny: string[];
   private networkReady: Promise<string[]> | undefined;
+  /** Foreign images made fit for the sandbox, by image id: the image to run and what it lacks. */
+  private readonly prepared = new Map<string, Promise<{ run: string; fitness: ImageFitness }>>();
+  /** Repository images built, by what built them: the image's id. */
+  private readonly built = new Map<string, Promise<string>>();
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
     this.workspaceSize = options.workspaceSize ?? options.workspaceTmpfsSize ?? DEFAULT_WORKSPACE_SIZE;
@@ -209,16 +221,60 @@ export class DockerSandboxProvider implements SandboxProvider {
     return this.networkReady;
   }
 
+  /** agent-fix's own images (the provider's default, the slim and the rich one) run as they are. */
+  private isOwnImage(image: string): boolean {
+    const name = image.replace(/:[^/:]*$/, "");
+    return image === this.image || name === SANDBOX_IMAGE_NAME || name === SANDBOX_RICH_IMAGE_NAME;
+  }
+
+  /** The image a sandbox of `image` runs: itself when agent-fix's own, else its prepared derivative. */
+  private async runnableImage(image: string, network: boolean): Promise<string> {
+    if (this.isOwnImage(image)) return image;
+    // Inspected each time and kept by id: an image pulled or built again under the same name is new.
+    const info = await inspectForeignImage(this.docker, image);
+    let prepared = this.prepared.get(info.Id);
+    if (!prepared) {
+      prepared = (async () => {
+        const fitness = await probeImage(this.docker, image, info.Id);
+        if (fitness.missing.length > 0) throw unsuitableImage(image, fitness.missing, false);
+        return { run: await derivedImage(this.docker, image, info.Id), fitness };
+      })();
+      // A failure is not kept: the operator may fix the image meanwhile.
+      prepared.catch(() => this.prepared.delete(info.Id));
+      this.prepared.set(info.Id, prepared);
+    }
+    const { run, fitness } = await prepared;
+    if (network && fitness.missingForNetwork.length > 0)
+      throw unsuitableImage(image, fitness.missingForNetwork, true);
+    return run;
+  }
+
+  /** The id of the repository's image, built on first use (and again after a failure). */
+  private repoImage(build: NonNullable<SandboxCreateOptions["imageBuild"]>): Promise<string> {
+    const key = JSON.stringify(build);
+    let id = this.built.get(key);
+    if (!id) {
+      id = buildRepoImage(this.docker, build);
+      id.catch(() => this.built.delete(key));
+      this.built.set(key, id);
+    }
+    return id;
+  }
+
   async create(options: SandboxCreateOptions): Promise<Sandbox> {
     const name = `agent-fix-${randomBytes(6).toString("hex")}`;
+    const image = options.imageBuild
+      ? await this.repoImage(options.imageBuild)
+      : (options.image ?? this.image);
     const labels: Record<string, string> = {
       [LABEL.sandbox]: "1",
       [LABEL.job]: options.jobId,
       [LABEL.worker]: this.workerId,
       [LABEL.created]: String(Date.now()),
-      [LABEL.image]: this.image,
+      [LABEL.image]: image,
     };
     const network = options.network === true ? this.setupNetwork : undefined;
+    const runImage = await this.runnableImage(image, network !== undefined);
     const networkAddresses = network ? await this.networkAddresses() : [];
     const began = performance.now();
     const phases: Record<string, number> = {};
@@ -231,7 +287,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       container = await this.docker.createContainer(
         containerSpec({
           name,
-          image: this.image,
+          image: runImage,
           labels,
           limits: { ...DEFAULT_LIMITS, ...this.options.limits, ...options.limits },
           workspaceSize: this.workspaceSize,
@@ -241,12 +297,12 @@ export class DockerSandboxProvider implements SandboxProvider {
         }),
       );
     } catch (error) {
-      throw createError(this.image, error);
+      throw createError(image, error);
     }
     mark("container_created");
     const sandbox = new DockerSandbox(this.docker, container, {
       id: name,
-      image: this.image,
+      image,
       network: network ?? null,
       env: envList(env),
       settings: sessionSettings(this.options, options),

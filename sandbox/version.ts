@@ -4,5 +4,9 @@
  */
 /** @public (read by sandbox/image/build.sh, not imported) */
 export const SANDBOX_IMAGE_VERSION = "0.2.0";
-const SANDBOX_IMAGE_NAME = "agent-fix-sandbox";
+export const SANDBOX_IMAGE_NAME = "agent-fix-sandbox";
 export const SANDBOX_IMAGE = `${SANDBOX_IMAGE_NAME}:${SANDBOX_IMAGE_VERSION}`;
+/** The rich image (sandbox/image/rich.Dockerfile): bump when that file changes. */
+export const SANDBOX_RICH_IMAGE_VERSION = "0.1.0";
+export const SANDBOX_RICH_IMAGE_NAME = "agent-fix-sandbox-rich";
+export const SANDBOX_RICH_IMAGE = `${SANDBOX_RICH_IMAGE_NAME}:${SANDBOX_RICH_IMAGE_VERSION}`;

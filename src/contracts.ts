@@ -58,6 +58,29 @@ export interface SandboxCreateOptions {
   env?: Record<string, string>;
   /** Default per-command timeout. */
   defaultTimeoutMs?: number;
+  /**
+   * The image to run (Docker), already allowed by the operator's policy; the provider's default when
+   * absent. An image that is not agent-fix's own is probed and prepared first (sandbox/docker-image.ts).
+   */
+  image?: string | undefined;
+  /**
+   * Or an image the provider builds, with no network, from the repository's checkout (a devcontainer's
+   * build.dockerfile, checked by worker/pipeline/devcontainer-build.ts); built once for equal fields.
+   */
+  imageBuild?: RepoImageBuildSpec | undefined;
+}
+
+export interface RepoImageBuildSpec {
+  /** The checkout's root on the host. */
+  root: string;
+  /** The build context, relative to the root (it must resolve inside it). */
+  context: string;
+  /** The Dockerfile's checked text, used whatever the checkout holds. */
+  dockerfile: string;
+  /** The images it starts from (allowed by the operator): each must be on the engine; none is pulled. */
+  bases: string[];
+  /** The repository: names the image's tag. */
+  name: string;
 }
 
 export interface Sandbox {

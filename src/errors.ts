@@ -29,6 +29,7 @@ type ConfigErrorCode =
   | "repo_config_not_a_file"
   | "repo_config_too_large"
   | "repo_missing"
+  | "repo_image_not_allowed"
   | "repo_model_not_allowed"
   | "trajectory_invalid"
   | "trajectory_unreadable"
@@ -36,6 +37,8 @@ type ConfigErrorCode =
   | "worker_env_invalid";
 
 type SandboxErrorCode =
+  | "image_build_failed"
+  | "image_unsuitable"
   | "aborted"
   | "aci_tools_missing"
   | "control_timeout"

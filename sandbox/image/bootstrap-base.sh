@@ -2,8 +2,10 @@
 # Makes the sandbox's base image without an image registry: debootstrap a minimal Debian
 # from Debian's package mirror, then `docker import` it. For hosts behind a firewall and for CI.
 # Usage: sandbox/image/bootstrap-base.sh [IMAGE_NAME]   (default: agent-fix-base:bookworm)
+# The image's tag names the Debian release (agent-fix-base:trixie is trixie); DEBIAN_SUITE overrides it.
 set -euo pipefail
 name="${1:-agent-fix-base:bookworm}"
+suite="${DEBIAN_SUITE:-${name##*:}}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 
 if docker image inspect "$name" >/dev/null 2>&1; then
@@ -14,10 +16,11 @@ command -v debootstrap >/dev/null || { echo "debootstrap is missing: apt-get ins
 
 root="$(mktemp -d /tmp/agent-fix-rootfs.XXXXXX)"
 trap 'rm -rf "$root"' EXIT
-echo "debootstrapping bookworm (minbase) into $root from $mirror"
-debootstrap --variant=minbase bookworm "$root" "$mirror" >/tmp/agent-fix-debootstrap.log 2>&1 || {
-  echo "debootstrap failed; last lines of /tmp/agent-fix-debootstrap.log:" >&2
-  tail -20 /tmp/agent-fix-debootstrap.log >&2
+log="/tmp/agent-fix-debootstrap-$suite.log"
+echo "debootstrapping $suite (minbase) into $root from $mirror"
+debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$log" 2>&1 || {
+  echo "debootstrap of $suite failed; last lines of $log:" >&2
+  tail -20 "$log" >&2
   exit 1
 }
 # Trim what an image never needs.

@@ -11,6 +11,11 @@ export const repositoryPolicySchema = z.strictObject({
   forbiddenPaths: z.array(z.string().min(1)).default([".github/workflows/**", ".github/agent-fix.yml"]),
   /** Models a repository's `model:` may name beside `model.name`, e.g. `openai:gpt-4.1-mini`. */
   models: z.array(z.string().regex(/^(openai|replay):.+$/, "must look like openai:NAME")).default([]),
+  /**
+   * Images a repository may run in (`sandbox.image`, or its .devcontainer/devcontainer.json), as names or
+   * glob patterns (`*` stops at `/`): `agent-fix-sandbox-rich:*`, `ghcr.io/my-org/**`. agent-fix's own by default.
+   */
+  images: z.array(z.string().min(1)).default(["agent-fix-sandbox:*", "agent-fix-sandbox-rich:*"]),
   /** The highest value a repository may set for each limit; above it the run is refused, naming both. */
   ceilings: z
     .strictObject({

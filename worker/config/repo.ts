@@ -45,6 +45,18 @@ export const repoConfigSchema = z
       })
       .default({ commands: [], timeoutSeconds: 600, network: true })
       .describe("Preparing the repository in the sandbox."),
+    sandbox: z
+      .strictObject({
+        image: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "Docker image to run in, one the operator allows; else .devcontainer/devcontainer.json's, else the operator's.",
+          ),
+      })
+      .optional()
+      .describe("The environment the repository runs in."),
     test: z
       .strictObject({
         command: z
@@ -111,6 +123,7 @@ const examples: Record<string, string> = {
   "setup.commands": "setup:\n  commands:\n    - npm ci",
   "setup.timeoutSeconds": "setup:\n  timeoutSeconds: 600",
   "setup.network": "setup:\n  network: false",
+  sandbox: "sandbox:\n  image: agent-fix-sandbox-rich:0.1.0",
   test: "test:\n  command: npm test",
   "test.command": "test:\n  command: npm test",
   "test.timeoutSeconds": "test:\n  timeoutSeconds: 300",

@@ -17,7 +17,7 @@ const workerEnvSchema = z.object({
     .regex(/^[A-Za-z0-9._-]+$/)
     .optional(), // workers with a tag reap only sandboxes of the same tag
   AGENT_FIX_SANDBOX: z.enum(["docker", "local"]).default("docker"), // local isolates nothing: development only
-  AGENT_FIX_SANDBOX_IMAGE: z.string().min(1).optional(), // default: the versioned image of sandbox/version.ts
+  AGENT_FIX_SANDBOX_IMAGE: z.string().min(1).optional(), // default: the slim image of sandbox/version.ts; or agent-fix-sandbox-rich:VERSION
   AGENT_FIX_WORKSPACE_TMPFS: z
     .string()
     .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "2g" or "512m"')

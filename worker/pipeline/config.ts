@@ -19,6 +19,7 @@ import {
 } from "../config/repo.js";
 import { type ContentsApi, readContents, type Where } from "./contents.js";
 import { detectFromRepository } from "./detect.js";
+import { chooseRepoImage } from "./image-choice.js";
 import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./types.js";
 
@@ -36,12 +37,17 @@ export type LoadedRepoConfig = PipelineRepoConfig & { agent: RepoAgentSettings }
 /** Larger than any sensible config: a bigger file is refused unread. */
 export const MAX_REPO_CONFIG_BYTES = 64 * 1024;
 
-/** The file's text on `ref` (the default branch when unset), or null when it does not exist. Anything but a small regular file is refused. */
-export async function fetchRepoConfigText(api: ContentsApi, where: Where): Promise<string | null> {
-  const read = await readContents(api, where, REPO_CONFIG_PATH, MAX_REPO_CONFIG_BYTES);
-  const on = where.ref
-    ? `${REPO_CONFIG_PATH} on ${where.ref}`
-    : `${where.owner}/${where.repo}: ${REPO_CONFIG_PATH}`;
+/**
+ * The text of `path` (the repository config unless named) on `ref` (the default branch when unset), or
+ * null when it does not exist. Anything but a small regular file is refused.
+ */
+export async function fetchRepoConfigText(
+  api: ContentsApi,
+  where: Where,
+  path: string = REPO_CONFIG_PATH,
+): Promise<string | null> {
+  const read = await readContents(api, where, path, MAX_REPO_CONFIG_BYTES);
+  const on = where.ref ? `${path} on ${where.ref}` : `${where.owner}/${where.repo}: ${path}`;
   switch (read.kind) {
     case "file":
       return read.text;
@@ -50,7 +56,7 @@ export async function fetchRepoConfigText(api: ContentsApi, where: Where): Promi
     case "not_a_file":
       throw new ConfigError(`${on} is ${read.what}, not a regular file`, {
         code: "repo_config_not_a_file",
-        hint: `Commit the configuration itself at ${REPO_CONFIG_PATH}.`,
+        hint: `Commit the configuration itself at ${path}.`,
       });
     case "too_large":
       throw new ConfigError(`${on} has ${read.size} bytes; at most ${MAX_REPO_CONFIG_BYTES} are read`, {
@@ -112,8 +118,25 @@ export async function loadRepoConfig(
     if (data.setup?.commands === undefined) config.setup.commands = detection.setup;
     notes.push(describeDetection(detection));
   }
-  const loaded = toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules);
+  const loaded = withImage(
+    toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules),
+    await chooseRepoImage(
+      (path) =>
+        fetchRepoConfigText(sources.repo, { owner, repo: where.repo, ref: where.defaultBranch }, path),
+      config.sandbox?.image,
+      rules.policy.images,
+    ),
+  );
   return notes.length ? { ...loaded, configNote: notes.join("\n\n") } : loaded;
+}
+
+/** The image the repository chose (named, or built from its devcontainer), when it chose one. */
+function withImage(
+  loaded: LoadedRepoConfig,
+  choice: Awaited<ReturnType<typeof chooseRepoImage>>,
+): LoadedRepoConfig {
+  if (!choice) return loaded;
+  return "build" in choice ? { ...loaded, imageBuild: choice.build } : { ...loaded, image: choice.image };
 }
 
 function checkedData(text: string, owner: string, source: string): unknown {

@@ -51,6 +51,18 @@ export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): 
     const sandboxes = new RunSandboxes(input.sandboxes, {
       jobId: input.jobId,
       ...(config.limits ? { limits: config.limits } : {}),
+      ...(config.image ? { image: config.image } : {}),
+      ...(config.imageBuild
+        ? {
+            imageBuild: {
+              root: checkout.dir,
+              context: config.imageBuild.context,
+              dockerfile: config.imageBuild.dockerfile,
+              bases: config.imageBuild.bases,
+              name: input.repository.fullName,
+            },
+          }
+        : {}),
     });
     const onAbort = () => void sandboxes.disposeAll();
     signal.addEventListener("abort", onAbort, { once: true });

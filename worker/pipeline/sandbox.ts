@@ -1,4 +1,4 @@
-import type { Sandbox, SandboxLimits, SandboxProvider } from "../../src/contracts.js";
+import type { RepoImageBuildSpec, Sandbox, SandboxLimits, SandboxProvider } from "../../src/contracts.js";
 import { CancelledError } from "../../src/errors.js";
 
 interface StartSandboxOptions {
@@ -9,6 +9,10 @@ interface StartSandboxOptions {
   networkForSetup: boolean;
   limits?: Partial<SandboxLimits>;
   defaultTimeoutMs?: number;
+  /** The run's image (the repository's allowed choice); the provider's default otherwise. */
+  image?: string;
+  /** Or the image built from the repository's checkout (its devcontainer's build.dockerfile). */
+  imageBuild?: RepoImageBuildSpec;
 }
 
 /**
@@ -24,6 +28,8 @@ function startSandbox(provider: SandboxProvider, options: StartSandboxOptions): 
     env: {},
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.defaultTimeoutMs ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
+    ...(options.image ? { image: options.image } : {}),
+    ...(options.imageBuild ? { imageBuild: options.imageBuild } : {}),
   });
 }
 

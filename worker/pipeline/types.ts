@@ -9,6 +9,7 @@ import type { Logger } from "../log.js";
 import type { AgentRunner } from "./agent.js";
 import type { TestRun } from "./baseline.js";
 import type { CommitIdentity } from "./commit.js";
+import type { ImageBuild } from "./devcontainer-build.js";
 import type { TestProof } from "./gate.js";
 import type { UnpushedChange } from "./push-step.js";
 
@@ -76,6 +77,10 @@ export interface PipelineRepoConfig {
   limits?: Partial<SandboxLimits>;
   /** Where the settings came from when not (only) the repository's file: shown in the status comment. */
   configNote?: string | undefined;
+  /** The image the repository chose and the operator allows (worker/pipeline/image-choice.ts); the provider's default otherwise. */
+  image?: string | undefined;
+  /** Or the image its devcontainer.json builds, checked (worker/pipeline/devcontainer-build.ts). */
+  imageBuild?: ImageBuild | undefined;
 }
 
 /**

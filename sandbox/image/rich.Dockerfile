@@ -1,0 +1,51 @@
+# The rich sandbox image, agent-fix-sandbox-rich:VERSION: the slim image's tools on trixie plus the
+# toolchains of the common ecosystems (Python 3, Node 20, Go, Rust, a JDK with Maven and Gradle, Ruby),
+# all from Debian's packages. Built by `sandbox/image/build.sh --rich` on a base made without a registry
+# (bootstrap-base.sh). Bump SANDBOX_RICH_IMAGE_VERSION in sandbox/version.ts when this file changes.
+ARG BASE=agent-fix-base:trixie
+FROM ${BASE}
+ENV DEBIAN_FRONTEND=noninteractive
+# The same sandbox tools as the slim Dockerfile (which says why iptables and /usr/lib/agent-fix/bin),
+# then one layer per toolchain group so that a change to one rebuilds little.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      ca-certificates coreutils procps git ripgrep patch util-linux tar iptables \
+      curl unzip xz-utils zip make build-essential pkg-config libssl-dev \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      python3 python3-dev python3-pip python3-venv \
+      nodejs npm \
+      ruby ruby-dev bundler rake \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends golang-go rustc cargo \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+# Java: the JDK's man pages directory must exist for its postinst on a minbase system.
+RUN mkdir -p /usr/share/man/man1 \
+ && apt-get update \
+ && apt-get install -y --no-install-recommends openjdk-21-jdk-headless maven gradle \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+RUN git config --system user.name "agent-fix" \
+ && git config --system user.email "agent-fix@localhost" \
+ && git config --system core.pager cat \
+ && git config --system init.defaultBranch main \
+ && git config --system --add safe.directory /workspace \
+ && groupadd -g 1000 agent \
+ && useradd -m -u 1000 -g 1000 -s /bin/bash agent \
+ && mkdir -p /workspace \
+ && chown 1000:1000 /workspace \
+ && mkdir -p /usr/lib/agent-fix/bin \
+ && for b in bash head base64 mkdir realpath stat cat; do cp "$(command -v "$b")" /usr/lib/agent-fix/bin/; done \
+ && chmod 0111 /usr/lib/agent-fix/bin/* \
+ && chmod 0755 /usr/lib/agent-fix/bin
+
+# Go, Cargo, Maven and Gradle keep their caches under $HOME (a tmpfs in the sandbox).
+ENV HOME=/home/agent LANG=C.UTF-8 PAGER=cat GIT_PAGER=cat TERM=dumb
+USER 1000:1000
+WORKDIR /workspace
+CMD ["sleep", "infinity"]
+ARG VERSION=dev
+LABEL org.opencontainers.image.title="agent-fix-sandbox-rich" \
+      org.opencontainers.image.version="${VERSION}" \
+      agent-fix.sandbox-version="${VERSION}"
