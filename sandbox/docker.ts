@@ -597,7 +597,7 @@ export class DockerSandbox extends SessionSandbox {
 }
 
 /** What the agent reads under a command that filled the workspace. */
-export function workspaceFullNote(limitBytes: number): string {
+function workspaceFullNote(limitBytes: number): string {
   return `[the workspace is full: it holds at most ${megabytes(limitBytes)}; delete files (build output, caches, large generated files) to go on]`;
 }
 

@@ -3,7 +3,7 @@
  * The worker maps `retryable` to BullMQ retries; `hint` is what a person should do about it.
  * Each error class has its own union of codes, so a code is checked where it is written and read.
  */
-export type Fault = "config" | "repository" | "model" | "github" | "sandbox" | "user" | "internal";
+type Fault = "config" | "repository" | "model" | "github" | "sandbox" | "user" | "internal";
 
 type ConfigErrorCode =
   | "app_auth_failed"
@@ -109,7 +109,7 @@ type ErrorCode =
   | PipelineErrorCode
   | "run_cancelled";
 
-export interface AgentFixErrorOptions<Code extends ErrorCode = ErrorCode> {
+interface AgentFixErrorOptions<Code extends ErrorCode = ErrorCode> {
   code: Code;
   fault: Fault;
   retryable?: boolean;

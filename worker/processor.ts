@@ -40,7 +40,7 @@ import { githubPublisher, githubStatusReporter } from "./pipeline/publish.js";
 import { requeueAfterCancel } from "./pipeline/requeue.js";
 import { reviewPublisher } from "./pipeline/review.js";
 
-export interface BuiltWorker {
+interface BuiltWorker {
   /** Options for startFixWorker (worker/index.ts). */
   workerOptions: {
     redisUrl: string;

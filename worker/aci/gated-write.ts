@@ -13,7 +13,7 @@ import { newUndefinedNamesWarning } from "./lint/undefined-names.js";
 import { replaceLines, serializeTextFile, type TextFile, textOf } from "./text-file.js";
 import { renderWindow } from "./viewer.js";
 
-export type GatedWrite =
+type GatedWrite =
   | {
       written: true;
       file: TextFile;
@@ -24,7 +24,7 @@ export type GatedWrite =
     }
   | { written: false; errors: SyntaxProblem[]; proposed: TextFile };
 
-export const rule = "-------------------------------------------------";
+const rule = "-------------------------------------------------";
 
 /**
  * Python, when the sandbox's python3 accepted the file before the edit: it decides (and has written
@@ -172,6 +172,6 @@ export function rejectionMessage(options: {
 }
 
 /** Said after an edit of a file whose language has no checker. */
-export function uncheckedNote(path: string): string {
+function uncheckedNote(path: string): string {
   return `(No syntax check is available for the language of ${path}; the edit was written without one.)`;
 }

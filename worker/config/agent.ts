@@ -6,7 +6,7 @@
 import { z } from "zod";
 
 /** Placeholders each template may use (the loop fills exactly these). */
-export const templateVariables = {
+const templateVariables = {
   /** interface_summary and bundle_tips: what the tool bundle offers and how to use it, in its tools' names. */
   system: ["tool_docs", "action_format_instructions", "interface_summary", "bundle_tips"],
   demonstration: [],

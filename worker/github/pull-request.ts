@@ -8,14 +8,14 @@ import { GitHubError } from "../../src/errors.js";
 import { type GitHubApi, httpStatus, type RepoRef } from "../../src/github/api.js";
 import { fitComment } from "../../src/github/limits.js";
 
-export interface PullRequestInput extends RepoRef {
+interface PullRequestInput extends RepoRef {
   branch: string;
   base: string;
   title: string;
   body: string;
 }
 
-export interface PullRequestResult {
+interface PullRequestResult {
   number: number;
   url: string;
   created: boolean;

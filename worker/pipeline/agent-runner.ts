@@ -16,13 +16,13 @@ import { checkModelChoice } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./types.js";
 
 /** The operator's configuration: config/default.yaml overlaid by AGENT_FIX_CONFIG (tools, loop, model). */
-export type OperatorConfig = AgentFixConfig;
+type OperatorConfig = AgentFixConfig;
 
 export function loadOperatorConfig(overlay?: string): Promise<OperatorConfig> {
   return loadConfig(overlay ? { files: [overlay] } : {});
 }
 
-export interface AgentWiring {
+interface AgentWiring {
   operator: OperatorConfig;
   /** Overrides everything (tests, demo, operators pinning a model): `openai:NAME` or `replay:FILE`. */
   modelOverride?: string;

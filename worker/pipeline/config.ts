@@ -35,13 +35,13 @@ export interface RepoAgentSettings {
 export type LoadedRepoConfig = PipelineRepoConfig & { agent: RepoAgentSettings };
 
 /** Larger than any sensible config: a bigger file is refused unread. */
-export const MAX_REPO_CONFIG_BYTES = 64 * 1024;
+const MAX_REPO_CONFIG_BYTES = 64 * 1024;
 
 /**
  * The text of `path` (the repository config unless named) on `ref` (the default branch when unset), or
  * null when it does not exist. Anything but a small regular file is refused.
  */
-export async function fetchRepoConfigText(
+async function fetchRepoConfigText(
   api: ContentsApi,
   where: Where,
   path: string = REPO_CONFIG_PATH,
@@ -67,7 +67,7 @@ export async function fetchRepoConfigText(
 }
 
 /** Where the config comes from: the repository, and the owner's `.github` repository when the installation has it. */
-export interface ConfigSources {
+interface ConfigSources {
   repo: ContentsApi;
   org: ContentsApi | null;
 }

@@ -16,13 +16,13 @@ const DEVCONTAINER_PATHS = [".devcontainer/devcontainer.json", ".devcontainer.js
 type ImageSource = typeof REPO_CONFIG_PATH | (typeof DEVCONTAINER_PATHS)[number];
 
 /** A repository's own choice of image, and the file that made it. */
-export interface RepoImageChoice {
+interface RepoImageChoice {
   image: string;
   source: ImageSource;
 }
 
 /** What a repository's files say about its image: a named one, one to build, or none. */
-export type RepoImage = RepoImageChoice | { build: ImageBuild; source: ImageSource };
+type RepoImage = RepoImageChoice | { build: ImageBuild; source: ImageSource };
 
 /** The operator's patterns, matched against the image as written (`*` stops at `/`, `**` does not). */
 function imageAllowed(image: string, allowed: readonly string[]): boolean {
@@ -30,7 +30,7 @@ function imageAllowed(image: string, allowed: readonly string[]): boolean {
 }
 
 /** Throws a ConfigError naming the image, the file that named it and the images the operator allows. */
-export function checkImageAllowed(choice: RepoImageChoice, allowed: readonly string[]): void {
+function checkImageAllowed(choice: RepoImageChoice, allowed: readonly string[]): void {
   if (imageAllowed(choice.image, allowed)) return;
   const list = allowed.length > 0 ? allowed.join(", ") : "none: only the operator's default image";
   throw new ConfigError(

@@ -24,7 +24,7 @@ const LIMIT_EXITS: ReadonlySet<ExitReason> = new Set<LimitReason>([
   "exit_replay_exhausted",
 ]);
 
-export interface LeftWorkInput {
+interface LeftWorkInput {
   trajectory: Trajectory;
   gate: PipelineGate;
   setup: GateSetup;

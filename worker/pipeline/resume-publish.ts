@@ -14,7 +14,7 @@ import { publishPullRequest } from "./publish-step.js";
 import { checkoutBase, commitAndPush, type UnpushedChange } from "./push-step.js";
 import { type Publisher, progressIsBestEffort, type RunOutcome, type StatusReporter } from "./types.js";
 
-export interface ResumeInput {
+interface ResumeInput {
   kept: KeptChange;
   publisher: Publisher;
   status: StatusReporter;
