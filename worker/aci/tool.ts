@@ -72,4 +72,9 @@ export function observation(text: string): ToolResult {
   return { observation: text };
 }
 
+/** The answer of an edit tool that wrote its change: `edited` is what the agent loop's watcher reads. */
+export function written(text: string): ToolResult {
+  return { observation: text, edited: true };
+}
+
 export const noFileOpen = "No file open. Use the open command first.";

@@ -4,7 +4,15 @@ import { anchorMatches, anchorMismatch, editedRegion, updatedMessage } from "../
 import { readFailureMessage, readTextFile } from "../files.js";
 import { gatedReplace, rejectionMessage } from "../gated-write.js";
 import { splitReplacement } from "../text-file.js";
-import { type AciRuntime, type AciTool, defineTool, integerArg, observation, stringArg } from "../tool.js";
+import {
+  type AciRuntime,
+  type AciTool,
+  defineTool,
+  integerArg,
+  observation,
+  stringArg,
+  written,
+} from "../tool.js";
 import { windowStartAround } from "../viewer.js";
 
 const markerNote =
@@ -88,7 +96,7 @@ export function editTool(runtime: AciRuntime): AciTool {
       if (result.diff) parts.push(result.diff);
       parts.push(updatedMessage(start, replacement.length), ...result.warnings);
       if (markerDropped) parts.push(markerNote);
-      return observation(parts.join("\n"));
+      return written(parts.join("\n"));
     },
   });
 }

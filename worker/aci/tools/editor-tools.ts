@@ -9,7 +9,15 @@ import { readTextFile } from "../files.js";
 import { gatedWrite } from "../gated-write.js";
 import { outsideRepositoryMessage } from "../paths.js";
 import { parseTextFile, splitReplacement } from "../text-file.js";
-import { type AciRuntime, type AciTool, defineTool, integerArg, observation, stringArg } from "../tool.js";
+import {
+  type AciRuntime,
+  type AciTool,
+  defineTool,
+  integerArg,
+  observation,
+  stringArg,
+  written,
+} from "../tool.js";
 import { editorRejection, gatedEdit, locate, readForEdit, remember } from "./editor-edit.js";
 import { catN, outputLimits, pythonList, viewTool } from "./editor-view.js";
 import { missExplanation } from "./str-replace-miss.js";
@@ -65,7 +73,7 @@ function createTool(runtime: AciRuntime): AciTool {
       }
       remember(runtime, absolute, Buffer.alloc(0));
       context.state.openFile = relative;
-      return observation(
+      return written(
         `File created successfully at: ${absolute}${result.warnings.map((line) => `\n${line}`).join("")}`,
       );
     },
@@ -125,7 +133,7 @@ async function strReplace(
   remember(runtime, target.absolute, read.data);
   const last = start - 1 + snippetLines + (newStr.match(/\n/g)?.length ?? 0);
   const shown = snippet(runtime, result.file.lines, start - 1 - snippetLines, last, target.absolute);
-  return observation(
+  return written(
     `The file ${target.absolute} has been edited. ${shown}Review the changes and make sure they are as expected. Edit the file again if necessary.${result.note}`,
   );
 }
@@ -175,7 +183,7 @@ function insertTool(runtime: AciRuntime): AciTool {
       remember(runtime, target.absolute, read.data);
       const last = at + replacement.length + snippetLines;
       const shown = snippet(runtime, result.file.lines, at - snippetLines + 1, last, "the edited file");
-      return observation(
+      return written(
         `The file ${target.absolute} has been edited. ${shown}Review the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.${result.note}`,
       );
     },

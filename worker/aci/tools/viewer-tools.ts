@@ -136,7 +136,7 @@ export function viewerTools(runtime: AciRuntime): AciTool[] {
         return observation(`Error: File '${args.filename}' already exists.\n${shown.observation}`);
       }
       await context.sandbox.writeFile(target.absolute, "");
-      return openFile(runtime, context, args.filename);
+      return { ...(await openFile(runtime, context, args.filename)), edited: true };
     },
   });
   return [open, goto, scroll(-1), scroll(1), create];
