@@ -78,27 +78,79 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   if (persistence) logger.warn(persistence);
   const subscriber = await connectRedis(options.redisUrl, "subscriber", redisError);
   const eventsConnection = await connectRedis(options.redisUrl, "subscriber", redisError);
-  const running = new Map<string, Promise<unknown>>();
-  // Runs whose outcome is reported: nothing left to hand back, a shutdown lets them end.
-  const finishing = new Set<string>();
+  // `finishing`: runs whose outcome is reported: nothing left to hand back, a shutdown lets them end.
+  const jobs: HeldJobs = { running: new Map(), finishing: new Set() };
   const records = runRecords(connection, { prefix, name });
   const maxStalledCount = options.maxStalledCount ?? 1;
+  const reaper = await startReaper(options, logger);
+  const lockDuration = options.lockDurationMs ?? 60_000;
+  const worker = new Worker<FixJobData>(name, jobProcessor(options, records, jobs, logger), {
+    connection: connection as never,
+    prefix,
+    concurrency: options.concurrency ?? 1,
+    lockDuration,
+    stalledInterval: options.stalledIntervalMs ?? Math.max(1_000, Math.floor(lockDuration / 2)),
+    // A job whose worker keeps dying (a crash it causes, a memory limit) fails rather than looping forever.
+    maxStalledCount,
+  });
+  const queue = { name, prefix, connection, eventsConnection };
+  const { followUps, events } = watchJobEnds(worker, queue, records, options, logger);
+  const unsubscribe = await subscribeToCancels(subscriber, cancelChannel({ prefix, name }), (request) => {
+    if (
+      worker.cancelJob(
+        request.jobId,
+        encodeAbortReason({ kind: "cancelled", by: request.by, reason: request.reason }),
+      )
+    ) {
+      logger.info({ jobId: request.jobId }, `cancelled (${request.reason}, by ${request.by})`);
+    }
+  });
+  await Promise.all([worker.waitUntilReady(), events.waitUntilReady()]);
+  logger.info(`taking jobs from ${prefix}:${name} (concurrency ${worker.concurrency})`);
+  const close = async () => {
+    await worker.close();
+    const closeFailed = (what: string) => (err: unknown) => logger.warn({ err }, `closing ${what} failed`);
+    await followUps.queue.close().catch(closeFailed("the follow-up queue"));
+    await events.close().catch(closeFailed("the queue events"));
+    eventsConnection.disconnect();
+    await unsubscribe().catch(closeFailed("the cancel subscription"));
+    subscriber.disconnect();
+    connection.disconnect();
+  };
+  const shutdown = shutdownOnce(worker, jobs, reaper, close, logger);
+  return { worker, activeJobs: () => [...jobs.running.keys()], shutdown };
+}
 
+/** The jobs this process holds: each one's run, and those whose outcome is reported. */
+interface HeldJobs {
+  running: Map<string, Promise<unknown>>;
+  finishing: Set<string>;
+}
+
+type RunRecords = ReturnType<typeof runRecords>;
+type RedisConnection = Awaited<ReturnType<typeof connectRedis>>;
+
+/** Reaps once now, then on a timer (undefined without a reaper). */
+async function startReaper(options: FixWorkerOptions, logger: Logger) {
   const reapFailed = (err: unknown) => logger.error({ err }, "reaper failed");
   if (options.reap) await options.reap().catch(reapFailed);
   const reaper = options.reap
     ? setInterval(() => void options.reap?.().catch(reapFailed), options.reaperIntervalMs ?? 5 * 60_000)
     : undefined;
   reaper?.unref();
+  return reaper;
+}
 
+/** The BullMQ processor: runs `options.process` with the job's run record, and hands back on shutdown. */
+function jobProcessor(options: FixWorkerOptions, records: RunRecords, jobs: HeldJobs, logger: Logger) {
   // Three parameters: BullMQ passes the AbortSignal only to processors that declare it.
-  const processor = async (job: Job<FixJobData>, token: string | undefined, signal?: AbortSignal) => {
+  return async (job: Job<FixJobData>, token: string | undefined, signal?: AbortSignal) => {
     const id = job.id ?? "";
     const jobSignal = signal ?? new AbortController().signal;
     const settled = (async () => {
       await records.begin(id, job.data);
       try {
-        const result = await options.process(job, jobSignal, () => finishing.add(id));
+        const result = await options.process(job, jobSignal, () => jobs.finishing.add(id));
         await records.end(id);
         return result;
       } catch (error) {
@@ -112,24 +164,29 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
         throw error;
       }
     })();
-    running.set(id, settled);
+    jobs.running.set(id, settled);
     try {
       return await settled;
     } finally {
-      running.delete(id);
-      finishing.delete(id);
+      jobs.running.delete(id);
+      jobs.finishing.delete(id);
     }
   };
-  const lockDuration = options.lockDurationMs ?? 60_000;
-  const worker = new Worker<FixJobData>(name, processor, {
-    connection: connection as never,
-    prefix,
-    concurrency: options.concurrency ?? 1,
-    lockDuration,
-    stalledInterval: options.stalledIntervalMs ?? Math.max(1_000, Math.floor(lockDuration / 2)),
-    // A job whose worker keeps dying (a crash it causes, a memory limit) fails rather than looping forever.
-    maxStalledCount,
-  });
+}
+
+/**
+ * How jobs end, heard from this worker and from the queue's events: a follow-up review round for
+ * feedback that waited, and the final status of a job that ended with no processor to write it.
+ */
+function watchJobEnds(
+  worker: Worker<FixJobData>,
+  queue: { name: string; prefix: string; connection: RedisConnection; eventsConnection: RedisConnection },
+  records: RunRecords,
+  options: FixWorkerOptions,
+  logger: Logger,
+) {
+  const { name, prefix } = queue;
+  const maxStalledCount = options.maxStalledCount ?? 1;
   // Several processes may hear of the same job; the run record is taken once.
   const abandon = async (jobId: string, abandonment: Abandonment, data?: FixJobData) => {
     const record = await records.claim(jobId);
@@ -141,7 +198,7 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   const logFailure = (jobId: string) => (err: unknown) =>
     logger.error({ jobId, err }, "final status of the job not written");
   // Review feedback that came in while the job was queued or running gets one follow-up round now.
-  const followUps = createFixQueue(connection, { prefix, name });
+  const followUps = createFixQueue(queue.connection, { prefix, name });
   const followUp = (data: FixJobData) =>
     void startFollowUp(followUps, data)
       .then((started) => {
@@ -162,7 +219,7 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
     void abandon(job.id, abandonment, job.data).catch(logFailure(job.id));
   });
   // A job removed while active had no live worker (BullMQ refuses to remove a locked job).
-  const events = new QueueEvents(name, { connection: eventsConnection as never, prefix });
+  const events = new QueueEvents(name, { connection: queue.eventsConnection as never, prefix });
   events.on("error", (err) => logger.error({ err }, "queue events error"));
   events.on("removed", ({ jobId, prev }) => {
     if (prev === "active") void abandon(jobId, { kind: "removed" }).catch(logFailure(jobId));
@@ -171,22 +228,19 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
     logger.info({ jobId: job.id }, "job completed");
     followUp(job.data);
   });
+  return { followUps, events };
+}
 
-  const unsubscribe = await subscribeToCancels(subscriber, cancelChannel({ prefix, name }), (request) => {
-    if (
-      worker.cancelJob(
-        request.jobId,
-        encodeAbortReason({ kind: "cancelled", by: request.by, reason: request.reason }),
-      )
-    ) {
-      logger.info({ jobId: request.jobId }, `cancelled (${request.reason}, by ${request.by})`);
-    }
-  });
-  await Promise.all([worker.waitUntilReady(), events.waitUntilReady()]);
-  logger.info(`taking jobs from ${prefix}:${name} (concurrency ${worker.concurrency})`);
-
+/** Stop taking jobs, wait up to `graceMs`, hand back what is unfinished, then `close`; once. */
+function shutdownOnce(
+  worker: Worker<FixJobData>,
+  { running, finishing }: HeldJobs,
+  reaper: ReturnType<typeof setInterval> | undefined,
+  close: () => Promise<void>,
+  logger: Logger,
+) {
   let closing: Promise<void> | undefined;
-  const shutdown = (graceMs: number): Promise<void> => {
+  return (graceMs: number): Promise<void> => {
     closing ??= (async () => {
       if (reaper) clearInterval(reaper);
       await worker.pause(true);
@@ -198,18 +252,10 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
         for (const id of unfinished) worker.cancelJob(id, SHUTDOWN_REASON);
       }
       await Promise.allSettled([...running.values()]);
-      await worker.close();
-      const closeFailed = (what: string) => (err: unknown) => logger.warn({ err }, `closing ${what} failed`);
-      await followUps.queue.close().catch(closeFailed("the follow-up queue"));
-      await events.close().catch(closeFailed("the queue events"));
-      eventsConnection.disconnect();
-      await unsubscribe().catch(closeFailed("the cancel subscription"));
-      subscriber.disconnect();
-      connection.disconnect();
+      await close();
     })();
     return closing;
   };
-  return { worker, activeJobs: () => [...running.keys()], shutdown };
 }
 
 const SHUTDOWN_REASON = encodeAbortReason({

@@ -66,7 +66,48 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const settings = parseWorkerEnv(env);
   const logger = createWorkerLogger(settings.LOG_LEVEL);
   const operator = await loadOperatorConfig(settings.AGENT_FIX_CONFIG);
-  const probot = createProbot({
+  const probot = probotFromSettings(settings);
+  const auth = probotInstallationAuth(probot, logger);
+  const identity = await appIdentity(probot, settings, logger);
+  const tag = settings.AGENT_FIX_WORKER_TAG;
+  const dockerProvider = settings.AGENT_FIX_SANDBOX === "docker" ? dockerSandboxes(settings, tag) : undefined;
+  const sandboxes: SandboxProvider =
+    dockerProvider ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) });
+  const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker", (message) => logger.warn(message));
+  const secrets = parseSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS);
+  const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
+  await mkdir(trajectoryDir, { recursive: true });
+  const producer = createFixQueue(redis, { prefix: settings.AGENT_FIX_QUEUE_PREFIX });
+  const deps = processorDeps({
+    env,
+    settings,
+    logger,
+    operator,
+    auth,
+    identity,
+    sandboxes,
+    redis,
+    producer,
+    secrets,
+    trajectoryDir,
+  });
+  return {
+    workerOptions: workerOptionsFor(settings, deps, dockerProvider, tag, logger),
+    graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,
+    logger,
+    close: async () => {
+      await producer
+        .close()
+        .catch((err: unknown) => logger.warn({ err }, "closing the producer queue failed"));
+      redis.disconnect();
+    },
+  };
+}
+
+type WorkerSettings = ReturnType<typeof parseWorkerEnv>;
+
+function probotFromSettings(settings: WorkerSettings) {
+  return createProbot({
     // Rate limits are waited out; client-side spacing of writes (off for the stand-ins) is shared by
     // every process of the deployment through its Redis (Probot's REDIS_URL).
     overrides: {
@@ -85,34 +126,43 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
       LOG_LEVEL: settings.LOG_LEVEL,
     },
   });
-  const auth = probotInstallationAuth(probot, logger);
-  const identity = await appIdentity(probot, settings, logger);
-  const tag = settings.AGENT_FIX_WORKER_TAG;
-  const dockerProvider =
-    settings.AGENT_FIX_SANDBOX === "docker"
-      ? new DockerSandboxProvider({
-          ...(settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {}),
-          ...(tag ? { workerId: `${tag}/${defaultWorkerId()}` } : {}),
-          ...(settings.AGENT_FIX_WORKSPACE_TMPFS
-            ? { workspaceTmpfsSize: settings.AGENT_FIX_WORKSPACE_TMPFS }
-            : {}),
-          ...(settings.AGENT_FIX_WORKSPACE_SIZE ? { workspaceSize: settings.AGENT_FIX_WORKSPACE_SIZE } : {}),
-          setupNetwork: {
-            name: settings.AGENT_FIX_SETUP_NETWORK,
-            allow: cidrList(settings.AGENT_FIX_SETUP_NETWORK_ALLOW),
-            deny: cidrList(settings.AGENT_FIX_SETUP_NETWORK_DENY),
-          },
-        })
-      : undefined;
-  const sandboxes: SandboxProvider =
-    dockerProvider ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) });
-  const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker", (message) => logger.warn(message));
-  const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME, redis };
-  const secrets = parseSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS);
-  const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
-  // With PUBLIC_URL the status and summary link the full trajectory, served (signed, expiring) by
-  // src/trajectories.ts; only once the run has written one.
-  const linkTo = (run: string) =>
+}
+
+function dockerSandboxes(settings: WorkerSettings, tag: string | undefined): DockerSandboxProvider {
+  return new DockerSandboxProvider({
+    ...(settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {}),
+    ...(tag ? { workerId: `${tag}/${defaultWorkerId()}` } : {}),
+    ...(settings.AGENT_FIX_WORKSPACE_TMPFS ? { workspaceTmpfsSize: settings.AGENT_FIX_WORKSPACE_TMPFS } : {}),
+    ...(settings.AGENT_FIX_WORKSPACE_SIZE ? { workspaceSize: settings.AGENT_FIX_WORKSPACE_SIZE } : {}),
+    setupNetwork: {
+      name: settings.AGENT_FIX_SETUP_NETWORK,
+      allow: cidrList(settings.AGENT_FIX_SETUP_NETWORK_ALLOW),
+      deny: cidrList(settings.AGENT_FIX_SETUP_NETWORK_DENY),
+    },
+  });
+}
+
+/** What processorDeps wires together, made by createProcessorFromEnv. */
+interface BuiltParts {
+  env: NodeJS.ProcessEnv;
+  settings: WorkerSettings;
+  logger: Logger;
+  operator: Awaited<ReturnType<typeof loadOperatorConfig>>;
+  auth: ProcessorDeps["auth"];
+  identity: ProcessorDeps["identity"];
+  sandboxes: SandboxProvider;
+  redis: Awaited<ReturnType<typeof connectRedis>>;
+  producer: ReturnType<typeof createFixQueue>;
+  secrets: Record<string, Record<string, string>>;
+  trajectoryDir: string;
+}
+
+/**
+ * With PUBLIC_URL the status and summary link the full trajectory, served (signed, expiring) by
+ * src/trajectories.ts; only once the run has written one.
+ */
+function trajectoryLinks(settings: WorkerSettings, trajectoryDir: string) {
+  return (run: string) =>
     settings.PUBLIC_URL && settings.WEBHOOK_SECRET
       ? {
           trajectoryUrl: trajectoryUrl(settings.PUBLIC_URL, settings.WEBHOOK_SECRET, `${run}.traj`, {
@@ -121,17 +171,20 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
           trajectoryWritten: () => existsSync(join(trajectoryDir, `${run}.traj`)),
         }
       : {};
-  await mkdir(trajectoryDir, { recursive: true });
+}
+
+function processorDeps(parts: BuiltParts): ProcessorDeps<LoadedRepoConfig> {
+  const { env, settings, logger, operator, redis, trajectoryDir, secrets } = parts;
+  const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME, redis };
+  const linkTo = trajectoryLinks(settings, trajectoryDir);
   const defaultMaxSteps = operator.agent.limits.maxSteps;
   const allowRepoReplay = settings.AGENT_FIX_ALLOW_REPLAY_MODELS === "true";
-
-  const producer = createFixQueue(redis, { prefix: settings.AGENT_FIX_QUEUE_PREFIX });
-  const deps: ProcessorDeps<LoadedRepoConfig> = {
-    afterCancel: requeueAfterCancel({ producer, label: settings.AGENT_FIX_LABEL, logger }),
-    auth,
+  return {
+    afterCancel: requeueAfterCancel({ producer: parts.producer, label: settings.AGENT_FIX_LABEL, logger }),
+    auth: parts.auth,
     pendingPublishes: pendingPublishes(redis, names),
-    sandboxes,
-    identity,
+    sandboxes: parts.sandboxes,
+    identity: parts.identity,
     status: (octokit, job, run) =>
       githubStatusReporter(octokit, job, { ...linkTo(run), logger: jobLogger(logger, job) }),
     publisher: (octokit, job, run) =>
@@ -172,9 +225,18 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}),
     logger,
   };
+}
+
+function workerOptionsFor(
+  settings: WorkerSettings,
+  deps: ProcessorDeps<LoadedRepoConfig>,
+  dockerProvider: DockerSandboxProvider | undefined,
+  tag: string | undefined,
+  logger: Logger,
+): BuiltWorker["workerOptions"] {
   const reaper = logger.child({ component: "reaper" });
   const reaperLog = (message: string) => reaper.info(message);
-  const workerOptions: BuiltWorker["workerOptions"] = {
+  return {
     redisUrl: settings.AGENT_FIX_REDIS_URL,
     prefix: settings.AGENT_FIX_QUEUE_PREFIX,
     queueName: DEFAULT_QUEUE_NAME,
@@ -196,17 +258,6 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
         }),
       ]),
     reaperIntervalMs: settings.AGENT_FIX_REAPER_INTERVAL_MS,
-  };
-  return {
-    workerOptions,
-    graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,
-    logger,
-    close: async () => {
-      await producer
-        .close()
-        .catch((err: unknown) => logger.warn({ err }, "closing the producer queue failed"));
-      redis.disconnect();
-    },
   };
 }
 

@@ -46,6 +46,7 @@ function argumentObject(args: unknown): Record<string, unknown> | string {
     try {
       value = JSON.parse(value);
     } catch {
+      // Not swallowed: the message goes back to the model as the call's error.
       return "the arguments are not valid JSON";
     }
   }

@@ -71,7 +71,8 @@ export async function gatedWrite(options: GateInput): Promise<GatedWrite> {
     }
     await options.sandbox.writeFile(options.absolute, serializeTextFile(proposed));
   }
-  // Beyond syntax: names the edit left undefined, a warning only (the edit is written either way).
+  // Beyond syntax: names the edit left undefined, a warning only (the edit is written either way);
+  // a check that fails gives no warning.
   const undefinedNames = options.lint
     ? await newUndefinedNamesWarning(options.relative, textOf(file), textOf(proposed)).catch(() => null)
     : null;

@@ -38,6 +38,7 @@ export function coerceToken(token: string, schema: unknown): unknown {
     try {
       return JSON.parse(token);
     } catch {
+      // Not JSON after all: the token stays text, and validation against the schema reports it.
       return token;
     }
   }

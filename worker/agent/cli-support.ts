@@ -35,6 +35,7 @@ export async function resolveRepo(repo: string): Promise<ResolvedRepo> {
     return { dir, name, cleanup: () => rm(parent, { recursive: true, force: true }) };
   }
   const dir = resolve(repo);
+  // Anything stat cannot see is refused just below, with the path named.
   const info = await stat(dir).catch(() => null);
   if (!info?.isDirectory()) {
     throw new ConfigError(`--repo ${repo}: no such directory`, {
@@ -50,6 +51,7 @@ export async function resolveRepo(repo: string): Promise<ResolvedRepo> {
  * itself, split the same way.
  */
 export async function readIssue(issue: string): Promise<{ title: string; body: string }> {
+  // Not a readable file: the argument is the issue's text itself.
   const info = await stat(issue).catch(() => null);
   const text = info?.isFile() ? await readFile(issue, "utf8") : issue;
   const lines = text.replace(/\r\n?/g, "\n").trim().split("\n");

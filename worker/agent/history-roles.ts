@@ -39,6 +39,7 @@ export function shellCommand(action: ChatMessage | undefined): string | null {
       const args = JSON.parse(call.function.arguments) as { command?: unknown };
       return typeof args.command === "string" ? args.command.trim() : null;
     } catch {
+      // Arguments that are not JSON name no command: the turn counts as no shell command.
       return null;
     }
   }

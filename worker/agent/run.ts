@@ -284,6 +284,7 @@ class AgentLoop {
     if (error instanceof LimitReached && error.detail !== undefined) info.error = error.detail;
     if (error.keepsWork && info.submission === null) {
       // No paid-for work is lost: a run ended by a limit still records its diff.
+      // An unreadable diff records none; the error that ended the run is what is reported.
       const diff = await this.env.diff().catch(() => "");
       if (diff.trim() !== "") info.submission = diff;
     }

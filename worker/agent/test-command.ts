@@ -19,6 +19,7 @@ const detectScript = [
 
 /** The likely test command of the repository in `env`, or null when nothing says how to run its tests. */
 export async function detectTestCommand(env: Environment, signal?: AbortSignal): Promise<string | null> {
+  // A detection that fails finds nothing: null, and the caller says no test command is known.
   const result = await env.execute("bash", { command: `( ${detectScript} )` }, signal).catch(() => null);
   const first = result?.observation.split("\n")[0]?.trim() ?? "";
   const known = [

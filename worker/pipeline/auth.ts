@@ -57,38 +57,8 @@ export function probotInstallationAuth(
   return {
     forRun(installationId, repositoryId) {
       const minted: string[] = [];
-      const mint = async (purpose: TokenPurpose, repositories?: string[]) => {
-        const app = await probot.auth();
-        // The app JWT rides on the client's own base URL, so GitHub Enterprise and the stand-in work.
-        const { data } = await app.rest.apps
-          .createInstallationAccessToken({
-            installation_id: installationId,
-            ...(repositories ? { repositories } : { repository_ids: [repositoryId] }),
-            permissions: TOKEN_PERMISSIONS[purpose],
-          })
-          .catch((error: unknown) => rethrow(error, installationId));
-        if (!data.token) {
-          throw new GitHubError(`No installation token for installation ${installationId}`, {
-            code: "installation_token_missing",
-            retryable: false,
-          });
-        }
-        minted.push(data.token);
-        return { app, token: data.token, expiresAt: Date.parse(data.expires_at) };
-      };
-      let api: Promise<{ token: string; expiresAt: number }> | undefined;
-      const apiToken = async () => {
-        const held = api;
-        // A mint that failed was reported to its caller; it is minted again below.
-        const current = await held?.catch(() => undefined);
-        if (api === held && (!current || current.expiresAt - Date.now() < RENEW_BEFORE_MS)) api = undefined;
-        api ??= mint("api");
-        const pending = api;
-        pending.catch(() => {
-          if (api === pending) api = undefined; // the next request tries again
-        });
-        return (await pending).token;
-      };
+      const mint = tokenMinter(probot, installationId, repositoryId, minted);
+      const apiToken = renewingApiToken(mint);
       let client: ProbotOctokit | undefined;
       return {
         async octokit() {
@@ -112,29 +82,75 @@ export function probotInstallationAuth(
             ? new (minted.app.constructor as OctokitClass)({ auth: { token: minted.token } })
             : null;
         },
-        async revoke() {
-          const tokens = minted.splice(0);
-          if (tokens.length === 0) return;
-          const app = await probot.auth().catch((err: unknown) => {
-            logger.warn({ err }, "cannot revoke the run's installation tokens (app authentication failed)");
-            return null;
-          });
-          if (!app) return;
-          const Client = app.constructor as OctokitClass;
-          await Promise.all(
-            tokens.map((token) =>
-              new Client({ auth: { token } })
-                .request("DELETE /installation/token")
-                .catch((error: unknown) => {
-                  // It expires within the hour anyway; a failed revoke must not fail the run.
-                  logger.warn({ err: error }, "could not revoke an installation token");
-                }),
-            ),
-          );
-        },
+        revoke: () => revokeTokens(probot, minted.splice(0), logger),
       };
     },
   };
+}
+
+type MintedToken = { app: ProbotOctokit; token: string; expiresAt: number };
+
+/** Mints a token for `purpose` on the run's repository (or `repositories`), noting it in `minted`. */
+function tokenMinter(
+  probot: Pick<Probot, "auth">,
+  installationId: number,
+  repositoryId: number,
+  minted: string[],
+): (purpose: TokenPurpose, repositories?: string[]) => Promise<MintedToken> {
+  return async (purpose, repositories) => {
+    const app = await probot.auth();
+    // The app JWT rides on the client's own base URL, so GitHub Enterprise and the stand-in work.
+    const { data } = await app.rest.apps
+      .createInstallationAccessToken({
+        installation_id: installationId,
+        ...(repositories ? { repositories } : { repository_ids: [repositoryId] }),
+        permissions: TOKEN_PERMISSIONS[purpose],
+      })
+      .catch((error: unknown) => rethrow(error, installationId));
+    if (!data.token) {
+      throw new GitHubError(`No installation token for installation ${installationId}`, {
+        code: "installation_token_missing",
+        retryable: false,
+      });
+    }
+    minted.push(data.token);
+    return { app, token: data.token, expiresAt: Date.parse(data.expires_at) };
+  };
+}
+
+/** The run's API token, minted once and again when it nears its expiry or its mint failed. */
+function renewingApiToken(mint: (purpose: TokenPurpose) => Promise<MintedToken>): () => Promise<string> {
+  let api: Promise<{ token: string; expiresAt: number }> | undefined;
+  return async () => {
+    const held = api;
+    // A mint that failed was reported to its caller; it is minted again below.
+    const current = await held?.catch(() => undefined);
+    if (api === held && (!current || current.expiresAt - Date.now() < RENEW_BEFORE_MS)) api = undefined;
+    api ??= mint("api");
+    const pending = api;
+    pending.catch(() => {
+      if (api === pending) api = undefined; // the next request tries again
+    });
+    return (await pending).token;
+  };
+}
+
+async function revokeTokens(probot: Pick<Probot, "auth">, tokens: string[], logger: Logger): Promise<void> {
+  if (tokens.length === 0) return;
+  const app = await probot.auth().catch((err: unknown) => {
+    logger.warn({ err }, "cannot revoke the run's installation tokens (app authentication failed)");
+    return null;
+  });
+  if (!app) return;
+  const Client = app.constructor as OctokitClass;
+  await Promise.all(
+    tokens.map((token) =>
+      new Client({ auth: { token } }).request("DELETE /installation/token").catch((error: unknown) => {
+        // It expires within the hour anyway; a failed revoke must not fail the run.
+        logger.warn({ err: error }, "could not revoke an installation token");
+      }),
+    ),
+  );
 }
 
 interface EndpointRequest {

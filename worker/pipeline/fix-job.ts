@@ -18,11 +18,18 @@ import { type AbortReason, decodeAbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
 import { finishingStatus, handedBackNote, RunHandedBack, resumedStatus } from "./handback.js";
-import { keepForRetry, type PendingPublishStore, pendingRun } from "./pending-publish.js";
+import { type KeptChange, keepForRetry, type PendingPublishStore, pendingRun } from "./pending-publish.js";
 import { resumePublishing } from "./resume-publish.js";
 import { loadReviewRun } from "./review.js";
 import { runFix } from "./run.js";
-import type { PipelineRepoConfig, Publisher, RunOutcome, RunTimings, StatusReporter } from "./types.js";
+import type {
+  PipelineRepoConfig,
+  Publisher,
+  RunInput,
+  RunOutcome,
+  RunTimings,
+  StatusReporter,
+} from "./types.js";
 
 /** Kept by BullMQ as the job's return value: what happened, and where the time went. */
 export interface JobResult {
@@ -91,156 +98,227 @@ export function createFixProcessor<C extends PipelineRepoConfig>(deps: Processor
       if (pending) revokeAfter = pending; // it still uses the API client: revoke once it is done
     };
     try {
-      return await processWith(job, data, credentials, signal, afterCancel, finishing, log);
+      return await processWith(deps, { job, data, credentials, signal, afterCancel, finishing, log });
     } finally {
       if (revokeAfter) void revokeAfter.finally(() => credentials.revoke());
       else await credentials.revoke();
     }
   };
+}
 
-  async function processWith(
-    job: Job<FixJobData>,
-    data: FixJobData,
-    credentials: RunCredentials,
-    signal: AbortSignal,
-    afterCancel: (octokit: ProbotOctokit) => void,
-    finishing: (() => void) | undefined,
-    log: Logger,
-  ): Promise<JobResult> {
-    const jobId = job.id ?? "";
-    const octokit = await credentials.octokit().catch((error: unknown) => {
-      throw queueError(error, job);
-    });
-    // A change an earlier attempt tested but could not push or publish: this attempt only does that.
-    const pending = deps.pendingPublishes;
-    const pendingKey = pendingRun(job);
-    const kept = await pending?.read(pendingKey).catch((err: unknown) => {
-      log.warn({ err }, "the change kept from a previous attempt could not be read: running anew");
+/** One job as processFixJob holds it. */
+interface JobContext {
+  job: Job<FixJobData>;
+  data: FixJobData;
+  credentials: RunCredentials;
+  signal: AbortSignal;
+  afterCancel: (octokit: ProbotOctokit) => void;
+  finishing: (() => void) | undefined;
+  log: Logger;
+}
+
+/** What processWith set up before the run: the client, the change kept before, the run's name and status. */
+interface RunContext {
+  octokit: ProbotOctokit;
+  kept: KeptChange | null | undefined;
+  pendingKey: string;
+  run: string;
+  status: StatusReporter;
+}
+
+async function processWith<C extends PipelineRepoConfig>(
+  deps: ProcessorDeps<C>,
+  ctx: JobContext,
+): Promise<JobResult> {
+  const { job, data, credentials, log } = ctx;
+  const octokit = await credentials.octokit().catch((error: unknown) => {
+    throw queueError(error, job);
+  });
+  // A change an earlier attempt tested but could not push or publish: this attempt only does that.
+  const pendingKey = pendingRun(job);
+  const kept = await readKeptChange(deps.pendingPublishes, pendingKey, log);
+  const run = kept?.run ?? runName(data);
+  const status = finishingStatus(
+    resumedStatus(deps.status(octokit, data, run), data.handoffs),
+    ctx.finishing,
+  );
+  const runCtx: RunContext = { octokit, kept, pendingKey, run, status };
+  try {
+    const outcome = await runOrResume(deps, ctx, runCtx);
+    log.info(`${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
+    // A cancel that came as the run finished found nothing left to stop, and a start right after it
+    // was refused as a duplicate of this still-active job: look at the issue again once it is done.
+    const lateCancel = await deps.pendingCancel(job.id ?? "").catch((err: unknown) => {
+      log.warn({ err }, "could not check for a cancel that came as the run finished");
       return null;
     });
-    const run = kept?.run ?? runName(data);
-    const status = finishingStatus(resumedStatus(deps.status(octokit, data, run), data.handoffs), finishing);
-    try {
-      const early = await deps.pendingCancel(jobId);
-      if (early) throw new CancelledError("cancelled before start", early);
-      const { owner, repo, issueNumber } = data;
-      const [repository, issue] = await Promise.all([
-        octokit.rest.repos.get({ owner, repo }),
-        octokit.rest.issues.get({ owner, repo, issue_number: issueNumber }),
-      ]).catch((error: unknown) => {
-        throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
-      });
-      const publisher = pending
-        ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingKey, run, log)
-        : deps.publisher(octokit, data, run);
-      if (kept) log.info(`${kept.unpushed ? "pushing and " : ""}publishing the change kept before`);
-      const outcome = kept
-        ? await resumePublishing({
-            kept,
-            publisher,
-            status,
-            requestedBy: data.requestedBy,
-            push: {
-              cloneUrl: repository.data.clone_url,
-              identity: deps.identity,
-              token: (purpose) => credentials.token(purpose),
-              signal,
-              workRoot: deps.workRoot,
-            },
-            store: pending,
-            key: pendingKey,
-            logger: log,
-          })
-        : await runFix({
-            jobId,
-            issue: { number: issueNumber, title: issue.data.title, body: issue.data.body ?? null },
-            repository: {
-              fullName: repository.data.full_name,
-              cloneUrl: repository.data.clone_url,
-              defaultBranch: repository.data.default_branch,
-            },
-            requestedBy: data.requestedBy,
-            token: (purpose) => credentials.token(purpose),
-            // The config is read through the contents API, with a token that may only read contents.
-            loadConfig: async () =>
-              deps.loadConfig(data, {
-                api: await credentials.contentsReader(),
-                orgApi: await credentials.orgContentsReader(),
-                defaultBranch: repository.data.default_branch,
-              }),
-            setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
-            identity: deps.identity,
-            sandboxes: deps.sandboxes,
-            agentFor: (config) => deps.agent(config, data, run),
-            publisher,
-            status,
-            signal,
-            keepUnpushed:
-              pending && ((draft, unpushed) => pending.save(pendingKey, { run, draft, unpushed })),
-            logger: log,
-            ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
-            // Review runs: the pull request's branch, and the issue plus the review as the task.
-            ...(data.trigger === "review"
-              ? await loadReviewRun(
-                  octokit,
-                  data,
-                  {
-                    number: issueNumber,
-                    title: issue.data.title,
-                    body: issue.data.body ?? null,
-                  },
-                  deps.identity.name,
-                )
-              : {}),
-          });
-      log.info(`${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
-      // A cancel that came as the run finished found nothing left to stop, and a start right after it
-      // was refused as a duplicate of this still-active job: look at the issue again once it is done.
-      const lateCancel = await deps.pendingCancel(jobId).catch((err: unknown) => {
-        log.warn({ err }, "could not check for a cancel that came as the run finished");
-        return null;
-      });
-      if (lateCancel) afterCancel(octokit);
-      return {
-        kind: outcome.kind,
-        ...(outcome.kind === "pull_request"
-          ? { url: outcome.url, number: outcome.number }
-          : { reason: outcome.reason }),
-        exitStatus: outcome.trajectory?.info.exit_status ?? null,
-        timings: outcome.timings,
-      };
-    } catch (error) {
-      const abort =
-        (error instanceof CancelledError ? error.abort : null) ??
-        (signal.aborted ? decodeAbortReason(signal.reason) : null);
-      if (abort?.kind === "shutdown") {
-        // Not cancelled: the worker puts the job back in the queue for another worker.
-        const changeKept = Boolean(kept ?? (await pending?.read(pendingKey).catch(() => null)));
-        await finalStatus(() => status.progress("queued", { note: handedBackNote(changeKept) }), log);
-        throw new RunHandedBack();
-      }
-      if (abort) {
-        const written = await finalStatus(() => status.cancelled(abort.by), log);
-        afterCancel(octokit);
-        const cancelled = new UnrecoverableError(`cancelled by ${abort.by}`);
-        throw written ? markStatusFinal(cancelled) : cancelled;
-      }
-      const wrapped = queueError(error, job);
-      if (wrapped instanceof UnrecoverableError) {
-        // Unmarked when the update failed: the worker's 'failed' listener tries again.
-        // Error messages can quote the model's diff (file names): no live mentions or keywords.
-        if (await finalStatus(() => status.failed(neutralise(describe(error))), log))
-          markStatusFinal(wrapped);
-      } else {
-        log.warn(`retrying after ${describe(error)}`);
-        await finalStatus(
-          () => status.progress("cloning", { note: `Retrying after a transient error: ${describe(error)}` }),
-          log,
-        );
-      }
-      throw wrapped;
-    }
+    if (lateCancel) ctx.afterCancel(octokit);
+    return jobResult(outcome);
+  } catch (error) {
+    throw await reportFailure(error, deps.pendingPublishes, ctx, runCtx);
   }
+}
+
+async function readKeptChange(
+  pending: PendingPublishStore | undefined,
+  pendingKey: string,
+  log: Logger,
+): Promise<KeptChange | null | undefined> {
+  return pending?.read(pendingKey).catch((err: unknown) => {
+    log.warn({ err }, "the change kept from a previous attempt could not be read: running anew");
+    return null;
+  });
+}
+
+/** The run itself: publishing the change kept before, or the whole pipeline. */
+async function runOrResume<C extends PipelineRepoConfig>(
+  deps: ProcessorDeps<C>,
+  ctx: JobContext,
+  runCtx: RunContext,
+): Promise<RunOutcome> {
+  const { data, log } = ctx;
+  const { octokit, kept, pendingKey, run } = runCtx;
+  const early = await deps.pendingCancel(ctx.job.id ?? "");
+  if (early) throw new CancelledError("cancelled before start", early);
+  const { owner, repo, issueNumber } = data;
+  const [repository, issue] = await Promise.all([
+    octokit.rest.repos.get({ owner, repo }),
+    octokit.rest.issues.get({ owner, repo, issue_number: issueNumber }),
+  ]).catch((error: unknown) => {
+    throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
+  });
+  const pending = deps.pendingPublishes;
+  const publisher = pending
+    ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingKey, run, log)
+    : deps.publisher(octokit, data, run);
+  if (kept) log.info(`${kept.unpushed ? "pushing and " : ""}publishing the change kept before`);
+  const read: ReadIssue = { repository: repository.data, issue: issue.data };
+  return kept
+    ? await resumePublishing({
+        kept,
+        publisher,
+        status: runCtx.status,
+        requestedBy: data.requestedBy,
+        push: {
+          cloneUrl: read.repository.clone_url,
+          identity: deps.identity,
+          token: (purpose) => ctx.credentials.token(purpose),
+          signal: ctx.signal,
+          workRoot: deps.workRoot,
+        },
+        store: pending,
+        key: pendingKey,
+        logger: log,
+      })
+    : await runFix(await runFixInput(deps, ctx, runCtx, read, publisher));
+}
+
+/** The repository and the issue as the installation's client read them. */
+interface ReadIssue {
+  repository: { full_name: string; clone_url: string; default_branch: string };
+  issue: { title: string; body?: string | null | undefined };
+}
+
+async function runFixInput<C extends PipelineRepoConfig>(
+  deps: ProcessorDeps<C>,
+  ctx: JobContext,
+  runCtx: RunContext,
+  { repository, issue }: ReadIssue,
+  publisher: Publisher,
+): Promise<RunInput<C>> {
+  const { data, credentials } = ctx;
+  const { owner, repo, issueNumber } = data;
+  const { run, pendingKey } = runCtx;
+  const pending = deps.pendingPublishes;
+  return {
+    jobId: ctx.job.id ?? "",
+    issue: { number: issueNumber, title: issue.title, body: issue.body ?? null },
+    repository: {
+      fullName: repository.full_name,
+      cloneUrl: repository.clone_url,
+      defaultBranch: repository.default_branch,
+    },
+    requestedBy: data.requestedBy,
+    token: (purpose) => credentials.token(purpose),
+    // The config is read through the contents API, with a token that may only read contents.
+    loadConfig: async () =>
+      deps.loadConfig(data, {
+        api: await credentials.contentsReader(),
+        orgApi: await credentials.orgContentsReader(),
+        defaultBranch: repository.default_branch,
+      }),
+    setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
+    identity: deps.identity,
+    sandboxes: deps.sandboxes,
+    agentFor: (config) => deps.agent(config, data, run),
+    publisher,
+    status: runCtx.status,
+    signal: ctx.signal,
+    keepUnpushed: pending && ((draft, unpushed) => pending.save(pendingKey, { run, draft, unpushed })),
+    logger: ctx.log,
+    ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
+    // Review runs: the pull request's branch, and the issue plus the review as the task.
+    ...(data.trigger === "review"
+      ? await loadReviewRun(
+          runCtx.octokit,
+          data,
+          { number: issueNumber, title: issue.title, body: issue.body ?? null },
+          deps.identity.name,
+        )
+      : {}),
+  };
+}
+
+function jobResult(outcome: RunOutcome): JobResult {
+  return {
+    kind: outcome.kind,
+    ...(outcome.kind === "pull_request"
+      ? { url: outcome.url, number: outcome.number }
+      : { reason: outcome.reason }),
+    exitStatus: outcome.trajectory?.info.exit_status ?? null,
+    timings: outcome.timings,
+  };
+}
+
+/**
+ * Writes the final (or retrying) status for a run's error and returns what BullMQ is to see: a shutdown
+ * hands the job back, a cancel and an unrecoverable error fail it for good, a retryable one is retried.
+ */
+async function reportFailure(
+  error: unknown,
+  pending: PendingPublishStore | undefined,
+  { job, signal, afterCancel, log }: JobContext,
+  { octokit, kept, pendingKey, status }: RunContext,
+): Promise<Error> {
+  const abort =
+    (error instanceof CancelledError ? error.abort : null) ??
+    (signal.aborted ? decodeAbortReason(signal.reason) : null);
+  if (abort?.kind === "shutdown") {
+    // Not cancelled: the worker puts the job back in the queue for another worker. An unreadable store
+    // only changes the note's wording, and the read above already logged why.
+    const changeKept = Boolean(kept ?? (await pending?.read(pendingKey).catch(() => null)));
+    await finalStatus(() => status.progress("queued", { note: handedBackNote(changeKept) }), log);
+    return new RunHandedBack();
+  }
+  if (abort) {
+    const written = await finalStatus(() => status.cancelled(abort.by), log);
+    afterCancel(octokit);
+    const cancelled = new UnrecoverableError(`cancelled by ${abort.by}`);
+    return written ? markStatusFinal(cancelled) : cancelled;
+  }
+  const wrapped = queueError(error, job);
+  if (wrapped instanceof UnrecoverableError) {
+    // Unmarked when the update failed: the worker's 'failed' listener tries again.
+    // Error messages can quote the model's diff (file names): no live mentions or keywords.
+    if (await finalStatus(() => status.failed(neutralise(describe(error))), log)) markStatusFinal(wrapped);
+  } else {
+    log.warn(`retrying after ${describe(error)}`);
+    await finalStatus(
+      () => status.progress("cloning", { note: `Retrying after a transient error: ${describe(error)}` }),
+      log,
+    );
+  }
+  return wrapped;
 }
 
 /**

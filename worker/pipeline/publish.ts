@@ -28,50 +28,11 @@ export type WorkerGitHubApi = GitHubApi;
 export function githubStatusReporter(
   api: WorkerGitHubApi,
   job: FixJobData,
-  options: {
-    trajectoryUrl?: string;
-    /** Whether the run has written its trajectory yet: a run that wrote none links none. */
-    trajectoryWritten?: () => boolean;
-    testsBefore?: () => boolean | undefined;
-    /** The job's logger: failed edits of the final status are logged. */
-    logger?: Logger;
-  } = {},
+  options: StatusReporterOptions = {},
 ): StatusReporter {
-  const repo = { owner: job.owner, repo: job.repo };
   const logger = options.logger ?? createWorkerLogger();
-  const link = () =>
-    options.trajectoryUrl && (options.trajectoryWritten?.() ?? true) ? options.trajectoryUrl : undefined;
-  const contextNow = () => {
-    const trajectoryUrl = link();
-    return {
-      requestedBy: job.requestedBy,
-      ...(trajectoryUrl ? { trajectoryUrl } : {}),
-      ...(configNote ? { configNote } : {}),
-    };
-  };
-  const issue = { ...repo, issueNumber: job.issueNumber };
-  let commentId = job.statusCommentId;
-  let configNote: string | undefined;
-  let queue = Promise.resolve();
-  // Updates go out one at a time in call order, so a slow request can never land after a later one.
-  const show = (view: StatusView): Promise<void> => {
-    const next = queue.then(async () => {
-      const context = contextNow();
-      if (commentId === undefined) {
-        commentId = await createStatusComment(api, issue, view, context);
-      } else if (view.kind === "progress") {
-        await updateStatusComment(api, repo, commentId, view, context);
-      } else if (
-        !(await editWithRetries(() => updateStatusComment(api, repo, commentId ?? 0, view, context), logger))
-      ) {
-        // The comment cannot be edited (e.g. 403 on every edit): the final status must still show.
-        commentId = await createStatusComment(api, issue, view, context);
-      }
-    });
-    // The caller gets the failure through `next`; the chain only has to keep going.
-    queue = next.catch(() => {});
-    return next;
-  };
+  const comment = statusComment(api, job, options, logger);
+  const show = comment.show;
   return {
     progress: (phase, info = {}) =>
       show({
@@ -107,10 +68,64 @@ export function githubStatusReporter(
         ...(work ? { work } : {}),
       }),
     cancelled: (by) => show({ kind: "cancelled", by }),
-    configured: (note) => {
-      configNote = note;
-    },
+    configured: (note) => comment.configured(note),
   };
+}
+
+interface StatusReporterOptions {
+  trajectoryUrl?: string;
+  /** Whether the run has written its trajectory yet: a run that wrote none links none. */
+  trajectoryWritten?: () => boolean;
+  testsBefore?: () => boolean | undefined;
+  /** The job's logger: failed edits of the final status are logged. */
+  logger?: Logger;
+}
+
+/** The job's one status comment: `show` writes a view of it, `configured` adds the config's note. */
+function statusComment(
+  api: WorkerGitHubApi,
+  job: FixJobData,
+  options: StatusReporterOptions,
+  logger: Logger,
+) {
+  const repo = { owner: job.owner, repo: job.repo };
+  const link = () =>
+    options.trajectoryUrl && (options.trajectoryWritten?.() ?? true) ? options.trajectoryUrl : undefined;
+  const contextNow = () => {
+    const trajectoryUrl = link();
+    return {
+      requestedBy: job.requestedBy,
+      ...(trajectoryUrl ? { trajectoryUrl } : {}),
+      ...(configNote ? { configNote } : {}),
+    };
+  };
+  const issue = { ...repo, issueNumber: job.issueNumber };
+  let commentId = job.statusCommentId;
+  let configNote: string | undefined;
+  let queue = Promise.resolve();
+  // Updates go out one at a time in call order, so a slow request can never land after a later one.
+  const show = (view: StatusView): Promise<void> => {
+    const next = queue.then(async () => {
+      const context = contextNow();
+      if (commentId === undefined) {
+        commentId = await createStatusComment(api, issue, view, context);
+      } else if (view.kind === "progress") {
+        await updateStatusComment(api, repo, commentId, view, context);
+      } else if (
+        !(await editWithRetries(() => updateStatusComment(api, repo, commentId ?? 0, view, context), logger))
+      ) {
+        // The comment cannot be edited (e.g. 403 on every edit): the final status must still show.
+        commentId = await createStatusComment(api, issue, view, context);
+      }
+    });
+    // The caller gets the failure through `next`; the chain only has to keep going.
+    queue = next.catch(() => {});
+    return next;
+  };
+  const configured = (note: string) => {
+    configNote = note;
+  };
+  return { show, configured };
 }
 
 /** Whether `edit` succeeded within a few attempts (1 s, then 2 s apart). */

@@ -22,153 +22,232 @@ import { progressIsBestEffort } from "./types.js";
  * here.
  */
 export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): Promise<RunOutcome> {
-  const { signal, status } = input;
+  // Marked with this worker's id: the reaper removes it should the worker die mid-run.
+  const run: RunState<C> = { input, root: await makeCheckoutRoot(input.workRoot), ...stepClock() };
+  try {
+    const { checkout, config } = await cloneAndConfigure(run);
+    const tested = await testInSandboxes(run, checkout, config);
+    if (tested.kind === "no_pull_request") return tested;
+    return await pushAndPublish(run, checkout, config, tested);
+  } finally {
+    await run.disposal;
+    await rm(run.root, { recursive: true, force: true });
+  }
+}
+
+/** What the steps of one run share. */
+interface RunState<C extends PipelineRepoConfig> extends StepClock {
+  input: RunInput<C>;
+  /** The run's checkout directory (the clone, the prepared tree, scratch files). */
+  root: string;
+  /** The sandboxes' removal, awaited before the status says done and before the run ends. */
+  disposal?: Promise<void> | undefined;
+}
+
+interface StepClock {
+  timings: RunTimings;
+  /** Adds the time since the last lap to `step`. */
+  lap: (step: keyof RunTimings) => void;
+}
+
+type Checkout = Awaited<ReturnType<typeof cloneRepository>>;
+
+/** The change that passed the gate, with what the pull request tells about it. */
+interface Gated {
+  kind: "gated";
+  trajectory: Trajectory;
+  baseline: TestRun;
+  proof: TestProof;
+  tested: TestedChange;
+}
+
+function stepClock(): StepClock {
   const timings: RunTimings = {};
   let mark = Date.now();
-  /** Adds the time since the last lap to `step`. */
   const lap = (step: keyof RunTimings) => {
     const now = Date.now();
     timings[step] = (timings[step] ?? 0) + (now - mark);
     mark = now;
   };
-  let disposal: Promise<void> | undefined;
-  // Marked with this worker's id: the reaper removes it should the worker die mid-run.
-  const root = await makeCheckoutRoot(input.workRoot);
+  return { timings, lap };
+}
+
+/** Steps 3 and 4: the clone on the host, and the repository's config. */
+async function cloneAndConfigure<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+): Promise<{ checkout: Checkout; config: C }> {
+  const { input } = run;
+  void input.status.progress("cloning").catch(progressIsBestEffort);
+  const checkout = await cloneRepository({
+    cloneUrl: input.repository.cloneUrl,
+    token: await input.token("clone"),
+    dir: join(run.root, "repo"),
+    branch: input.existingBranch ?? input.repository.defaultBranch,
+    signal: input.signal,
+  });
+  const config = await input.loadConfig(checkout.dir);
+  if (config.configNote) input.status.configured(config.configNote);
+  run.lap("clone");
+  return { checkout, config };
+}
+
+function runSandboxes<C extends PipelineRepoConfig>(
+  input: RunInput<C>,
+  checkout: Checkout,
+  config: C,
+): RunSandboxes {
+  return new RunSandboxes(input.sandboxes, {
+    jobId: input.jobId,
+    ...(config.limits ? { limits: config.limits } : {}),
+    ...(config.image ? { image: config.image } : {}),
+    ...(config.imageBuild
+      ? {
+          imageBuild: {
+            root: checkout.dir,
+            context: config.imageBuild.context,
+            dockerfile: config.imageBuild.dockerfile,
+            bases: config.imageBuild.bases,
+            name: input.repository.fullName,
+          },
+        }
+      : {}),
+  });
+}
+
+/** Steps 5 to 9: setup, baseline, agent, gate and proof, each in sandboxes removed when it is done. */
+async function testInSandboxes<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  checkout: Checkout,
+  config: C,
+): Promise<Gated | Extract<RunOutcome, { kind: "no_pull_request" }>> {
+  const { input, timings } = run;
+  const { signal } = input;
+  void input.status.progress("setting_up").catch(progressIsBestEffort);
+  const sandboxes = runSandboxes(input, checkout, config);
+  const onAbort = () => void sandboxes.disposeAll();
+  signal.addEventListener("abort", onAbort, { once: true });
+  const test = { command: config.testCommand, timeoutMs: config.testTimeoutMs };
   try {
-    void status.progress("cloning").catch(progressIsBestEffort);
-    const checkout = await cloneRepository({
-      cloneUrl: input.repository.cloneUrl,
-      token: await input.token("clone"),
-      dir: join(root, "repo"),
-      branch: input.existingBranch ?? input.repository.defaultBranch,
-      signal,
-    });
-    const config = await input.loadConfig(checkout.dir);
-    if (config.configNote) status.configured(config.configNote);
-    lap("clone");
-
-    void status.progress("setting_up").catch(progressIsBestEffort);
-    const sandboxes = new RunSandboxes(input.sandboxes, {
-      jobId: input.jobId,
-      ...(config.limits ? { limits: config.limits } : {}),
-      ...(config.image ? { image: config.image } : {}),
-      ...(config.imageBuild
-        ? {
-            imageBuild: {
-              root: checkout.dir,
-              context: config.imageBuild.context,
-              dockerfile: config.imageBuild.dockerfile,
-              bases: config.imageBuild.bases,
-              name: input.repository.fullName,
-            },
-          }
-        : {}),
-    });
-    const onAbort = () => void sandboxes.disposeAll();
-    signal.addEventListener("abort", onAbort, { once: true });
-    let trajectory: Trajectory;
-    let baseline: TestRun;
-    let proof: TestProof;
-    let tested: TestedChange;
-    const test = { command: config.testCommand, timeoutMs: config.testTimeoutMs };
-    try {
-      const prepared = await prepareTree({
-        sandboxes,
-        checkoutDir: checkout.dir,
-        headSha: checkout.headSha,
-        root,
-        setup: {
-          commands: config.setup,
-          network: config.setupNetwork && config.setup.length > 0,
-          timeoutMs: config.setupTimeoutMs,
-        },
-        secrets: input.setupSecrets,
-        signal,
-      });
-      lap("setup");
-      void status.progress("baseline").catch(progressIsBestEffort);
-      // The agent's sandbox starts while the baseline runs in a sandbox of its own.
-      const agentSandbox = sandboxes.start(prepared.dir);
-      // Awaited after the baseline, which throws its error; this only keeps it from being unhandled meanwhile.
-      agentSandbox.catch(() => {});
-      baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
-      const sandbox = await agentSandbox;
-      // Both sandboxes started side by side: only the test run itself is the tests' time.
-      lap("sandbox");
-      timings.sandbox = (timings.sandbox ?? 0) - baseline.durationMs;
-      timings.tests = (timings.tests ?? 0) + baseline.durationMs;
-      if (!baseline.passed && !config.openPrWhenBaselineFails) {
-        const reason =
-          `The tests already fail on ${input.existingBranch ?? input.repository.defaultBranch} before any change ` +
-          `(\`${config.testCommand}\` exited ${baseline.exitCode}), so a passing run could not be told apart. ` +
-          "Fix the tests, or set `openPullRequestWhenBaselineFails: true` in .github/agent-fix.yml.";
-        await status.failed(reason);
-        return { kind: "no_pull_request", reason, trajectory: null, timings };
-      }
-      const outcome = await runAgentPhase({
-        sandbox,
-        gateSetup: { prepared, sandboxes, test, scratch: join(root, "scratch") },
-        config,
-        input: { ...input, agentFor: () => input.agentFor(config) },
-        timings,
-        lap,
-        onAgentDone: () => {
-          // Removed while the proof runs and the change is published; awaited before the status says done.
-          disposal = sandboxes.dispose(sandbox);
-        },
-      });
-      if (outcome.kind === "no_pull_request") return { ...outcome, timings };
-      ({ trajectory, tested, proof } = outcome);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-      const agentDisposal = disposal;
-      disposal = sandboxes.disposeAll().then(() => agentDisposal);
-    }
-
-    void status.progress("publishing").catch(progressIsBestEffort);
-    refuseSecretsInChange(tested.patch, input.setupSecrets);
-    const keepUnpushed = input.keepUnpushed;
-    const draft: PullRequestDraft = {
-      issueNumber: input.issue.number,
-      testCommand: config.testCommand,
-      branch: fixBranch(input.issue.number),
-      base: input.repository.defaultBranch,
-      title: input.issue.title,
-      trajectory,
-      baseline,
-      proof,
-    };
-    await commitAndPush({
-      dir: checkout.dir,
-      change: {
-        baseBranch: checkout.branch,
-        baseSha: checkout.headSha,
-        patch: tested.patch,
-        tree: tested.tree,
-        commitTitle: input.commitTitle ?? input.issue.title,
-        forbiddenPaths: config.forbiddenPaths,
-        force: !input.existingBranch,
+    const started = await prepareAndBaseline(run, checkout, config, sandboxes, test);
+    if (started.kind === "no_pull_request") return started;
+    const { prepared, baseline, sandbox } = started;
+    const outcome = await runAgentPhase({
+      sandbox,
+      gateSetup: { prepared, sandboxes, test, scratch: join(run.root, "scratch") },
+      config,
+      input: { ...input, agentFor: () => input.agentFor(config) },
+      timings,
+      lap: run.lap,
+      onAgentDone: () => {
+        // Removed while the proof runs and the change is published; awaited before the status says done.
+        run.disposal = sandboxes.dispose(sandbox);
       },
-      identity: input.identity,
-      issueNumber: input.issue.number,
-      pushToken: () => input.token("push"),
-      signal,
-      keep: keepUnpushed ? (change) => keepUnpushed(draft, change) : undefined,
     });
-    const pr = await publishPullRequest({
-      publisher: input.publisher,
-      status,
-      draft,
-      requestedBy: input.requestedBy,
-      alongside: disposal,
-      logger: input.logger,
-    });
-    lap("publish");
-    return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings };
+    if (outcome.kind === "no_pull_request") return { ...outcome, timings };
+    return { ...outcome, baseline };
   } finally {
-    await disposal;
-    await rm(root, { recursive: true, force: true });
+    signal.removeEventListener("abort", onAbort);
+    const agentDisposal = run.disposal;
+    run.disposal = sandboxes.disposeAll().then(() => agentDisposal);
   }
+}
+
+/** Steps 5 and 6: the prepared tree, then the baseline while the agent's sandbox starts. */
+async function prepareAndBaseline<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  checkout: Checkout,
+  config: C,
+  sandboxes: RunSandboxes,
+  test: { command: string; timeoutMs: number },
+) {
+  const { input, timings } = run;
+  const { signal, status } = input;
+  const prepared = await prepareTree({
+    sandboxes,
+    checkoutDir: checkout.dir,
+    headSha: checkout.headSha,
+    root: run.root,
+    setup: {
+      commands: config.setup,
+      network: config.setupNetwork && config.setup.length > 0,
+      timeoutMs: config.setupTimeoutMs,
+    },
+    secrets: input.setupSecrets,
+    signal,
+  });
+  run.lap("setup");
+  void status.progress("baseline").catch(progressIsBestEffort);
+  // The agent's sandbox starts while the baseline runs in a sandbox of its own.
+  const agentSandbox = sandboxes.start(prepared.dir);
+  // Awaited after the baseline, which throws its error; this only keeps it from being unhandled meanwhile.
+  agentSandbox.catch(() => {});
+  const baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
+  const sandbox = await agentSandbox;
+  // Both sandboxes started side by side: only the test run itself is the tests' time.
+  run.lap("sandbox");
+  timings.sandbox = (timings.sandbox ?? 0) - baseline.durationMs;
+  timings.tests = (timings.tests ?? 0) + baseline.durationMs;
+  if (!baseline.passed && !config.openPrWhenBaselineFails) {
+    const reason =
+      `The tests already fail on ${input.existingBranch ?? input.repository.defaultBranch} before any change ` +
+      `(\`${config.testCommand}\` exited ${baseline.exitCode}), so a passing run could not be told apart. ` +
+      "Fix the tests, or set `openPullRequestWhenBaselineFails: true` in .github/agent-fix.yml.";
+    await status.failed(reason);
+    return { kind: "no_pull_request", reason, trajectory: null, timings } as const;
+  }
+  return { kind: "started", prepared, baseline, sandbox } as const;
+}
+
+/** Steps 10 to 12: the tested change committed and pushed on the host, then the draft pull request. */
+async function pushAndPublish<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  checkout: Checkout,
+  config: C,
+  { trajectory, baseline, proof, tested }: Gated,
+): Promise<RunOutcome> {
+  const { input, timings } = run;
+  const { status } = input;
+  void status.progress("publishing").catch(progressIsBestEffort);
+  refuseSecretsInChange(tested.patch, input.setupSecrets);
+  const keepUnpushed = input.keepUnpushed;
+  const draft: PullRequestDraft = {
+    issueNumber: input.issue.number,
+    testCommand: config.testCommand,
+    branch: fixBranch(input.issue.number),
+    base: input.repository.defaultBranch,
+    title: input.issue.title,
+    trajectory,
+    baseline,
+    proof,
+  };
+  await commitAndPush({
+    dir: checkout.dir,
+    change: {
+      baseBranch: checkout.branch,
+      baseSha: checkout.headSha,
+      patch: tested.patch,
+      tree: tested.tree,
+      commitTitle: input.commitTitle ?? input.issue.title,
+      forbiddenPaths: config.forbiddenPaths,
+      force: !input.existingBranch,
+    },
+    identity: input.identity,
+    issueNumber: input.issue.number,
+    pushToken: () => input.token("push"),
+    signal: input.signal,
+    keep: keepUnpushed ? (change) => keepUnpushed(draft, change) : undefined,
+  });
+  const pr = await publishPullRequest({
+    publisher: input.publisher,
+    status,
+    draft,
+    requestedBy: input.requestedBy,
+    // Set by testInSandboxes once its sandboxes are removed.
+    ...(run.disposal ? { alongside: run.disposal } : {}),
+    logger: input.logger,
+  });
+  run.lap("publish");
+  return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings };
 }
 
 /** Setup's secrets never leave in a change, however the agent came by them. */

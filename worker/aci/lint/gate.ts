@@ -39,6 +39,7 @@ export function prewarm(filePath: string, text: string): void {
   const [checker] = checkersFor(filePath);
   if (checker?.kind !== "tree-sitter") return;
   setImmediate(() => {
+    // Only a warm-up: the check the edit runs later reports the same error.
     cachedErrors(checker, text).catch(() => undefined);
   });
 }

@@ -65,6 +65,7 @@ async function exists(sandbox: Sandbox, absolute: string): Promise<boolean> {
     await sandbox.readFile(absolute, { maxBytes: 1 });
     return true;
   } catch {
+    // A file that cannot be read (absent, a directory, outside the workspace) counts as not there.
     return false;
   }
 }
