@@ -88,7 +88,10 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
         metadata: "read",
         ...expected,
       });
-      expect(request.status, `${request.method} ${request.path}`).toBeLessThan(400);
+      // A 404 of the contents API is a file that may be absent (the devcontainer's, looked up for the
+      // image): a refusal of anything else would be a token without the permission its step needs.
+      if (!(request.status === 404 && request.path.includes("/contents/")))
+        expect(request.status, `${request.method} ${request.path}`).toBeLessThan(400);
     }
     const kinds = new Set(requests.map((r) => r.method));
     expect(kinds).toContain("GIT-FETCH");
