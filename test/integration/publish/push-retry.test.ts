@@ -73,6 +73,27 @@ describe.runIf(ready)("a push that does not get through", () => {
     git(["reset", "--quiet", "--hard"]);
     return tree;
   }
+  /** A later attempt resuming `kept` for a repository cloned() made. */
+  const resume = (
+    repo: { job: FixJobData; cloneUrl: string; key: string },
+    kept: KeptChange,
+    store: ReturnType<typeof pendingPublishes>,
+  ) =>
+    resumePublishing({
+      kept,
+      publisher: githubPublisher(api, repo.job),
+      status: githubStatusReporter(api, repo.job),
+      requestedBy: "alice",
+      push: {
+        cloneUrl: repo.cloneUrl,
+        identity,
+        token: async () => github.mintToken(),
+        signal: new AbortController().signal,
+        workRoot: root,
+      },
+      store,
+      key: repo.key,
+    });
   const bare = (name: string, ...args: string[]) =>
     execFileSync("git", ["--git-dir", github.repoDir(owner, name), ...args], { encoding: "utf8" }).trim();
 
@@ -113,21 +134,7 @@ describe.runIf(ready)("a push that does not get through", () => {
     // The default branch moves on before the next attempt: the change still goes on the commit it was tested on.
     const moved = bare(name, "commit-tree", "main^{tree}", "-p", "main", "-m", "Someone else's commit");
     bare(name, "update-ref", "refs/heads/main", moved);
-    const outcome = await resumePublishing({
-      kept,
-      publisher: githubPublisher(api, job),
-      status: githubStatusReporter(api, job),
-      requestedBy: "alice",
-      push: {
-        cloneUrl,
-        identity,
-        token: async () => github.mintToken(),
-        signal: new AbortController().signal,
-        workRoot: root,
-      },
-      store,
-      key,
-    });
+    const outcome = await resume({ job, cloneUrl, key }, kept, store);
     const [pull] = github.state.pulls.filter((p) => p.repo === name);
     expect(outcome).toMatchObject({ kind: "pull_request", number: pull?.number });
     expect(bare(name, "rev-parse", "agent-fix/issue-1^{tree}")).toBe(change.tree);
@@ -176,21 +183,11 @@ describe.runIf(ready)("a push that does not get through", () => {
       signal: new AbortController().signal,
     });
     const landed = bare(name, "rev-parse", "agent-fix/issue-1");
-    const outcome = resumePublishing({
-      kept: { run: "r", draft: draftOf(submittedTrajectory("Added b.")), unpushed: review },
-      publisher: githubPublisher(api, job),
-      status: githubStatusReporter(api, job),
-      requestedBy: "alice",
-      push: {
-        cloneUrl,
-        identity,
-        token: async () => github.mintToken(),
-        signal: new AbortController().signal,
-        workRoot: root,
-      },
+    const outcome = resume(
+      { job, cloneUrl, key },
+      { run: "r", draft: draftOf(submittedTrajectory("Added b.")), unpushed: review },
       store,
-      key,
-    });
+    );
     await expect(outcome).resolves.toMatchObject({ kind: "pull_request" });
     expect(bare(name, "rev-parse", "agent-fix/issue-1")).toBe(landed);
   });
