@@ -264,6 +264,8 @@ export interface TrajectoryStep {
   tool: string;
   args: unknown;
   tokens: { sent: number; received: number };
+  /** The gate run (info.gate[N-1].attempt) this step's submit caused, if any. */
+  gate_attempt?: number;
 }
 
 export interface GateRecord {

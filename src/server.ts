@@ -8,17 +8,18 @@
 import { readFile } from "node:fs/promises";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { createNodeMiddleware, Probot, run } from "probot";
 import { agentFixApp } from "./app.js";
 import { type Env, githubApiUrl, hasAppCredentials, parseEnv, requireWebhookSecret } from "./config/env.js";
+import { dashboardFor } from "./dashboard/mount.js";
 import { throttledOctokit, WEBHOOK_THROTTLE } from "./github/throttle.js";
 import { exitOnSignals } from "./process-signals.js";
 import { connectRedis } from "./queue/connection.js";
 import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
 import { serveTrajectory } from "./trajectories.js";
+import { createTrajectoryStore } from "./trajectory-store.js";
 import { createWebhookGuard, type WebhookGuard } from "./webhook-guard.js";
 
 export interface AppServer {
@@ -62,11 +63,19 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
     probot,
     webhooksPath: env.WEBHOOK_PATH,
   });
-  const trajectories = { dir: resolve(env.AGENT_FIX_TRAJECTORY_DIR), secret };
+  const store = createTrajectoryStore(redis, {
+    prefix: env.AGENT_FIX_QUEUE_PREFIX,
+    retentionDays: env.AGENT_FIX_TRAJECTORY_RETENTION_DAYS,
+    maxBytes: env.AGENT_FIX_TRAJECTORY_MAX_BYTES,
+  });
+  const trajectories = { store, secret };
+  const dashboard = dashboardFor(env, queue.queue, store, probot.log);
   const guard = webhookGuard(env, secret, probot);
   const server = createServer((req, res) => {
     if (req.url === "/healthz") return void health(queue, res);
     void (async () => {
+      // Before the guard: the dashboard's sign-in form is a POST without a webhook signature.
+      if (await dashboard(req, res)) return;
       if (await guard(req, res)) return;
       if (await serveTrajectory(trajectories, req, res)) return;
       await middleware(req, res, () => {

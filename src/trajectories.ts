@@ -1,14 +1,15 @@
 /**
- * Full trajectories served by the app under PUBLIC_URL. Trajectories hold repository code (private
- * repositories included), so a link carries an expiry and an HMAC of the file name and the expiry:
- * only links the app posted work, and only until they expire (AGENT_FIX_TRAJECTORY_LINK_DAYS, 7 by
- * default). The worker writes `NAME.traj` into the trajectory directory; the server reads it from the
- * same directory (one process, or a shared volume).
+ * The link to one run's page that the app posts (status comment, pull request summary). Trajectories
+ * hold repository code (private repositories included), so a link carries an expiry and an HMAC of the
+ * file name and the expiry: only links the app posted work, and only until they expire
+ * (AGENT_FIX_TRAJECTORY_LINK_DAYS, 7 by default). It opens that one run's page without a dashboard
+ * sign-in; `&format=json` gives the raw trajectory. The page is read from the deployment's store
+ * (trajectory-store.ts), so any process serves what any worker wrote.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { join } from "node:path";
+import { sendRunPage } from "./dashboard/index.js";
+import type { TrajectoryStore } from "./trajectory-store.js";
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.traj$/;
 const TRAJECTORY_ROUTE = "/trajectories/";
@@ -44,7 +45,7 @@ export function trajectoryUrl(
 }
 
 interface TrajectoryRouteOptions {
-  dir: string;
+  store: TrajectoryStore;
   /** The signing secret; without one nothing is served. */
   secret: string | undefined;
 }
@@ -91,19 +92,27 @@ export async function serveTrajectory(
     res.writeHead(verdict.status, { "content-type": "text/plain" }).end(verdict.message);
     return true;
   }
-  try {
-    const body = await readFile(join(options.dir, verdict.name));
-    res.writeHead(200, {
-      "content-type": "application/json; charset=utf-8",
-      // No cache may keep it past the link's expiry.
-      "cache-control": `private, max-age=${Math.max(0, Math.min(3600, verdict.expires - Math.floor(Date.now() / 1000)))}`,
-    });
-    res.end(body);
-  } catch {
-    // Unreadable here is absent here: the link is signed, so this is no probe worth a log line.
-    res
-      .writeHead(404, { "content-type": "text/plain" })
-      .end("Trajectory not found (removed, or written on another host)\n");
+  const run = verdict.name.slice(0, -".traj".length);
+  if (new URL(req.url ?? "/", "http://localhost").searchParams.get("format") === "json") {
+    await sendJson(options.store, res, run, verdict.expires);
+  } else {
+    await sendRunPage(options.store, res, run);
   }
   return true;
+}
+
+async function sendJson(store: TrajectoryStore, res: ServerResponse, run: string, expires: number) {
+  const trajectory = await store.load(run);
+  if (!trajectory) {
+    res
+      .writeHead(404, { "content-type": "text/plain" })
+      .end("Trajectory not found (older than the retention period)\n");
+    return;
+  }
+  res.writeHead(200, {
+    "content-type": "application/json; charset=utf-8",
+    // No cache may keep it past the link's expiry.
+    "cache-control": `private, max-age=${Math.max(0, Math.min(3600, expires - Math.floor(Date.now() / 1000)))}`,
+  });
+  res.end(`${JSON.stringify(trajectory, null, 2)}\n`);
 }

@@ -22,6 +22,7 @@ import {
   readCancelRequest,
 } from "../src/queue/index.js";
 import { trajectoryUrl } from "../src/trajectories.js";
+import { createTrajectoryStore } from "../src/trajectory-store.js";
 import { cidrList, parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
 import { createWorkerLogger, jobLogger, type Logger } from "./log.js";
 import { createAgentRunner, loadOperatorConfig } from "./pipeline/agent-runner.js";
@@ -39,6 +40,7 @@ import { pendingPublishes } from "./pipeline/pending-publish.js";
 import { githubPublisher, githubStatusReporter } from "./pipeline/publish.js";
 import { requeueAfterCancel } from "./pipeline/requeue.js";
 import { reviewPublisher } from "./pipeline/review.js";
+import { storeTrajectories } from "./pipeline/trajectory-sink.js";
 
 interface BuiltWorker {
   /** Options for startFixWorker (worker/index.ts). */
@@ -177,6 +179,14 @@ function processorDeps(parts: BuiltParts): ProcessorDeps<LoadedRepoConfig> {
   const { env, settings, logger, operator, redis, trajectoryDir, secrets } = parts;
   const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME, redis };
   const linkTo = trajectoryLinks(settings, trajectoryDir);
+  const sinkFor = storeTrajectories(
+    createTrajectoryStore(redis, {
+      prefix: settings.AGENT_FIX_QUEUE_PREFIX,
+      retentionDays: settings.AGENT_FIX_TRAJECTORY_RETENTION_DAYS,
+      maxBytes: settings.AGENT_FIX_TRAJECTORY_MAX_BYTES,
+    }),
+    logger,
+  );
   const defaultMaxSteps = operator.agent.limits.maxSteps;
   const allowRepoReplay = settings.AGENT_FIX_ALLOW_REPLAY_MODELS === "true";
   return {
@@ -197,6 +207,7 @@ function processorDeps(parts: BuiltParts): ProcessorDeps<LoadedRepoConfig> {
         {
           operator,
           trajectoryDir,
+          trajectorySink: sinkFor(job, run),
           env,
           allowRepoReplay,
           logger: jobLogger(logger, job),

@@ -21,6 +21,13 @@ export const envSchema = z.object({
   PORT: int(0, 65_535).default(3000), // port the server listens on
   PUBLIC_URL: z.url().optional(), // where the app is reachable; trajectories are linked from here
   AGENT_FIX_TRAJECTORY_DIR: z.string().min(1).default("trajectories"), // where the worker writes NAME.traj; served under PUBLIC_URL
+  AGENT_FIX_TRAJECTORY_RETENTION_DAYS: z.coerce.number().positive().max(3660).default(30), // trajectories are kept in Redis this long (the dashboard and trajectory links read them there)
+  AGENT_FIX_TRAJECTORY_MAX_BYTES: int(64 * 1024, 64 * 1024 * 1024).default(8 * 1024 * 1024), // cap of one compressed trajectory in Redis; larger ones lose their chat history, then long texts
+  AGENT_FIX_DASHBOARD_SECRET: z.string().min(16).optional(), // shared operator secret that signs in to the dashboard; unset = dashboard off
+  AGENT_FIX_DASHBOARD_PATH: z
+    .string()
+    .regex(/^\/[a-z0-9-]+$/)
+    .default("/dashboard"), // the dashboard's path prefix
   AGENT_FIX_REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//)
@@ -60,6 +67,7 @@ const examples: Record<string, string> = {
   GHE_PROTOCOL: "GHE_PROTOCOL=https",
   AGENT_FIX_GITHUB_THROTTLE: "AGENT_FIX_GITHUB_THROTTLE=true",
   AGENT_FIX_WEBHOOK_MAX_BYTES: "AGENT_FIX_WEBHOOK_MAX_BYTES=26214400",
+  AGENT_FIX_DASHBOARD_SECRET: "AGENT_FIX_DASHBOARD_SECRET=$(openssl rand -hex 32)",
 };
 
 /** Parses the environment; a wrong variable is a ConfigError naming it, with an example. */

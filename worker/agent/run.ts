@@ -30,7 +30,7 @@ import { type ParsedReply, parseReply, validForm } from "./parse.js";
 import { renderTemplate } from "./prompts.js";
 import { gateHook, type SubmitHook, withSubmitBehaviour } from "./submit.js";
 import { detectTestCommand, type TestCommandSource } from "./test-command.js";
-import { startingInfo, TrajectoryRecorder } from "./trajectory.js";
+import { startingInfo, TrajectoryRecorder, type TrajectorySink } from "./trajectory.js";
 
 export interface AgentStepEvent {
   /** 1-based step number (one step = one model call). */
@@ -53,6 +53,8 @@ export interface RunAgentOptions {
   signal?: AbortSignal | undefined;
   /** Where the trajectory is saved after every step; none = kept in memory only. */
   trajectoryPath?: string | undefined;
+  /** Also given the trajectory after every save: the deployment's store (src/trajectory-store.ts). */
+  trajectorySink?: TrajectorySink | undefined;
   /** Called after each step is saved; an error it throws is recorded in info.on_step_error, not raised. */
   onStep?: ((event: AgentStepEvent) => void | Promise<void>) | undefined;
   /** Recorded in info, so a result is attributable to the environment that produced it. */
@@ -95,6 +97,7 @@ class AgentLoop {
   private readonly loops: LoopWatcher;
   private readonly afterSubmit: SubmitHook;
   private formatErrorsInRow = 0;
+  private gatesRecorded = 0;
   private steps = 0;
 
   constructor(
@@ -110,7 +113,7 @@ class AgentLoop {
     this.entries = openingEntries(config, this.env, options.issue, options.repoName, tests);
     const info = startingInfo({ ...options, env: this.env, startedAt });
     this.trajectory = { trajectory: [], history: [], info };
-    this.recorder = new TrajectoryRecorder(this.trajectory, options.trajectoryPath);
+    this.recorder = new TrajectoryRecorder(this.trajectory, options.trajectoryPath, options.trajectorySink);
     this.loops = new LoopWatcher(config.loopWarnings);
     this.afterSubmit = gateHook(options.gate, config, info.gate);
   }
@@ -233,8 +236,14 @@ class AgentLoop {
       const text = turn.answer === "observation" ? this.nextStepText(turn.observation) : turn.observation;
       this.entries.push(...turnEntries(turn.answer, response.message, text));
     }
-    const entry = this.stepEntry(response, parsed, turn);
     const { info } = this.trajectory;
+    // A gate run during this step belongs to it: the viewer shows its output at this step.
+    const gateRan = info.gate.length > this.gatesRecorded;
+    this.gatesRecorded = info.gate.length;
+    const entry = {
+      ...this.stepEntry(response, parsed, turn),
+      ...(gateRan ? { gate_attempt: info.gate.length } : {}),
+    };
     this.trajectory.trajectory.push(entry);
     await this.save();
     try {

@@ -8,24 +8,31 @@ import { dirname } from "node:path";
 import type { Environment, Model, Trajectory, TrajectoryInfo } from "../../src/contracts.js";
 import type { AgentConfig } from "../config/agent.js";
 
+/** Where else a trajectory goes after each save (the deployment's store); it handles its own errors. */
+export type TrajectorySink = (snapshot: Trajectory) => Promise<void>;
+
 export class TrajectoryRecorder {
   private pending: Promise<void> = Promise.resolve();
 
   constructor(
     readonly trajectory: Trajectory,
     readonly path: string | undefined,
+    readonly sink?: TrajectorySink,
   ) {}
 
   /** Saves the current state; saves are serialised so an older one never lands after a newer one. */
   save(): Promise<void> {
-    const path = this.path;
-    if (!path) return Promise.resolve();
+    const { path, sink } = this;
+    if (!path && !sink) return Promise.resolve();
     const text = `${JSON.stringify(this.trajectory, null, 2)}\n`;
     this.pending = this.pending.then(async () => {
-      await mkdir(dirname(path), { recursive: true });
-      const temp = `${path}.${process.pid}.tmp`;
-      await writeFile(temp, text, "utf8");
-      await rename(temp, path);
+      if (path) {
+        await mkdir(dirname(path), { recursive: true });
+        const temp = `${path}.${process.pid}.tmp`;
+        await writeFile(temp, text, "utf8");
+        await rename(temp, path);
+      }
+      await sink?.(JSON.parse(text) as Trajectory);
     });
     return this.pending;
   }

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { createEnvironment } from "../aci/index.js";
 import { type AgentFixConfig, loadConfig } from "../agent/config-file.js";
 import { runAgent } from "../agent/index.js";
+import type { TrajectorySink } from "../agent/trajectory.js";
 import type { AciConfig } from "../config/aci.js";
 import type { AgentConfig } from "../config/agent.js";
 import type { Logger } from "../log.js";
@@ -28,6 +29,8 @@ interface AgentWiring {
   modelOverride?: string;
   /** Where trajectories are written, one `JOB.traj` per run. */
   trajectoryDir?: string;
+  /** Where every process of the deployment reads them (Redis). */
+  trajectorySink?: TrajectorySink;
   /**
    * Whether a repository's config may name a `replay:FILE` model. Off in production: it would let a
    * repository make the worker read a host file. Tests and the demo turn it on.
@@ -89,6 +92,7 @@ export async function createAgentRunner(
       sandboxImage: input.sandbox.image,
       configHash: operator.hash,
       ...(wiring.trajectoryDir ? { trajectoryPath: join(wiring.trajectoryDir, `${jobId}.traj`) } : {}),
+      ...(wiring.trajectorySink ? { trajectorySink: wiring.trajectorySink } : {}),
       onStep: (event) => input.onStep({ step: event.step, entry: event.entry }),
     });
   };

@@ -1,0 +1,35 @@
+/** The dashboard's list of runs and its sign-in page. */
+import type { RunSummary } from "../trajectory-store.js";
+import { type Html, html } from "./html.js";
+
+function duration(run: RunSummary): string {
+  if (!run.finishedAt) return "running";
+  const seconds = Math.round((Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000);
+  return seconds >= 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds} s`;
+}
+
+export function renderRunsList(prefix: string, runs: RunSummary[]): Html {
+  const rows = runs.map(
+    (
+      run,
+    ) => html`<tr><td><a href="${prefix}/runs/${encodeURIComponent(run.name)}">${run.repo}#${run.issue}</a></td>
+<td><code>${run.outcome}</code></td><td>$${run.costUsd.toFixed(4)}</td><td>${duration(run)}</td>
+<td>${run.steps}</td><td>${run.trigger ?? ""}</td><td>${run.startedAt}</td></tr>`,
+  );
+  const table = runs.length
+    ? html`<table id="runs"><thead><tr><th>Repository and issue</th><th>Outcome</th><th>Cost</th><th>Duration</th><th>Steps</th><th>Trigger</th><th>Started</th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<p>No runs stored yet (runs are kept for the retention period, AGENT_FIX_TRAJECTORY_RETENTION_DAYS).</p>`;
+  return html`<h1>Runs</h1><p><a href="${prefix}/queue">The queue (Bull Board)</a></p>${table}`;
+}
+
+export function renderSignIn(prefix: string, wrong: boolean): Html {
+  return html`<h1>Sign in</h1>${wrong ? html`<p class="failed">That is not the dashboard secret.</p>` : ""}
+<form method="post" action="${prefix}/login"><label>Dashboard secret (AGENT_FIX_DASHBOARD_SECRET)
+<input type="password" name="secret" autocomplete="current-password" required></label>
+<button type="submit">Sign in</button></form>`;
+}
+
+export function navigation(prefix: string): Html {
+  return html`<a href="${prefix}/">Runs</a><a href="${prefix}/queue">Queue</a>
+<form method="post" action="${prefix}/logout"><button type="submit">Sign out</button></form>`;
+}

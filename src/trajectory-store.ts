@@ -1,0 +1,140 @@
+/**
+ * Trajectories in the deployment's Redis, so every process reads what any worker wrote (not one
+ * worker's disk). Each is brotli-compressed JSON under `PREFIX:trajectory:NAME`, kept for the
+ * operator's retention period (AGENT_FIX_TRAJECTORY_RETENTION_DAYS) and capped in size
+ * (AGENT_FIX_TRAJECTORY_MAX_BYTES): past the cap the chat history (a repeat of the steps) is dropped,
+ * then long texts are cut in the middle. A run's summary (repository, issue, outcome, cost, duration)
+ * is kept beside it for the dashboard's list, indexed by start time in `PREFIX:runs`.
+ */
+import { promisify } from "node:util";
+import { brotliCompress, brotliDecompress, constants } from "node:zlib";
+import type { Redis } from "ioredis";
+import type { Trajectory } from "./contracts.js";
+
+const compress = promisify(brotliCompress);
+const decompress = promisify(brotliDecompress);
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Quality 5: most of the gain of 11 at a small part of its time; a run saves after every step. */
+const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } };
+/** A run name as runName (worker/pipeline/fix-job.ts) or the CLI makes it. */
+export const RUN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
+
+/** Who a run was for; the worker knows it from the job. */
+export interface RunMeta {
+  repo: string;
+  issue: number;
+  trigger?: string;
+}
+
+/** One line of the dashboard's list. */
+export interface RunSummary extends RunMeta {
+  name: string;
+  outcome: string;
+  costUsd: number;
+  steps: number;
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+export interface SaveResult {
+  /** Bytes stored (compressed) and of the JSON before compression. */
+  storedBytes: number;
+  jsonBytes: number;
+  /** How the trajectory was shrunk to fit the cap. */
+  cut: "none" | "history" | "texts";
+}
+
+export interface TrajectoryStore {
+  save(name: string, meta: RunMeta, trajectory: Trajectory): Promise<SaveResult>;
+  load(name: string): Promise<Trajectory | null>;
+  /** The newest runs first. */
+  list(limit?: number): Promise<RunSummary[]>;
+}
+
+interface StoreOptions {
+  prefix: string;
+  retentionDays: number;
+  maxBytes: number;
+}
+
+export function createTrajectoryStore(redis: Redis, options: StoreOptions): TrajectoryStore {
+  const key = (kind: "trajectory" | "run", name: string) => `${options.prefix}:${kind}:${name}`;
+  const index = `${options.prefix}:runs`;
+  const ttlMs = Math.round(options.retentionDays * DAY_MS);
+  return {
+    async save(name, meta, trajectory) {
+      if (!RUN_NAME.test(name)) throw new Error(`Not a run name: ${name}`);
+      const packed = await pack(trajectory, options.maxBytes);
+      const summary = summarise(name, meta, trajectory);
+      const started = Date.parse(summary.startedAt) || Date.now();
+      await redis
+        .multi()
+        .set(key("trajectory", name), packed.data, "PX", ttlMs)
+        .set(key("run", name), JSON.stringify(summary), "PX", ttlMs)
+        .zadd(index, started, name)
+        // The index forgets what the retention period removed.
+        .zremrangebyscore(index, "-inf", Date.now() - ttlMs)
+        .exec();
+      return { storedBytes: packed.data.length, jsonBytes: packed.jsonBytes, cut: packed.cut };
+    },
+    async load(name) {
+      if (!RUN_NAME.test(name)) return null;
+      const data = await redis.getBuffer(key("trajectory", name));
+      return data ? (JSON.parse((await decompress(data)).toString("utf8")) as Trajectory) : null;
+    },
+    async list(limit = 200) {
+      const names = await redis.zrevrange(index, 0, limit - 1);
+      if (names.length === 0) return [];
+      const rows = await redis.mget(names.map((name) => key("run", name)));
+      return rows.flatMap((row) => (row ? [JSON.parse(row) as RunSummary] : []));
+    },
+  };
+}
+
+function summarise(name: string, meta: RunMeta, trajectory: Trajectory): RunSummary {
+  const { info } = trajectory;
+  return {
+    ...meta,
+    name,
+    outcome: info.exit_status ?? "running",
+    costUsd: info.model_stats.instance_cost,
+    steps: trajectory.trajectory.length,
+    startedAt: info.started_at,
+    finishedAt: info.finished_at,
+  };
+}
+
+/** Longest text kept of a thought, action or observation once the history alone did not make it fit. */
+const CUT_TEXT_CHARS = 4_000;
+
+async function pack(trajectory: Trajectory, maxBytes: number) {
+  const attempt = async (value: Trajectory, cut: SaveResult["cut"]) => {
+    const json = Buffer.from(JSON.stringify(value));
+    return { data: await compress(json, BROTLI), jsonBytes: json.length, cut };
+  };
+  const whole = await attempt(trajectory, "none");
+  if (whole.data.length <= maxBytes) return whole;
+  const withoutHistory = { ...trajectory, history: [] };
+  const lighter = await attempt(withoutHistory, "history");
+  if (lighter.data.length <= maxBytes) return lighter;
+  const steps = trajectory.trajectory.map((step) => ({
+    ...step,
+    thought: cutMiddle(step.thought),
+    action: cutMiddle(step.action),
+    observation: cutMiddle(step.observation),
+    response: cutMiddle(step.response),
+  }));
+  const gate = trajectory.info.gate.map((record) => ({ ...record, output: cutMiddle(record.output) }));
+  const info = { ...trajectory.info, gate, stored_cut: `texts over ${CUT_TEXT_CHARS} characters` };
+  const cut = await attempt({ ...withoutHistory, trajectory: steps, info }, "texts");
+  if (cut.data.length <= maxBytes) return cut;
+  throw new Error(
+    `trajectory of ${cut.jsonBytes} bytes is over AGENT_FIX_TRAJECTORY_MAX_BYTES even cut (${cut.data.length} compressed)`,
+  );
+}
+
+function cutMiddle(text: string): string {
+  if (text.length <= CUT_TEXT_CHARS) return text;
+  const half = CUT_TEXT_CHARS / 2;
+  return `${text.slice(0, half)}\n[… ${text.length - CUT_TEXT_CHARS} characters cut to fit the store …]\n${text.slice(-half)}`;
+}
