@@ -35,7 +35,7 @@ function render(part: Part): string {
 }
 
 export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
-  return new Html(strings.reduce((out, text, index) => out + text + render(values[index - 1] ?? null)));
+  return new Html(strings.reduce((out, text, index) => out + render(values[index - 1] ?? null) + text));
 }
 
 const STYLE = `

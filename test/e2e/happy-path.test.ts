@@ -55,7 +55,12 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     expect(link).toMatch(
       /^http:\/\/127\.0\.0\.1:\d+\/trajectories\/octo-textstats-1-\d+\.traj\?expires=\d+&sig=/,
     );
-    const served = await fetch(link!);
+    // The run's page, read from Redis where the worker stored it; the raw trajectory beside it.
+    const page = await fetch(link!);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(await page.text()).toContain("Submitted change");
+    const served = await fetch(`${link!}&format=json`);
     expect(served.status).toBe(200);
     const trajectory = (await served.json()) as {
       info: { exit_status: string };

@@ -89,3 +89,15 @@ export async function requireRedis(): Promise<boolean> {
     problem,
   );
 }
+
+/** Debian's headless Chromium for the browser tests (`apt-get install chromium`, in .ci/services). */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/** True when Chromium is installed; false (with a loud message) outside CI; throws in CI. */
+export async function requireChromium(): Promise<boolean> {
+  const { access, constants } = await import("node:fs/promises");
+  return access(CHROMIUM, constants.X_OK).then(
+    () => true,
+    () => unavailable("Chromium", "Install it: apt-get install -y chromium.", `no executable ${CHROMIUM}`),
+  );
+}

@@ -2,14 +2,16 @@
  * The webhook side end to end: signed webhooks into the real Probot middleware and server, the real
  * Redis queue, and the GitHub stand-in; outcomes checked on the queue and on the stand-in.
  */
-import { writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CancelRequest, connectRedis, fixJobId, subscribeToCancels } from "../../../src/queue/index.js";
 import type { AppServer } from "../../../src/server.js";
+import type { Trajectory } from "../../../src/contracts.js";
 import { trajectoryUrl } from "../../../src/trajectories.js";
+import { createTrajectoryStore } from "../../../src/trajectory-store.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import {
@@ -31,7 +33,13 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
   let app: AppServer;
   let prefix: string;
   let issueCounter = 0;
-  let trajectoryDir: string;
+  const storeFixture = async (name: string) => {
+    const path = join(import.meta.dirname, "../../fixtures/dashboard/gate-fails-once.traj");
+    const trajectory = JSON.parse(await readFile(path, "utf8")) as Trajectory;
+    const store = createTrajectoryStore(app.queue.redis, { prefix, retentionDays: 1, maxBytes: 1 << 20 });
+    await store.save(name, { repo: "octo/demo", issue: 1 }, trajectory);
+    return trajectory;
+  };
   const owner = "octo";
   const repo = "demo";
   const alice = { login: "alice" };
@@ -54,7 +62,7 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
       permissions: { alice: "write" },
     });
     web = await startWebhookApp({ github, secret: SECRET });
-    ({ server: app, prefix, trajectoryDir } = web);
+    ({ server: app, prefix } = web);
   });
 
   afterAll(async () => {
@@ -233,11 +241,16 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
   });
 
   it("serves a trajectory only through the signed link the app posts", async () => {
-    await writeFile(join(trajectoryDir, "octo-demo-1-1.traj"), '{"trajectory":[]}');
+    // Only in Redis, where the worker stores it: no file on this process's disk.
+    const trajectory = await storeFixture("octo-demo-1-1");
     const link = trajectoryUrl(app.url, SECRET, "octo-demo-1-1.traj");
-    const ok = await fetch(link);
+    const page = await fetch(link);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await page.text()).toContain("Go to the failing step (3)");
+    const ok = await fetch(`${link}&format=json`);
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ trajectory: [] });
+    expect(await ok.json()).toEqual(trajectory);
     // A different first character whatever the signature starts with (a fixed "0" left one in 16 links intact).
     const tampered = link.replace(/sig=(\w)/, (_m, first: string) => `sig=${first === "0" ? "1" : "0"}`);
     expect((await fetch(tampered)).status).toBe(404);
@@ -247,7 +260,7 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
   });
 
   it("trajectory links expire; a changed expiry or a malformed URL gets 404, not 500", async () => {
-    await writeFile(join(trajectoryDir, "octo-demo-2-1.traj"), '{"trajectory":[]}');
+    await storeFixture("octo-demo-2-1");
     const name = "octo-demo-2-1.traj";
     const week = 7 * 24 * 60 * 60 * 1000;
     const link = trajectoryUrl(app.url, SECRET, name);

@@ -1,0 +1,110 @@
+/**
+ * The dashboard over HTTP (src/dashboard/): off without a secret, every page but the sign-in behind a
+ * signed session cookie, Bull Board's API too, model text escaped under a CSP that allows no script.
+ */
+import type { Queue } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseEnv } from "../../../src/config/env.js";
+import { dashboardFor } from "../../../src/dashboard/mount.js";
+import type { TrajectoryStore } from "../../../src/trajectory-store.js";
+import { redisAvailable } from "../queue/redis.js";
+import { DASHBOARD_SECRET, type DashboardApp, RUNS, startDashboardApp } from "./dashboard-app.js";
+
+const up = await redisAvailable();
+
+describe("dashboard switch", () => {
+  it("is off without AGENT_FIX_DASHBOARD_SECRET and says how to turn it on", async () => {
+    const lines: string[] = [];
+    const handler = dashboardFor(parseEnv({}), {} as Queue, {} as TrajectoryStore, {
+      info: (m) => lines.push(m),
+    });
+    expect(lines).toEqual([
+      "dashboard off: set AGENT_FIX_DASHBOARD_SECRET (e.g. `openssl rand -hex 32`) to serve it under /dashboard",
+    ]);
+    expect(await handler({} as never, {} as never)).toBe(false);
+  });
+
+  it("refuses a secret too short to be one", () => {
+    expect(() => parseEnv({ AGENT_FIX_DASHBOARD_SECRET: "short" })).toThrow("AGENT_FIX_DASHBOARD_SECRET");
+  });
+});
+
+describe.skipIf(!up)("dashboard over HTTP (real server, Redis, GitHub stand-in)", () => {
+  let app: DashboardApp;
+  let cookie: string;
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${app.url}${path}`, { headers, redirect: "manual" });
+  const signIn = (secret: string) =>
+    fetch(`${app.url}/dashboard/login`, {
+      method: "POST",
+      body: new URLSearchParams({ secret }),
+      redirect: "manual",
+    });
+
+  beforeAll(async () => {
+    app = await startDashboardApp();
+    const answer = await signIn(DASHBOARD_SECRET);
+    expect(answer.status).toBe(303);
+    const setCookie = answer.headers.get("set-cookie") ?? "";
+    expect(setCookie).toMatch(/HttpOnly; SameSite=Strict/);
+    expect(setCookie).toContain("Path=/dashboard");
+    cookie = setCookie.split(";")[0]!;
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("without a session: the sign-in page for every path, Bull Board's API included", async () => {
+    for (const path of [
+      "/dashboard",
+      "/dashboard/",
+      `/dashboard/runs/${RUNS.gate}`,
+      "/dashboard/queue/api/queues",
+    ]) {
+      const answer = await get(path);
+      expect(answer.status, path).toBe(401);
+      expect(await answer.text(), path).toContain('action="/dashboard/login"');
+    }
+  });
+
+  it("a wrong secret, a forged or another secret's cookie sign in nobody", async () => {
+    expect((await signIn("not-the-secret-at-all")).status).toBe(401);
+    const [name, value] = cookie.split("=") as [string, string];
+    const [expires, mac] = value.split(".") as [string, string];
+    const later = `${name}=${Number(expires) + 3600}.${mac}`;
+    const flipped = `${name}=${expires}.${mac[0] === "A" ? "B" : "A"}${mac.slice(1)}`;
+    for (const forged of [later, flipped, `${name}=${expires}`]) {
+      expect((await get("/dashboard/", { cookie: forged })).status, forged).toBe(401);
+    }
+  });
+
+  it("signed in: the runs list, the queue through Bull Board, a run's page", async () => {
+    const list = await get("/dashboard/", { cookie });
+    expect(list.status).toBe(200);
+    const listed = await list.text();
+    expect(listed).toContain(`href="/dashboard/runs/${RUNS.gate}"`);
+    expect(listed).toContain("octo/calc#3");
+    const queues = await get("/dashboard/queue/api/queues", { cookie });
+    expect(queues.status).toBe(200);
+    const body = (await queues.json()) as { queues: { name: string; counts: Record<string, number> }[] };
+    expect(body.queues.map((queue) => queue.name)).toEqual(["agent-fix"]);
+    expect(body.queues[0]?.counts.waiting).toBe(1);
+    const run = await get(`/dashboard/runs/${RUNS.gate}`, { cookie });
+    expect(run.status).toBe(200);
+    const page = await run.text();
+    expect(page).toContain('<section class="step failing" id="step-3">');
+    expect(page).toContain('<span class="add">+        return 0</span>');
+    expect((await get("/dashboard/runs/no-such-run", { cookie })).status).toBe(404);
+    expect((await get("/dashboard/runs/..%2F..%2Fetc", { cookie })).status).toBe(404);
+  });
+
+  it("a hostile model's markup is escaped text, under a CSP that runs no script", async () => {
+    const answer = await get(`/dashboard/runs/${RUNS.hostile}`, { cookie });
+    const csp = answer.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).not.toContain("script-src");
+    const page = await answer.text();
+    expect(page).not.toMatch(/<script|<img|href="javascript:/i);
+    expect(page).toContain("&lt;script&gt;window.__pwned = &#39;thought&#39;&lt;/script&gt;");
+  });
+});
