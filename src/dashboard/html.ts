@@ -21,7 +21,7 @@ const ESCAPES: Record<string, string> = {
   "'": "&#39;",
 };
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
 }
 

@@ -7,7 +7,7 @@ import type { GateRecord, Trajectory, TrajectoryStep } from "../contracts.js";
 import { type Html, html } from "./html.js";
 
 /** Which step to look at first: the first submit the tests failed, else the last step of a run that did not submit. */
-export function failingStepIndex(trajectory: Trajectory, gates: (GateRecord | undefined)[]): number | null {
+function failingStepIndex(trajectory: Trajectory, gates: (GateRecord | undefined)[]): number | null {
   const gateFailed = gates.findIndex((record) => record?.passed === false);
   if (gateFailed >= 0) return gateFailed;
   const exit = trajectory.info.exit_status;
@@ -24,14 +24,17 @@ function gatesBySteps(trajectory: Trajectory): (GateRecord | undefined)[] {
 }
 
 /** A unified diff, or an edit's `-N:`/`+N:` lines, with added and removed lines marked. */
-export function diffBlock(text: string): Html {
-  const lines = text.split("\n").map((line) => {
-    if (/^(\+\+\+|---) /.test(line) || line.startsWith("diff --git")) return html`<b>${line}</b>\n`;
-    if (line.startsWith("@@")) return html`<span class="hunk">${line}</span>`;
-    if (line.startsWith("+")) return html`<span class="add">${line}</span>`;
-    if (line.startsWith("-")) return html`<span class="del">${line}</span>`;
-    return html`${line}\n`;
-  });
+function diffBlock(text: string): Html {
+  const lines = text
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((line) => {
+      if (/^(\+\+\+|---) /.test(line) || line.startsWith("diff --git")) return html`<b>${line}</b>\n`;
+      if (line.startsWith("@@")) return html`<span class="hunk">${line}</span>`;
+      if (line.startsWith("+")) return html`<span class="add">${line}</span>`;
+      if (line.startsWith("-")) return html`<span class="del">${line}</span>`;
+      return html`${line}\n`;
+    });
   return html`<pre class="diff">${lines}</pre>`;
 }
 

@@ -23,7 +23,7 @@ export interface DashboardApp {
   close(): Promise<void>;
 }
 
-export async function fixtureTrajectory(name: string): Promise<Trajectory> {
+async function fixtureTrajectory(name: string): Promise<Trajectory> {
   const path = join(import.meta.dirname, "../../fixtures/dashboard", name);
   return JSON.parse(await readFile(path, "utf8")) as Trajectory;
 }
