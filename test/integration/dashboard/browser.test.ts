@@ -68,7 +68,9 @@ describe.runIf(ready)("dashboard in headless Chromium", () => {
     const failing = page.locator("section.step.failing");
     expect(await failing.count()).toBe(1);
     expect(await failing.getAttribute("id")).toBe("step-3");
-    expect(await failing.evaluate("(el) => getComputedStyle(el).borderTopColor")).toBe("rgb(207, 34, 46)");
+    expect(
+      await failing.evaluate((el) => el.ownerDocument.defaultView?.getComputedStyle(el).borderTopColor),
+    ).toBe("rgb(207, 34, 46)");
     expect(await failing.textContent()).toContain("AssertionError: None != 0");
     const added = page.locator("#submission + pre.diff .add");
     expect(await added.allInnerTexts()).toEqual(["+    if not values:", "+        return 0"]);
