@@ -206,6 +206,14 @@ describe("gate, cancellation and crashes", () => {
       cleanup: sandboxes,
     });
     expect(trajectory.info.gate.map((record) => record.passed)).toEqual([false, true]);
+    // Each gate run is tied to the submit that caused it (the dashboard shows its output there).
+    expect(trajectory.trajectory.map((step) => step.gate_attempt)).toEqual([
+      undefined,
+      undefined,
+      1,
+      undefined,
+      2,
+    ]);
     const failed = trajectory.trajectory[2]!;
     expect(failed.observation).toContain("the repository's tests failed on it (attempt 1 of 3)");
     expect(failed.observation).toContain("AssertionError: None != 0");
