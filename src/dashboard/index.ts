@@ -52,14 +52,24 @@ export function createDashboard(options: DashboardOptions): DashboardHandler {
       sendPage(res, 200, "Runs", renderRunsList(prefix, await options.store.list()), navigation(prefix));
       return true;
     }
-    const run = /^\/runs\/([^/]+)$/.exec(route)?.[1];
+    const run = runName(route);
     if (req.method === "GET" && run) {
-      await sendRunPage(options.store, res, decodeURIComponent(run), navigation(prefix));
+      await sendRunPage(options.store, res, run, navigation(prefix));
       return true;
     }
     sendPage(res, 404, "Not found", html`<h1>Not found</h1>`, navigation(prefix));
     return true;
   };
+}
+
+/** The run a `/runs/NAME` path names; a malformed escape names none (404, not a server error). */
+function runName(route: string): string | undefined {
+  const encoded = /^\/runs\/([^/]+)$/.exec(route)?.[1];
+  try {
+    return encoded === undefined ? undefined : decodeURIComponent(encoded);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A stored run's page, or 404; also what a signed trajectory link shows (src/trajectories.ts). */

@@ -95,7 +95,9 @@ describe.skipIf(!up)("dashboard over HTTP (real server, Redis, GitHub stand-in)"
     expect(page).toContain('<section class="step failing" id="step-3">');
     expect(page).toContain('<span class="add">+        return 0</span>');
     expect((await get("/dashboard/runs/no-such-run", { cookie })).status).toBe(404);
-    expect((await get("/dashboard/runs/..%2F..%2Fetc", { cookie })).status).toBe(404);
+    for (const path of ["..%2F..%2Fetc", "%E0%A4%A", "a%2Fb"]) {
+      expect((await get(`/dashboard/runs/${path}`, { cookie })).status, path).toBe(404);
+    }
   });
 
   it("a hostile model's markup is escaped text, under a CSP that runs no script", async () => {
