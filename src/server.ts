@@ -69,7 +69,7 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
     maxBytes: env.AGENT_FIX_TRAJECTORY_MAX_BYTES,
   });
   const trajectories = { store, secret };
-  const dashboard = dashboardFor(env, queue.queue, store, probot.log);
+  const dashboard = dashboardFor(env, queue.queue, store, probot.log, redis);
   const guard = webhookGuard(env, secret, probot);
   const server = createServer((req, res) => {
     if (req.url === "/healthz") return void health(queue, res);

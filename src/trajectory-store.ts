@@ -47,6 +47,8 @@ export interface SaveResult {
 export interface TrajectoryStore {
   save(name: string, meta: RunMeta, trajectory: Trajectory): Promise<SaveResult>;
   load(name: string): Promise<Trajectory | null>;
+  /** A run's summary (its repository decides who may see it), or null. */
+  summary(name: string): Promise<RunSummary | null>;
   /** The newest runs first. */
   list(limit?: number): Promise<RunSummary[]>;
 }
@@ -81,6 +83,11 @@ export function createTrajectoryStore(redis: Redis, options: StoreOptions): Traj
       if (!RUN_NAME.test(name)) return null;
       const data = await redis.getBuffer(key("trajectory", name));
       return data ? (JSON.parse((await decompress(data)).toString("utf8")) as Trajectory) : null;
+    },
+    async summary(name) {
+      if (!RUN_NAME.test(name)) return null;
+      const row = await redis.get(key("run", name));
+      return row ? (JSON.parse(row) as RunSummary) : null;
     },
     async list(limit = 200) {
       const names = await redis.zrevrange(index, 0, limit - 1);

@@ -28,6 +28,17 @@ export const envSchema = z.object({
     .string()
     .regex(/^\/[a-z0-9-]+$/)
     .default("/dashboard"), // the dashboard's path prefix
+  GITHUB_CLIENT_ID: z.string().min(1).optional(), // the GitHub App's client id: with GITHUB_CLIENT_SECRET, "Sign in with GitHub" on the dashboard
+  GITHUB_CLIENT_SECRET: z.string().min(16).optional(), // the GitHub App's client secret (App settings > Generate a new client secret)
+  AGENT_FIX_DASHBOARD_OPERATORS: z
+    .string()
+    .default("")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+    ), // GitHub logins that see every run and the queue, comma-separated; others see the runs of repositories they can read
   AGENT_FIX_REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//)
@@ -116,6 +127,11 @@ export function hasAppCredentials(env: Env): boolean {
 }
 
 /** The REST API base URL: github.com, or GitHub Enterprise / the stand-in through GHE_HOST. */
+/** GitHub's web URL (sign-in pages): github.com, or GitHub Enterprise / the stand-in through GHE_HOST. */
+export function githubWebUrl(env: Pick<Env, "GHE_HOST" | "GHE_PROTOCOL">): string {
+  return env.GHE_HOST ? `${env.GHE_PROTOCOL}://${env.GHE_HOST}` : "https://github.com";
+}
+
 export function githubApiUrl(env: Pick<Env, "GHE_HOST" | "GHE_PROTOCOL">): string {
   return env.GHE_HOST ? `${env.GHE_PROTOCOL}://${env.GHE_HOST}/api/v3` : "https://api.github.com";
 }

@@ -2,7 +2,9 @@
  * The operator's dashboard under one path prefix (AGENT_FIX_DASHBOARD_PATH, /dashboard): the queue
  * through Bull Board (read-only: a run is cancelled by its label, which also cleans up its sandboxes
  * and status comment), the stored runs, and one page per run. Every page but the sign-in needs a
- * session (session.ts); with no AGENT_FIX_DASHBOARD_SECRET the dashboard is not mounted at all.
+ * session: the operator's shared secret (session.ts) or GitHub (github-signin.ts, github-session.ts),
+ * whose viewers see the runs of the repositories their GitHub account can read. With neither
+ * configured the dashboard is not mounted at all.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createBullBoard } from "@bull-board/api";
@@ -10,10 +12,18 @@ import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import type { Queue } from "bullmq";
 import express from "express";
-import type { TrajectoryStore } from "../trajectory-store.js";
-import { html, sendPage } from "./html.js";
+import type { RunSummary, TrajectoryStore } from "../trajectory-store.js";
+import {
+  clearedGitHubCookie,
+  endGitHubSession,
+  type GitHubSignInConfig,
+  githubViewer,
+  type Viewer,
+} from "./github-session.js";
+import { finishSignIn, startSignIn } from "./github-signin.js";
+import { type Html, html, sendPage } from "./html.js";
 import { renderRunPage } from "./run-page.js";
-import { navigation, renderRunsList, renderSignIn } from "./runs-page.js";
+import { navigation, renderRunsList, renderSignIn, type SignInMethods } from "./runs-page.js";
 import { clearedCookie, type SessionOptions, secretMatches, sessionCookie, signedIn } from "./session.js";
 
 export type DashboardHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
@@ -21,6 +31,8 @@ export type DashboardHandler = (req: IncomingMessage, res: ServerResponse) => Pr
 interface DashboardOptions extends SessionOptions {
   queue: Queue;
   store: TrajectoryStore;
+  /** "Sign in with GitHub", when the GitHub App's client id and secret are configured. */
+  github?: GitHubSignInConfig;
 }
 
 const LOGIN_MAX_BYTES = 4096;
@@ -32,34 +44,85 @@ export function createDashboard(options: DashboardOptions): DashboardHandler {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path !== prefix && !path.startsWith(`${prefix}/`)) return false;
     const route = path.slice(prefix.length) || "/";
-    if (req.method === "POST" && route === "/login") {
-      await login(options, req, res);
+    if (await signInRoute(options, route, req, res)) return true;
+    const viewer = await viewerOf(options, req);
+    if (!viewer) {
+      sendPage(res, 401, "Sign in", renderSignIn(prefix, signInMethods(options), false));
       return true;
     }
-    if (req.method === "POST" && route === "/logout") {
-      res.writeHead(303, { location: `${prefix}/`, "set-cookie": clearedCookie(options) }).end();
-      return true;
-    }
-    if (!signedIn(options, req)) {
-      sendPage(res, 401, "Sign in", renderSignIn(prefix, false));
-      return true;
-    }
+    const nav = navigation(prefix, viewer);
     if (route === "/queue" || route.startsWith("/queue/")) {
-      board(req, res);
+      // Bull Board shows every installation's jobs (repositories, issues): operators only.
+      if (viewer.operator) board(req, res);
+      else
+        sendPage(
+          res,
+          403,
+          "Operators only",
+          html`<h1>Operators only</h1><p>The queue shows every installation's jobs; it is for the operator (AGENT_FIX_DASHBOARD_SECRET, or a login in AGENT_FIX_DASHBOARD_OPERATORS).</p>`,
+          nav,
+        );
       return true;
     }
     if (req.method === "GET" && route === "/") {
-      sendPage(res, 200, "Runs", renderRunsList(prefix, await options.store.list()), navigation(prefix));
+      const runs = await visibleRuns(options.store, viewer);
+      sendPage(res, 200, "Runs", renderRunsList(prefix, runs, viewer.operator), nav);
       return true;
     }
     const run = runName(route);
     if (req.method === "GET" && run) {
-      await sendRunPage(options.store, res, run, navigation(prefix));
+      // A run the viewer may not see is answered exactly as a run that does not exist.
+      const summary = viewer.operator ? null : await options.store.summary(run);
+      if (!viewer.operator && !(summary && (await viewer.canSee(summary.repo))))
+        sendRunMissing(res, run, nav);
+      else await sendRunPage(options.store, res, run, nav);
       return true;
     }
-    sendPage(res, 404, "Not found", html`<h1>Not found</h1>`, navigation(prefix));
+    sendPage(res, 404, "Not found", html`<h1>Not found</h1>`, nav);
     return true;
   };
+}
+
+function signInMethods(options: DashboardOptions): SignInMethods {
+  return { secret: options.secret !== undefined, github: options.github !== undefined };
+}
+
+/** The sign-in and sign-out routes; false for every other route. */
+async function signInRoute(
+  options: DashboardOptions,
+  route: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<boolean> {
+  if (req.method === "POST" && route === "/login" && options.secret) await login(options, req, res);
+  else if (req.method === "GET" && route === "/login" && options.github)
+    await startSignIn(options, options.github, req, res);
+  else if (req.method === "GET" && route === "/callback" && options.github)
+    await finishSignIn(options, options.github, req, res);
+  else if (req.method === "POST" && route === "/logout") {
+    if (options.github) await endGitHubSession(options.github, req);
+    const cookies = [clearedCookie(options), clearedGitHubCookie(options)];
+    res.writeHead(303, { location: `${options.path}/`, "set-cookie": cookies }).end();
+  } else return false;
+  return true;
+}
+
+async function viewerOf(options: DashboardOptions, req: IncomingMessage): Promise<Viewer | null> {
+  if (signedIn(options, req)) return { login: null, operator: true, canSee: async () => true };
+  return options.github ? githubViewer(options.github, req) : null;
+}
+
+/** The stored runs of the repositories the viewer can read (GitHub asked once per repository). */
+async function visibleRuns(store: TrajectoryStore, viewer: Viewer): Promise<RunSummary[]> {
+  const runs = await store.list();
+  if (viewer.operator) return runs;
+  const repos = [...new Set(runs.map((run) => run.repo))];
+  const allowed = new Set(
+    (await Promise.all(repos.map(async (repo) => ((await viewer.canSee(repo)) ? repo : null)))).filter(
+      Boolean,
+    ),
+  );
+  return runs.filter((run) => allowed.has(run.repo));
 }
 
 /** The run a `/runs/NAME` path names; a malformed escape names none (404, not a server error). */
@@ -77,21 +140,23 @@ export async function sendRunPage(
   store: TrajectoryStore,
   res: ServerResponse,
   name: string,
-  nav?: ReturnType<typeof navigation>,
+  nav?: Html,
 ): Promise<void> {
   const trajectory = await store.load(name);
-  if (!trajectory) {
-    const body = html`<h1>Run not found</h1><p>No stored trajectory named <code>${name}</code>: it may be older than the retention period (AGENT_FIX_TRAJECTORY_RETENTION_DAYS).</p>`;
-    return sendPage(res, 404, "Run not found", body, nav);
-  }
+  if (!trajectory) return sendRunMissing(res, name, nav);
   sendPage(res, 200, `Run ${name}`, renderRunPage(trajectory, `Run ${name}`), nav);
+}
+
+function sendRunMissing(res: ServerResponse, name: string, nav?: Html): void {
+  const body = html`<h1>Run not found</h1><p>No stored trajectory named <code>${name}</code> that you may see: it may be older than the retention period (AGENT_FIX_TRAJECTORY_RETENTION_DAYS), or of a repository your GitHub account cannot read.</p>`;
+  sendPage(res, 404, "Run not found", body, nav);
 }
 
 async function login(options: DashboardOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readSmallBody(req);
   const secret = body === null ? "" : (new URLSearchParams(body).get("secret") ?? "");
   if (!secret || !secretMatches(options, secret)) {
-    return sendPage(res, 401, "Sign in", renderSignIn(options.path, true));
+    return sendPage(res, 401, "Sign in", renderSignIn(options.path, signInMethods(options), true));
   }
   res.writeHead(303, { location: `${options.path}/`, "set-cookie": sessionCookie(options) }).end();
 }

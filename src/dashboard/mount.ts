@@ -1,7 +1,13 @@
-/** The dashboard as the server mounts it: on only with AGENT_FIX_DASHBOARD_SECRET, never open by default. */
+/**
+ * The dashboard as the server mounts it: on only with AGENT_FIX_DASHBOARD_SECRET or the GitHub App's
+ * GITHUB_CLIENT_ID/GITHUB_CLIENT_SECRET ("Sign in with GitHub"), never open by default.
+ */
 import type { Queue } from "bullmq";
-import type { Env } from "../config/env.js";
+import type { Redis } from "ioredis";
+import { type Env, githubApiUrl, githubWebUrl } from "../config/env.js";
+import { ConfigError } from "../errors.js";
 import type { TrajectoryStore } from "../trajectory-store.js";
+import type { GitHubSignInConfig } from "./github-session.js";
 import { createDashboard, type DashboardHandler } from "./index.js";
 
 export function dashboardFor(
@@ -9,15 +15,48 @@ export function dashboardFor(
   queue: Queue,
   store: TrajectoryStore,
   log: { info(message: string): void },
+  redis: Redis,
 ): DashboardHandler {
   const path = env.AGENT_FIX_DASHBOARD_PATH;
-  if (!env.AGENT_FIX_DASHBOARD_SECRET) {
+  const github = githubSignIn(env, redis);
+  if (!env.AGENT_FIX_DASHBOARD_SECRET && !github) {
     log.info(
-      `dashboard off: set AGENT_FIX_DASHBOARD_SECRET (e.g. \`openssl rand -hex 32\`) to serve it under ${path}`,
+      `dashboard off: set AGENT_FIX_DASHBOARD_SECRET (e.g. \`openssl rand -hex 32\`) or the GitHub App's GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET to serve it under ${path}`,
     );
     return async () => false;
   }
-  log.info(`dashboard on under ${path} (sign in with AGENT_FIX_DASHBOARD_SECRET)`);
+  const methods = [
+    env.AGENT_FIX_DASHBOARD_SECRET ? "AGENT_FIX_DASHBOARD_SECRET" : "",
+    github ? "GitHub" : "",
+  ];
+  log.info(`dashboard on under ${path} (sign in with ${methods.filter(Boolean).join(" or ")})`);
   const secure = env.PUBLIC_URL?.startsWith("https:") ?? false;
-  return createDashboard({ secret: env.AGENT_FIX_DASHBOARD_SECRET, path, secure, queue, store });
+  return createDashboard({
+    ...(env.AGENT_FIX_DASHBOARD_SECRET ? { secret: env.AGENT_FIX_DASHBOARD_SECRET } : {}),
+    ...(github ? { github } : {}),
+    path,
+    secure,
+    queue,
+    store,
+  });
+}
+
+function githubSignIn(env: Env, redis: Redis): GitHubSignInConfig | undefined {
+  const { GITHUB_CLIENT_ID: clientId, GITHUB_CLIENT_SECRET: clientSecret } = env;
+  if (!clientId && !clientSecret) return undefined;
+  if (!clientId || !clientSecret) {
+    throw new ConfigError(
+      "GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET go together (the GitHub App's settings page shows the client id and generates client secrets); set both for sign-in with GitHub, or neither",
+    );
+  }
+  return {
+    clientId,
+    clientSecret,
+    webUrl: githubWebUrl(env),
+    apiUrl: githubApiUrl(env),
+    ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
+    operators: env.AGENT_FIX_DASHBOARD_OPERATORS,
+    redis,
+    keyPrefix: env.AGENT_FIX_QUEUE_PREFIX,
+  };
 }

@@ -8,7 +8,7 @@ function duration(run: RunSummary): string {
   return seconds >= 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds} s`;
 }
 
-export function renderRunsList(prefix: string, runs: RunSummary[]): Html {
+export function renderRunsList(prefix: string, runs: RunSummary[], operator: boolean): Html {
   const rows = runs.map(
     (
       run,
@@ -19,17 +19,32 @@ export function renderRunsList(prefix: string, runs: RunSummary[]): Html {
   const table = runs.length
     ? html`<table id="runs"><thead><tr><th>Repository and issue</th><th>Outcome</th><th>Cost</th><th>Duration</th><th>Steps</th><th>Trigger</th><th>Started</th></tr></thead><tbody>${rows}</tbody></table>`
     : html`<p>No runs stored yet (runs are kept for the retention period, AGENT_FIX_TRAJECTORY_RETENTION_DAYS).</p>`;
-  return html`<h1>Runs</h1><p><a href="${prefix}/queue">The queue (Bull Board)</a></p>${table}`;
+  const queue = operator ? html`<p><a href="${prefix}/queue">The queue (Bull Board)</a></p>` : "";
+  return html`<h1>Runs</h1>${queue}${table}`;
 }
 
-export function renderSignIn(prefix: string, wrong: boolean): Html {
-  return html`<h1>Sign in</h1>${wrong ? html`<p class="failed">That is not the dashboard secret.</p>` : ""}
+/** The sign-in methods the operator configured. */
+export interface SignInMethods {
+  secret: boolean;
+  github: boolean;
+}
+
+export function renderSignIn(prefix: string, methods: SignInMethods, wrong: boolean): Html {
+  const github = methods.github
+    ? html`<p><a class="github" href="${prefix}/login">Sign in with GitHub</a> (you see the runs of the repositories you can read)</p>`
+    : "";
+  const form = methods.secret
+    ? html`${wrong ? html`<p class="failed">That is not the dashboard secret.</p>` : ""}
 <form method="post" action="${prefix}/login"><label>Dashboard secret (AGENT_FIX_DASHBOARD_SECRET)
 <input type="password" name="secret" autocomplete="current-password" required></label>
-<button type="submit">Sign in</button></form>`;
+<button type="submit">Sign in</button></form>`
+    : "";
+  return html`<h1>Sign in</h1>${github}${form}`;
 }
 
-export function navigation(prefix: string): Html {
-  return html`<a href="${prefix}/">Runs</a><a href="${prefix}/queue">Queue</a>
+export function navigation(prefix: string, viewer: { login: string | null; operator: boolean }): Html {
+  const queue = viewer.operator ? html`<a href="${prefix}/queue">Queue</a>` : "";
+  const who = viewer.login ? html`<span class="viewer">${viewer.login}</span>` : "";
+  return html`<a href="${prefix}/">Runs</a>${queue}${who}
 <form method="post" action="${prefix}/logout"><button type="submit">Sign out</button></form>`;
 }

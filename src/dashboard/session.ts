@@ -11,7 +11,8 @@ const COOKIE = "agent_fix_dashboard";
 const SESSION_SECONDS = 12 * 60 * 60;
 
 export interface SessionOptions {
-  secret: string;
+  /** The operator's shared secret; without it only GitHub sign-in is offered. */
+  secret?: string;
   /** The dashboard's path prefix, e.g. /dashboard. */
   path: string;
   /** Whether the app is served over https (PUBLIC_URL): the cookie is then Secure. */
@@ -29,13 +30,13 @@ function sameText(a: string, b: string): boolean {
 
 /** Whether a submitted secret is the operator's. */
 export function secretMatches(options: SessionOptions, given: string): boolean {
-  return sameText(given, options.secret);
+  return options.secret !== undefined && sameText(given, options.secret);
 }
 
 /** The Set-Cookie value of a new session. */
 export function sessionCookie(options: SessionOptions, now = Date.now()): string {
   const expires = Math.floor(now / 1000) + SESSION_SECONDS;
-  const value = `${expires}.${mac(options.secret, `agent-fix dashboard session until ${expires}`)}`;
+  const value = `${expires}.${mac(options.secret ?? "", `agent-fix dashboard session until ${expires}`)}`;
   return `${COOKIE}=${value}; ${attributes(options)}; Max-Age=${SESSION_SECONDS}`;
 }
 
@@ -52,7 +53,7 @@ export function signedIn(options: SessionOptions, req: IncomingMessage, now = Da
   const cookies = (req.headers.cookie ?? "").split(";").map((part) => part.trim());
   const value = cookies.find((part) => part.startsWith(`${COOKIE}=`))?.slice(COOKIE.length + 1) ?? "";
   const match = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
-  if (!match) return false;
+  if (!match || options.secret === undefined) return false;
   const expires = Number(match[1]);
   if (expires * 1000 <= now) return false;
   return sameText(match[2] ?? "", mac(options.secret, `agent-fix dashboard session until ${expires}`));

@@ -13,9 +13,11 @@ import { ProbotOctokit } from "probot";
 import { FreshTokenRefusal, installPushRules, PushFaults, type PushRule } from "./git-refusals.js";
 import { createBareRepo, handleGitRequest, listRefs, type PushRecord } from "./git-server.js";
 import { type AppKeys, checkAppJwt, checkToken, generateAppKeys, issueToken } from "./github/auth.js";
+import { StandInOAuth } from "./github/oauth.js";
 import { type Actor, type RouteContext, routes } from "./github/routes.js";
 import { type StandInIssue, StandInState, type StandInUser } from "./github/state.js";
 import { gitScopeVerdict, scopeVerdict } from "./github/token-scopes.js";
+import { userTokenAnswer } from "./github/user-api.js";
 
 export * from "./github/state.js";
 
@@ -96,6 +98,8 @@ export class GitHubServer {
   readonly freshTokens = new FreshTokenRefusal();
   /** Pushes answered with a server error, or held without an answer (see git-refusals.ts). */
   readonly pushFaults = new PushFaults();
+  /** The app's OAuth web flow, its users and their ghu_ tokens (github/oauth.ts). */
+  readonly oauth = new StandInOAuth();
   private server: Server | undefined;
   private gitRoot = "";
   private baseUrl = "";
@@ -238,6 +242,7 @@ export class GitHubServer {
     );
     if (handledGit) return;
     const url = new URL(req.url ?? "/", this.baseUrl);
+    if (this.oauth.handle(req, res, url, () => readBody(req))) return;
     const path = url.pathname.replace(/^\/api\/v3/, "");
     const method = req.method ?? "GET";
     const token = bearerToken(req.headers.authorization);
@@ -270,6 +275,10 @@ export class GitHubServer {
         fault.headers,
       );
       return;
+    }
+    if (token?.startsWith("ghu_")) {
+      const answer = userTokenAnswer(this.state, this.oauth, token, method, path, this.baseUrl);
+      return send(answer.status, answer.body, answer.actor);
     }
     const route = routes.find((r) => r.method === method && r.pattern.test(path));
     if (!route) return send(404, { message: `Not Found: the stand-in has no ${method} ${path}` });

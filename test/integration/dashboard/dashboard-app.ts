@@ -15,6 +15,8 @@ export const WEBHOOK_SECRET = "dashboard-webhook-secret";
 export const DASHBOARD_SECRET = "dashboard-operator-secret-0123456789";
 /** The stored runs: the gate failing once then passing, and a hostile model's markup. */
 export const RUNS = { gate: "octo-calc-3-1700000000000", hostile: "octo-calc-4-1700000100000" } as const;
+/** With GitHub sign-in: a run of octo/secret, which only mallory (read) and the operator may see. */
+export const SECRET_RUN = "octo-secret-9-1700000200000";
 
 export interface DashboardApp {
   url: string;
@@ -28,8 +30,19 @@ async function fixtureTrajectory(name: string): Promise<Trajectory> {
   return JSON.parse(await readFile(path, "utf8")) as Trajectory;
 }
 
-export async function startDashboardApp(env: Record<string, string> = {}): Promise<DashboardApp> {
+interface DashboardAppOptions {
+  /** "Sign in with GitHub" through the stand-in's OAuth flow (GITHUB_CLIENT_ID/SECRET), and octo/secret. */
+  githubSignIn?: boolean;
+}
+
+export async function startDashboardApp(
+  env: Record<string, string> = {},
+  options: DashboardAppOptions = {},
+): Promise<DashboardApp> {
   const github = await startGitHubServer();
+  const oauthEnv = options.githubSignIn
+    ? { GITHUB_CLIENT_ID: github.oauth.clientId, GITHUB_CLIENT_SECRET: github.oauth.clientSecret }
+    : {};
   await github.addRepo({
     owner: "octo",
     name: "calc",
@@ -39,8 +52,10 @@ export async function startDashboardApp(env: Record<string, string> = {}): Promi
   const web = await startWebhookApp({
     github,
     secret: WEBHOOK_SECRET,
-    env: { AGENT_FIX_DASHBOARD_SECRET: DASHBOARD_SECRET, ...env },
+    env: { AGENT_FIX_DASHBOARD_SECRET: DASHBOARD_SECRET, ...oauthEnv, ...env },
   });
+  // The GitHub App's registered callback URL.
+  github.oauth.callbackUrls = [`${web.server.url}/dashboard/callback`];
   const store = createTrajectoryStore(web.server.queue.redis, {
     prefix: web.prefix,
     retentionDays: 1,
@@ -56,6 +71,19 @@ export async function startDashboardApp(env: Record<string, string> = {}): Promi
     { repo: "octo/calc", issue: 4, trigger: "label" },
     await fixtureTrajectory("hostile-markup.traj"),
   );
+  if (options.githubSignIn) {
+    await github.addRepo({
+      owner: "octo",
+      name: "secret",
+      files: { "README.md": "x\n" },
+      permissions: { mallory: "read" },
+    });
+    await store.save(
+      SECRET_RUN,
+      { repo: "octo/secret", issue: 9, trigger: "label" },
+      await fixtureTrajectory("gate-fails-once.traj"),
+    );
+  }
   const issue = github.addIssue("octo", "calc", { title: "mean() crashes", body: "on []" }).number;
   const status = await web.post(
     labelEvent(github, { owner: "octo", repo: "calc", issue }, "labeled", "agent-fix", { login: "alice" }),

@@ -3,6 +3,7 @@
  * signed session cookie, Bull Board's API too, model text escaped under a CSP that allows no script.
  */
 import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEnv } from "../../../src/config/env.js";
 import { dashboardFor } from "../../../src/dashboard/mount.js";
@@ -13,15 +14,27 @@ import { DASHBOARD_SECRET, type DashboardApp, RUNS, startDashboardApp } from "./
 const up = await redisAvailable();
 
 describe("dashboard switch", () => {
-  it("is off without AGENT_FIX_DASHBOARD_SECRET and says how to turn it on", async () => {
+  it("is off without AGENT_FIX_DASHBOARD_SECRET or GitHub sign-in and says how to turn it on", async () => {
     const lines: string[] = [];
-    const handler = dashboardFor(parseEnv({}), {} as Queue, {} as TrajectoryStore, {
-      info: (m) => lines.push(m),
-    });
+    const handler = dashboardFor(
+      parseEnv({}),
+      {} as Queue,
+      {} as TrajectoryStore,
+      { info: (m) => lines.push(m) },
+      {} as Redis,
+    );
     expect(lines).toEqual([
-      "dashboard off: set AGENT_FIX_DASHBOARD_SECRET (e.g. `openssl rand -hex 32`) to serve it under /dashboard",
+      "dashboard off: set AGENT_FIX_DASHBOARD_SECRET (e.g. `openssl rand -hex 32`) or the GitHub App's GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET to serve it under /dashboard",
     ]);
     expect(await handler({} as never, {} as never)).toBe(false);
+  });
+
+  it("refuses a GitHub client id without its secret, saying where to find it", () => {
+    const env = parseEnv({ GITHUB_CLIENT_ID: "Iv23liabcdef" });
+    const log = { info: () => {} };
+    expect(() => dashboardFor(env, {} as Queue, {} as TrajectoryStore, log, {} as Redis)).toThrow(
+      "GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET go together",
+    );
   });
 
   it("refuses a secret too short to be one", () => {

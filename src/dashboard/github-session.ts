@@ -1,0 +1,128 @@
+/**
+ * Sessions of viewers signed in with GitHub. The user's token is kept in Redis under a hash of a random
+ * session id, with the token's own lifetime (at most 8 hours); the cookie holds only the id, and the
+ * token is never logged. Whether the viewer may see a repository's runs is what GitHub answers the
+ * user's token for GET /repos/{owner}/{repo} (a user-to-server token reaches a repository only when
+ * both the user and the app's installation do; 404 = no access), cached per session for a minute.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Redis } from "ioredis";
+import type { SessionOptions } from "./session.js";
+
+const COOKIE = "agent_fix_dashboard_gh";
+const MAX_SESSION_SECONDS = 8 * 60 * 60;
+const ACCESS_CACHE_SECONDS = 60;
+const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+
+export interface GitHubSignInConfig {
+  clientId: string;
+  clientSecret: string;
+  /** GitHub's web URL (github.com or GHE) and REST API URL. */
+  webUrl: string;
+  apiUrl: string;
+  /** PUBLIC_URL, when set: the base of the callback URL. */
+  publicUrl?: string;
+  /** Lower-case logins that see every run and the queue. */
+  operators: string[];
+  redis: Redis;
+  keyPrefix: string;
+}
+
+/** Who is looking at the dashboard. */
+export interface Viewer {
+  /** The GitHub login; null for the shared secret's sessions. */
+  login: string | null;
+  /** Sees every run and the queue. */
+  operator: boolean;
+  canSee(repo: string): Promise<boolean>;
+}
+
+interface StoredSession {
+  login: string;
+  token: string;
+}
+
+const sessionKey = (config: GitHubSignInConfig, id: string) =>
+  `${config.keyPrefix}:dashboard:session:${createHash("sha256").update(id).digest("hex")}`;
+
+function api(config: GitHubSignInConfig, token: string, path: string): Promise<Response> {
+  return fetch(`${config.apiUrl}${path}`, {
+    headers: {
+      accept: "application/vnd.github+json",
+      authorization: `Bearer ${token}`,
+      "x-github-api-version": "2022-11-28",
+    },
+  });
+}
+
+/** Reads the user's login and stores the session; `cookie` builds its Set-Cookie value. */
+export async function createGitHubSession(
+  config: GitHubSignInConfig,
+  token: string,
+  expiresIn: number,
+): Promise<{ cookie(options: SessionOptions): string } | { error: string }> {
+  const answer = await api(config, token, "/user").catch(() => null);
+  if (!answer?.ok)
+    return { error: `GitHub did not say who signed in (GET /user: ${answer?.status ?? "unreachable"})` };
+  const user = (await answer.json()) as { login?: unknown };
+  if (typeof user.login !== "string") return { error: "GitHub's GET /user answer has no login" };
+  const id = randomBytes(32).toString("base64url");
+  const seconds = Math.max(60, Math.min(expiresIn, MAX_SESSION_SECONDS));
+  const stored: StoredSession = { login: user.login, token };
+  await config.redis.set(sessionKey(config, id), JSON.stringify(stored), "EX", seconds);
+  return {
+    cookie: (options) =>
+      `${COOKIE}=${id}; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=${seconds}${options.secure ? "; Secure" : ""}`,
+  };
+}
+
+function sessionId(req: IncomingMessage): string | undefined {
+  return new RegExp(`(?:^|;\\s*)${COOKIE}=([A-Za-z0-9_-]{43})(?:;|$)`).exec(req.headers.cookie ?? "")?.[1];
+}
+
+/** The GitHub viewer of a request, or null without a live session. */
+export async function githubViewer(config: GitHubSignInConfig, req: IncomingMessage): Promise<Viewer | null> {
+  const id = sessionId(req);
+  if (!id) return null;
+  const key = sessionKey(config, id);
+  const raw = await config.redis.get(key);
+  if (!raw) return null;
+  const session = JSON.parse(raw) as StoredSession;
+  const operator = config.operators.includes(session.login.toLowerCase());
+  return {
+    login: session.login,
+    operator,
+    canSee: (repo) => (operator ? Promise.resolve(true) : canRead(config, key, session.token, repo)),
+  };
+}
+
+async function canRead(
+  config: GitHubSignInConfig,
+  key: string,
+  token: string,
+  repo: string,
+): Promise<boolean> {
+  if (!REPO.test(repo)) return false;
+  const cacheKey = `${key}:repo:${repo}`;
+  const cached = await config.redis.get(cacheKey);
+  if (cached !== null) return cached === "1";
+  const answer = await api(config, token, `/repos/${repo}`).catch(() => null);
+  // Only GitHub's own answers are cached; an unreachable GitHub is asked again next time.
+  if (!answer) return false;
+  const allowed = answer.status === 200;
+  if (answer.status === 200 || answer.status === 404 || answer.status === 403) {
+    await config.redis.set(cacheKey, allowed ? "1" : "0", "EX", ACCESS_CACHE_SECONDS);
+  }
+  return allowed;
+}
+
+/** Signs the request's GitHub session out (its stored token is deleted). */
+export async function endGitHubSession(config: GitHubSignInConfig, req: IncomingMessage): Promise<void> {
+  const id = sessionId(req);
+  if (id) await config.redis.del(sessionKey(config, id));
+}
+
+export function clearedGitHubCookie(options: SessionOptions): string {
+  return `${COOKIE}=; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=0`;
+}

@@ -1,0 +1,139 @@
+/**
+ * "Sign in with GitHub": the GitHub App's user-to-server OAuth web flow.
+ * https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-user-access-token-for-a-github-app
+ * GET {prefix}/login sends the browser to GitHub with a state that is signed (client secret), expires,
+ * is bound to this browser (a cookie) and is good once (a Redis key consumed on return), so a forged,
+ * replayed or planted state signs nobody in. The callback exchanges the code for the user's token,
+ * which stays in Redis (session.ts of GitHub sessions: github-session.ts); the cookie holds only a
+ * random session id.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createGitHubSession, type GitHubSignInConfig } from "./github-session.js";
+import { html, sendPage } from "./html.js";
+import type { SessionOptions } from "./session.js";
+
+const STATE_COOKIE = "agent_fix_oauth_state";
+const STATE_SECONDS = 10 * 60;
+
+function stateMac(config: GitHubSignInConfig, text: string): string {
+  return createHmac("sha256", config.clientSecret)
+    .update(`agent-fix oauth state ${text}`)
+    .digest("base64url");
+}
+
+function stateKey(config: GitHubSignInConfig, nonce: string): string {
+  return `${config.keyPrefix}:dashboard:oauth-state:${nonce}`;
+}
+
+/** Where GitHub sends the browser back: PUBLIC_URL, else the host the browser used (GitHub checks it against the app's callback URL). */
+function callbackUrl(options: SessionOptions, config: GitHubSignInConfig, req: IncomingMessage): string {
+  const base =
+    config.publicUrl ?? `${options.secure ? "https" : "http"}://${req.headers.host ?? "localhost"}`;
+  return `${base.replace(/\/$/, "")}${options.path}/callback`;
+}
+
+/** GET {prefix}/login: to GitHub's authorize page with a fresh state. */
+export async function startSignIn(
+  options: SessionOptions,
+  config: GitHubSignInConfig,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const nonce = randomBytes(24).toString("base64url");
+  const expires = Math.floor(Date.now() / 1000) + STATE_SECONDS;
+  const state = `${nonce}.${expires}.${stateMac(config, `${nonce}.${expires}`)}`;
+  await config.redis.set(stateKey(config, nonce), "1", "EX", STATE_SECONDS);
+  const authorize = new URL(`${config.webUrl}/login/oauth/authorize`);
+  authorize.searchParams.set("client_id", config.clientId);
+  authorize.searchParams.set("redirect_uri", callbackUrl(options, config, req));
+  authorize.searchParams.set("state", state);
+  // Lax, not Strict: the browser must send it on the top-level navigation back from GitHub.
+  const cookie = `${STATE_COOKIE}=${nonce}; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=${STATE_SECONDS}${options.secure ? "; Secure" : ""}`;
+  res.writeHead(302, { location: authorize.toString(), "set-cookie": cookie }).end();
+}
+
+/** The state's nonce when it is ours, unexpired, this browser's and not used before; else why not. */
+async function consumeState(
+  config: GitHubSignInConfig,
+  req: IncomingMessage,
+  state: string,
+): Promise<{ ok: true } | { ok: false; why: string }> {
+  const match = /^([A-Za-z0-9_-]{32})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(state);
+  if (!match) return { ok: false, why: "the sign-in state is missing or malformed" };
+  const [, nonce = "", expires = "", mac = ""] = match;
+  const expected = stateMac(config, `${nonce}.${expires}`);
+  if (!timingSafeEqual(Buffer.from(mac), Buffer.from(expected)))
+    return { ok: false, why: "the sign-in state is forged" };
+  if (Number(expires) * 1000 <= Date.now())
+    return { ok: false, why: "the sign-in took longer than 10 minutes" };
+  const cookie = new RegExp(`(?:^|;\\s*)${STATE_COOKIE}=([A-Za-z0-9_-]+)`).exec(
+    req.headers.cookie ?? "",
+  )?.[1];
+  if (cookie !== nonce) return { ok: false, why: "the sign-in was started in another browser" };
+  // Deleted on first use: a replayed callback finds nothing.
+  if ((await config.redis.del(stateKey(config, nonce))) !== 1) {
+    return { ok: false, why: "this sign-in link was already used" };
+  }
+  return { ok: true };
+}
+
+/** GET {prefix}/callback?code&state: the user's token, their login, and a session. */
+export async function finishSignIn(
+  options: SessionOptions,
+  config: GitHubSignInConfig,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const query = new URL(req.url ?? "/", "http://localhost").searchParams;
+  const refuse = (why: string) =>
+    sendPage(
+      res,
+      403,
+      "Sign-in refused",
+      html`<h1>Sign-in refused</h1><p>${why}.</p><p><a href="${options.path}/login">Sign in with GitHub again</a></p>`,
+    );
+  const error = query.get("error");
+  if (error) return refuse(`GitHub answered ${error}: ${query.get("error_description") ?? ""}`);
+  const verdict = await consumeState(config, req, query.get("state") ?? "");
+  if (!verdict.ok) return refuse(verdict.why);
+  const exchanged = await exchangeCode(config, query.get("code") ?? "", callbackUrl(options, config, req));
+  if ("error" in exchanged) return refuse(exchanged.error);
+  const created = await createGitHubSession(config, exchanged.token, exchanged.expiresIn);
+  if ("error" in created) return refuse(created.error);
+  const clearState = `${STATE_COOKIE}=; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=0`;
+  res
+    .writeHead(303, { location: `${options.path}/`, "set-cookie": [created.cookie(options), clearState] })
+    .end();
+}
+
+type Exchange = { token: string; expiresIn: number } | { error: string };
+
+/** POST /login/oauth/access_token (GitHub answers 200 with `error` for a bad code or client). */
+async function exchangeCode(
+  config: GitHubSignInConfig,
+  code: string,
+  redirectUri: string,
+): Promise<Exchange> {
+  const response = await fetch(`${config.webUrl}/login/oauth/access_token`, {
+    method: "POST",
+    headers: { accept: "application/json", "content-type": "application/json" },
+    body: JSON.stringify({
+      client_id: config.clientId,
+      client_secret: config.clientSecret,
+      code,
+      redirect_uri: redirectUri,
+    }),
+  }).catch((error: unknown) => ({ error }));
+  if ("error" in response) return { error: `GitHub could not be reached (${String(response.error)})` };
+  const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  if (typeof body.error === "string") {
+    return { error: `GitHub refused the code: ${body.error} (${String(body.error_description ?? "")})` };
+  }
+  if (typeof body.access_token !== "string")
+    return { error: `GitHub answered ${response.status} without a token` };
+  return {
+    token: body.access_token,
+    expiresIn: typeof body.expires_in === "number" ? body.expires_in : 8 * 3600,
+  };
+}
