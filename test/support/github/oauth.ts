@@ -117,7 +117,9 @@ export class StandInOAuth {
     if (/application\/json/.test(String(req.headers.accept ?? ""))) {
       res.writeHead(200, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(answer));
     } else {
-      const form = new URLSearchParams(Object.entries(answer).map(([k, v]): [string, string] => [k, String(v)]));
+      const form = new URLSearchParams(
+        Object.entries(answer).map(([k, v]): [string, string] => [k, String(v)]),
+      );
       res.writeHead(200, { "content-type": "application/x-www-form-urlencoded" }).end(form.toString());
     }
   }
