@@ -2,7 +2,8 @@
  * The dashboard in a real browser: Debian's headless Chromium driven by playwright-core, against the
  * real server, Redis and GitHub stand-in. Signs in, sees the runs and the queue (Bull Board), opens a
  * run whose first submit failed the gate, finds the failing step highlighted and the diff shown, opens
- * a hostile model's run (markup stays text, nothing runs), and a signed link opens its run signed out.
+ * a hostile model's run (markup stays text, nothing runs), a signed link opens its run signed out, and
+ * a maintainer signs in with GitHub (the stand-in's OAuth flow) and sees only their repository's runs.
  * With DASHBOARD_SHOTS set to a directory, PNG screenshots of each page are saved there.
  */
 import { mkdir } from "node:fs/promises";
@@ -16,6 +17,7 @@ import {
   DASHBOARD_SECRET,
   type DashboardApp,
   RUNS,
+  SECRET_RUN,
   startDashboardApp,
   WEBHOOK_SECRET,
 } from "./dashboard-app.js";
@@ -34,7 +36,7 @@ describe.runIf(ready)("dashboard in headless Chromium", () => {
   };
 
   beforeAll(async () => {
-    app = await startDashboardApp();
+    app = await startDashboardApp({}, { githubSignIn: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   });
@@ -49,7 +51,8 @@ describe.runIf(ready)("dashboard in headless Chromium", () => {
     await page.fill('input[name="secret"]', DASHBOARD_SECRET);
     await page.click('button[type="submit"]');
     await page.waitForSelector("#runs");
-    expect(await page.locator("#runs tbody tr").count()).toBe(2);
+    // The operator sees every run: octo/calc's two and octo/secret's.
+    expect(await page.locator("#runs tbody tr").count()).toBe(3);
     expect(await page.locator("#runs").textContent()).toContain("octo/calc#3");
     await shot("2-runs");
     await page.click("text=The queue (Bull Board)");
@@ -105,5 +108,27 @@ describe.runIf(ready)("dashboard in headless Chromium", () => {
     await signedOut.goto(`${app.url}/dashboard/runs/${RUNS.gate}`);
     expect(await signedOut.locator('input[name="secret"]').count()).toBe(1);
     await signedOut.close();
+  });
+
+  it("sign in with GitHub: alice sees octo/calc's runs only, and octo/secret's run page is not found", async () => {
+    const context = await browser.newContext();
+    // alice is signed in to GitHub (the stand-in) in this browser.
+    const [name = "", value = ""] = app.github.oauth.signInBrowser("alice").split("=");
+    await context.addCookies([{ name, value, url: app.github.url }]);
+    const alice = await context.newPage();
+    await alice.goto(`${app.url}/dashboard/`);
+    await alice.click("text=Sign in with GitHub");
+    await alice.waitForSelector("#runs");
+    expect(new URL(alice.url()).pathname).toBe("/dashboard/");
+    expect(await alice.locator("#runs tbody tr").count()).toBe(2);
+    expect(await alice.locator(".viewer").textContent()).toBe("alice");
+    expect(await alice.locator('a[href="/dashboard/queue"]').count()).toBe(0);
+    await alice.click(`a[href="/dashboard/runs/${RUNS.gate}"]`);
+    expect(await alice.locator("section.step.failing").count()).toBe(1);
+    const guessed = await alice.goto(`${app.url}/dashboard/runs/${SECRET_RUN}`);
+    expect(guessed?.status()).toBe(404);
+    expect(await alice.locator("h1").textContent()).toBe("Run not found");
+    await shot("7-github-viewer");
+    await context.close();
   });
 });
