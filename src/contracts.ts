@@ -264,6 +264,8 @@ export interface TrajectoryStep {
   tool: string;
   args: unknown;
   tokens: { sent: number; received: number };
+  /** The model's reply as received: what `agent-fix eval-replays` turns into a replay file. */
+  message?: AssistantMessage;
 }
 
 export interface GateRecord {

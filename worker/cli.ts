@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `agent-fix`: run the agent on a local repository with no GitHub involved, evaluate it on SWE-bench-style
- * instances (`eval`, worker/eval/), read a trajectory, or replay
+ * instances (`eval`, `eval-replays`, worker/eval/), mine such instances from a repository's history
+ * (`mine`), read a trajectory, or replay
  * one against a repository. A composition root: it builds the concrete sandbox provider, model and ACI.
  * Exit codes: 0 success, 1 the run did not produce an accepted patch (or replay found differences),
  * 2 an error in the arguments or the configuration.
@@ -22,6 +23,7 @@ import { runAgent } from "./agent/index.js";
 import { formatTrajectory, readTrajectory } from "./agent/inspect.js";
 import { formatReplayReport, replayActions } from "./agent/replay-check.js";
 import { runEval } from "./eval/eval.js";
+import { exportReplays } from "./eval/replays.js";
 import { createModel } from "./model/index.js";
 
 const GATE_TIMEOUT_MS = 15 * 60_000;
@@ -197,6 +199,14 @@ async function evaluate(instances: string, options: EvalCliOptions): Promise<num
   }
 }
 
+async function evalReplays(runDir: string, options: { out: string; variant: string }): Promise<number> {
+  const summary = await exportReplays({ runDir, out: options.out, variant: options.variant });
+  print(`replays of ${summary.written.length} instance(s) written to ${resolve(options.out)}`);
+  if (summary.skipped.length)
+    print(`no replay (the run failed with an error): ${summary.skipped.join(", ")}`);
+  return 0;
+}
+
 function positiveInteger(value: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 1) {
@@ -267,6 +277,15 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     )
     .action(async (instances: string, options: EvalCliOptions) =>
       setExitCode(await evaluate(instances, options)),
+    );
+  program
+    .command("eval-replays")
+    .description("turn a finished eval's trajectories into a replay directory, to re-run it at no cost")
+    .argument("<run-dir>", "the --out directory of a finished agent-fix eval")
+    .requiredOption("--out <dir>", "where INSTANCE_ID.jsonl is written, for --model replay:DIR")
+    .option("--variant <name>", "the variant whose runs are exported", "default")
+    .action(async (runDir: string, options: { out: string; variant: string }) =>
+      setExitCode(await evalReplays(runDir, options)),
     );
   return program;
 }
