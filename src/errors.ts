@@ -17,6 +17,7 @@ type ConfigErrorCode =
   | "eval_replays_no_results"
   | "eval_replays_unrecoverable"
   | "eval_results_invalid"
+  | "eval_runner_unknown"
   | "eval_variant_invalid"
   | "issue_missing"
   | "mine_options_invalid"
