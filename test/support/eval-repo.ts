@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { InstanceResult } from "../../worker/eval/results.js";
 
-export const root = fileURLToPath(new URL("../../", import.meta.url));
+const root = fileURLToPath(new URL("../../", import.meta.url));
 export const evalFixtures = join(root, "test/fixtures/eval");
 
 interface CliResult {

@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { AgentFixError } from "../../src/errors.js";
 import { isGitUrl } from "../agent/cli-support.js";
 import { git } from "../pipeline/git.js";
-import { tokenForCloneUrl } from "./mine/github.js";
+import { tokenForCloneUrl } from "./mine/token.js";
 
 interface InstanceCheckout {
   dir: string;

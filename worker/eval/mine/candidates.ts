@@ -46,7 +46,7 @@ export function closedIssues(body: string | null, owner: string, repo: string): 
 const TEST_PATH =
   /(^|\/)(tests?|spec|specs|__tests__|testing)\/|(^|\/)test_[^/]*\.py$|_test\.(py|go)$|\.(test|spec)\.[cm]?[jt]sx?$|(^|\/)conftest\.py$/;
 
-export const isTestPath = (path: string) => TEST_PATH.test(path);
+const isTestPath = (path: string) => TEST_PATH.test(path);
 
 /** The files split into tests and the rest, or why the pull request does not qualify. */
 export function splitFiles(

@@ -12,14 +12,8 @@ import type { ProbotOctokit } from "probot";
 import type { SandboxProvider } from "../../../src/contracts.js";
 import { git } from "../../pipeline/git.js";
 import { closedIssues, instanceId, type SkipReason, splitFiles } from "./candidates.js";
-import {
-  closedPulls,
-  issueText,
-  type MergedPull,
-  mineClient,
-  pullFiles,
-  requireGitHubToken,
-} from "./github.js";
+import { closedPulls, issueText, type MergedPull, mineClient, pullFiles } from "./github.js";
+import { requireGitHubToken } from "./token.js";
 import { validateCandidate } from "./validate.js";
 
 interface MineOptions {

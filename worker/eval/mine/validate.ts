@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SandboxProvider } from "../../../src/contracts.js";
+import type { Sandbox, SandboxProvider } from "../../../src/contracts.js";
 import { prepareTree } from "../../pipeline/prepare.js";
 import { RunSandboxes } from "../../pipeline/sandbox.js";
 import { checkoutInstance } from "../checkout.js";
@@ -30,7 +30,7 @@ interface Candidate {
   setup?: string[] | undefined;
 }
 
-export type Validation =
+type Validation =
   | { kind: "valid"; FAIL_TO_PASS: string[]; PASS_TO_PASS: string[]; setup: string[]; testCommand: string }
   | { kind: "skip"; reason: "no_test_runner" | "patch_does_not_apply" | "no_failing_test"; detail: string };
 
@@ -95,7 +95,7 @@ export async function validateCandidate(
 
 /** The patches applied in a fresh sandbox, then the test files run; each test's outcome. */
 async function testsAfter(
-  sandbox: Parameters<Parameters<RunSandboxes["using"]>[1]>[0],
+  sandbox: Sandbox,
   patches: readonly string[],
   runner: TestRunner,
   testFiles: readonly string[],
