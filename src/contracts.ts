@@ -266,6 +266,8 @@ export interface TrajectoryStep {
   tokens: { sent: number; received: number };
   /** The gate run (info.gate[N-1].attempt) this step's submit caused, if any. */
   gate_attempt?: number;
+  /** The model's reply as received: what `agent-fix eval-replays` turns into a replay file. */
+  message?: AssistantMessage;
 }
 
 export interface GateRecord {

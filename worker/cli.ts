@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `agent-fix`: run the agent on a local repository with no GitHub involved, evaluate it on SWE-bench-style
- * instances (`eval`, worker/eval/), read a trajectory, or replay
+ * instances (`eval`, `eval-replays`, worker/eval/), mine such instances from a repository's history
+ * (`mine`), read a trajectory, or replay
  * one against a repository. A composition root: it builds the concrete sandbox provider, model and ACI.
  * Exit codes: 0 success, 1 the run did not produce an accepted patch (or replay found differences),
  * 2 an error in the arguments or the configuration.
@@ -13,7 +14,7 @@ import { pathToFileURL } from "node:url";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { createSandboxProvider } from "../sandbox/index.js";
 import type { Gate, Sandbox, SandboxProvider } from "../src/contracts.js";
-import { AgentFixError } from "../src/errors.js";
+import { AgentFixError, ConfigError } from "../src/errors.js";
 import { abortOnInterrupt } from "../src/process-signals.js";
 import { createEnvironment } from "./aci/index.js";
 import { readIssue, resolveRepo, runId } from "./agent/cli-support.js";
@@ -22,6 +23,8 @@ import { runAgent } from "./agent/index.js";
 import { formatTrajectory, readTrajectory } from "./agent/inspect.js";
 import { formatReplayReport, replayActions } from "./agent/replay-check.js";
 import { runEval } from "./eval/eval.js";
+import { runMine } from "./eval/mine/mine.js";
+import { exportReplays } from "./eval/replays.js";
 import { createModel } from "./model/index.js";
 
 const GATE_TIMEOUT_MS = 15 * 60_000;
@@ -197,6 +200,54 @@ async function evaluate(instances: string, options: EvalCliOptions): Promise<num
   }
 }
 
+async function evalReplays(runDir: string, options: { out: string; variant: string }): Promise<number> {
+  const summary = await exportReplays({ runDir, out: options.out, variant: options.variant });
+  print(`replays of ${summary.written.length} instance(s) written to ${resolve(options.out)}`);
+  if (summary.skipped.length)
+    print(`no replay (the run failed with an error): ${summary.skipped.join(", ")}`);
+  return 0;
+}
+
+interface MineCliOptions {
+  since?: string;
+  limit: number;
+  out?: string;
+  setup: string[];
+  image?: string;
+}
+
+async function mine(slug: string, options: MineCliOptions): Promise<number> {
+  const [owner, repo, ...rest] = slug.split("/");
+  if (!owner || !repo || rest.length > 0) {
+    throw new ConfigError(`${slug}: expected OWNER/REPO`, { code: "mine_options_invalid" });
+  }
+  const since = options.since === undefined ? undefined : new Date(options.since);
+  if (since && Number.isNaN(since.getTime())) {
+    throw new ConfigError(`--since ${options.since}: not a date`, {
+      code: "mine_options_invalid",
+      hint: "Give a date as 2025-01-31 (or an ISO 8601 time).",
+    });
+  }
+  const controller = new AbortController();
+  const detach = abortOnInterrupt(controller, print);
+  try {
+    await runMine({
+      owner,
+      repo,
+      since,
+      limit: options.limit,
+      out: resolve(options.out ?? `${owner}__${repo}.jsonl`),
+      ...(options.setup.length ? { setup: options.setup } : {}),
+      provider: createSandboxProvider("docker", options.image ? { image: options.image } : {}),
+      print,
+      signal: controller.signal,
+    });
+    return 0;
+  } finally {
+    detach();
+  }
+}
+
 function positiveInteger(value: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 1) {
@@ -267,6 +318,30 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     )
     .action(async (instances: string, options: EvalCliOptions) =>
       setExitCode(await evaluate(instances, options)),
+    );
+  program
+    .command("mine")
+    .description("build eval instances from a repository's merged pull requests that fix an issue with tests")
+    .argument("<owner/repo>", "the repository, on github.com or GHE_HOST; the token from GITHUB_TOKEN")
+    .option("--since <date>", "only pull requests merged since this date")
+    .option("--limit <n>", "instances to build at most, the most recently merged first", positiveInteger, 20)
+    .option("--out <file>", "the instances, as JSON Lines (default OWNER__REPO.jsonl)")
+    .option(
+      "--setup <command>",
+      "a setup command instead of the detected ones (repeatable)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option("--image <image>", "the Docker image the tests run in (default the agent-fix sandbox image)")
+    .action(async (slug: string, options: MineCliOptions) => setExitCode(await mine(slug, options)));
+  program
+    .command("eval-replays")
+    .description("turn a finished eval's trajectories into a replay directory, to re-run it at no cost")
+    .argument("<run-dir>", "the --out directory of a finished agent-fix eval")
+    .requiredOption("--out <dir>", "where INSTANCE_ID.jsonl is written, for --model replay:DIR")
+    .option("--variant <name>", "the variant whose runs are exported", "default")
+    .action(async (runDir: string, options: { out: string; variant: string }) =>
+      setExitCode(await evalReplays(runDir, options)),
     );
   return program;
 }

@@ -4,63 +4,24 @@
  * PASS_TO_PASS test while fixing FAIL_TO_PASS, one never submits; grading must call each one right, and
  * a second invocation must run only what is not finished.
  */
-import { execFile } from "node:child_process";
-import { cp, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { InstanceResult } from "../../worker/eval/results.js";
+import {
+  resultOf as byId,
+  fixtureRepository,
+  evalFixtures as fixtures,
+  readEvalResults as readResults,
+  cli as runCli,
+} from "../support/eval-repo.js";
 import { requireSandboxImage } from "../support/services.js";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const fixtures = join(root, "test/fixtures/eval");
 const ready = await requireSandboxImage();
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(
-      join(root, "node_modules/.bin/tsx"),
-      ["worker/cli.ts", ...args],
-      { cwd: root, env: { ...process.env, OPENAI_API_KEY: "" }, timeout: 900_000 },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    if (typeof failed.code !== "number") throw error;
-    return { code: failed.code, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
-  }
-}
-
-/** The fixture as a git repository with one commit; returns its directory and the commit. */
-async function fixtureRepository(): Promise<{ dir: string; base: string }> {
-  const dir = await mkdtemp(join(tmpdir(), "eval-repo-"));
-  await cp(join(fixtures, "repo"), dir, { recursive: true });
-  const git = (...args: string[]) =>
-    promisify(execFile)("git", ["-c", "user.name=t", "-c", "user.email=t@localhost", ...args], { cwd: dir });
-  await git("init", "-q");
-  await git("add", "-A");
-  await git("commit", "-q", "-m", "mathx");
-  // A later commit holding the fix: the agent must start from base_commit and never see it.
-  await writeFile(
-    join(dir, "mathx/ops.py"),
-    (await readFile(join(dir, "mathx/ops.py"), "utf8")).replace(
-      "    return sum(values) / len(values)",
-      "    return sum(values) / len(values) if values else 0",
-    ),
-  );
-  const base = (await git("rev-parse", "HEAD^{commit}")).stdout.trim();
-  await git("commit", "-q", "-am", "the fix, after the base commit");
-  return { dir, base };
-}
+const cli = (...args: string[]) => runCli(args);
 
 const F2P = "tests.test_empty.EmptyTest.test_mean_of_empty_list_is_zero";
 const P2P = ["tests.test_ops.OpsTest.test_mean", "tests.test_ops.OpsTest.test_clamp"];
-
-const readResults = async (out: string) =>
-  (JSON.parse(await readFile(join(out, "results.json"), "utf8")) as { results: InstanceResult[] }).results;
-const byId = (results: InstanceResult[], id: string) => results.find((result) => result.instance_id === id)!;
 
 describe.runIf(ready)("agent-fix eval on fixture instances with a replay model", { timeout: 900_000 }, () => {
   let out: string;

@@ -316,7 +316,7 @@ export class GitHubServer {
     if (outOfScope) return send(outOfScope.status, outOfScope.body, label);
     try {
       const result = await route.handler(ctx);
-      send(result.status, result.body, label, result.raw);
+      send(result.status, result.body, label, result.raw, result.headers);
     } catch (error) {
       send(500, { message: `Stand-in error: ${error instanceof Error ? error.message : error}` }, label);
     }

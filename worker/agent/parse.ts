@@ -188,12 +188,16 @@ export function textSignature(tool: Tool): string {
 }
 
 /**
- * The text-mode examples, in the tools of the bundle: the `aci` bundle's open and edit, or the
- * `editor` bundle's view, str_replace and insert.
+ * The text-mode examples, in the tools of the bundle: the `aci` bundle's open and edit, the
+ * `editor` bundle's view, str_replace and insert, or a shell command for the `shell` bundle.
  */
 function textExamples(tools: readonly Tool[]): string[] {
   const has = (name: string) => tools.some((tool) => tool.name === name);
-  if (has("edit") || !has("view")) {
+  if (!has("edit") && !has("view")) {
+    // The shell bundle: its examples may name no tool it lacks.
+    return ["```", "grep -n 'def mean' src/app.py", "```"];
+  }
+  if (has("edit")) {
     return [
       "```",
       "open src/app.py 40",

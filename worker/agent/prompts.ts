@@ -46,6 +46,17 @@ export function cutMiddle(text: string, maxChars: number): string {
  * numbered tip of the template.
  */
 export function bundlePromptValues(bundle: string): { interface_summary: string; bundle_tips: string } {
+  if (bundle === "shell") {
+    // The paper's "no ACI" ablation: the model has a shell and submit, nothing else to describe.
+    return {
+      interface_summary:
+        "The interface is a shell (bash) and submit: you find, read and change files with shell commands\n(grep, find, cat, sed, or a short script).",
+      bundle_tips: [
+        "2. Use grep -rn and find to find the code; print only the lines you need (sed -n '10,40p' FILE)\n   instead of reading long files whole.",
+        "3. After each change, print the changed lines again, and run the file (or python3 -m\n   py_compile FILE) to catch a syntax error before you go on.",
+      ].join("\n"),
+    };
+  }
   if (bundle === "editor") {
     return {
       interface_summary:

@@ -278,6 +278,7 @@ class AgentLoop {
       tool,
       args,
       tokens: { sent: response.usage.promptTokens, received: response.usage.completionTokens },
+      message: response.message,
     };
   }
 

@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { AgentFixError } from "../../src/errors.js";
 import { isGitUrl } from "../agent/cli-support.js";
 import { git } from "../pipeline/git.js";
+import { tokenForCloneUrl } from "./mine/token.js";
 
 interface InstanceCheckout {
   dir: string;
@@ -21,7 +22,12 @@ export async function checkoutInstance(
 ): Promise<InstanceCheckout> {
   const source = isGitUrl(repo) ? repo : resolve(repo);
   const options = signal ? { signal } : {};
-  await git(["clone", "--quiet", "--no-local", "--no-checkout", source, dir], options);
+  // A repository of the configured GitHub (as `agent-fix mine` writes them) is cloned with GITHUB_TOKEN.
+  const token = isGitUrl(repo) ? tokenForCloneUrl(repo) : undefined;
+  await git(["clone", "--quiet", "--no-local", "--no-checkout", source, dir], {
+    ...options,
+    ...(token ? { token } : {}),
+  });
   try {
     await git(["-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", baseCommit], {
       ...options,

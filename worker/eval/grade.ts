@@ -26,15 +26,19 @@ export type Grade =
       detail: string;
     };
 
+/** A word for the shell: as it is when plain, else single-quoted. */
+export function shellWord(text: string): string {
+  return /^[\w./:=@+-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
 /** `template` with `{tests}` replaced by the ids, each quoted for the shell. */
 export function testCommandFor(template: string, ids: readonly string[]): string {
-  const quoted = ids.map((id) => (/^[\w./:=@+-]+$/.test(id) ? id : `'${id.replaceAll("'", `'\\''`)}'`));
-  return template.replaceAll("{tests}", quoted.join(" ")).trim();
+  return template.replaceAll("{tests}", ids.map(shellWord).join(" ")).trim();
 }
 
 export async function gradeInstance(
   setup: { sandboxes: RunSandboxes; prepared: PreparedTree },
-  instance: EvalInstance,
+  instance: EvalInstance & { test_command: string },
   patch: string,
   signal?: AbortSignal,
 ): Promise<Grade> {

@@ -35,13 +35,13 @@ const instanceSchema = z.object({
   FAIL_TO_PASS: testIds,
   /** Tests that passed before and must still pass. */
   PASS_TO_PASS: testIds.default([]),
-  /** Shell commands run once with network before the agent starts (dependencies). */
-  setup: z.union([z.string().transform((command) => [command]), z.array(z.string())]).default([]),
-  /** Runs the given tests; `{tests}` becomes their shell-quoted ids. */
+  /** Shell commands run once with network before the agent starts (dependencies); default: detected. */
+  setup: z.union([z.string().transform((command) => [command]), z.array(z.string())]).optional(),
+  /** Runs the given tests; `{tests}` becomes their shell-quoted ids. Default: the runner detected. */
   test_command: z
     .string()
     .refine((text) => text.includes("{tests}"), "must contain {tests}, where the test ids go")
-    .default("python3 -m pytest {tests}"),
+    .optional(),
   /** The Docker image the sandboxes start from; default the agent-fix sandbox image. */
   image: z.string().min(1).optional(),
 });

@@ -15,6 +15,7 @@ import { RunSandboxes } from "../pipeline/sandbox.js";
 import { checkoutInstance } from "./checkout.js";
 import { type Grade, gradeInstance, testCommandFor } from "./grade.js";
 import type { EvalInstance } from "./instances.js";
+import { instanceCommands } from "./test-runner.js";
 
 const SETUP_TIMEOUT_MS = 30 * 60_000;
 const GATE_TIMEOUT_MS = 30 * 60_000;
@@ -48,19 +49,20 @@ export async function runInstance(instance: EvalInstance, deps: InstanceRunDeps)
   signal.addEventListener("abort", onAbort, { once: true });
   try {
     const checkout = await checkoutInstance(instance.repo, instance.base_commit, join(root, "repo"), signal);
+    const { setup, testCommand } = await instanceCommands(instance, checkout.dir);
     const prepared = await prepareTree({
       sandboxes,
       checkoutDir: checkout.dir,
       headSha: checkout.headSha,
       root,
-      setup: { commands: instance.setup, network: instance.setup.length > 0, timeoutMs: SETUP_TIMEOUT_MS },
+      setup: { commands: setup, network: setup.length > 0, timeoutMs: SETUP_TIMEOUT_MS },
       secrets: {},
       signal,
     });
     // The gate runs the tests that passed before the change (all of them when none are listed): the
     // repository's own tests, as in the app; FAIL_TO_PASS does not exist before the test patch.
     const test = {
-      command: testCommandFor(instance.test_command, instance.PASS_TO_PASS),
+      command: testCommandFor(testCommand, instance.PASS_TO_PASS),
       timeoutMs: GATE_TIMEOUT_MS,
     };
     const agentSandbox = sandboxes.start(prepared.dir);
@@ -91,7 +93,12 @@ export async function runInstance(instance: EvalInstance, deps: InstanceRunDeps)
       onAgentDone: () => void sandboxes.dispose(sandbox),
     });
     const patch = outcome.trajectory.info.submission ?? "";
-    const grade = await gradeInstance({ sandboxes, prepared }, instance, patch, signal);
+    const grade = await gradeInstance(
+      { sandboxes, prepared },
+      { ...instance, test_command: testCommand },
+      patch,
+      signal,
+    );
     return {
       trajectory: outcome.trajectory,
       patch,

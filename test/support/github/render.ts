@@ -57,11 +57,14 @@ export function pullJson(base: string, pull: StandInPull, headSha: string) {
     user: userJson(pull.user),
     head: {
       ref: pull.head,
-      sha: headSha,
+      sha: pull.headSha ?? headSha,
       label: `${pull.owner}:${pull.head}`,
       repo: { name: pull.repo, full_name: `${pull.owner}/${pull.repo}`, owner: { login: pull.owner } },
     },
-    base: { ref: pull.base },
+    base: { ref: pull.base, sha: pull.baseSha ?? "" },
+    merged_at: pull.mergedAt ?? null,
+    created_at: pull.createdAt ?? null,
+    updated_at: pull.updatedAt ?? null,
     requested_reviewers: pull.reviewRequests.map((login) => ({ login })),
     html_url: `${base}/${pull.owner}/${pull.repo}/pull/${pull.number}`,
   };

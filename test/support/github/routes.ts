@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { listRefs } from "../git-server.js";
 import { contentsEntry } from "./contents.js";
+import { paged, pullFilesJson, sortPulls } from "./history-routes.js";
 import { commentJson, issueJson, pullJson, repoJson, userJson } from "./render.js";
 import { reviewRoutes } from "./review-routes.js";
 import type { StandInRepo, StandInState, StandInUser } from "./state.js";
@@ -35,6 +36,8 @@ export interface RouteResult {
   status: number;
   body?: unknown;
   raw?: Buffer;
+  /** Headers GitHub sends with the answer (e.g. a list's Link). */
+  headers?: Record<string, string>;
 }
 
 export type Handler = (ctx: RouteContext) => Promise<RouteResult> | RouteResult;
@@ -395,8 +398,20 @@ function pullRoutes(): Route[] {
             (!head || p.head === branchOf(head)),
         );
         const body = [];
-        for (const p of list) body.push(pullJson(ctx.base, p, (await headSha(ctx, repo, p.head)) ?? ""));
-        return { status: 200, body };
+        for (const p of sortPulls(list, ctx.query.get("sort"), ctx.query.get("direction")))
+          body.push(pullJson(ctx.base, p, (await headSha(ctx, repo, p.head)) ?? ""));
+        return paged(ctx, `/repos/${repo.owner}/${repo.name}/pulls`, body);
+      }),
+    },
+    {
+      method: "GET",
+      pattern: new RegExp(`^${R}/pulls/(\\d+)/files$`),
+      auth: "installation",
+      handler: withRepo(async (ctx, repo) => {
+        const pull = pullOf(ctx, repo);
+        if (!pull) return notFound();
+        const path = `/repos/${repo.owner}/${repo.name}/pulls/${pull.number}/files`;
+        return paged(ctx, path, await pullFilesJson(ctx, repo, pull));
       }),
     },
     {

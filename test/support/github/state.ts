@@ -56,6 +56,12 @@ export interface StandInPull {
   state: "open" | "closed";
   user: StandInUser;
   reviewRequests: string[];
+  /** A pull request of the repository's history (see history-routes.ts): its commits and times. */
+  baseSha?: string;
+  headSha?: string;
+  mergedAt?: string | null;
+  createdAt?: string;
+  updatedAt?: string;
 }
 
 /** A submitted pull request review; its line comments are `comments`. */

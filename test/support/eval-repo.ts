@@ -1,0 +1,73 @@
+/**
+ * For the `agent-fix eval` and `mine` tests: the CLI as a child process, and the fixture repository
+ * test/fixtures/eval/repo as a git repository whose base commit lacks a fix that a later commit holds.
+ */
+import { execFile } from "node:child_process";
+import { cp, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import type { InstanceResult } from "../../worker/eval/results.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+export const evalFixtures = join(root, "test/fixtures/eval");
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `agent-fix ARGS` through tsx, as a user runs it; `env` is laid over this process's environment. */
+export async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(
+      join(root, "node_modules/.bin/tsx"),
+      ["worker/cli.ts", ...args],
+      { cwd: root, env: { ...process.env, OPENAI_API_KEY: "", ...env }, timeout: 900_000 },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    if (typeof failed.code !== "number") throw error;
+    return { code: failed.code, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
+  }
+}
+
+/** git in `dir` with a fixed author. */
+export function gitIn(dir: string) {
+  return async (...args: string[]) =>
+    (
+      await promisify(execFile)("git", ["-c", "user.name=t", "-c", "user.email=t@localhost", ...args], {
+        cwd: dir,
+      })
+    ).stdout;
+}
+
+/** The fixture as a git repository with one commit; returns its directory and the commit. */
+export async function fixtureRepository(): Promise<{ dir: string; base: string }> {
+  const dir = await mkdtemp(join(tmpdir(), "eval-repo-"));
+  await cp(join(evalFixtures, "repo"), dir, { recursive: true });
+  const git = gitIn(dir);
+  await git("init", "-q");
+  await git("add", "-A");
+  await git("commit", "-q", "-m", "mathx");
+  // A later commit holding the fix: the agent must start from base_commit and never see it.
+  await writeFile(
+    join(dir, "mathx/ops.py"),
+    (await readFile(join(dir, "mathx/ops.py"), "utf8")).replace(
+      "    return sum(values) / len(values)",
+      "    return sum(values) / len(values) if values else 0",
+    ),
+  );
+  const base = (await git("rev-parse", "HEAD^{commit}")).trim();
+  await git("commit", "-q", "-am", "the fix, after the base commit");
+  return { dir, base };
+}
+
+export const readEvalResults = async (out: string) =>
+  (JSON.parse(await readFile(join(out, "results.json"), "utf8")) as { results: InstanceResult[] }).results;
+
+export const resultOf = (results: InstanceResult[], id: string) =>
+  results.find((result) => result.instance_id === id)!;
