@@ -41,9 +41,10 @@ async function prepare(
     user?: "agent" | "root";
     repository?: string;
     secrets?: Record<string, string>;
+    provider?: DockerSandboxProvider;
   },
 ) {
-  const sandboxes = new RunSandboxes(provider, { jobId: "warm-test" });
+  const sandboxes = new RunSandboxes(options.provider ?? provider, { jobId: "warm-test" });
   const prepared = await prepareTree({
     sandboxes,
     checkoutDir: repo.dir,
@@ -56,15 +57,16 @@ async function prepare(
   return { prepared, sandboxes };
 }
 
-async function storeImages(): Promise<string[]> {
+async function storeImages(store = STORE): Promise<{ id: string; repository: string }[]> {
   const images = await provider.docker.listImages({
-    filters: JSON.stringify({ label: [`${KEPT_LABEL.kept}=${STORE}`] }),
+    filters: JSON.stringify({ label: [`${KEPT_LABEL.kept}=${store}`] }),
   });
-  return images.map((image) => image.Id);
+  return images.map((image) => ({ id: image.Id, repository: image.Labels?.[KEPT_LABEL.repository] ?? "" }));
 }
 
 afterAll(async () => {
-  for (const id of await storeImages()) await provider.docker.getImage(id).remove({ force: true });
+  const ours = [...(await storeImages()), ...(await storeImages(`${STORE}-lru`))];
+  for (const { id } of ours) await provider.docker.getImage(id).remove({ force: true });
   for (const root of roots) await rm(root, { recursive: true, force: true });
 });
 
@@ -137,5 +139,19 @@ describe.runIf(ready)("warm start: the environment setup prepared, kept and foun
     expect((error as Error).message).toContain("/etc/npmrc (NPM_TOKEN)");
     expect((error as Error).message).not.toContain(token);
     expect((await storeImages()).length).toBe(before);
+  }, 300_000);
+
+  it("removes the least recently used environments above the operator's size", async () => {
+    // Each environment holds about 1 MB outside the workspace; the store holds 2.5 MB.
+    const small = new DockerSandboxProvider({ keptEnvironments: { name: `${STORE}-lru`, maxSize: "2500k" } });
+    const commands = ["head -c 1000000 /dev/urandom > /var/tmp/fill", STAMP];
+    const keep = async (name: string) =>
+      (await prepare(await repository({}), { commands, repository: `octo/${name}`, provider: small })).prepared;
+    expect((await keep("a")).reused).toBeUndefined();
+    expect((await keep("b")).reused).toBeUndefined();
+    expect((await keep("a")).reused).toBeDefined(); // a is used again: b is now the least recently used
+    expect((await keep("c")).reused).toBeUndefined();
+    const left = (await storeImages(`${STORE}-lru`)).map((image) => image.repository).sort();
+    expect(left).toEqual(["octo/a", "octo/c"]);
   }, 300_000);
 });
