@@ -146,7 +146,8 @@ describe.runIf(ready)("warm start: the environment setup prepared, kept and foun
     const small = new DockerSandboxProvider({ keptEnvironments: { name: `${STORE}-lru`, maxSize: "2500k" } });
     const commands = ["head -c 1000000 /dev/urandom > /var/tmp/fill", STAMP];
     const keep = async (name: string) =>
-      (await prepare(await repository({}), { commands, repository: `octo/${name}`, provider: small })).prepared;
+      (await prepare(await repository({}), { commands, repository: `octo/${name}`, provider: small }))
+        .prepared;
     expect((await keep("a")).reused).toBeUndefined();
     expect((await keep("b")).reused).toBeUndefined();
     expect((await keep("a")).reused).toBeDefined(); // a is used again: b is now the least recently used
