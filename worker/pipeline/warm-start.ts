@@ -4,7 +4,7 @@
  * a later run of the same key skips setup: its prepared tree is those files with the new checkout over
  * them, on the host as always, and its sandboxes start from the kept image.
  */
-import { cp, mkdir, readdir, rename } from "node:fs/promises";
+import { cp, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { KeptEnvironment, PreparedEnvironments, Sandbox } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
@@ -30,6 +30,8 @@ export async function layKeptWorkspace(
   const [top] = await readdir(landing);
   if (top) await rename(join(landing, top), dir);
   else await mkdir(dir);
+  // Never kept by this worker (producedFiles skips it): whatever setup planted there goes.
+  await rm(join(dir, ".git"), { recursive: true, force: true });
   const gitDir = join(checkoutDir, ".git");
   await cp(checkoutDir, dir, {
     recursive: true,
