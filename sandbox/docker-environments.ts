@@ -32,12 +32,12 @@ export const KEPT_LABEL = {
 } as const;
 
 /** Where the kept image holds the workspace files setup produced. */
-export const KEPT_WORKSPACE_PARENT = "/var/lib";
-export const KEPT_WORKSPACE_NAME = "agent-fix-workspace";
+const KEPT_WORKSPACE_PARENT = "/var/lib";
+const KEPT_WORKSPACE_NAME = "agent-fix-workspace";
 const KEPT_WORKSPACE = `${KEPT_WORKSPACE_PARENT}/${KEPT_WORKSPACE_NAME}`;
 
-export const DEFAULT_KEPT_NAME = "agent-fix-kept";
-export const DEFAULT_KEPT_MAX_SIZE = "20g";
+const DEFAULT_KEPT_NAME = "agent-fix-kept";
+const DEFAULT_KEPT_MAX_SIZE = "20g";
 
 export interface KeptEnvironmentsOptions {
   /** The images' repository name (default agent-fix-kept); tests use their own. */

@@ -40,7 +40,7 @@ interface EnvironmentKeyInput {
 }
 
 /** The tracked manifests and lockfiles with their blob ids, sorted by path. */
-export function manifestsOf(base: BaseCommit): [string, string][] {
+function manifestsOf(base: BaseCommit): [string, string][] {
   return [...base.tracked]
     .filter(([path, entry]) => entry.mode !== "160000" && MANIFEST_NAMES.test(path.split("/").pop() ?? ""))
     .map(([path, entry]): [string, string] => [path, entry.oid])
