@@ -3,7 +3,7 @@
  * main process), the workspace's size, and the checks of the provider's options.
  */
 import type Docker from "dockerode";
-import type { SandboxLimits } from "../src/contracts.js";
+import type { SandboxLimits, SetupUser } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import { COPY_THEN_SLEEP } from "./docker-copy.js";
 import { WORKDIR } from "./docker-scripts.js";
@@ -79,6 +79,20 @@ interface ContainerSpecInput {
   homeSize: string;
   /** The setup network's name, or undefined for none. */
   network: string | undefined;
+  /** A setup sandbox that may be kept: a writable root; root's capabilities when setup runs as root. */
+  setupUser?: SetupUser | undefined;
+}
+
+/**
+ * The bounding set. uid 1000 under no-new-privileges never holds any of it (test/integration/
+ * sandbox-hardening.test.ts); root execs do: the control shell (KILL, SYS_NICE), the egress rules
+ * (NET_ADMIN, which setup's own shell drops: sandbox/docker.ts), and root setup (what apt-get and dpkg need: owners, modes, the _apt user).
+ */
+function capabilities(network: boolean, setupUser: SetupUser | undefined): string[] {
+  const caps = ["KILL", "SETUID", "SETGID", "SYS_NICE"];
+  if (network) caps.push("NET_ADMIN");
+  if (setupUser === "root") caps.push("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETFCAP");
+  return caps;
 }
 
 export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreateOptions {
@@ -105,13 +119,12 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
     HostConfig: {
       NetworkMode: network ?? "none",
       CapDrop: ["ALL"],
-      // The bounding set: root execs (the control shell, the egress rules) have these, uid 1000 under
-      // no-new-privileges never does (test/integration/sandbox-hardening.test.ts proves it).
-      CapAdd: ["KILL", "SETUID", "SETGID", "SYS_NICE", ...(network ? ["NET_ADMIN"] : [])],
+      CapAdd: capabilities(network !== undefined, input.setupUser),
       SecurityOpt: ["no-new-privileges"],
       ...(network ? { Sysctls: { "net.ipv6.conf.all.disable_ipv6": "1" } } : {}),
       Init: true,
-      ReadonlyRootfs: true,
+      // Only a setup sandbox writes its root: what it installs is committed as the kept environment.
+      ReadonlyRootfs: input.setupUser === undefined,
       // exec: Docker's default for a tmpfs is noexec, and toolchains run what they build there (`go test`
       // runs its binary from /tmp; pip --user, cargo install, go install put tools under $HOME). The
       // workspace runs the agent's code anyway, so noexec would protect nothing.

@@ -33,6 +33,7 @@ import {
 } from "./common.js";
 import { buildRepoImage } from "./docker-build.js";
 import { copyIn } from "./docker-copy.js";
+import { DockerPreparedEnvironments, type KeptEnvironmentsOptions } from "./docker-environments.js";
 import {
   derivedImage,
   type ImageFitness,
@@ -98,6 +99,8 @@ export interface DockerSandboxProviderOptions extends Partial<SessionSandboxSett
   workspaceSize?: string;
   /** The former name of workspaceSize; workspaceSize wins. */
   workspaceTmpfsSize?: string;
+  /** Keep setup's result for later runs (sandbox/docker-environments.ts); off when absent. */
+  keptEnvironments?: KeptEnvironmentsOptions;
   /** Setup's network (sandbox/egress.ts). */
   setupNetwork?: {
     /** Docker network to create and use (default agent-fix-setup). */
@@ -189,6 +192,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly allow: string[];
   private readonly deny: string[];
   private networkReady: Promise<string[]> | undefined;
+  readonly environments: DockerPreparedEnvironments | undefined;
   /** Foreign images made fit for the sandbox, by image id: the image to run and what it lacks. */
   private readonly prepared = new Map<string, Promise<{ run: string; fitness: ImageFitness }>>();
   /** Repository images built, by what built them: the image's id. */
@@ -203,6 +207,9 @@ export class DockerSandboxProvider implements SandboxProvider {
     this.docker = options.docker ?? new Docker();
     this.image = options.image ?? SANDBOX_IMAGE;
     this.workerId = options.workerId ?? defaultWorkerId();
+    this.environments = options.keptEnvironments
+      ? new DockerPreparedEnvironments(this.docker, this.image, options.keptEnvironments)
+      : undefined;
   }
 
   /** The setup network's subnet and gateway, the network created on first use. */
@@ -221,9 +228,10 @@ export class DockerSandboxProvider implements SandboxProvider {
     return this.networkReady;
   }
 
-  /** agent-fix's own images (the provider's default, the slim and the rich one) run as they are. */
+  /** agent-fix's own images (the provider's default, the slim, the rich and the kept ones) run as they are. */
   private isOwnImage(image: string): boolean {
     const name = image.replace(/:[^/:]*$/, "");
+    if (this.environments?.owns(image)) return true;
     return image === this.image || name === SANDBOX_IMAGE_NAME || name === SANDBOX_RICH_IMAGE_NAME;
   }
 
@@ -294,6 +302,7 @@ export class DockerSandboxProvider implements SandboxProvider {
           tmpSize: this.options.tmpfsSize?.tmp ?? "1g",
           homeSize: this.options.tmpfsSize?.home ?? "512m",
           network,
+          setupUser: options.setup?.user,
         }),
       );
     } catch (error) {
@@ -305,6 +314,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       image,
       network: network ?? null,
       env: envList(env),
+      rootShell: options.setup?.user === "root",
       settings: sessionSettings(this.options, options),
       workspaceBytes: this.workspaceBytes,
     });
@@ -346,9 +356,22 @@ interface DockerSandboxInit {
   /** The setup network's name while connected (or connectable), null without. */
   network: string | null;
   env: string[];
+  /** Setup as root: the commands' shell is root's, without NET_ADMIN (the egress rules stay). */
+  rootShell: boolean;
   settings: SessionSandboxSettings;
   workspaceBytes: number;
 }
+
+/** Root setup's shell: NET_ADMIN leaves the bounding set first, so root cannot undo the egress rules. */
+const ROOT_SETUP_SHELL = [
+  "setpriv",
+  "--bounding-set=-net_admin",
+  "--inh-caps=-all",
+  "--",
+  "bash",
+  "--noprofile",
+  "--norc",
+];
 
 export class DockerSandbox extends SessionSandbox {
   readonly driver = "docker" as const;
@@ -399,8 +422,8 @@ export class DockerSandbox extends SessionSandbox {
       name: "agent",
       spawn: () =>
         attachShell(docker, container, {
-          user: AGENT_USER,
-          cmd: ["bash", "--noprofile", "--norc"],
+          user: init.rootShell ? "0:0" : AGENT_USER,
+          cmd: init.rootShell ? ROOT_SETUP_SHELL : ["bash", "--noprofile", "--norc"],
           env: init.env,
         }),
       killChildren: (pid) => this.kill(pid, false),

@@ -68,6 +68,49 @@ export interface SandboxCreateOptions {
    * build.dockerfile, checked by worker/pipeline/devcontainer-build.ts); built once for equal fields.
    */
   imageBuild?: RepoImageBuildSpec | undefined;
+  /**
+   * A setup sandbox whose result may be kept (PreparedEnvironments): a writable root, and setup's
+   * commands as this user ("root" adds the capabilities package managers need, never NET_ADMIN).
+   */
+  setup?: { user: SetupUser } | undefined;
+}
+
+export type SetupUser = "agent" | "root";
+
+/** An environment kept after setup (a committed image), and when it was prepared. */
+export interface KeptEnvironment {
+  /** The image sandboxes of later runs start from. */
+  image: string;
+  preparedAt: Date;
+}
+
+/** Why an environment was not kept, for the status comment and the log. */
+export interface KeepRefusal {
+  kind: "secret";
+  /** Paths outside the workspace and the names of the secrets found in them (never their values). */
+  hits: { path: string; name: string }[];
+}
+
+export interface KeepInput {
+  /** What determines the environment (repository, commands, manifests), hashed with the image's id. */
+  key: string;
+  repository: string;
+  /** False when a later run could not reproduce it (setup changed tracked files): kept for this run only. */
+  reusable: boolean;
+  /** The workspace files to lay under later checkouts (what setup produced): a host directory and paths in it. */
+  workspace: { dir: string; files: string[] };
+  /** Secret names and the byte strings that give each away (the value, its base64 forms). */
+  secrets: { name: string; forms: Buffer[] }[];
+}
+
+/** Environments kept after setup, found by key, least recently used ones evicted above a size. */
+export interface PreparedEnvironments {
+  /** The kept environment of `key` on `image` (the provider's default when undefined), marked used; or null. */
+  find(key: string, image: string | undefined): Promise<KeptEnvironment | null>;
+  /** The workspace files kept with it, as a tar stream. */
+  workspace(environment: KeptEnvironment): Promise<Readable>;
+  /** Scans then commits a setup sandbox; a refusal when a secret is in what would be kept. */
+  keep(sandbox: Sandbox, input: KeepInput): Promise<KeptEnvironment | KeepRefusal>;
 }
 
 export interface RepoImageBuildSpec {
@@ -114,6 +157,8 @@ export interface Sandbox {
 export interface SandboxProvider {
   readonly driver: "docker" | "local";
   create(options: SandboxCreateOptions): Promise<Sandbox>;
+  /** Where setup's result is kept for later runs; absent when the driver cannot keep one. */
+  readonly environments?: PreparedEnvironments | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -136,6 +136,14 @@ function dockerSandboxes(settings: WorkerSettings, tag: string | undefined): Doc
     ...(tag ? { workerId: `${tag}/${defaultWorkerId()}` } : {}),
     ...(settings.AGENT_FIX_WORKSPACE_TMPFS ? { workspaceTmpfsSize: settings.AGENT_FIX_WORKSPACE_TMPFS } : {}),
     ...(settings.AGENT_FIX_WORKSPACE_SIZE ? { workspaceSize: settings.AGENT_FIX_WORKSPACE_SIZE } : {}),
+    ...(settings.AGENT_FIX_KEPT_ENVIRONMENTS_SIZE === "0"
+      ? {}
+      : {
+          keptEnvironments: {
+            name: settings.AGENT_FIX_KEPT_ENVIRONMENTS_NAME,
+            maxSize: settings.AGENT_FIX_KEPT_ENVIRONMENTS_SIZE,
+          },
+        }),
     setupNetwork: {
       name: settings.AGENT_FIX_SETUP_NETWORK,
       allow: cidrList(settings.AGENT_FIX_SETUP_NETWORK_ALLOW),

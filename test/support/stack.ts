@@ -103,6 +103,8 @@ export class Stack {
       AGENT_FIX_LOCK_MS: String(lockMs),
       AGENT_FIX_STALLED_INTERVAL_MS: String(Math.max(500, Math.floor(lockMs / 4))),
       AGENT_FIX_SHUTDOWN_GRACE_SECONDS: "5",
+      // No kept environments unless a test asks (test/e2e/warm-start.test.ts): each would be an image.
+      AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "0",
       LOG_LEVEL: "warn",
       ...this.options.env,
     };

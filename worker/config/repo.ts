@@ -42,8 +42,14 @@ export const repoConfigSchema = z
           .boolean()
           .default(true)
           .describe("Network access during setup (to install dependencies); the agent never has it."),
+        user: z
+          .enum(["agent", "root"])
+          .default("agent")
+          .describe(
+            "Who runs setup: root for system packages (apt-get install), kept for the agent, who never is root.",
+          ),
       })
-      .default({ commands: [], timeoutSeconds: 600, network: true })
+      .default({ commands: [], timeoutSeconds: 600, network: true, user: "agent" })
       .describe("Preparing the repository in the sandbox."),
     sandbox: z
       .strictObject({
@@ -123,6 +129,7 @@ const examples: Record<string, string> = {
   "setup.commands": "setup:\n  commands:\n    - npm ci",
   "setup.timeoutSeconds": "setup:\n  timeoutSeconds: 600",
   "setup.network": "setup:\n  network: false",
+  "setup.user": "setup:\n  user: root",
   sandbox: "sandbox:\n  image: agent-fix-sandbox-rich:0.1.0",
   test: "test:\n  command: npm test",
   "test.command": "test:\n  command: npm test",

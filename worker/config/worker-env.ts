@@ -32,6 +32,14 @@ const workerEnvSchema = z.object({
     .default("agent-fix-setup"), // the Docker network setup runs on (created with inter-container communication off)
   AGENT_FIX_SETUP_NETWORK_ALLOW: z.string().regex(CIDR_LIST, "IPv4 CIDRs separated by commas").optional(), // CIDRs setup may reach although private, e.g. a private registry: 10.20.0.5/32
   AGENT_FIX_SETUP_NETWORK_DENY: z.string().regex(CIDR_LIST, "IPv4 CIDRs separated by commas").optional(), // CIDRs setup may not reach on top of the private ranges: the host's public address when the worker runs in a container
+  AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: z
+    .string()
+    .regex(/^(0|[1-9]\d*[kmg]?)$/i, 'a size such as "20g", or 0 for none')
+    .default("20g"), // environments kept after setup (warm start), least recently used removed above this total; 0 keeps none
+  AGENT_FIX_KEPT_ENVIRONMENTS_NAME: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._-]*$/)
+    .default("agent-fix-kept"), // the local image repository they are committed to (docker images agent-fix-kept)
   AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
   AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
   AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
@@ -47,6 +55,7 @@ const examples: Record<string, string> = {
   AGENT_FIX_SANDBOX: "AGENT_FIX_SANDBOX=docker",
   AGENT_FIX_WORKSPACE_TMPFS: "AGENT_FIX_WORKSPACE_TMPFS=2g",
   AGENT_FIX_WORKSPACE_SIZE: "AGENT_FIX_WORKSPACE_SIZE=4g",
+  AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "AGENT_FIX_KEPT_ENVIRONMENTS_SIZE=20g",
   AGENT_FIX_SETUP_NETWORK_ALLOW: "AGENT_FIX_SETUP_NETWORK_ALLOW=10.20.0.5/32,10.30.0.0/16",
   AGENT_FIX_SETUP_NETWORK_DENY: "AGENT_FIX_SETUP_NETWORK_DENY=203.0.113.7/32",
   AGENT_FIX_ALLOW_REPLAY_MODELS: "AGENT_FIX_ALLOW_REPLAY_MODELS=false",

@@ -167,6 +167,7 @@ export function toPipelineConfig(config: RepoConfig, rules: OperatorRules): Load
     setup: config.setup.commands,
     setupTimeoutMs: config.setup.timeoutSeconds * 1000,
     setupNetwork: config.setup.network,
+    setupUser: config.setup.user,
     testCommand,
     testTimeoutMs: config.test.timeoutSeconds * 1000,
     // The operator's forbidden paths hold whatever the repository lists (an empty list included).

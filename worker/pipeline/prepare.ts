@@ -3,14 +3,18 @@
  * behind. Setup runs in a sandbox of its own (network and secrets as configured); its workspace files,
  * never its `.git`, are unpacked over a copy of the trusted `.git`, then that sandbox is removed with every
  * process it started, its /tmp and its $HOME. The baseline, the agent and every gate start fresh sandboxes
- * from this tree.
+ * from this tree. Where the provider keeps environments, setup's container is kept first, and a later
+ * run of the same key skips setup (worker/pipeline/warm-start.ts).
  */
 import { appendFile, cp, mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import type { KeptEnvironment, SetupUser } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
+import { environmentKey } from "./environment-key.js";
 import type { RunSandboxes } from "./sandbox.js";
 import { findSecrets } from "./secret-scan.js";
 import { runSetup } from "./setup.js";
+import { keepEnvironment, layKeptWorkspace } from "./warm-start.js";
 import { extractArchive } from "./workspace-archive.js";
 import { type BaseCommit, loadBaseCommit, treeOfDirectory } from "./workspace-tree.js";
 
@@ -20,6 +24,8 @@ export interface PreparedTree {
   base: BaseCommit;
   /** The tree of the paths that count in `dir` (the base commit's tree when there was no setup). */
   tree: string;
+  /** The kept environment this run reused: setup did not run. */
+  reused?: KeptEnvironment;
 }
 
 interface PrepareOptions {
@@ -29,8 +35,10 @@ interface PrepareOptions {
   headSha: string;
   /** A directory of this run for the prepared copy and temporary files. */
   root: string;
-  setup: { commands: readonly string[]; network: boolean; timeoutMs: number };
+  setup: { commands: readonly string[]; network: boolean; timeoutMs: number; user?: SetupUser };
   secrets: Record<string, string>;
+  /** owner/repo: part of the kept environment's key; without it nothing is kept (eval, local runs). */
+  repository?: string;
   signal?: AbortSignal;
 }
 
@@ -40,11 +48,30 @@ export async function prepareTree(options: PrepareOptions): Promise<PreparedTree
   const base = await loadBaseCommit(join(options.checkoutDir, ".git"), options.headSha, scratch);
   await excludeArtefacts(join(options.checkoutDir, ".git"), base);
   if (options.setup.commands.length === 0) return { dir: options.checkoutDir, base, tree: base.tree };
-
+  const { sandboxes, repository } = options;
+  const user = options.setup.user ?? "agent";
+  const store = repository === undefined ? undefined : sandboxes.environments;
+  if (!store && user === "root") throw rootNeedsKeeping();
   const dir = join(options.root, "prepared");
+  const image = sandboxes.imageChoice;
+  const key = environmentKey({
+    ...options.setup,
+    user,
+    repository: repository ?? "",
+    image: image ?? undefined,
+    base,
+  });
+  // An image built from the checkout has no name to find it by: its environment serves this run only.
+  const found = store && image !== null ? await store.find(key, image) : null;
+  if (store && found) {
+    await layKeptWorkspace(store, found, options.checkoutDir, options.root, dir);
+    await refuseSecrets(dir, options.secrets);
+    sandboxes.useImage(found.image);
+    return { dir, base, tree: await treeOfDirectory(base, dir), reused: found };
+  }
   await mkdir(dir);
   await cp(join(options.checkoutDir, ".git"), join(dir, ".git"), { recursive: true, verbatimSymlinks: true });
-  const sandbox = await options.sandboxes.start(options.checkoutDir, options.setup.network);
+  const sandbox = await sandboxes.start(options.checkoutDir, options.setup.network, store ? user : undefined);
   try {
     await runSetup(sandbox, {
       commands: options.setup.commands,
@@ -53,13 +80,36 @@ export async function prepareTree(options: PrepareOptions): Promise<PreparedTree
       timeoutMs: options.setup.timeoutMs,
       ...(options.signal ? { signal: options.signal } : {}),
     });
+    // Root's files become the sandbox user's, as the workspace itself is (its owner is the reference).
+    if (user === "root") await sandbox.exec("chown -R --reference=. -- .", { timeoutMs: 600_000 });
     await extractArchive(await sandbox.exportWorkspace(), dir);
+    await refuseSecrets(dir, options.secrets);
+    const tree = await treeOfDirectory(base, dir);
+    if (!store) return { dir, base, tree };
+    const kept = await keepEnvironment({
+      store,
+      sandbox,
+      key,
+      repository: repository ?? "",
+      dir,
+      tree,
+      base,
+      secrets: options.secrets,
+    });
+    sandboxes.useImage(kept.image);
+    return { dir, base, tree };
   } finally {
     // Awaited: nothing setup started may still run when the agent's sandbox starts.
-    await options.sandboxes.dispose(sandbox);
+    await sandboxes.dispose(sandbox);
   }
-  await refuseSecrets(dir, options.secrets);
-  return { dir, base, tree: await treeOfDirectory(base, dir) };
+}
+
+function rootNeedsKeeping(): AgentFixError {
+  return new AgentFixError("`setup.user: root` needs a worker that keeps the environment setup prepares", {
+    code: "setup_failed",
+    fault: "config",
+    hint: "Run the worker with Docker sandboxes and kept environments (AGENT_FIX_KEPT_ENVIRONMENTS_SIZE not 0), or remove `setup.user: root` from .github/agent-fix.yml.",
+  });
 }
 
 /**

@@ -152,6 +152,12 @@ async function testInSandboxes<C extends PipelineRepoConfig>(
   }
 }
 
+/** The status comment's line on a warm start, after the config's own note. */
+function reuseNote(configNote: string | undefined, preparedAt: Date): string {
+  const line = `Setup skipped: reused the environment prepared at ${preparedAt.toISOString()} (same image, setup commands and dependency files).`;
+  return configNote ? `${configNote}\n\n${line}` : line;
+}
+
 /** Steps 5 and 6: the prepared tree, then the baseline while the agent's sandbox starts. */
 async function prepareAndBaseline<C extends PipelineRepoConfig>(
   run: RunState<C>,
@@ -171,10 +177,13 @@ async function prepareAndBaseline<C extends PipelineRepoConfig>(
       commands: config.setup,
       network: config.setupNetwork && config.setup.length > 0,
       timeoutMs: config.setupTimeoutMs,
+      ...(config.setupUser ? { user: config.setupUser } : {}),
     },
     secrets: input.setupSecrets,
+    repository: input.repository.fullName,
     signal,
   });
+  if (prepared.reused) status.configured(reuseNote(config.configNote, prepared.reused.preparedAt));
   run.lap("setup");
   void status.progress("baseline").catch(progressIsBestEffort);
   // The agent's sandbox starts while the baseline runs in a sandbox of its own.

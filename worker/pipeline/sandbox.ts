@@ -1,4 +1,10 @@
-import type { RepoImageBuildSpec, Sandbox, SandboxLimits, SandboxProvider } from "../../src/contracts.js";
+import type {
+  RepoImageBuildSpec,
+  Sandbox,
+  SandboxLimits,
+  SandboxProvider,
+  SetupUser,
+} from "../../src/contracts.js";
 import { CancelledError } from "../../src/errors.js";
 
 interface StartSandboxOptions {
@@ -13,6 +19,8 @@ interface StartSandboxOptions {
   image?: string;
   /** Or the image built from the repository's checkout (its devcontainer's build.dockerfile). */
   imageBuild?: RepoImageBuildSpec;
+  /** Setup's sandbox, whose result may be kept, and who runs its commands. */
+  setupUser?: SetupUser;
 }
 
 /**
@@ -30,6 +38,7 @@ function startSandbox(provider: SandboxProvider, options: StartSandboxOptions): 
     ...(options.defaultTimeoutMs ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
     ...(options.image ? { image: options.image } : {}),
     ...(options.imageBuild ? { imageBuild: options.imageBuild } : {}),
+    ...(options.setupUser ? { setup: { user: options.setupUser } } : {}),
   });
 }
 
@@ -49,12 +58,33 @@ export class RunSandboxes {
 
   constructor(
     private readonly provider: SandboxProvider,
-    private readonly base: Omit<StartSandboxOptions, "sourceDir" | "networkForSetup">,
+    private base: Omit<StartSandboxOptions, "sourceDir" | "networkForSetup" | "setupUser">,
   ) {}
 
-  async start(sourceDir: string, networkForSetup = false): Promise<Sandbox> {
+  /** Where setup's result is kept, when the provider keeps one. */
+  get environments() {
+    return this.provider.environments;
+  }
+
+  /** The image the repository chose (undefined: the provider's default); null when built from its checkout. */
+  get imageChoice(): string | undefined | null {
+    return this.base.imageBuild ? null : this.base.image;
+  }
+
+  /** Every later sandbox starts from the environment setup prepared (a kept image). */
+  useImage(image: string): void {
+    const { imageBuild: _built, ...rest } = this.base;
+    this.base = { ...rest, image };
+  }
+
+  async start(sourceDir: string, networkForSetup = false, setupUser?: SetupUser): Promise<Sandbox> {
     const began = Date.now();
-    const sandbox = await startSandbox(this.provider, { ...this.base, sourceDir, networkForSetup });
+    const sandbox = await startSandbox(this.provider, {
+      ...this.base,
+      sourceDir,
+      networkForSetup,
+      ...(setupUser ? { setupUser } : {}),
+    });
     this.startMs += Date.now() - began;
     if (this.closed) {
       // Cancelled while it started: it must not outlive the run (one that fails to go is the reaper's).

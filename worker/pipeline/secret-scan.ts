@@ -31,6 +31,11 @@ function secretForms(value: string): Buffer[] {
   return forms;
 }
 
+/** The forms searched for a secret's value; none for a value too short to be told from chance. */
+export function searchedForms(value: string): Buffer[] {
+  return value.length >= MIN_SECRET_LENGTH ? secretForms(value) : [];
+}
+
 async function fileContains(path: string, needles: Buffer[]): Promise<boolean> {
   const overlap = Math.max(...needles.map((needle) => needle.length)) - 1;
   let tail = Buffer.alloc(0);

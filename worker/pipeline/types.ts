@@ -3,7 +3,7 @@
  * a run's input and outcome, the status comment, the pull request draft and its publisher. Types only,
  * so the orchestrator (run.ts) and the steps can all import them without importing each other.
  */
-import type { SandboxLimits, SandboxProvider, Trajectory } from "../../src/contracts.js";
+import type { SandboxLimits, SandboxProvider, SetupUser, Trajectory } from "../../src/contracts.js";
 import type { LeftWork } from "../../src/github/left-work.js";
 import type { Logger } from "../log.js";
 import type { AgentRunner } from "./agent.js";
@@ -68,6 +68,8 @@ export interface PipelineRepoConfig {
   setup: string[];
   setupTimeoutMs: number;
   setupNetwork: boolean;
+  /** Who runs setup (root: system packages); the agent never is root. Default agent. */
+  setupUser?: SetupUser;
   testCommand: string;
   testTimeoutMs: number;
   forbiddenPaths: string[];

@@ -19,7 +19,7 @@ describe(".github/agent-fix.yml", () => {
   it("fills the defaults around a minimal file", () => {
     const config = parseRepoConfig("test:\n  command: pytest -q\n");
     expect(config.test).toEqual({ command: "pytest -q", timeoutSeconds: 300 });
-    expect(config.setup).toEqual({ commands: [], timeoutSeconds: 600, network: true });
+    expect(config.setup).toEqual({ commands: [], timeoutSeconds: 600, network: true, user: "agent" });
     expect(config.forbiddenPaths).toEqual([".github/workflows/**", ".github/agent-fix.yml"]);
     expect(config.openPullRequestWhenBaselineFails).toBe(false);
     expect(config.tools).toBe("default");

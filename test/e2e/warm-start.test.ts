@@ -1,0 +1,111 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
+import { requireRedis, requireSandboxImage } from "../support/services.js";
+import { type SampleRepo, Stack } from "../support/stack.js";
+import { type IssueRef, waitFor } from "../support/stack-parts.js";
+
+// Real Redis, real Docker, the real app and worker, the GitHub stand-in, the sample's replay model.
+// Every setup that runs keeps an image (one kept again under its tag leaves the former one, labelled,
+// untagged): the number of this store's images counts setup runs. Setup writes outside the workspace
+// (/var/tmp) and into an ignored directory; the tests need both, so the baseline and the gate fail
+// on a warm run whose sandboxes lack what setup prepared.
+const ready = (await requireRedis()) && (await requireSandboxImage());
+const STORE = `agent-fix-kept-e2e-${process.pid}`;
+const docker = new Docker();
+
+const CONFIG = [
+  "setup:",
+  "  commands:",
+  "    - date +%s%N > /var/tmp/prepared && mkdir -p deps && cp /var/tmp/prepared deps/stamp",
+  "test:",
+  "  command: cmp /var/tmp/prepared deps/stamp && python3 -m unittest discover -s tests",
+  "limits:",
+  "  maxSteps: 20",
+].join("\n");
+
+async function keptImages(): Promise<{ id: string; prepared: number }[]> {
+  const images = await docker.listImages({
+    filters: JSON.stringify({ label: [`${KEPT_LABEL.kept}=${STORE}`] }),
+  });
+  return images.map((image) => ({ id: image.Id, prepared: Number(image.Labels?.[KEPT_LABEL.prepared]) }));
+}
+
+describe.runIf(ready)("warm start: a second run of a repository skips setup", () => {
+  const stack = new Stack({
+    env: { AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "2g", AGENT_FIX_KEPT_ENVIRONMENTS_NAME: STORE },
+  });
+  let repo: SampleRepo;
+
+  beforeAll(async () => {
+    await stack.start();
+    repo = await stack.addSampleRepo("warm", {
+      ".github/agent-fix.yml": `${CONFIG}\n`,
+      ".gitignore": "__pycache__/\n*.pyc\ndeps/\n",
+      "requirements.txt": "# no dependencies\n",
+    });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    for (const { id } of await keptImages()) await docker.getImage(id).remove({ force: true });
+  });
+
+  const runIssue = async (): Promise<{ issue: IssueRef; status: string }> => {
+    const issue = stack.addIssue(repo);
+    expect(await stack.label(issue)).toBeLessThan(300);
+    const status = await waitFor("a final status", () => stack.finalStatus(issue), 420_000);
+    expect(status.body).toContain("opened draft pull request #");
+    return { issue, status: status.body };
+  };
+
+  it("prepares once, reuses it with the status saying so, and prepares anew when a lockfile changes", async () => {
+    const first = await runIssue();
+    expect(first.status).not.toContain("reused the environment");
+    const [kept, ...more] = await keptImages();
+    expect(more).toEqual([]);
+
+    const second = await runIssue();
+    const preparedAt = new Date(kept!.prepared).toISOString();
+    expect(second.status).toContain(`Setup skipped: reused the environment prepared at ${preparedAt}`);
+    // Setup did not run again: it would have kept another image.
+    expect(await keptImages()).toHaveLength(1);
+
+    await commitToMain(stack, repo, { "requirements.txt": "# one line changed\n" });
+    const third = await runIssue();
+    expect(third.status).not.toContain("reused the environment");
+    expect(await keptImages()).toHaveLength(2);
+  }, 1_200_000);
+});
+
+/** A commit on the stand-in's main, as a maintainer's merge would make it. */
+async function commitToMain(stack: Stack, repo: SampleRepo, files: Record<string, string>): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), "af-warm-e2e-"));
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: "m",
+    GIT_AUTHOR_EMAIL: "m@x",
+    GIT_COMMITTER_NAME: "m",
+    GIT_COMMITTER_EMAIL: "m@x",
+  };
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: work, env });
+  try {
+    git("clone", "-q", stack.github.repoDir(repo.owner, repo.name), ".");
+    for (const [path, text] of Object.entries(files)) await writeFile(join(work, path), text);
+    git("commit", "-qam", "bump the lockfile");
+    // Into the bare repository directly: the stand-in's hook refuses pushes to its protected main.
+    execFileSync("git", [
+      "--git-dir",
+      stack.github.repoDir(repo.owner, repo.name),
+      "fetch",
+      "-q",
+      work,
+      "HEAD:main",
+    ]);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,158 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { DockerSandboxProvider } from "../../sandbox/docker.js";
+import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
+import { AgentFixError } from "../../src/errors.js";
+import { prepareTree } from "../../worker/pipeline/prepare.js";
+import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+import { requireSandboxImage } from "../support/services.js";
+
+// Real Docker: setup's container kept as an image of this test's own store, found again by key.
+const ready = await requireSandboxImage();
+const STORE = `agent-fix-kept-test-${process.pid}`;
+const provider = new DockerSandboxProvider({ keptEnvironments: { name: STORE, maxSize: "20g" } });
+const roots: string[] = [];
+
+/** A repository committed in a temp dir: `deps/` ignored, a requirements file as its manifest. */
+async function repository(
+  files: Record<string, string>,
+): Promise<{ dir: string; root: string; head: string }> {
+  const root = await mkdtemp(join(tmpdir(), "af-warm-"));
+  roots.push(root);
+  const dir = join(root, "repo");
+  execFileSync("mkdir", ["-p", dir]);
+  const all = { ".gitignore": "deps/\n", "requirements.txt": "left-pad==1\n", "app.txt": "v1\n", ...files };
+  for (const [path, text] of Object.entries(all)) await writeFile(join(dir, path), text);
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: dir });
+  git("init", "-q", "-b", "main");
+  git("add", ".");
+  git("commit", "-qm", "c");
+  return { dir, root, head: git("rev-parse", "HEAD").toString().trim() };
+}
+
+async function prepare(
+  repo: { dir: string; root: string; head: string },
+  options: {
+    commands: string[];
+    user?: "agent" | "root";
+    repository?: string;
+    secrets?: Record<string, string>;
+    provider?: DockerSandboxProvider;
+  },
+) {
+  const sandboxes = new RunSandboxes(options.provider ?? provider, { jobId: "warm-test" });
+  const prepared = await prepareTree({
+    sandboxes,
+    checkoutDir: repo.dir,
+    headSha: repo.head,
+    root: await mkdtemp(join(repo.root, "run-")),
+    setup: { commands: options.commands, network: false, timeoutMs: 120_000, user: options.user ?? "agent" },
+    secrets: options.secrets ?? {},
+    repository: options.repository ?? "octo/warm",
+  });
+  return { prepared, sandboxes };
+}
+
+async function storeImages(store = STORE): Promise<{ id: string; repository: string }[]> {
+  const images = await provider.docker.listImages({
+    filters: JSON.stringify({ label: [`${KEPT_LABEL.kept}=${store}`] }),
+  });
+  return images.map((image) => ({ id: image.Id, repository: image.Labels?.[KEPT_LABEL.repository] ?? "" }));
+}
+
+afterAll(async () => {
+  const ours = [...(await storeImages()), ...(await storeImages(`${STORE}-lru`))];
+  for (const { id } of ours) await provider.docker.getImage(id).remove({ force: true });
+  for (const root of roots) await rm(root, { recursive: true, force: true });
+});
+
+const STAMP = "mkdir -p deps && date +%s%N > deps/stamp && echo lib > deps/lib.txt";
+
+describe.runIf(ready)("warm start: the environment setup prepared, kept and found again", () => {
+  it("skips setup for the same key with the new checkout's files in place; a changed lockfile or another repository prepares anew", async () => {
+    const first = await prepare(await repository({}), { commands: [STAMP] });
+    expect(first.prepared.reused).toBeUndefined();
+    const stamp = await readFile(join(first.prepared.dir, "deps/stamp"), "utf8");
+
+    // Same manifests, another commit: setup is skipped, its output is there, the checkout's file is new.
+    const second = await prepare(await repository({ "app.txt": "v2\n" }), { commands: [STAMP] });
+    expect(second.prepared.reused?.preparedAt).toBeInstanceOf(Date);
+    expect(await readFile(join(second.prepared.dir, "deps/stamp"), "utf8")).toBe(stamp);
+    expect(await readFile(join(second.prepared.dir, "app.txt"), "utf8")).toBe("v2\n");
+    // What setup produced is ignored: the tree that counts is the new commit's own.
+    expect(second.prepared.tree).toBe(second.prepared.base.tree);
+
+    const relocked = await prepare(await repository({ "requirements.txt": "left-pad==2\n" }), {
+      commands: [STAMP],
+    });
+    expect(relocked.prepared.reused).toBeUndefined();
+    const other = await prepare(await repository({}), { commands: [STAMP], repository: "other/warm" });
+    expect(other.prepared.reused).toBeUndefined();
+    expect(await readFile(join(other.prepared.dir, "deps/stamp"), "utf8")).not.toBe(stamp);
+  }, 300_000);
+
+  it("gives what root setup installed to an agent that is not root, cannot write it and gains nothing from setuid", async () => {
+    const commands = [
+      // Outside the workspace: only root can write there, and only a kept environment keeps it.
+      "mkdir -p /opt/tool && printf '#!/bin/sh\\necho tool-ran\\n' > /opt/tool/run && chmod 755 /opt/tool/run",
+      // Hostile: a setuid-root shell, and setup's own capabilities written down for the test.
+      "cp /bin/bash /opt/tool/rootsh && chmod 4755 /opt/tool/rootsh",
+      "mkdir -p deps && grep -E '^Cap(Eff|Bnd)' /proc/self/status > deps/caps && id -u > deps/uid",
+    ];
+    const { prepared, sandboxes } = await prepare(await repository({}), { commands, user: "root" });
+    expect(await readFile(join(prepared.dir, "deps/uid"), "utf8")).toBe("0\n");
+    const caps = await readFile(join(prepared.dir, "deps/caps"), "utf8");
+    const effective = BigInt(`0x${/CapEff:\s*([0-9a-f]+)/.exec(caps)?.[1]}`);
+    expect(effective & (1n << 12n)).toBe(0n); // no NET_ADMIN: root setup cannot undo the egress rules
+    expect(effective & 1n).toBe(1n); // CHOWN: what package managers need
+
+    const agent = await sandboxes.start(prepared.dir);
+    try {
+      const run = async (command: string) => (await agent.exec(command, { timeoutMs: 30_000 })).output.trim();
+      expect(await run("/opt/tool/run")).toBe("tool-ran");
+      expect(await run("id -u")).toBe("1000");
+      expect(await run("/opt/tool/rootsh -p -c 'id -u; grep CapEff /proc/self/status'")).toBe(
+        "1000\nCapEff:\t0000000000000000",
+      );
+      expect(await run("echo x > /opt/tool/run 2>&1 || echo refused")).toContain("refused");
+      expect(await run("cat deps/caps >/dev/null && echo readable")).toBe("readable");
+    } finally {
+      await sandboxes.disposeAll();
+    }
+  }, 300_000);
+
+  it("keeps nothing, and stops the run, when setup wrote a secret outside the workspace", async () => {
+    const before = (await storeImages()).length;
+    const token = "npm_s3cr3t-token-value-42";
+    const error = await prepare(await repository({}), {
+      commands: ['echo "//registry.example/:_authToken=$NPM_TOKEN" > /etc/npmrc', STAMP],
+      user: "root",
+      repository: "octo/leaky",
+      secrets: { NPM_TOKEN: token },
+    }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AgentFixError);
+    expect(error).toMatchObject({ code: "secret_in_environment", fault: "repository" });
+    expect((error as Error).message).toContain("/etc/npmrc (NPM_TOKEN)");
+    expect((error as Error).message).not.toContain(token);
+    expect((await storeImages()).length).toBe(before);
+  }, 300_000);
+
+  it("removes the least recently used environments above the operator's size", async () => {
+    // Each environment holds about 1 MB outside the workspace; the store holds 2.5 MB.
+    const small = new DockerSandboxProvider({ keptEnvironments: { name: `${STORE}-lru`, maxSize: "2500k" } });
+    const commands = ["head -c 1000000 /dev/urandom > /var/tmp/fill", STAMP];
+    const keep = async (name: string) =>
+      (await prepare(await repository({}), { commands, repository: `octo/${name}`, provider: small }))
+        .prepared;
+    expect((await keep("a")).reused).toBeUndefined();
+    expect((await keep("b")).reused).toBeUndefined();
+    expect((await keep("a")).reused).toBeDefined(); // a is used again: b is now the least recently used
+    expect((await keep("c")).reused).toBeUndefined();
+    const left = (await storeImages(`${STORE}-lru`)).map((image) => image.repository).sort();
+    expect(left).toEqual(["octo/a", "octo/c"]);
+  }, 300_000);
+});

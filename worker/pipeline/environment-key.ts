@@ -1,0 +1,60 @@
+/**
+ * What determines the environment setup prepares (step 5 of docs/architecture.md): the repository (two
+ * repositories never share one, whatever their lockfiles), the image, the setup commands and how they
+ * run, and the dependency manifests and lockfiles of every ecosystem worker/config/detect knows, by the
+ * base commit's blob ids (their contents). The provider adds the image's id.
+ */
+import { createHash } from "node:crypto";
+import type { SetupUser } from "../../src/contracts.js";
+import type { BaseCommit } from "./workspace-tree.js";
+
+/** File names (anywhere in the tree) whose contents decide what setup installs. */
+const MANIFEST_NAMES = new RegExp(
+  "^(" +
+    [
+      // Node
+      "package\\.json|package-lock\\.json|npm-shrinkwrap\\.json|yarn\\.lock|pnpm-lock\\.yaml|pnpm-workspace\\.yaml",
+      "\\.npmrc|\\.yarnrc|\\.yarnrc\\.yml|\\.nvmrc|\\.node-version",
+      // Python
+      "pyproject\\.toml|setup\\.py|setup\\.cfg|requirements[^/]*\\.txt|constraints[^/]*\\.txt|Pipfile|Pipfile\\.lock",
+      "poetry\\.lock|uv\\.lock|pdm\\.lock|tox\\.ini|\\.python-version",
+      // Go, Rust, Ruby
+      "go\\.mod|go\\.sum|go\\.work|go\\.work\\.sum|Cargo\\.toml|Cargo\\.lock|rust-toolchain|rust-toolchain\\.toml",
+      "Gemfile|Gemfile\\.lock|[^/]+\\.gemspec|\\.ruby-version",
+      // Java
+      "pom\\.xml|build\\.gradle|build\\.gradle\\.kts|settings\\.gradle|settings\\.gradle\\.kts|gradle\\.properties",
+      "gradle-wrapper\\.properties|maven-wrapper\\.properties|libs\\.versions\\.toml",
+    ].join("|") +
+    ")$",
+);
+
+interface EnvironmentKeyInput {
+  /** owner/repo. */
+  repository: string;
+  /** The repository's image choice; the provider's default when undefined. */
+  image: string | undefined;
+  commands: readonly string[];
+  user: SetupUser;
+  network: boolean;
+  base: BaseCommit;
+}
+
+/** The tracked manifests and lockfiles with their blob ids, sorted by path. */
+function manifestsOf(base: BaseCommit): [string, string][] {
+  return [...base.tracked]
+    .filter(([path, entry]) => entry.mode !== "160000" && MANIFEST_NAMES.test(path.split("/").pop() ?? ""))
+    .map(([path, entry]): [string, string] => [path, entry.oid])
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+export function environmentKey(input: EnvironmentKeyInput): string {
+  const material = JSON.stringify({
+    repository: input.repository.toLowerCase(),
+    image: input.image ?? null,
+    commands: input.commands,
+    user: input.user,
+    network: input.network,
+    manifests: manifestsOf(input.base),
+  });
+  return createHash("sha256").update(material).digest("hex");
+}

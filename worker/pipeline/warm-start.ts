@@ -1,0 +1,114 @@
+/**
+ * Warm start (step 5 of docs/architecture.md): the environment setup prepared is kept (the provider's
+ * PreparedEnvironments, a committed image on Docker) with the files setup produced in the workspace, and
+ * a later run of the same key skips setup: its prepared tree is those files with the new checkout over
+ * them, on the host as always, and its sandboxes start from the kept image.
+ */
+import { cp, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { KeptEnvironment, PreparedEnvironments, Sandbox } from "../../src/contracts.js";
+import { AgentFixError } from "../../src/errors.js";
+import { trustedGit } from "./host-git.js";
+import { searchedForms } from "./secret-scan.js";
+import { extractArchive } from "./workspace-archive.js";
+import type { BaseCommit } from "./workspace-tree.js";
+
+/**
+ * The kept environment's workspace files under `dir`, then the checkout's own files over them (its
+ * tracked files always win), then the trusted `.git`.
+ */
+export async function layKeptWorkspace(
+  store: PreparedEnvironments,
+  found: KeptEnvironment,
+  checkoutDir: string,
+  root: string,
+  dir: string,
+): Promise<void> {
+  const landing = join(root, "kept");
+  await mkdir(landing);
+  await extractArchive(await store.workspace(found), landing);
+  const [top] = await readdir(landing);
+  if (top) await rename(join(landing, top), dir);
+  else await mkdir(dir);
+  // Never kept by this worker (producedFiles skips it): whatever setup planted there goes.
+  await rm(join(dir, ".git"), { recursive: true, force: true });
+  const gitDir = join(checkoutDir, ".git");
+  await cp(checkoutDir, dir, {
+    recursive: true,
+    force: true,
+    verbatimSymlinks: true,
+    filter: (source) => source !== gitDir,
+  });
+  await cp(gitDir, join(dir, ".git"), { recursive: true, verbatimSymlinks: true });
+}
+
+/** Every file and symlink of `dir` the base commit does not track: what setup produced. */
+async function producedFiles(dir: string, base: BaseCommit): Promise<string[]> {
+  const found: string[] = [];
+  const visit = async (relative: string): Promise<void> => {
+    for (const entry of await readdir(join(dir, relative), { withFileTypes: true })) {
+      if (relative === "" && entry.name === ".git") continue;
+      const path = relative ? `${relative}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) await visit(path);
+      else if (!base.tracked.has(path)) found.push(path);
+    }
+  };
+  await visit("");
+  return found;
+}
+
+/**
+ * Whether setup left every tracked file as it was: what it wrote to them belongs to the old checkout, so
+ * a later run could not reproduce it by laying the new checkout over the kept files.
+ */
+async function tracksUnchanged(base: BaseCommit, tree: string): Promise<boolean> {
+  const out = await trustedGit(["diff-tree", "-r", "--no-renames", "--name-status", base.tree, tree], {
+    gitDir: base.gitDir,
+  });
+  return out
+    .toString("utf8")
+    .split("\n")
+    .filter(Boolean)
+    .every((line) => line.startsWith("A"));
+}
+
+interface KeepOptions {
+  store: PreparedEnvironments;
+  sandbox: Sandbox;
+  key: string;
+  repository: string;
+  /** The prepared tree: the files setup left, already scanned for the secrets. */
+  dir: string;
+  tree: string;
+  base: BaseCommit;
+  secrets: Record<string, string>;
+}
+
+/** Keeps setup's container; a secret in what would be kept stops the run (nothing is kept). */
+export async function keepEnvironment(options: KeepOptions): Promise<KeptEnvironment> {
+  const { store, sandbox, base } = options;
+  const kept = await store.keep(sandbox, {
+    key: options.key,
+    repository: options.repository,
+    reusable: await tracksUnchanged(base, options.tree),
+    workspace: { dir: options.dir, files: await producedFiles(options.dir, base) },
+    secrets: Object.entries(options.secrets).flatMap(([name, value]) => {
+      const forms = searchedForms(value);
+      return forms.length > 0 ? [{ name, forms }] : [];
+    }),
+  });
+  if ("image" in kept) return kept;
+  const where = [...new Set(kept.hits.map((hit) => `${hit.path} (${hit.name})`))].join(", ");
+  throw new AgentFixError(
+    `Setup wrote the value of a setup secret outside the repository's files: ${where}`,
+    {
+      code: "secret_in_environment",
+      fault: "repository",
+      hint:
+        "The environment setup prepared is kept for the agent and later runs, so it was not kept and the run " +
+        "stopped before the agent started. Pass credentials to package managers through environment " +
+        "variables, or write them under $HOME or /tmp (both discarded with setup's sandbox), never to /etc, " +
+        "/usr or /root.",
+    },
+  );
+}
