@@ -18,10 +18,18 @@ ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
   && apt-get install -y --no-install-recommends nodejs npm ca-certificates \
   && rm -rf /var/lib/apt/lists/*
+# Certificate authorities npm must trust beside Debian's, as PEM text: behind a TLS-inspecting proxy,
+# its CA (deploy/build-image.sh passes the host's /usr/local/share/ca-certificates). This stage only:
+# the app's image does not carry them.
+ARG EXTRA_CA_CERTS=""
+RUN if [ -n "$EXTRA_CA_CERTS" ]; then \
+      printf '%s\n' "$EXTRA_CA_CERTS" >/usr/local/share/ca-certificates/build-extra.crt && update-ca-certificates; \
+    fi
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Production dependencies only; tsx (a dependency) runs the TypeScript sources directly.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+  && npm cache clean --force
 
 FROM ${BASE}
 ENV DEBIAN_FRONTEND=noninteractive

@@ -6,7 +6,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 
-export type CheckState = "ok" | "down" | "missing" | "timeout" | "not_used";
+/** `down`: refused, failed or no answer within 2 s (a hung engine or Redis is as good as down). */
+export type CheckState = "ok" | "down" | "missing" | "not_used";
 
 export interface HealthReport {
   status: "ok" | "degraded";
@@ -27,7 +28,7 @@ interface HealthDeps {
 const CHECK_TIMEOUT_MS = 2_000;
 
 async function bounded(check: () => Promise<CheckState>): Promise<CheckState> {
-  return Promise.race([check(), sleep(CHECK_TIMEOUT_MS, "timeout" as const, { ref: false })]);
+  return Promise.race([check(), sleep(CHECK_TIMEOUT_MS, "down" as const, { ref: false })]);
 }
 
 /** The checks of a worker built from `deps`; call it per probe. */

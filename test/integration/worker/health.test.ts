@@ -67,11 +67,14 @@ describe.runIf(ready)("the worker's /healthz", () => {
       body: { status: "ok", docker: "ok", sandboxImage: "ok", image: expect.any(String), redis: "ok" },
     });
     await redis.stop();
-    expect(await health(worker)).toMatchObject({
-      status: 503,
-      body: { status: "degraded", docker: "ok", sandboxImage: "ok", redis: "down" },
-    });
-    await redis.start();
+    try {
+      expect(await health(worker)).toMatchObject({
+        status: 503,
+        body: { status: "degraded", docker: "ok", sandboxImage: "ok", redis: "down" },
+      });
+    } finally {
+      await redis.start();
+    }
     // ioredis reconnects on its own: healthy again without a restart of the worker.
     for (let i = 0; i < 100 && (await health(worker)).status !== 200; i++) await sleep(100);
     expect((await health(worker)).status).toBe(200);
