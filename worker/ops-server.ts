@@ -10,7 +10,7 @@ import { serveMetrics } from "../src/metrics/endpoint.js";
 import type { HealthReport } from "./health.js";
 import type { Logger } from "./log.js";
 
-export interface OpsServerOptions {
+interface OpsServerOptions {
   port: number;
   host: string;
   metricsToken?: string | undefined;

@@ -38,7 +38,7 @@ async function readQueueDepths(): Promise<void> {
 }
 
 /** Why a request may not read the metrics, or null when it may. */
-export function metricsRefusal(req: IncomingMessage, token: string | undefined): string | null {
+function metricsRefusal(req: IncomingMessage, token: string | undefined): string | null {
   if (token) {
     const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "";
     const a = Buffer.from(given);
