@@ -62,7 +62,9 @@ USER node
 EXPOSE 3000 3001
 # Asks the /healthz of each part the role runs (deploy/healthcheck.mjs): the server's on PORT, the
 # worker's on AGENT_FIX_WORKER_PORT (Docker engine, sandbox image, Redis).
-HEALTHCHECK --interval=30s --timeout=5s --start-period=30s CMD ["node", "deploy/healthcheck.mjs"]
+# Generous timeouts: a worker host busy with sandboxes' test runs is slow, not ill (measured on a loaded
+# 2-core host: 13 s to start node in the container, 4.6 s for the answer).
+HEALTHCHECK --interval=30s --timeout=30s --start-period=60s --retries=3 CMD ["node", "deploy/healthcheck.mjs"]
 # tini forwards SIGTERM so the worker can finish its runs or hand them back to the queue (rolling deploys).
 ENTRYPOINT ["tini", "--"]
 CMD ["node", "--import", "tsx", "src/main.ts"]

@@ -15,7 +15,7 @@ if (role !== "server") {
 let healthy = true;
 for (const [part, port] of ports) {
   try {
-    const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(4000) });
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(20_000) });
     const body = await res.text();
     if (!res.ok) healthy = false;
     console.log(`${part}: ${res.status} ${body.trim()}`);

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 
-/** `down`: refused, failed or no answer within 2 s (a hung engine or Redis is as good as down). */
+/** `down`: refused, failed or no answer within 5 s (a hung engine or Redis is as good as down). */
 export type CheckState = "ok" | "down" | "missing" | "not_used";
 
 export interface HealthReport {
@@ -25,7 +25,8 @@ interface HealthDeps {
   redis: { status?: string; ping(): Promise<unknown> };
 }
 
-const CHECK_TIMEOUT_MS = 2_000;
+// Long enough for an engine or a Redis busy with a host full of sandboxes, short of the HEALTHCHECK's 30 s.
+const CHECK_TIMEOUT_MS = 5_000;
 
 async function bounded(check: () => Promise<CheckState>): Promise<CheckState> {
   return Promise.race([check(), sleep(CHECK_TIMEOUT_MS, "down" as const, { ref: false })]);

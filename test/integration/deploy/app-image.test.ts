@@ -40,7 +40,16 @@ const healthz = (port: number) => async () =>
     async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }),
     () => ({ status: 0, body: {} }),
   );
-const containerHealth = (id: string) => () => docker("inspect", "-f", "{{.State.Health.Status}}", id);
+/** The container's HEALTHCHECK verdict once it is past `starting`, with the probe's log when not healthy. */
+async function settledHealth(id: string): Promise<string> {
+  const state = await poll(
+    () => docker("inspect", "-f", "{{.State.Health.Status}}", id),
+    (s) => s !== "starting",
+    90,
+  );
+  if (state !== "healthy") console.log(await docker("inspect", "-f", "{{json .State.Health}}", id));
+  return state;
+}
 
 describe.runIf(ready)("the app's image, as server and as worker", () => {
   const github = new GitHubServer();
@@ -103,7 +112,7 @@ describe.runIf(ready)("the app's image, as server and as worker", () => {
     const id = await start("server", { PORT: String(port) });
     const health = await poll(healthz(port), (h) => h.status === 200, 90);
     expect(health).toEqual({ status: 200, body: { status: "ok", redis: "ok" } });
-    expect(await poll(containerHealth(id), (s) => s !== "starting", 90)).toBe("healthy");
+    expect(await settledHealth(id)).toBe("healthy");
   }, 240_000);
 
   it("as the worker: /healthz answers with engine, image and Redis ok, it takes jobs from Redis, and it is healthy", async () => {
@@ -132,7 +141,7 @@ describe.runIf(ready)("the app's image, as server and as worker", () => {
     } finally {
       await queue.close();
     }
-    expect(await poll(containerHealth(id), (s) => s !== "starting", 90)).toBe("healthy");
+    expect(await settledHealth(id)).toBe("healthy");
     // It runs as `node` and could make its trajectory directory (the old image's worker exited here).
     expect(await docker("exec", id, "id", "-un")).toBe("node");
     expect(await docker("exec", id, "stat", "-c", "%U", "/app/trajectories")).toBe("node");
