@@ -96,6 +96,14 @@ export const metrics = {
     labelNames: ["process", "kind", "action"] as const,
     registers: [registry],
   }),
+  peakMemory: new Gauge({
+    name: "agent_fix_process_max_resident_memory_bytes",
+    help: "Peak resident memory of this process since it started (getrusage's maxrss), for sizing hosts",
+    registers: [registry],
+    collect() {
+      this.set(process.resourceUsage().maxRSS * 1024);
+    },
+  }),
   githubRateLimitWait: new Counter({
     name: "agent_fix_github_rate_limit_wait_seconds_total",
     help: "Seconds spent waiting out GitHub rate limits (as GitHub's retry-after asked), by process",

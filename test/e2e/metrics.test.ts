@@ -114,6 +114,10 @@ describe.runIf(ready)("metrics of a run, at the server's and the worker's /metri
     await waitFor("the job to show as completed", async () => (await depth("completed")) === 1);
     expect(await depth("waiting")).toBe(0);
     expect(await depth("active")).toBe(0);
+    // Sizing figures for docs/operating.md: the worker process's memory, peak and now.
+    const peak = sampleValue(text, "agent_fix_process_max_resident_memory_bytes");
+    expect(peak).toBeGreaterThanOrEqual(sampleValue(text, "agent_fix_process_resident_memory_bytes"));
+    console.log(`worker process (${stack.prefix}): peak RSS ${Math.round(peak / 2 ** 20)} MiB`);
   }, 300_000);
 
   it("the worker's /healthz reports the engine, the sandbox image and Redis", async () => {

@@ -35,6 +35,12 @@ async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, trie
   return value;
 }
 
+/** The container's own words, when a check of it failed. */
+async function explain<T>(id: string, value: T, ok: boolean): Promise<T> {
+  if (!ok) console.log(await docker("logs", "--tail", "30", id).catch((e: unknown) => String(e)));
+  return value;
+}
+
 const healthz = (port: number) => async () =>
   fetch(`http://127.0.0.1:${port}/healthz`).then(
     async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }),
@@ -110,10 +116,11 @@ describe.runIf(ready)("the app's image, as server and as worker", () => {
   it("as the server: /healthz answers 200 with Redis ok, and the HEALTHCHECK says healthy", async () => {
     const port = await freePort();
     const id = await start("server", { PORT: String(port) });
-    const health = await poll(healthz(port), (h) => h.status === 200, 90);
+    const health = await poll(healthz(port), (h) => h.status === 200, 180);
+    await explain(id, health, health.status === 200);
     expect(health).toEqual({ status: 200, body: { status: "ok", redis: "ok" } });
     expect(await settledHealth(id)).toBe("healthy");
-  }, 240_000);
+  }, 420_000);
 
   it("as the worker: /healthz answers with engine, image and Redis ok, it takes jobs from Redis, and it is healthy", async () => {
     const port = await freePort();
@@ -124,7 +131,9 @@ describe.runIf(ready)("the app's image, as server and as worker", () => {
       "--group-add",
       socketGroup,
     ]);
-    const health = await poll(healthz(port), (h) => h.status === 200, 90);
+    // Slow on a loaded machine: tsx compiles the worker's sources at start.
+    const health = await poll(healthz(port), (h) => h.status === 200, 180);
+    await explain(id, health, health.status === 200);
     expect(health).toMatchObject({
       status: 200,
       body: { status: "ok", docker: "ok", sandboxImage: "ok", redis: "ok" },
@@ -145,5 +154,5 @@ describe.runIf(ready)("the app's image, as server and as worker", () => {
     // It runs as `node` and could make its trajectory directory (the old image's worker exited here).
     expect(await docker("exec", id, "id", "-un")).toBe("node");
     expect(await docker("exec", id, "stat", "-c", "%U", "/app/trajectories")).toBe("node");
-  }, 240_000);
+  }, 420_000);
 });
