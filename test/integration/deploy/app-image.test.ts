@@ -51,7 +51,7 @@ async function settledHealth(id: string): Promise<string> {
   const state = await poll(
     () => docker("inspect", "-f", "{{.State.Health.Status}}", id),
     (s) => s !== "starting",
-    90,
+    240,
   );
   if (state !== "healthy") console.log(await docker("inspect", "-f", "{{json .State.Health}}", id));
   return state;
@@ -82,11 +82,14 @@ describe.runIf(ready)("the app's image, as server and as worker", () => {
       "-d",
       "--network",
       "host",
-      // The image's HEALTHCHECK command, asked more often than its 30 s so the test need not wait.
+      // The image's HEALTHCHECK command, asked more often than its 30 s so the test need not wait, and
+      // given longer to answer: on this shared 2-core machine a `docker exec node` took 15 s, some > 30 s.
       "--health-interval",
       "2s",
+      "--health-timeout",
+      "120s",
       "--health-start-period",
-      "60s",
+      "120s",
       "--label",
       `agent-fix.test=${prefix}`,
       ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]),
@@ -120,7 +123,7 @@ describe.runIf(ready)("the app's image, as server and as worker", () => {
     await explain(id, health, health.status === 200);
     expect(health).toEqual({ status: 200, body: { status: "ok", redis: "ok" } });
     expect(await settledHealth(id)).toBe("healthy");
-  }, 420_000);
+  }, 600_000);
 
   it("as the worker: /healthz answers with engine, image and Redis ok, it takes jobs from Redis, and it is healthy", async () => {
     const port = await freePort();
@@ -154,5 +157,5 @@ describe.runIf(ready)("the app's image, as server and as worker", () => {
     // It runs as `node` and could make its trajectory directory (the old image's worker exited here).
     expect(await docker("exec", id, "id", "-un")).toBe("node");
     expect(await docker("exec", id, "stat", "-c", "%U", "/app/trajectories")).toBe("node");
-  }, 420_000);
+  }, 600_000);
 });
