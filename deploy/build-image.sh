@@ -4,7 +4,7 @@
 # sandbox's is. The tag names the package version and a hash of what the image copies, so a changed
 # source gets a new tag and an unchanged one builds nothing: agent-fix:0.1.0-0123456789ab.
 # Usage: deploy/build-image.sh [--print-tag] [--force]   (prints the tag last; also tags agent-fix:latest)
-# Needs npm's registry from inside the build (npm ci); DEBIAN_MIRROR as for the sandbox images.
+# Needs npm's registry from inside the build (npm's own tarball, then npm ci); DEBIAN_MIRROR as for the sandbox images.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 print_only=0 force=0
@@ -33,7 +33,7 @@ bash sandbox/image/bootstrap-base.sh "$base" >&2
 start=$(date +%s)
 # The legacy builder: Debian's docker.io has no buildx plugin. The host's network: the steps reach
 # Debian's mirror and npm's registry as the host does, whatever state the engine's bridge is in.
-# The CAs this host added to Debian's (a TLS-inspecting proxy's) are trusted by npm in the build too;
+# The CAs this host added to Debian's (a TLS-inspecting proxy's) are trusted in the build too (fetching npm, npm ci);
 # AGENT_FIX_BUILD_CA_FILE names another PEM file instead.
 extra_ca=""
 if [ -n "${AGENT_FIX_BUILD_CA_FILE:-}" ]; then
