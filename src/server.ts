@@ -1,7 +1,7 @@
 /**
  * Webhook server entry (`npm run start:server`): Probot's middleware behind a node http server (every
  * POST size-limited and signature-checked first, webhook-guard.ts), a /healthz endpoint reporting
- * Redis, and a graceful shutdown on SIGTERM. It does not start without WEBHOOK_SECRET. Without APP_ID
+ * Redis, Prometheus metrics at /metrics (src/metrics/, token or this host only), and a graceful shutdown on SIGTERM. It does not start without WEBHOOK_SECRET. Without APP_ID
  * and a private key it runs Probot's manifest flow instead (app.yml), so registering the app is a click.
  */
 
@@ -15,6 +15,7 @@ import { agentFixApp } from "./app.js";
 import { type Env, githubApiUrl, hasAppCredentials, parseEnv, requireWebhookSecret } from "./config/env.js";
 import { dashboardFor } from "./dashboard/mount.js";
 import { throttledOctokit, WEBHOOK_THROTTLE } from "./github/throttle.js";
+import { serveMetrics, trackQueueDepth } from "./metrics/endpoint.js";
 import { exitOnSignals } from "./process-signals.js";
 import { connectRedis } from "./queue/connection.js";
 import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
@@ -71,9 +72,12 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
   const trajectories = { store, secret };
   const dashboard = dashboardFor(env, queue.queue, store, probot.log, redis);
   const guard = webhookGuard(env, secret, probot);
+  const untrackQueue = trackQueueDepth(queue.queue);
   const server = createServer((req, res) => {
     if (req.url === "/healthz") return void health(queue, res);
     void (async () => {
+      if (req.method === "GET" && req.url === "/metrics")
+        return await serveMetrics(req, res, env.AGENT_FIX_METRICS_TOKEN);
       // Before the guard: the dashboard's sign-in form is a POST without a webhook signature.
       if (await dashboard(req, res)) return;
       if (await guard(req, res)) return;
@@ -95,6 +99,7 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
     probot,
     close: async () => {
       await closeServer(server);
+      untrackQueue();
       await queue.close();
       await redis.quit().catch(() => redis.disconnect());
     },

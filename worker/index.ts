@@ -23,6 +23,8 @@ import {
 import { cancelChannel } from "../src/queue/keys.js";
 import { persistenceWarning, redisPersistence } from "../src/queue/persistence.js";
 import { createWorkerLogger, type Logger } from "./log.js";
+import { observeRun } from "./metrics.js";
+import { type OpsServer, startOpsServer } from "./ops-server.js";
 import { decodeAbortReason, encodeAbortReason } from "./pipeline/cancel.js";
 import {
   type Abandonment,
@@ -150,7 +152,9 @@ function jobProcessor(options: FixWorkerOptions, records: RunRecords, jobs: Held
     const settled = (async () => {
       await records.begin(id, job.data);
       try {
-        const result = await options.process(job, jobSignal, () => jobs.finishing.add(id));
+        const result = await observeRun(job, jobSignal, () =>
+          options.process(job, jobSignal, () => jobs.finishing.add(id)),
+        );
         await records.end(id);
         return result;
       } catch (error) {
@@ -287,6 +291,8 @@ async function handBack(job: Job<FixJobData>, token: string | undefined, logger:
 export interface StartedWorker {
   readonly fixWorker: FixWorker;
   readonly logger: Logger;
+  /** Its /healthz and /metrics server, when AGENT_FIX_WORKER_PORT is set. */
+  readonly ops: OpsServer | undefined;
   /** Stops taking jobs, lets runs finish within the grace period, hands the rest back, releases all. */
   stop(): Promise<void>;
 }
@@ -296,14 +302,17 @@ export async function startWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): 
   const { createProcessorFromEnv } = await import("./processor.js");
   const built = await createProcessorFromEnv(env);
   const fixWorker = await startFixWorker({ ...built.workerOptions, logger: built.logger });
+  const ops = built.ops ? await startOpsServer({ ...built.ops, logger: built.logger }) : undefined;
   return {
     fixWorker,
     logger: built.logger,
+    ops,
     stop: async () => {
       built.logger.info(
         `finishing runs (grace ${Math.round(built.graceMs / 1000)} s), taking no new jobs; the rest go back to the queue`,
       );
       await fixWorker.shutdown(built.graceMs);
+      await ops?.close();
       await built.close();
     },
   };

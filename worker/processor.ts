@@ -14,6 +14,7 @@ import { LocalSandboxProvider } from "../sandbox/local.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/reaper.js";
 import type { SandboxProvider } from "../src/contracts.js";
 import { throttledOctokit, WORKER_THROTTLE } from "../src/github/throttle.js";
+import { trackQueueDepth } from "../src/metrics/endpoint.js";
 import {
   connectRedis,
   createFixQueue,
@@ -24,7 +25,9 @@ import {
 import { trajectoryUrl } from "../src/trajectories.js";
 import { createTrajectoryStore } from "../src/trajectory-store.js";
 import { cidrList, parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
+import { type HealthReport, workerHealth } from "./health.js";
 import { createWorkerLogger, jobLogger, type Logger } from "./log.js";
+import { meteredSandboxes } from "./metrics.js";
 import { createAgentRunner, loadOperatorConfig } from "./pipeline/agent-runner.js";
 import { appIdentity, probotInstallationAuth } from "./pipeline/auth.js";
 import { reapCheckouts } from "./pipeline/checkout-dirs.js";
@@ -57,6 +60,13 @@ interface BuiltWorker {
     reaperIntervalMs?: number;
   };
   graceMs: number;
+  /** The worker's /healthz and /metrics server, when AGENT_FIX_WORKER_PORT is set (worker/ops-server.ts). */
+  ops?: {
+    port: number;
+    host: string;
+    metricsToken?: string | undefined;
+    health: () => Promise<HealthReport>;
+  };
   /** The process's logger (LOG_LEVEL); jobs log through children of it. */
   logger: Logger;
   /** Releases what the processor holds (Redis connection). */
@@ -73,13 +83,15 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const identity = await appIdentity(probot, settings, logger);
   const tag = settings.AGENT_FIX_WORKER_TAG;
   const dockerProvider = settings.AGENT_FIX_SANDBOX === "docker" ? dockerSandboxes(settings, tag) : undefined;
-  const sandboxes: SandboxProvider =
-    dockerProvider ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) });
+  const sandboxes: SandboxProvider = meteredSandboxes(
+    dockerProvider ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) }),
+  );
   const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker", (message) => logger.warn(message));
   const secrets = parseSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS);
   const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
   await mkdir(trajectoryDir, { recursive: true });
   const producer = createFixQueue(redis, { prefix: settings.AGENT_FIX_QUEUE_PREFIX });
+  const untrackQueue = trackQueueDepth(producer.queue);
   const deps = processorDeps({
     env,
     settings,
@@ -96,8 +108,10 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   return {
     workerOptions: workerOptionsFor(settings, deps, dockerProvider, tag, logger),
     graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,
+    ...opsSettings(settings, dockerProvider, redis),
     logger,
     close: async () => {
+      untrackQueue();
       await producer
         .close()
         .catch((err: unknown) => logger.warn({ err }, "closing the producer queue failed"));
@@ -107,6 +121,23 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
 }
 
 type WorkerSettings = ReturnType<typeof parseWorkerEnv>;
+
+function opsSettings(
+  settings: WorkerSettings,
+  docker: DockerSandboxProvider | undefined,
+  redis: { status: string; ping(): Promise<unknown> },
+): Pick<BuiltWorker, "ops"> {
+  if (settings.AGENT_FIX_WORKER_PORT === undefined) return {};
+  const engine = docker ? { engine: docker.docker, image: docker.image } : undefined;
+  return {
+    ops: {
+      port: settings.AGENT_FIX_WORKER_PORT,
+      host: settings.AGENT_FIX_WORKER_HOST,
+      metricsToken: settings.AGENT_FIX_METRICS_TOKEN,
+      health: workerHealth({ docker: engine, redis }),
+    },
+  };
+}
 
 function probotFromSettings(settings: WorkerSettings) {
   return createProbot({
@@ -219,6 +250,7 @@ function processorDeps(parts: BuiltParts): ProcessorDeps<LoadedRepoConfig> {
           env,
           allowRepoReplay,
           logger: jobLogger(logger, job),
+          installation: job.installationId,
           ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
         },
         { ...config.agent, testCommand: config.testCommand },

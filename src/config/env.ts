@@ -62,6 +62,7 @@ export const envSchema = z.object({
   AGENT_FIX_JOB_ATTEMPTS: int(1, 10).default(3), // attempts of a job failing with a transient error
   AGENT_FIX_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(60), // on SIGTERM, time for running jobs to finish
   AGENT_FIX_GITHUB_THROTTLE: flag.default(true), // client-side GitHub rate limiting (off only for tests)
+  AGENT_FIX_METRICS_TOKEN: z.string().min(16).optional(), // bearer token /metrics asks for; unset: /metrics answers only this host's unproxied requests
   NODE_ENV: z.string().default("development"), // "production" disables the manifest flow
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"), // log verbosity
 });

@@ -8,6 +8,7 @@
  */
 import Bottleneck from "bottleneck";
 import { ProbotOctokit } from "probot";
+import { type GitHubCaller, metrics } from "../metrics/registry.js";
 
 interface ThrottleSettings {
   /** Limiters' name in Redis: one per app. */
@@ -18,12 +19,14 @@ interface ThrottleSettings {
   maxWaitSeconds: number;
   /** Retries of one request after limits. */
   maxRetries: number;
+  /** The `process` label of this client's metrics. */
+  caller: GitHubCaller;
 }
 
 /** The webhook process: waits that fit in GitHub's 10 s for a delivery; longer ones fail fast. */
-export const WEBHOOK_THROTTLE = { maxWaitSeconds: 5, maxRetries: 2 } as const;
+export const WEBHOOK_THROTTLE = { maxWaitSeconds: 5, maxRetries: 2, caller: "webhook" } as const;
 /** The worker: a run takes minutes anyway; waiting out a limit beats losing the run's result. */
-export const WORKER_THROTTLE = { maxWaitSeconds: 15 * 60, maxRetries: 4 } as const;
+export const WORKER_THROTTLE = { maxWaitSeconds: 15 * 60, maxRetries: 4, caller: "worker" } as const;
 
 type LimitHandler = (
   retryAfter: number,
@@ -32,17 +35,42 @@ type LimitHandler = (
   retryCount: number,
 ) => boolean;
 
-function waitOut(kind: string, settings: ThrottleSettings): LimitHandler {
+function waitOut(kind: "primary" | "secondary", settings: ThrottleSettings): LimitHandler {
+  const what = kind === "primary" ? "rate limit" : "secondary rate limit";
+  const labels = { process: settings.caller, kind };
   return (retryAfter, options, octokit, retryCount) => {
     const request = `${options.method} ${options.url}`;
     if (retryCount >= settings.maxRetries || retryAfter > settings.maxWaitSeconds) {
+      metrics.githubRateLimits.inc({ ...labels, action: "gave_up" });
       octokit.log.warn(
-        `GitHub ${kind} on ${request}: not retried (wait ${retryAfter} s, retry ${retryCount})`,
+        `GitHub ${what} on ${request}: not retried (wait ${retryAfter} s, retry ${retryCount})`,
       );
       return false;
     }
-    octokit.log.warn(`GitHub ${kind} on ${request}: retrying in ${retryAfter} s`);
+    metrics.githubRateLimits.inc({ ...labels, action: "waited" });
+    metrics.githubRateLimitWait.inc({ process: settings.caller }, retryAfter);
+    octokit.log.warn(`GitHub ${what} on ${request}: retrying in ${retryAfter} s`);
     return true;
+  };
+}
+
+type Fetch = typeof globalThis.fetch;
+
+/**
+ * The client's fetch, counting every answer of 400 and above and every network failure: each attempt,
+ * beneath the retry and throttling plugins, so a 502 that a retry got past still shows.
+ */
+function countingFetch(caller: GitHubCaller, inner: Fetch = globalThis.fetch): Fetch {
+  return async (input, init) => {
+    try {
+      const response = await inner(input, init);
+      if (response.status >= 400)
+        metrics.githubErrors.inc({ process: caller, status: String(response.status) });
+      return response;
+    } catch (error) {
+      metrics.githubErrors.inc({ process: caller, status: "network" });
+      throw error;
+    }
   };
 }
 
@@ -62,17 +90,21 @@ function unspacedGroups() {
 /** Probot's Octokit with rate limits waited out; pass it as Probot's `Octokit`. */
 export function throttledOctokit(settings: ThrottleSettings): typeof ProbotOctokit {
   // The function form: an object passed to defaults() would lose to Probot's own throttle options.
-  return ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-    ...options,
-    throttle: {
-      ...(options.throttle as object),
-      enabled: true,
-      id: settings.id,
-      onSecondaryRateLimit: waitOut("secondary rate limit", settings),
-      onRateLimit: waitOut("rate limit", settings),
-      ...(settings.spacing ? {} : unspacedGroups()),
-    },
-  }));
+  return ProbotOctokit.defaults((options: Record<string, unknown>) => {
+    const request = (options.request ?? {}) as { fetch?: Fetch };
+    return {
+      ...options,
+      request: { ...request, fetch: countingFetch(settings.caller, request.fetch) },
+      throttle: {
+        ...(options.throttle as object),
+        enabled: true,
+        id: settings.id,
+        onSecondaryRateLimit: waitOut("secondary", settings),
+        onRateLimit: waitOut("primary", settings),
+        ...(settings.spacing ? {} : unspacedGroups()),
+      },
+    };
+  });
 }
 
 /** Whether GitHub refused a request for a rate limit (primary or secondary), as the plugin tells them. */

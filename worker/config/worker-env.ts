@@ -45,6 +45,8 @@ const workerEnvSchema = z.object({
   AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
   AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"NAME": "value"}}: for that repository's setup only
   AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
+  AGENT_FIX_WORKER_PORT: z.coerce.number().int().min(0).max(65_535).optional(), // the worker's /healthz and /metrics (worker/ops-server.ts); unset: not served (the image sets 3001)
+  AGENT_FIX_WORKER_HOST: z.string().min(1).default("127.0.0.1"), // address that server binds; 0.0.0.0 to be scraped from elsewhere (with AGENT_FIX_METRICS_TOKEN)
   AGENT_FIX_TRAJECTORY_LINK_DAYS: z.coerce.number().positive().max(366).default(7), // posted trajectory links stop working this many days later
 });
 type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
@@ -60,6 +62,7 @@ const examples: Record<string, string> = {
   AGENT_FIX_SETUP_NETWORK_DENY: "AGENT_FIX_SETUP_NETWORK_DENY=203.0.113.7/32",
   AGENT_FIX_ALLOW_REPLAY_MODELS: "AGENT_FIX_ALLOW_REPLAY_MODELS=false",
   AGENT_FIX_TRAJECTORY_LINK_DAYS: "AGENT_FIX_TRAJECTORY_LINK_DAYS=7",
+  AGENT_FIX_WORKER_PORT: "AGENT_FIX_WORKER_PORT=3001",
 };
 
 /** The shared and the worker's variables; a wrong one is a ConfigError naming it, checked at start. */

@@ -10,6 +10,7 @@ import type { TrajectorySink } from "../agent/trajectory.js";
 import type { AciConfig } from "../config/aci.js";
 import type { AgentConfig } from "../config/agent.js";
 import type { Logger } from "../log.js";
+import { countModelRetry, meteredModel } from "../metrics.js";
 import { createModel } from "../model/index.js";
 import type { RetryEvent } from "../model/retry.js";
 import type { AgentRunner } from "./agent.js";
@@ -39,6 +40,8 @@ interface AgentWiring {
   env?: NodeJS.ProcessEnv;
   /** The job's logger: model API retries are logged. */
   logger?: Logger;
+  /** The run's installation: its model use and errors go to the metrics (worker/metrics.ts). */
+  installation?: number;
 }
 
 /** The agent loop over the ACI, with the repository's model, limits and tool bundle applied. */
@@ -63,11 +66,14 @@ export async function createAgentRunner(
     modelOverride: wiring.modelOverride,
     allowReplayModels: wiring.allowRepoReplay ?? false,
   });
-  const model = await createModel(wiring.modelOverride ?? repo.model, {
+  const spec = wiring.modelOverride ?? repo.model ?? operator.model.name;
+  const onRetry = retryReport(wiring, spec);
+  const created = await createModel(spec, {
     config: operator.model,
     ...(wiring.env ? { env: wiring.env } : {}),
-    ...(wiring.logger ? { onRetry: modelRetryLog(wiring.logger) } : {}),
+    ...(onRetry ? { onRetry } : {}),
   });
+  const model = wiring.installation === undefined ? created : meteredModel(created, wiring.installation);
   const agentConfig: AgentConfig = {
     ...operator.agent,
     limits: {
@@ -98,6 +104,13 @@ export async function createAgentRunner(
   };
 }
 
-function modelRetryLog(logger: Logger) {
-  return (event: RetryEvent) => logger.warn(`model API failed (${event.reason}); retry ${event.attempt}`);
+/** Each retry of the model API logged, and counted when the run is metered. */
+function retryReport(wiring: AgentWiring, model: string): ((event: RetryEvent) => void) | undefined {
+  const { logger, installation } = wiring;
+  if (!logger && installation === undefined) return undefined;
+  const count = installation === undefined ? undefined : countModelRetry(model);
+  return (event) => {
+    logger?.warn(`model API failed (${event.reason}); retry ${event.attempt}`);
+    count?.(event);
+  };
 }

@@ -21,3 +21,15 @@ export function decodeAbortReason(value: unknown): AbortReason {
   }
   return { kind: "cancelled", by: "someone", reason: String(value ?? "cancelled") };
 }
+
+/** Errors that ended a run because it was cancelled (the run's metrics tell them from failures). */
+const cancelledRuns = new WeakSet<object>();
+
+export function markCancelled<E extends Error>(error: E): E {
+  cancelledRuns.add(error);
+  return error;
+}
+
+export function isCancelledRun(error: unknown): boolean {
+  return typeof error === "object" && error !== null && cancelledRuns.has(error);
+}

@@ -14,7 +14,7 @@ import { type FixJobData, parseFixJobData } from "../../src/queue/index.js";
 import { createWorkerLogger, jobLogger, type Logger } from "../log.js";
 import type { AgentRunner } from "./agent.js";
 import type { InstallationAuth, RunCredentials } from "./auth.js";
-import { type AbortReason, decodeAbortReason } from "./cancel.js";
+import { type AbortReason, decodeAbortReason, markCancelled } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
 import { finishingStatus, handedBackNote, RunHandedBack, resumedStatus } from "./handback.js";
@@ -303,7 +303,7 @@ async function reportFailure(
   if (abort) {
     const written = await finalStatus(() => status.cancelled(abort.by), log);
     afterCancel(octokit);
-    const cancelled = new UnrecoverableError(`cancelled by ${abort.by}`);
+    const cancelled = markCancelled(new UnrecoverableError(`cancelled by ${abort.by}`));
     return written ? markStatusFinal(cancelled) : cancelled;
   }
   const wrapped = queueError(error, job);

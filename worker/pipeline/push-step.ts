@@ -5,6 +5,7 @@
  * attempt only pushes and publishes: the agent is not run again and the model is not paid for twice.
  */
 import { AgentFixError, isRetryable } from "../../src/errors.js";
+import type { Logger } from "../log.js";
 import { decodeAbortReason } from "./cancel.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
 import { git } from "./git.js";
@@ -35,6 +36,8 @@ export async function commitAndPush(input: {
   signal: AbortSignal;
   /** Keeps the change for the job's next attempt when the push failed in a way it may get through. */
   keep?: ((change: UnpushedChange) => Promise<void>) | undefined;
+  /** The job's logger: a change that could not be kept is logged there, with the job's ids. */
+  logger?: Logger | undefined;
 }): Promise<string> {
   const { dir, change } = input;
   await commitPatch({
@@ -57,7 +60,7 @@ export async function commitAndPush(input: {
   } catch (error) {
     if (input.keep && worthAnotherPush(error, input.signal)) {
       await input.keep(change).catch((keepError: unknown) => {
-        console.error(`[worker] the unpushed change could not be kept: ${String(keepError)}`);
+        input.logger?.error({ err: keepError }, "the unpushed change could not be kept");
       });
     }
     throw error;

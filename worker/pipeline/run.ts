@@ -245,6 +245,7 @@ async function pushAndPublish<C extends PipelineRepoConfig>(
     pushToken: () => input.token("push"),
     signal: input.signal,
     keep: keepUnpushed ? (change) => keepUnpushed(draft, change) : undefined,
+    logger: input.logger,
   });
   const pr = await publishPullRequest({
     publisher: input.publisher,

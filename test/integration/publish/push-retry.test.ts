@@ -17,6 +17,7 @@ import { commitAndPush, type UnpushedChange } from "../../../worker/pipeline/pus
 import { resumePublishing } from "../../../worker/pipeline/resume-publish.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { installationApi } from "../../support/installation.js";
+import { capturingLogger, type LogLine } from "../../support/logs.js";
 import { draftOf, submittedTrajectory } from "../../support/published.js";
 import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 
@@ -144,6 +145,31 @@ describe.runIf(ready)("a push that does not get through", () => {
     );
     // Published: nothing is left for another attempt.
     expect(await store.read(key)).toBeNull();
+  });
+
+  it("a change that cannot be kept (its Redis refuses) is logged on the job's logger, and the push error stands", async () => {
+    // A store whose client refuses every command at once: Redis unreachable, nothing queued.
+    const offline = new Redis(TEST_REDIS_URL, { lazyConnect: true, enableOfflineQueue: false });
+    const store = pendingPublishes(offline, { prefix, name: "fix" });
+    const lines: LogLine[] = [];
+    const logger = capturingLogger(lines).child({ jobId: "fix-9-1" });
+    const { name, dir, change, key } = await cloned();
+    github.pushFaults.failNext(owner, name, 1, 502);
+    const push = commitAndPush({
+      dir,
+      change,
+      identity,
+      issueNumber: 1,
+      pushToken: async () => github.mintToken(),
+      signal: new AbortController().signal,
+      keep: (unpushed) => store.save(key, { run: "r", draft: draftOf(submittedTrajectory("x")), unpushed }),
+      logger,
+    });
+    await expect(push).rejects.toMatchObject({ code: "git_push_failed", retryable: true });
+    offline.disconnect();
+    const lost = lines.filter((line) => line.msg === "the unpushed change could not be kept");
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toMatchObject({ level: "error", jobId: "fix-9-1", err: { message: expect.any(String) } });
   });
 
   it("a push stopped by the worker shutting down keeps the change; one stopped by a cancel does not", async () => {

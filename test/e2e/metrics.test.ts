@@ -1,0 +1,133 @@
+/**
+ * Prometheus metrics of a real run: the real server and the worker as `npm run start:worker` starts it
+ * (its own /healthz and /metrics server), the GitHub stand-in answering one 502 and one secondary rate
+ * limit, the OpenAI-compatible stand-in one 500. Every counter the operator's guide names moves.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type StartedWorker, startWorkerFromEnv } from "../../worker/index.js";
+import { sampleValue, scrape } from "../support/metrics.js";
+import { type OpenAIStandIn, type ScriptedReply, startOpenAIStandIn } from "../support/openai-server.js";
+import { requireRedis, requireSandboxImage } from "../support/services.js";
+import { Stack, sampleConfig } from "../support/stack.js";
+import { FIXTURES, waitFor } from "../support/stack-parts.js";
+
+const ready = (await requireRedis()) && (await requireSandboxImage());
+
+/** The sample's recorded fix as the model stand-in's replies, one per call. */
+function sampleFixReplies(): ScriptedReply[] {
+  const lines = readFileSync(join(FIXTURES, "replay", "sample-median.jsonl"), "utf8").split("\n");
+  return lines
+    .filter((line) => line.trim())
+    .map((line) => {
+      const turn = JSON.parse(line) as {
+        content: string | null;
+        tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+      };
+      const toolCalls = (turn.tool_calls ?? []).map((c) => ({
+        id: c.id,
+        name: c.function.name,
+        arguments: c.function.arguments,
+      }));
+      return { kind: "message", content: turn.content, toolCalls };
+    });
+}
+
+describe.runIf(ready)("metrics of a run, at the server's and the worker's /metrics", () => {
+  const token = "metrics-token-of-the-test";
+  const env: Record<string, string> = { AGENT_FIX_METRICS_TOKEN: token, AGENT_FIX_WORKER_PORT: "0" };
+  const stack = new Stack({ model: null, worker: false, env });
+  let model: OpenAIStandIn;
+  let worker: StartedWorker;
+
+  beforeAll(async () => {
+    model = await startOpenAIStandIn();
+    env.OPENAI_BASE_URL = model.url;
+    await stack.start();
+    worker = await startWorkerFromEnv(stack.env);
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await stack.stop();
+    await model.close();
+  });
+
+  it("refuses /metrics without the token, on both servers", async () => {
+    expect((await scrape(stack.app!.url)).status).toBe(401);
+    expect((await scrape(stack.app!.url, "wrong-token-of-same-size!")).status).toBe(401);
+    expect((await scrape(worker.ops!.url)).status).toBe(401);
+  });
+
+  it("counts the run, its wait, tokens and cost, the sandboxes, GitHub's 502 and rate limit, the model's 500", async () => {
+    const before = (await scrape(worker.ops!.url, token)).text;
+    const repo = await stack.addSampleRepo("metered", sampleConfig(null));
+    const issue = stack.addIssue(repo);
+    model.enqueue({ kind: "error", status: 500, message: "upstream down" }, ...sampleFixReplies());
+    stack.github.failNext("GET", new RegExp(`/repos/octo/metered/issues/${issue.number}$`), 502);
+    stack.github.rateLimitNext("POST", /\/repos\/octo\/metered\/pulls$/, {
+      status: 429,
+      retryAfterSeconds: 1,
+    });
+    expect(await stack.label(issue)).toBe(200);
+    const status = await waitFor("the run to finish", () => stack.finalStatus(issue), 240_000);
+    expect(status.body).toContain("opened draft pull request");
+
+    // The outcome is counted once the processor returns, just after the final status is written.
+    await waitFor(
+      "the run's outcome to be counted",
+      async () =>
+        sampleValue((await scrape(worker.ops!.url, token)).text, "agent_fix_runs_total", {
+          outcome: "pull_request",
+        }) === 1,
+    );
+    const { status: code, text } = await scrape(worker.ops!.url, token);
+    expect(code).toBe(200);
+    const moved = (name: string, labels: Record<string, string> = {}) =>
+      sampleValue(text, name, labels) - sampleValue(before, name, labels);
+    expect(sampleValue(text, "agent_fix_run_duration_seconds_count", { outcome: "pull_request" })).toBe(1);
+    expect(
+      sampleValue(text, "agent_fix_run_duration_seconds_sum", { outcome: "pull_request" }),
+    ).toBeGreaterThan(0);
+    expect(moved("agent_fix_queue_wait_seconds_count")).toBe(1);
+    const installation = String(repo.installationId);
+    const labels = { model: "openai:gpt-4.1", installation };
+    expect(moved("agent_fix_model_tokens_total", { ...labels, kind: "prompt" })).toBeGreaterThan(0);
+    expect(moved("agent_fix_model_tokens_total", { ...labels, kind: "completion" })).toBeGreaterThan(0);
+    expect(moved("agent_fix_model_cost_usd_total", labels)).toBeGreaterThan(0);
+    expect(moved("agent_fix_model_api_errors_total", { model: "openai:gpt-4.1", reason: "500" })).toBe(1);
+    // Setup is skipped without commands: baseline, agent, gate and proof each start one sandbox.
+    expect(moved("agent_fix_sandbox_start_seconds_count", { driver: "docker" })).toBeGreaterThanOrEqual(3);
+    expect(moved("agent_fix_github_api_errors_total", { process: "worker", status: "502" })).toBe(1);
+    expect(
+      moved("agent_fix_github_rate_limits_total", { process: "worker", kind: "secondary", action: "waited" }),
+    ).toBe(1);
+    expect(moved("agent_fix_github_rate_limit_wait_seconds_total", { process: "worker" })).toBe(1);
+
+    // The server's /metrics reads the queue's depth from Redis: the job is completed, none waits.
+    const queue = `${stack.prefix}:agent-fix`;
+    const depth = async (state: string) => {
+      const server = await scrape(stack.app!.url, token);
+      expect(server.status).toBe(200);
+      return sampleValue(server.text, "agent_fix_queue_jobs", { queue, state });
+    };
+    await waitFor("the job to show as completed", async () => (await depth("completed")) === 1);
+    expect(await depth("waiting")).toBe(0);
+    expect(await depth("active")).toBe(0);
+    // Sizing figures for docs/operating.md: the worker process's memory, peak and now.
+    const peak = sampleValue(text, "agent_fix_process_max_resident_memory_bytes");
+    expect(peak).toBeGreaterThanOrEqual(sampleValue(text, "agent_fix_process_resident_memory_bytes"));
+    console.log(`worker process (${stack.prefix}): peak RSS ${Math.round(peak / 2 ** 20)} MiB`);
+  }, 300_000);
+
+  it("the worker's /healthz reports the engine, the sandbox image and Redis", async () => {
+    const response = await fetch(`${worker.ops!.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      status: "ok",
+      docker: "ok",
+      sandboxImage: "ok",
+      redis: "ok",
+    });
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * The worker's side of the Prometheus metrics (src/metrics/registry.ts): each run's outcome and
+ * duration and its wait in the queue, the model's tokens, cost and errors, sandbox start times. Wrappers
+ * the composition root puts around the parts, so the parts themselves know nothing of metrics.
+ */
+import { type Job, UnrecoverableError } from "bullmq";
+import type { Model, SandboxProvider } from "../src/contracts.js";
+import { metrics, type RunOutcomeLabel } from "../src/metrics/registry.js";
+import type { FixJobData } from "../src/queue/index.js";
+import type { RetryEvent } from "./model/retry.js";
+import { decodeAbortReason, isCancelledRun } from "./pipeline/cancel.js";
+
+/** Runs one attempt of `job`, recording its queue wait (first start only), outcome and duration. */
+export async function observeRun<T>(
+  job: Job<FixJobData>,
+  signal: AbortSignal,
+  run: () => Promise<T>,
+): Promise<T> {
+  const started = Date.now();
+  if (job.attemptsMade === 0 && !job.data.handoffs) {
+    const queued = job.timestamp + (job.opts.delay ?? 0);
+    metrics.queueWait.observe(Math.max(0, (job.processedOn ?? started) - queued) / 1000);
+  }
+  let outcome: RunOutcomeLabel = "failed";
+  try {
+    const result = await run();
+    outcome =
+      (result as { kind?: unknown } | undefined)?.kind === "pull_request"
+        ? "pull_request"
+        : "no_pull_request";
+    return result;
+  } catch (error) {
+    outcome = failedOutcome(error, job, signal);
+    throw error;
+  } finally {
+    metrics.runs.inc({ outcome });
+    metrics.runDuration.observe({ outcome }, (Date.now() - started) / 1000);
+  }
+}
+
+function failedOutcome(error: unknown, job: Job<FixJobData>, signal: AbortSignal): RunOutcomeLabel {
+  if (signal.aborted)
+    return decodeAbortReason(signal.reason).kind === "shutdown" ? "handed_back" : "cancelled";
+  if (isCancelledRun(error)) return "cancelled";
+  const attemptsLeft = (job.opts.attempts ?? 1) > job.attemptsMade + 1;
+  return error instanceof UnrecoverableError || !attemptsLeft ? "failed" : "retrying";
+}
+
+/** `model` with each answer's tokens and cost counted for `installation`, and its failures. */
+export function meteredModel(model: Model, installation: number): Model {
+  const labels = { model: model.name, installation: String(installation) };
+  return {
+    name: model.name,
+    ...(model.costNote !== undefined ? { costNote: model.costNote } : {}),
+    query: async (messages, tools, signal) => {
+      try {
+        const answer = await model.query(messages, tools, signal);
+        metrics.modelTokens.inc({ ...labels, kind: "prompt" }, answer.usage.promptTokens);
+        metrics.modelTokens.inc({ ...labels, kind: "cached_prompt" }, answer.usage.cachedPromptTokens);
+        metrics.modelTokens.inc({ ...labels, kind: "completion" }, answer.usage.completionTokens);
+        metrics.modelCost.inc(labels, answer.costUsd);
+        return answer;
+      } catch (error) {
+        // A cancel is no failure of the model's.
+        if (!signal?.aborted) metrics.modelErrors.inc({ model: model.name, reason: failureReason(error) });
+        throw error;
+      }
+    },
+  };
+}
+
+/** Counts the failed attempt each retry of the model API follows (the last failure is meteredModel's). */
+export function countModelRetry(model: string): (event: RetryEvent) => void {
+  return (event) => {
+    const status = /^HTTP (\d{3})\b/.exec(event.reason)?.[1];
+    metrics.modelErrors.inc({ model, reason: status ?? "connection" });
+  };
+}
+
+/** An HTTP status found on the error or its causes, else its code (model_empty_reply, ...). */
+function failureReason(error: unknown): string {
+  for (
+    let e = error as { status?: unknown; cause?: unknown; code?: unknown } | undefined, i = 0;
+    e && i < 5;
+    i++
+  ) {
+    if (typeof e.status === "number") return String(e.status);
+    e = e.cause as typeof e;
+  }
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === "string" ? code : "error";
+}
+
+/** `provider` with the time each sandbox takes to start recorded. */
+export function meteredSandboxes(provider: SandboxProvider): SandboxProvider {
+  return {
+    driver: provider.driver,
+    create: async (options) => {
+      const started = performance.now();
+      const sandbox = await provider.create(options);
+      metrics.sandboxStart.observe({ driver: provider.driver }, (performance.now() - started) / 1000);
+      return sandbox;
+    },
+  };
+}
