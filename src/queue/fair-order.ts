@@ -1,14 +1,18 @@
 /**
- * The order runs start in, fair between installations: a job's BullMQ priority is the number of its
- * installation's runs already queued or running (0 for the first: the plain waiting list, which BullMQ
- * serves before any prioritized job). So an installation's k-th live run waits behind every other
- * installation's runs of rank below k: an organisation that labels 200 issues gets ranks 0 to 199,
- * and another's single run (rank 0) goes before all but the first of them. The count is exact: the
+ * The order runs start in, fair between installations: a job's rank is the number of its
+ * installation's runs already queued or running. The first FREE_RANKS of an installation go to the
+ * plain waiting list in arrival order (BullMQ serves it before any prioritized job); later ones get
+ * their rank as BullMQ priority, so an installation's k-th live run waits behind every other
+ * installation's runs of lower rank: an organisation that labels 200 issues gets ranks 0 to 199, and
+ * another's single run (rank 0) goes before all but the first FREE_RANKS of them. The count is exact: the
  * installation's ids are kept in a set and those whose job has finished or is gone are dropped (read
  * from BullMQ's job hash, `finishedOn`) each time one is added.
  */
 import type { Redis } from "ioredis";
 import type { QueueNames } from "./keys.js";
+
+/** Ranks kept in arrival order: most installations never have more live runs at once. */
+const FREE_RANKS = 2;
 
 /** BullMQ's highest priority (2^21); a larger rank is served in arrival order with it. */
 const MAX_PRIORITY = 2_097_152;
@@ -38,5 +42,5 @@ export async function fairPriority(
   const live = `${names.prefix}:${names.name}:fair:${installationId}:live`;
   const jobKeyPrefix = `${names.prefix}:${names.name}:`;
   const rank = (await redis.eval(RANK, 1, live, jobKeyPrefix, jobId, Date.now())) as number;
-  return Math.min(rank, MAX_PRIORITY);
+  return rank < FREE_RANKS ? 0 : Math.min(rank, MAX_PRIORITY);
 }
