@@ -45,6 +45,11 @@ local ids = {}
 for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
 return ids`;
 
+/** KEYS: slots. ARGV: limit. The slots free now. */
+const FREE = `${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])`;
+
 function slotKeys(names: QueueNames, installationId: number): [string, string] {
   const base = `${names.prefix}:${names.name}:fair:${installationId}`;
   return [`${base}:slots`, `${base}:parked`];
@@ -76,6 +81,12 @@ export async function renewSlot(redis: Redis, names: QueueNames, request: SlotRe
 export async function releaseSlot(redis: Redis, names: QueueNames, request: SlotRequest): Promise<string[]> {
   const [slots, parked] = slotKeys(names, request.installationId);
   return (await redis.eval(RELEASE, 2, slots, parked, request.jobId, request.limit)) as string[];
+}
+
+/** How many of the installation's slots are free now (lapsed leases count as free). */
+export async function freeSlots(redis: Redis, names: QueueNames, request: SlotRequest): Promise<number> {
+  const [slots] = slotKeys(names, request.installationId);
+  return (await redis.eval(FREE, 1, slots, request.limit)) as number;
 }
 
 /** The jobs holding a slot of the installation now (lapsed leases left out). */

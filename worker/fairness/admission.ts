@@ -5,7 +5,13 @@
  * once, when it first starts: its retries, hand-backs and restarts only take a slot again.
  */
 import type { Redis } from "ioredis";
-import { acquireSlot, releaseSlot, renewSlot, type SlotRequest } from "../../src/queue/fair-slots.js";
+import {
+  acquireSlot,
+  freeSlots,
+  releaseSlot,
+  renewSlot,
+  type SlotRequest,
+} from "../../src/queue/fair-slots.js";
 import type { FixJobData, QueueNames } from "../../src/queue/index.js";
 import { nextDay, nextMonth, type RunUsage } from "../../src/queue/usage.js";
 import type { QuotasConfig } from "../config/quotas.js";
@@ -28,8 +34,11 @@ export interface FairnessDeps {
 
 export type Admission =
   | { kind: "admitted"; release(): Promise<void> }
-  /** Parked: wait until woken by a release, or `until` (ms) at the latest. */
-  | { kind: "wait"; until: number }
+  /**
+   * Parked: wait until woken by a release, or `until` (ms) at the latest. Once the job is delayed,
+   * `recheck` wakes it at once if a slot came free meanwhile (a release that found it not yet delayed).
+   */
+  | { kind: "wait"; until: number; recheck(): Promise<void> }
   /** `statusWritten`: the refusal is on the issue already. */
   | { kind: "refused"; reason: string; statusWritten: boolean };
 
@@ -60,7 +69,10 @@ export function runAdmission(deps: FairnessDeps) {
       };
       if (!(await acquireSlot(deps.redis, deps.names, slot))) {
         await noteWaitingOnce(deps, data, limits, run);
-        return { kind: "wait", until: Date.now() + deps.quotas.recheckSeconds * 1000 };
+        const recheck = async () => {
+          if ((await freeSlots(deps.redis, deps.names, slot)) > 0) await deps.promote(jobId);
+        };
+        return { kind: "wait", until: Date.now() + deps.quotas.recheckSeconds * 1000, recheck };
       }
       if (
         !resumed &&
@@ -74,6 +86,7 @@ export function runAdmission(deps: FairnessDeps) {
           resetsAt,
         });
       }
+      deps.logger.info({ jobId, installationId: data.installationId }, "run admitted");
       return { kind: "admitted", release: holdSlot(deps, slot) };
     },
   };
@@ -134,7 +147,9 @@ function holdSlot(deps: FairnessDeps, slot: SlotRequest): () => Promise<void> {
   let released: Promise<void> | undefined;
   return () => {
     clearInterval(renew);
-    released ??= freeSlot(deps, slot);
+    released ??= freeSlot(deps, slot).then(() =>
+      deps.logger.info({ jobId: slot.jobId, installationId: slot.installationId }, "run slot released"),
+    );
     return released;
   };
 }

@@ -27,6 +27,7 @@ export async function admitOrPark(
         });
     case "wait":
       await job.moveToDelayed(result.until, token);
+      await result.recheck();
       throw new DelayedError();
     case "refused": {
       const refused = new UnrecoverableError(result.reason);
