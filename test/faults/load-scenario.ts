@@ -13,7 +13,7 @@ import { Stack } from "../support/stack.js";
 import type { IssueRef } from "../support/stack-parts.js";
 import { FIXTURES, waitFor } from "../support/stack-parts.js";
 
-export interface LoadPlan {
+interface LoadPlan {
   /** Issues labelled per installation; the last installation is the small one, labelled last. */
   issues: number[];
   workers: number;
@@ -23,7 +23,7 @@ export interface LoadPlan {
   runsAtOnce: number;
 }
 
-export interface LoadFigures {
+interface LoadFigures {
   wallMs: number;
   runs: number;
   /** Runs admitted (a slot taken): one per run when none ran twice. */

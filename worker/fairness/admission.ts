@@ -20,7 +20,7 @@ import { type AppliedLimits, type HeldBy, heldByText, limitsFor } from "./limits
 
 export type Notice = { kind: "waiting" | "refused"; text: string };
 
-export interface FairnessDeps {
+interface FairnessDeps {
   redis: Redis;
   names: QueueNames;
   quotas: QuotasConfig;
@@ -32,7 +32,7 @@ export interface FairnessDeps {
   logger: Logger;
 }
 
-export type Admission =
+type Admission =
   | { kind: "admitted"; release(): Promise<void> }
   /**
    * Parked: wait until woken by a release, or `until` (ms) at the latest. Once the job is delayed,
@@ -43,7 +43,7 @@ export type Admission =
   | { kind: "refused"; reason: string; statusWritten: boolean };
 
 /** The parts of a BullMQ job admission reads. */
-export interface AdmittedJob {
+interface AdmittedJob {
   id?: string | undefined;
   timestamp: number;
   data: FixJobData;

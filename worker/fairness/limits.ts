@@ -14,7 +14,7 @@ export interface AppliedLimits extends QuotaLimits {
 }
 
 /** A plan's own limits by id, else by name, each falling back to the defaults. */
-export function limitsOf(quotas: QuotasConfig, plan: AccountPlan | null): AppliedLimits {
+function limitsOf(quotas: QuotasConfig, plan: AccountPlan | null): AppliedLimits {
   const own = plan ? (quotas.plans[String(plan.id)] ?? quotas.plans[plan.name] ?? {}) : {};
   return {
     runsAtOnce: own.runsAtOnce ?? quotas.runsAtOnce,
