@@ -8,6 +8,7 @@ import { onIssueCommentCreated } from "./handlers/issue-comment-created.js";
 import { onIssueClosed } from "./handlers/issues-closed.js";
 import { onIssueLabeled } from "./handlers/issues-labeled.js";
 import { onIssueUnlabeled } from "./handlers/issues-unlabeled.js";
+import { onMarketplacePurchase } from "./handlers/marketplace.js";
 import { onPullRequestReviewSubmitted } from "./handlers/pull-request-review.js";
 
 export function agentFixApp(base: Omit<HandlerDeps, "appLogin">): ApplicationFunction {
@@ -35,6 +36,7 @@ export function agentFixApp(base: Omit<HandlerDeps, "appLogin">): ApplicationFun
       "pull_request_review.submitted",
       once(deps, (context) => onPullRequestReviewSubmitted(context, deps)),
     );
-    app.on(["installation", "installation_repositories"], (context) => onInstallation(context));
+    app.on(["installation", "installation_repositories"], (context) => onInstallation(context, deps));
+    app.on("marketplace_purchase", (context) => onMarketplacePurchase(context, deps));
   };
 }

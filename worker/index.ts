@@ -22,6 +22,8 @@ import {
 } from "../src/queue/index.js";
 import { cancelChannel } from "../src/queue/keys.js";
 import { persistenceWarning, redisPersistence } from "../src/queue/persistence.js";
+import type { RunAdmission } from "./fairness/admission.js";
+import { admitOrPark } from "./fairness/gate.js";
 import { createWorkerLogger, type Logger } from "./log.js";
 import { observeRun } from "./metrics.js";
 import { type OpsServer, startOpsServer } from "./ops-server.js";
@@ -60,6 +62,8 @@ export interface FixWorkerOptions {
   reaperIntervalMs?: number;
   /** Default: a worker logger of its own (the composition root passes the process's). */
   logger?: Logger;
+  /** Per-installation runs at once, budgets and daily runs (worker/fairness/); none: every job runs. */
+  admission?: RunAdmission;
 }
 
 export interface FixWorker {
@@ -149,6 +153,7 @@ function jobProcessor(options: FixWorkerOptions, records: RunRecords, jobs: Held
   return async (job: Job<FixJobData>, token: string | undefined, signal?: AbortSignal) => {
     const id = job.id ?? "";
     const jobSignal = signal ?? new AbortController().signal;
+    const release = await admitOrPark(options.admission, job, token, logger);
     const settled = (async () => {
       await records.begin(id, job.data);
       try {
@@ -174,6 +179,7 @@ function jobProcessor(options: FixWorkerOptions, records: RunRecords, jobs: Held
     } finally {
       jobs.running.delete(id);
       jobs.finishing.delete(id);
+      await release();
     }
   };
 }

@@ -25,6 +25,7 @@ import {
 import { trajectoryUrl } from "../src/trajectories.js";
 import { createTrajectoryStore } from "../src/trajectory-store.js";
 import { cidrList, parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
+import { fairnessParts } from "./fairness/wiring.js";
 import { type HealthReport, workerHealth } from "./health.js";
 import { createWorkerLogger, jobLogger, type Logger } from "./log.js";
 import { meteredSandboxes } from "./metrics.js";
@@ -55,6 +56,7 @@ interface BuiltWorker {
     lockDurationMs: number;
     stalledIntervalMs?: number;
     process: (job: Job<FixJobData>, signal: AbortSignal) => Promise<JobResult>;
+    admission: ReturnType<typeof fairnessParts>["admission"];
     onAbandoned: FinalizeAbandoned;
     reap?: () => Promise<unknown>;
     reaperIntervalMs?: number;
@@ -92,6 +94,16 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   await mkdir(trajectoryDir, { recursive: true });
   const producer = createFixQueue(redis, { prefix: settings.AGENT_FIX_QUEUE_PREFIX });
   const untrackQueue = trackQueueDepth(producer.queue);
+  const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME };
+  const fairness = fairnessParts({
+    redis,
+    names,
+    quotas: operator.quotas,
+    auth,
+    producer,
+    logger,
+    status: statusOf(settings, logger),
+  });
   const deps = processorDeps({
     env,
     settings,
@@ -104,9 +116,13 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     producer,
     secrets,
     trajectoryDir,
+    fairness,
   });
   return {
-    workerOptions: workerOptionsFor(settings, deps, dockerProvider, tag, logger),
+    workerOptions: {
+      ...workerOptionsFor(settings, deps, dockerProvider, tag, logger),
+      admission: fairness.admission,
+    },
     graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,
     ...opsSettings(settings, dockerProvider, redis),
     logger,
@@ -196,6 +212,7 @@ interface BuiltParts {
   producer: ReturnType<typeof createFixQueue>;
   secrets: Record<string, Record<string, string>>;
   trajectoryDir: string;
+  fairness: ReturnType<typeof fairnessParts>;
 }
 
 /**
@@ -212,6 +229,13 @@ function trajectoryLinks(settings: WorkerSettings, trajectoryDir: string) {
           trajectoryWritten: () => existsSync(join(trajectoryDir, `${run}.traj`)),
         }
       : {};
+}
+
+/** The status comment of a job, as the pipeline and the admission write it. */
+function statusOf(settings: WorkerSettings, logger: Logger): ProcessorDeps["status"] {
+  const linkTo = trajectoryLinks(settings, resolve(settings.AGENT_FIX_TRAJECTORY_DIR));
+  return (octokit, job, run) =>
+    githubStatusReporter(octokit, job, { ...linkTo(run), logger: jobLogger(logger, job) });
 }
 
 function processorDeps(parts: BuiltParts): ProcessorDeps<LoadedRepoConfig> {
@@ -234,27 +258,29 @@ function processorDeps(parts: BuiltParts): ProcessorDeps<LoadedRepoConfig> {
     pendingPublishes: pendingPublishes(redis, names),
     sandboxes: parts.sandboxes,
     identity: parts.identity,
-    status: (octokit, job, run) =>
-      githubStatusReporter(octokit, job, { ...linkTo(run), logger: jobLogger(logger, job) }),
+    status: statusOf(settings, logger),
     publisher: (octokit, job, run) =>
       job.trigger === "review"
         ? reviewPublisher(octokit, job, linkTo(run))
         : githubPublisher(octokit, job, linkTo(run)),
     // The repository config loadConfig returned, with the agent's settings the pipeline does not read.
-    agent: (config, job, run) =>
-      createAgentRunner(
-        {
-          operator,
-          trajectoryDir,
-          trajectorySink: sinkFor(job, run),
-          env,
-          allowRepoReplay,
-          logger: jobLogger(logger, job),
-          installation: job.installationId,
-          ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
-        },
-        { ...config.agent, testCommand: config.testCommand },
-        run,
+    agent: async (config, job, run) =>
+      parts.fairness.countingSpend(
+        job.installationId,
+        await createAgentRunner(
+          {
+            operator,
+            trajectoryDir,
+            trajectorySink: sinkFor(job, run),
+            env,
+            allowRepoReplay,
+            logger: jobLogger(logger, job),
+            installation: job.installationId,
+            ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
+          },
+          { ...config.agent, testCommand: config.testCommand },
+          run,
+        ),
       ),
     loadConfig: (job, { api, orgApi, defaultBranch }) =>
       loadRepoConfig(
@@ -284,7 +310,7 @@ function workerOptionsFor(
   dockerProvider: DockerSandboxProvider | undefined,
   tag: string | undefined,
   logger: Logger,
-): BuiltWorker["workerOptions"] {
+): Omit<BuiltWorker["workerOptions"], "admission"> {
   const reaper = logger.child({ component: "reaper" });
   const reaperLog = (message: string) => reaper.info(message);
   return {

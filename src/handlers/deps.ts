@@ -31,6 +31,8 @@ export interface EventContext {
 
 export interface IssueTarget {
   installationId: number;
+  /** The repository owner's id: the installation's account, whose Marketplace plan applies. */
+  accountId?: number;
   owner: string;
   repo: string;
   repoId: number;
@@ -39,7 +41,7 @@ export interface IssueTarget {
 
 interface PayloadWithRepo {
   installation?: { id: number };
-  repository: { id: number; name: string; owner: { login: string } };
+  repository: { id: number; name: string; owner: { login: string; id?: number } };
 }
 
 /** Ids of the issue an event is about; null when the event has no installation (not for this app). */
@@ -47,6 +49,7 @@ export function targetOf(payload: PayloadWithRepo, issueNumber: number): IssueTa
   if (!payload.installation) return null;
   return {
     installationId: payload.installation.id,
+    ...(payload.repository.owner.id ? { accountId: payload.repository.owner.id } : {}),
     owner: payload.repository.owner.login,
     repo: payload.repository.name,
     repoId: payload.repository.id,

@@ -57,6 +57,7 @@ async function queueForFollowUp(
 ): Promise<void> {
   const waiting = await queueFeedback(deps.queue, target, {
     installationId: target.installationId,
+    ...(target.accountId ? { accountId: target.accountId } : {}),
     owner: target.owner,
     repo: target.repo,
     pullNumber: ids.pullNumber,

@@ -13,6 +13,7 @@ const FEEDBACK_TTL_S = 14 * 24 * 60 * 60;
 /** What a follow-up run needs besides the feedback: whom and which pull request it is for. */
 const pendingSchema = feedbackSchema.extend({
   installationId: z.number().int().positive(),
+  accountId: z.number().int().positive().optional(),
   owner: z.string().min(1),
   repo: z.string().min(1),
   pullNumber: z.number().int().positive(),
@@ -78,6 +79,7 @@ async function startFollowUpOnce(queue: FixQueue, issue: IssueIds): Promise<Enqu
   const head = pendingSchema.parse(JSON.parse(first));
   const base: FixJobData = {
     installationId: head.installationId,
+    ...(head.accountId ? { accountId: head.accountId } : {}),
     owner: head.owner,
     repo: head.repo,
     repoId: issue.repoId,

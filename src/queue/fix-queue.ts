@@ -4,6 +4,7 @@
  */
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import { fairPriority } from "./fair-order.js";
 import { FIX_JOB_NAME, type FixJobData, fixJobDataSchema, fixJobId } from "./job.js";
 import { cancelChannel, cancelFlagKey, claimKey } from "./keys.js";
 
@@ -96,7 +97,9 @@ export async function enqueueFix(
     await fixQueue.redis.del(cancelFlagKey(fixQueue, jobId));
     const extra = prepare ? await prepare(jobId) : {};
     const full = fixJobDataSchema.parse({ ...data, ...extra });
-    await fixQueue.queue.add(FIX_JOB_NAME, full, { jobId });
+    // Fair between installations: ranked behind the installation's own runs queued or running.
+    const priority = await fairPriority(fixQueue.redis, fixQueue, full.installationId, jobId);
+    await fixQueue.queue.add(FIX_JOB_NAME, full, { jobId, ...(priority > 0 ? { priority } : {}) });
     return { status: "queued", jobId, data: full };
   } finally {
     await fixQueue.redis.del(claim);

@@ -26,6 +26,8 @@ export type Feedback = z.infer<typeof feedbackSchema>;
 export const fixJobDataSchema = z
   .object({
     installationId: z.number().int().positive(),
+    /** The account (user or organisation) the repository belongs to: its Marketplace plan's limits apply. */
+    accountId: z.number().int().positive().optional(),
     owner: z.string().min(1),
     repo: z.string().min(1),
     repoId: z.number().int().positive(),

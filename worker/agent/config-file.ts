@@ -14,6 +14,7 @@ import { ConfigError } from "../../src/errors.js";
 import { type AciConfig, aciConfigSchema } from "../config/aci.js";
 import { type AgentConfig, agentConfigSchema } from "../config/agent.js";
 import { type ModelConfig, modelConfigSchema } from "../config/model.js";
+import { type QuotasConfig, quotasConfigSchema } from "../config/quotas.js";
 import { type RepositoryPolicy, repositoryPolicySchema } from "../config/repo-policy.js";
 import { renderDemonstration } from "./demonstration.js";
 import { readTrajectory } from "./inspect.js";
@@ -29,6 +30,8 @@ export interface AgentFixConfig {
   model: ModelConfig;
   /** What a repository's own config may choose (ceilings, models, forbidden paths). */
   repository: RepositoryPolicy;
+  /** How runs are shared between installations: runs at once, budgets, plans (worker/fairness/). */
+  quotas: QuotasConfig;
   /** sha256 (16 hex) of the resolved configuration: recorded in trajectories. */
   hash: string;
   /** The files it was read from, in order. */
@@ -40,6 +43,7 @@ const sections = {
   agent: agentConfigSchema,
   model: modelConfigSchema,
   repository: repositoryPolicySchema,
+  quotas: quotasConfigSchema,
 } as const;
 type Section = keyof typeof sections;
 
@@ -73,7 +77,7 @@ async function readYaml(path: string): Promise<Record<string, unknown>> {
   }
   if (!isPlainObject(data)) {
     throw new ConfigError(
-      `config file ${path} must hold a mapping with the sections aci, agent, model, repository`,
+      `config file ${path} must hold a mapping with the sections aci, agent, model, repository, quotas`,
       {
         code: "config_invalid",
       },
@@ -83,7 +87,7 @@ async function readYaml(path: string): Promise<Record<string, unknown>> {
     if (!(key in sections)) {
       throw new ConfigError(`config file ${path}: unknown section "${key}"`, {
         code: "config_invalid",
-        hint: "The sections are aci, agent, model and repository.",
+        hint: "The sections are aci, agent, model, repository and quotas.",
       });
     }
   }

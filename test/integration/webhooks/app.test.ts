@@ -80,6 +80,8 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     expect(status[0]?.body).toContain("<!-- agent-fix:status -->");
     expect(job?.data).toEqual({
       installationId: 1,
+      // The repository owner's id: the account whose Marketplace plan's limits apply.
+      accountId: repoId() + 1,
       owner,
       repo,
       repoId: repoId(),
