@@ -5,6 +5,7 @@
 import type Docker from "dockerode";
 import type { SandboxLimits } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
+import { caBundleMount } from "./docker-ca.js";
 import { COPY_THEN_SLEEP } from "./docker-copy.js";
 import { WORKDIR } from "./docker-scripts.js";
 import { isIpv4Cidr } from "./egress.js";
@@ -79,6 +80,8 @@ interface ContainerSpecInput {
   homeSize: string;
   /** The setup network's name, or undefined for none. */
   network: string | undefined;
+  /** The host's CA bundle to trust (docker-ca.ts), or undefined for the image's own. */
+  caBundle?: string | undefined;
 }
 
 export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreateOptions {
@@ -134,6 +137,7 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
             DriverConfig: { Name: "local", Options: workspaceVolumeOptions(input.workspaceSize) },
           },
         },
+        ...(input.caBundle ? [caBundleMount(input.caBundle)] : []),
       ],
       LogConfig: { Type: "none", Config: {} },
     },

@@ -22,7 +22,7 @@ import {
   readCancelRequest,
 } from "../src/queue/index.js";
 import { trajectoryUrl } from "../src/trajectories.js";
-import { cidrList, parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
+import { caBundleFile, cidrList, parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
 import { createWorkerLogger, jobLogger, type Logger } from "./log.js";
 import { createAgentRunner, loadOperatorConfig } from "./pipeline/agent-runner.js";
 import { appIdentity, probotInstallationAuth } from "./pipeline/auth.js";
@@ -129,7 +129,9 @@ function probotFromSettings(settings: WorkerSettings) {
 }
 
 function dockerSandboxes(settings: WorkerSettings, tag: string | undefined): DockerSandboxProvider {
+  const caBundle = caBundleFile(settings.AGENT_FIX_CA_BUNDLE, existsSync);
   return new DockerSandboxProvider({
+    ...(caBundle ? { caBundle } : {}),
     ...(settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {}),
     ...(tag ? { workerId: `${tag}/${defaultWorkerId()}` } : {}),
     ...(settings.AGENT_FIX_WORKSPACE_TMPFS ? { workspaceTmpfsSize: settings.AGENT_FIX_WORKSPACE_TMPFS } : {}),

@@ -32,6 +32,7 @@ const workerEnvSchema = z.object({
     .default("agent-fix-setup"), // the Docker network setup runs on (created with inter-container communication off)
   AGENT_FIX_SETUP_NETWORK_ALLOW: z.string().regex(CIDR_LIST, "IPv4 CIDRs separated by commas").optional(), // CIDRs setup may reach although private, e.g. a private registry: 10.20.0.5/32
   AGENT_FIX_SETUP_NETWORK_DENY: z.string().regex(CIDR_LIST, "IPv4 CIDRs separated by commas").optional(), // CIDRs setup may not reach on top of the private ranges: the host's public address when the worker runs in a container
+  AGENT_FIX_CA_BUNDLE: z.string().min(1).optional(), // PEM file on the worker host of the CAs setup trusts (a TLS-inspecting proxy's too): npm, pip, git, curl, cargo, go; default the host's /etc/ssl/certs/ca-certificates.crt when present; `none`: the image's own
   AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
   AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
   AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
@@ -50,6 +51,7 @@ const examples: Record<string, string> = {
   AGENT_FIX_SETUP_NETWORK_ALLOW: "AGENT_FIX_SETUP_NETWORK_ALLOW=10.20.0.5/32,10.30.0.0/16",
   AGENT_FIX_SETUP_NETWORK_DENY: "AGENT_FIX_SETUP_NETWORK_DENY=203.0.113.7/32",
   AGENT_FIX_ALLOW_REPLAY_MODELS: "AGENT_FIX_ALLOW_REPLAY_MODELS=false",
+  AGENT_FIX_CA_BUNDLE: "AGENT_FIX_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt",
   AGENT_FIX_TRAJECTORY_LINK_DAYS: "AGENT_FIX_TRAJECTORY_LINK_DAYS=7",
 };
 
@@ -103,4 +105,17 @@ export function cidrList(text: string | undefined): string[] {
     .split(",")
     .map((cidr) => cidr.trim())
     .filter((cidr) => cidr.length > 0);
+}
+
+/** The host's bundle of trusted CAs on Debian, Ubuntu and Alpine: the sandbox trusts it by default. */
+const HOST_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+
+/** AGENT_FIX_CA_BUNDLE as the file to mount: unset -> the host's bundle when it has one; `none` -> none. */
+export function caBundleFile(
+  text: string | undefined,
+  exists: (file: string) => boolean,
+): string | undefined {
+  if (text === "none") return undefined;
+  if (text !== undefined) return text;
+  return exists(HOST_CA_BUNDLE) ? HOST_CA_BUNDLE : undefined;
 }
