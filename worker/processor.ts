@@ -11,6 +11,7 @@ import type { Job } from "bullmq";
 import { createProbot } from "probot";
 import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
+import { cleanWorkerImages } from "../sandbox/image-cleanup.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/reaper.js";
 import type { SandboxProvider } from "../src/contracts.js";
 import { throttledOctokit, WORKER_THROTTLE } from "../src/github/throttle.js";
@@ -254,6 +255,9 @@ function workerOptionsFor(
     reap: () =>
       Promise.all([
         dockerProvider ? reapDockerSandboxes(dockerProvider, tag, reaperLog) : [],
+        // The images it built (devcontainer builds, derived images) that nothing needs any more; tagged
+        // workers (tests sharing an engine) leave the engine's images alone.
+        dockerProvider && !tag ? cleanWorkerImages({ docker: dockerProvider.docker, log: reaperLog }) : [],
         reapCheckouts({
           ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}),
           log: reaperLog,
