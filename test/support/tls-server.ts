@@ -33,7 +33,7 @@ export interface TlsStandIn {
 const PACKAGE = "agent-fix-probe";
 
 /** The first IPv4 address of this host that is not loopback. */
-export function hostAddress(): string {
+function hostAddress(): string {
   const found = Object.values(os.networkInterfaces())
     .flat()
     .find((a) => a?.family === "IPv4" && !a.internal);
