@@ -15,6 +15,8 @@ import { imageMissing, isNotFound } from "./docker-spec.js";
 type RepoImageBuild = NonNullable<SandboxCreateOptions["imageBuild"]>;
 
 const REPO_IMAGE_NAME = "agent-fix-repo";
+/** On every image the worker builds (its value says which kind): image-cleanup.ts removes only these. */
+export const BUILT_LABEL = "agent-fix.built";
 /** The Dockerfile's name in the context: the checked text, whatever the checkout holds. */
 const DOCKERFILE_ENTRY = ".agent-fix-build.Dockerfile";
 
@@ -27,13 +29,14 @@ export function repoImageTag(repository: string): string {
 export async function buildImage(
   docker: Docker,
   context: NodeJS.ReadableStream,
-  options: { tag: string; dockerfile?: string; what: string; hint: string },
+  options: { tag: string; dockerfile?: string; what: string; hint: string; kind: "repo" | "derived" },
 ): Promise<string> {
   const stream = await docker.buildImage(context, {
     t: options.tag,
     ...(options.dockerfile ? { dockerfile: options.dockerfile } : {}),
     networkmode: "none",
     pull: false,
+    labels: { [BUILT_LABEL]: options.kind },
     rm: true,
     forcerm: true,
   });
@@ -86,6 +89,7 @@ export async function buildRepoImage(docker: Docker, build: RepoImageBuild): Pro
   return buildImage(docker, archive as unknown as NodeJS.ReadableStream, {
     tag: repoImageTag(build.name),
     dockerfile: DOCKERFILE_ENTRY,
+    kind: "repo",
     what: `the repository's image (${build.context}, devcontainer build.dockerfile)`,
     hint: "The worker builds it with no network: a step that downloads (apt-get, curl, pip) fails; start from an allowed image that has what it needs.",
   });

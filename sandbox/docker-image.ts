@@ -127,6 +127,7 @@ export async function derivedImage(docker: Docker, image: string, id: string): P
   context.finalize();
   await buildImage(docker, context as unknown as NodeJS.ReadableStream, {
     tag,
+    kind: "derived",
     what: `the sandbox image ${image} ready for the sandbox`,
     hint: `The worker copies ${HELPERS.join(", ")} within the image and runs git config there, with no network.`,
   });

@@ -5,6 +5,7 @@
 import type Docker from "dockerode";
 import type { SandboxLimits, SetupUser } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
+import { caBundleMount } from "./docker-ca.js";
 import { COPY_THEN_SLEEP } from "./docker-copy.js";
 import { WORKDIR } from "./docker-scripts.js";
 import { isIpv4Cidr } from "./egress.js";
@@ -81,6 +82,8 @@ interface ContainerSpecInput {
   network: string | undefined;
   /** A setup sandbox that may be kept: a writable root; root's capabilities when setup runs as root. */
   setupUser?: SetupUser | undefined;
+  /** The host's CA bundle to trust (docker-ca.ts), or undefined for the image's own. */
+  caBundle?: string | undefined;
 }
 
 /**
@@ -147,6 +150,7 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
             DriverConfig: { Name: "local", Options: workspaceVolumeOptions(input.workspaceSize) },
           },
         },
+        ...(input.caBundle ? [caBundleMount(input.caBundle)] : []),
       ],
       LogConfig: { Type: "none", Config: {} },
     },

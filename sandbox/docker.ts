@@ -32,6 +32,7 @@ import {
   sessionSettings,
 } from "./common.js";
 import { buildRepoImage } from "./docker-build.js";
+import { caTrustEnv, checkCaBundle } from "./docker-ca.js";
 import { copyIn } from "./docker-copy.js";
 import { DockerPreparedEnvironments, type KeptEnvironmentsOptions } from "./docker-environments.js";
 import {
@@ -110,6 +111,11 @@ export interface DockerSandboxProviderOptions extends Partial<SessionSandboxSett
     /** CIDRs unreachable on top of the private ranges (the host's public address, when the worker runs in a container). */
     deny?: string[];
   };
+  /**
+   * A PEM bundle on this host of the CA certificates sandboxes trust (a TLS-inspecting proxy's among
+   * them), mounted read-only, for npm, pip, git, curl and the rest (docker-ca.ts); default: the image's own.
+   */
+  caBundle?: string;
 }
 
 const AGENT_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
@@ -189,6 +195,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   readonly workspaceSize: string;
   readonly workspaceBytes: number;
   readonly setupNetwork: string;
+  /** The CA bundle's real path on the host, when the operator gave one. */
+  readonly caBundle: string | undefined;
   private readonly allow: string[];
   private readonly deny: string[];
   private networkReady: Promise<string[]> | undefined;
@@ -210,6 +218,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     this.environments = options.keptEnvironments
       ? new DockerPreparedEnvironments(this.docker, this.image, options.keptEnvironments)
       : undefined;
+    this.caBundle = options.caBundle === undefined ? undefined : checkCaBundle(options.caBundle);
   }
 
   /** The setup network's subnet and gateway, the network created on first use. */
@@ -289,7 +298,8 @@ export class DockerSandboxProvider implements SandboxProvider {
     const mark = (phase: string) => {
       phases[phase] = Math.round((performance.now() - began) * 10) / 10;
     };
-    const env = sandboxEnv(safeEnv(HOME, SANDBOX_PATH), options.env);
+    const fixed = safeEnv(HOME, SANDBOX_PATH);
+    const env = sandboxEnv(this.caBundle ? { ...fixed, ...caTrustEnv() } : fixed, options.env);
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer(
@@ -303,6 +313,7 @@ export class DockerSandboxProvider implements SandboxProvider {
           homeSize: this.options.tmpfsSize?.home ?? "512m",
           network,
           setupUser: options.setup?.user,
+          caBundle: this.caBundle,
         }),
       );
     } catch (error) {

@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import type { Job } from "bullmq";
 import { createProbot } from "probot";
 import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker.js";
+import { cleanWorkerImages } from "../sandbox/image-cleanup.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/reaper.js";
 import type { SandboxProvider } from "../src/contracts.js";
@@ -24,7 +25,7 @@ import {
 } from "../src/queue/index.js";
 import { trajectoryUrl } from "../src/trajectories.js";
 import { createTrajectoryStore } from "../src/trajectory-store.js";
-import { cidrList, parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
+import { caBundleFile, cidrList, parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
 import { fairnessParts } from "./fairness/wiring.js";
 import { type HealthReport, workerHealth } from "./health.js";
 import { createWorkerLogger, jobLogger, type Logger } from "./log.js";
@@ -178,7 +179,9 @@ function probotFromSettings(settings: WorkerSettings) {
 }
 
 function dockerSandboxes(settings: WorkerSettings, tag: string | undefined): DockerSandboxProvider {
+  const caBundle = caBundleFile(settings.AGENT_FIX_CA_BUNDLE, existsSync);
   return new DockerSandboxProvider({
+    ...(caBundle ? { caBundle } : {}),
     ...(settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {}),
     ...(tag ? { workerId: `${tag}/${defaultWorkerId()}` } : {}),
     ...(settings.AGENT_FIX_WORKSPACE_TMPFS ? { workspaceTmpfsSize: settings.AGENT_FIX_WORKSPACE_TMPFS } : {}),
@@ -329,6 +332,9 @@ function workerOptionsFor(
     reap: () =>
       Promise.all([
         dockerProvider ? reapDockerSandboxes(dockerProvider, tag, reaperLog) : [],
+        // The images it built (devcontainer builds, derived images) that nothing needs any more; tagged
+        // workers (tests sharing an engine) leave the engine's images alone.
+        dockerProvider && !tag ? cleanWorkerImages({ docker: dockerProvider.docker, log: reaperLog }) : [],
         reapCheckouts({
           ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}),
           log: reaperLog,

@@ -5,6 +5,7 @@
  * the operator's forbidden paths, which apply on top of its own.
  */
 import { z } from "zod";
+import { SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
 
 export const repositoryPolicySchema = z.strictObject({
   /** Paths no change may touch, whatever the repository's `forbiddenPaths` says (its own are added). */
@@ -16,6 +17,12 @@ export const repositoryPolicySchema = z.strictObject({
    * glob patterns (`*` stops at `/`): `agent-fix-sandbox-rich:*`, `ghcr.io/my-org/**`. agent-fix's own by default.
    */
   images: z.array(z.string().min(1)).default(["agent-fix-sandbox:*", "agent-fix-sandbox-rich:*"]),
+  /**
+   * The image for a repository with no image of its own (no `sandbox.image`, no devcontainer) whose
+   * detected parts need a toolchain the slim image lacks (Go, Rust, Ruby, Java); used only when
+   * `images` allows it. null: such repositories run in the operator's default image too.
+   */
+  toolchainImage: z.string().min(1).nullable().default(SANDBOX_RICH_IMAGE),
   /** The highest value a repository may set for each limit; above it the run is refused, naming both. */
   ceilings: z
     .strictObject({

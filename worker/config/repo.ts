@@ -58,7 +58,7 @@ export const repoConfigSchema = z
           .min(1)
           .optional()
           .describe(
-            "Docker image to run in, one the operator allows; else .devcontainer/devcontainer.json's, else the operator's.",
+            "Docker image to run in, one the operator allows; else .devcontainer/devcontainer.json's, else the operator's (its toolchain image, the rich one by default, when detection finds Go, Rust, Ruby or Java).",
           ),
       })
       .optional()

@@ -40,6 +40,7 @@ const workerEnvSchema = z.object({
     .string()
     .regex(/^[a-z0-9][a-z0-9._-]*$/)
     .default("agent-fix-kept"), // the local image repository they are committed to (docker images agent-fix-kept)
+  AGENT_FIX_CA_BUNDLE: z.string().min(1).optional(), // PEM file on the worker host of the CAs setup trusts (a TLS-inspecting proxy's too): npm, pip, git, curl, cargo, go; default the host's /etc/ssl/certs/ca-certificates.crt when present; `none`: the image's own
   AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
   AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
   AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
@@ -61,6 +62,7 @@ const examples: Record<string, string> = {
   AGENT_FIX_SETUP_NETWORK_ALLOW: "AGENT_FIX_SETUP_NETWORK_ALLOW=10.20.0.5/32,10.30.0.0/16",
   AGENT_FIX_SETUP_NETWORK_DENY: "AGENT_FIX_SETUP_NETWORK_DENY=203.0.113.7/32",
   AGENT_FIX_ALLOW_REPLAY_MODELS: "AGENT_FIX_ALLOW_REPLAY_MODELS=false",
+  AGENT_FIX_CA_BUNDLE: "AGENT_FIX_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt",
   AGENT_FIX_TRAJECTORY_LINK_DAYS: "AGENT_FIX_TRAJECTORY_LINK_DAYS=7",
   AGENT_FIX_WORKER_PORT: "AGENT_FIX_WORKER_PORT=3001",
 };
@@ -115,4 +117,17 @@ export function cidrList(text: string | undefined): string[] {
     .split(",")
     .map((cidr) => cidr.trim())
     .filter((cidr) => cidr.length > 0);
+}
+
+/** The host's bundle of trusted CAs on Debian, Ubuntu and Alpine: the sandbox trusts it by default. */
+const HOST_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+
+/** AGENT_FIX_CA_BUNDLE as the file to mount: unset -> the host's bundle when it has one; `none` -> none. */
+export function caBundleFile(
+  text: string | undefined,
+  exists: (file: string) => boolean,
+): string | undefined {
+  if (text === "none") return undefined;
+  if (text !== undefined) return text;
+  return exists(HOST_CA_BUNDLE) ? HOST_CA_BUNDLE : undefined;
 }

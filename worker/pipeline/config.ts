@@ -19,7 +19,7 @@ import {
 } from "../config/repo.js";
 import { type ContentsApi, readContents, type Where } from "./contents.js";
 import { detectFromRepository } from "./detect.js";
-import { chooseRepoImage } from "./image-choice.js";
+import { chooseRepoImage, toolchainImageChoice } from "./image-choice.js";
 import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./types.js";
 
@@ -101,6 +101,7 @@ export async function loadRepoConfig(
   );
   const notes = orgText === null ? [] : [orgNote(orgSource, repoText !== null)];
   let testCommand = config.test.command;
+  let detected: Awaited<ReturnType<typeof detectFromRepository>>["parts"] = [];
   if (testCommand === undefined) {
     const detection = await detectFromRepository(sources.repo, {
       owner,
@@ -117,15 +118,19 @@ export async function loadRepoConfig(
     // Setup commands a file names are kept; detected ones are used only where no file names any.
     if (data.setup?.commands === undefined) config.setup.commands = detection.setup;
     notes.push(describeDetection(detection));
+    detected = detection.parts;
   }
+  const repoChoice = await chooseRepoImage(
+    (path) => fetchRepoConfigText(sources.repo, { owner, repo: where.repo, ref: where.defaultBranch }, path),
+    config.sandbox?.image,
+    rules.policy.images,
+  );
+  // A repository that chose no image gets the toolchain image when what was detected needs it.
+  const toolchain = repoChoice ? undefined : toolchainImageChoice(detected, rules.policy);
+  if (toolchain) notes.push(toolchain.note);
   const loaded = withImage(
     toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules),
-    await chooseRepoImage(
-      (path) =>
-        fetchRepoConfigText(sources.repo, { owner, repo: where.repo, ref: where.defaultBranch }, path),
-      config.sandbox?.image,
-      rules.policy.images,
-    ),
+    repoChoice ?? toolchain,
   );
   return notes.length ? { ...loaded, configNote: notes.join("\n\n") } : loaded;
 }
@@ -133,7 +138,7 @@ export async function loadRepoConfig(
 /** The image the repository chose (named, or built from its devcontainer), when it chose one. */
 function withImage(
   loaded: LoadedRepoConfig,
-  choice: Awaited<ReturnType<typeof chooseRepoImage>>,
+  choice: Awaited<ReturnType<typeof chooseRepoImage>> | { image: string },
 ): LoadedRepoConfig {
   if (!choice) return loaded;
   return "build" in choice ? { ...loaded, imageBuild: choice.build } : { ...loaded, image: choice.image };

@@ -8,6 +8,7 @@
 import JSON5 from "json5";
 import picomatch from "picomatch";
 import { ConfigError } from "../../src/errors.js";
+import type { DetectedPart, Ecosystem } from "../config/detect/types.js";
 import { REPO_CONFIG_PATH } from "../config/repo.js";
 import { checkDockerfile, devcontainerBuild, type ImageBuild } from "./devcontainer-build.js";
 
@@ -110,4 +111,28 @@ export async function chooseRepoImage(
     if (text !== null) return devcontainerChoice(readRepoFile, path, text, allowed);
   }
   return undefined;
+}
+
+/** What the slim image cannot run: it has Python 3, Node, a C compiler and make, none of these. */
+const NEEDS_TOOLCHAIN_IMAGE: readonly Ecosystem[] = ["go", "rust", "ruby", "java"];
+
+/**
+ * For a repository that chose no image: the operator's toolchain image when a detected part needs a
+ * toolchain the slim image lacks and the operator's `images` allow it; undefined otherwise (the default
+ * image runs). Returns the note for the status comment too.
+ */
+export function toolchainImageChoice(
+  parts: readonly DetectedPart[],
+  policy: { toolchainImage: string | null; images: readonly string[] },
+): { image: string; note: string } | undefined {
+  const { toolchainImage } = policy;
+  const needing = [
+    ...new Set(parts.map((p) => p.ecosystem).filter((e) => NEEDS_TOOLCHAIN_IMAGE.includes(e))),
+  ];
+  if (toolchainImage === null || needing.length === 0 || !imageAllowed(toolchainImage, policy.images))
+    return undefined;
+  return {
+    image: toolchainImage,
+    note: `Image: \`${toolchainImage}\`, which has the ${needing.join(", ")} toolchain (the operator's image for toolchains the default image lacks; \`sandbox.image\` in ${REPO_CONFIG_PATH} chooses another).`,
+  };
 }

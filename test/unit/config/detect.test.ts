@@ -80,10 +80,11 @@ describe("Python: a virtual environment in the workspace; pytest where the proje
 });
 
 describe("Go, Rust, Ruby, Java and make", () => {
-  it("go.mod: go test ./..., modules cached in the workspace", async () => {
+  it("go.mod: go test ./..., modules and the build cache (compiled in setup) in the workspace", async () => {
     const found = await detectFixture("go");
     expect(found.setup).toEqual([
       'GOMODCACHE="$PWD/.agent-fix-cache/go/mod" GOCACHE="$PWD/.agent-fix-cache/go/build" go mod download',
+      `GOMODCACHE="$PWD/.agent-fix-cache/go/mod" GOCACHE="$PWD/.agent-fix-cache/go/build" go test -run '^$' ./...`,
     ]);
     expect(found.test).toBe(
       'GOMODCACHE="$PWD/.agent-fix-cache/go/mod" GOCACHE="$PWD/.agent-fix-cache/go/build" go test ./...',

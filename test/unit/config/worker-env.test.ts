@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../../src/errors.js";
-import { cidrList, parseWorkerEnv } from "../../../worker/config/worker-env.js";
+import { caBundleFile, cidrList, parseWorkerEnv } from "../../../worker/config/worker-env.js";
 import { createProcessorFromEnv } from "../../../worker/processor.js";
 
 const app = { APP_ID: "1", PRIVATE_KEY: "k" };
@@ -69,5 +69,15 @@ describe("worker environment: the sandbox's workspace size and setup network", (
       expect((error as ConfigError).message).toContain(name);
       expect((error as ConfigError & { hint?: string }).hint).toContain(`${name}=`);
     }
+  });
+});
+
+describe("worker environment: AGENT_FIX_CA_BUNDLE", () => {
+  it("defaults to the host's bundle when it has one; a file given is used; none turns it off", () => {
+    const hostHas = (file: string) => file === "/etc/ssl/certs/ca-certificates.crt";
+    expect(caBundleFile(undefined, hostHas)).toBe("/etc/ssl/certs/ca-certificates.crt");
+    expect(caBundleFile(undefined, () => false)).toBeUndefined();
+    expect(caBundleFile("/etc/proxy/ca.pem", hostHas)).toBe("/etc/proxy/ca.pem");
+    expect(caBundleFile("none", hostHas)).toBeUndefined();
   });
 });
