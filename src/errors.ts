@@ -169,9 +169,13 @@ export class GitHubError extends AgentFixError<GitHubErrorCode> {
   }
 }
 
-/** Why a run stopped from outside: a person (or the issue closing) cancelled it, or the worker is stopping. */
+/**
+ * Why a run stopped from outside: a person (or the issue closing) cancelled it, the worker is stopping,
+ * or the worker lost its lock on the job (Redis was away longer than the lock lives): the job is no
+ * longer this run's to finish, the queue gives it to a worker again.
+ */
 export interface CancelReason {
-  kind: "cancelled" | "shutdown";
+  kind: "cancelled" | "shutdown" | "lock_lost";
   by: string;
   reason: string;
 }

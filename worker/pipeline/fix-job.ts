@@ -17,7 +17,7 @@ import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
-import { finishingStatus, handedBackNote, RunHandedBack, resumedStatus } from "./handback.js";
+import { finishingStatus, handedBackNote, RunHandedBack, RunLockLost, resumedStatus } from "./handback.js";
 import { type KeptChange, keepForRetry, type PendingPublishStore, pendingRun } from "./pending-publish.js";
 import { resumePublishing } from "./resume-publish.js";
 import { loadReviewRun } from "./review.js";
@@ -293,6 +293,8 @@ async function reportFailure(
   const abort =
     (error instanceof CancelledError ? error.abort : null) ??
     (signal.aborted ? decodeAbortReason(signal.reason) : null);
+  // The job went back to the queue without us (our lock lapsed): the run that takes it owns the status.
+  if (abort?.kind === "lock_lost") return new RunLockLost();
   if (abort?.kind === "shutdown") {
     // Not cancelled: the worker puts the job back in the queue for another worker. An unreadable store
     // only changes the note's wording, and the read above already logged why.
