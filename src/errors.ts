@@ -3,7 +3,15 @@
  * The worker maps `retryable` to BullMQ retries; `hint` is what a person should do about it.
  * Each error class has its own union of codes, so a code is checked where it is written and read.
  */
-type Fault = "config" | "repository" | "model" | "github" | "sandbox" | "user" | "internal";
+type Fault =
+  | "config"
+  | "repository"
+  | "model"
+  | "github"
+  | "sandbox"
+  | "infrastructure"
+  | "user"
+  | "internal";
 
 type ConfigErrorCode =
   | "app_auth_failed"
@@ -76,6 +84,9 @@ type GitHubErrorCode =
   | "installation_token_missing"
   | "pull_request_failed";
 
+/** The worker host's own services failed under a run (not the sandbox's rules, not the repository). */
+type InfrastructureErrorCode = "docker_engine_lost";
+
 /** Codes of the pipeline's own refusals and failures (plain AgentFixError). */
 export type PipelineErrorCode =
   | "branch_moved"
@@ -107,6 +118,7 @@ type ErrorCode =
   | ModelErrorCode
   | GitHubErrorCode
   | PipelineErrorCode
+  | InfrastructureErrorCode
   | "run_cancelled";
 
 interface AgentFixErrorOptions<Code extends ErrorCode = ErrorCode> {
@@ -159,6 +171,16 @@ export class SandboxError extends AgentFixError<SandboxErrorCode> {
 export class ModelError extends AgentFixError<ModelErrorCode> {
   constructor(message: string, options: Omit<AgentFixErrorOptions<ModelErrorCode>, "fault">) {
     super(message, { ...options, fault: "model" });
+  }
+}
+
+/** A service of the worker host (the Docker engine) went away during a run; always worth a retry. */
+export class InfrastructureError extends AgentFixError<InfrastructureErrorCode> {
+  constructor(
+    message: string,
+    options: Omit<AgentFixErrorOptions<InfrastructureErrorCode>, "fault" | "retryable">,
+  ) {
+    super(message, { ...options, fault: "infrastructure", retryable: true });
   }
 }
 

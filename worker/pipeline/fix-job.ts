@@ -6,6 +6,7 @@
 import type { Job } from "bullmq";
 import { UnrecoverableError } from "bullmq";
 import type { ProbotOctokit } from "probot";
+import { engineFault } from "../../sandbox/engine-fault.js";
 import type { SandboxProvider } from "../../src/contracts.js";
 import { AgentFixError, CancelledError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
@@ -285,11 +286,13 @@ function jobResult(outcome: RunOutcome): JobResult {
  * hands the job back, a cancel and an unrecoverable error fail it for good, a retryable one is retried.
  */
 async function reportFailure(
-  error: unknown,
+  failure: unknown,
   pending: PendingPublishStore | undefined,
   { job, signal, afterCancel, log }: JobContext,
   { octokit, kept, pendingKey, status }: RunContext,
 ): Promise<Error> {
+  // A sandbox lost to the Docker engine going away says so, and is retried.
+  const error = engineFault(failure);
   const abort =
     (error instanceof CancelledError ? error.abort : null) ??
     (signal.aborted ? decodeAbortReason(signal.reason) : null);
