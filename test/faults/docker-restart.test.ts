@@ -75,7 +75,13 @@ describe.runIf(ready)("the Docker engine restarted mid-run", () => {
     );
     expect(status.body).toContain("opened draft pull request");
     expect(stack.pulls(issue)).toHaveLength(1);
-    expect(await stack.app?.queue.queue.getJobState(fixJobIdOf(issue))).toBe("completed");
+    // The job completes just after its final status is written.
+    const queue = stack.app?.queue.queue;
+    const ended = async () => {
+      const state = await queue?.getJobState(fixJobIdOf(issue));
+      return state === "completed" || state === "failed" ? state : undefined;
+    };
+    expect(await waitFor("the job to end", ended, 60_000)).toBe("completed");
     reportFigure({
       fault: "Docker engine restarted (SIGTERM + start) in the agent phase",
       outcome: `pull request after a retry`,
