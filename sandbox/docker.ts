@@ -420,6 +420,7 @@ export class DockerSandbox extends SessionSandbox {
       name: "control",
       spawn: () => attachShell(docker, container, helpers.control),
       init: CONTROL_INIT,
+      whyNoShell: () => containerDown(container),
     });
     this.files = new ShellSession({
       name: "file",
@@ -438,6 +439,7 @@ export class DockerSandbox extends SessionSandbox {
           env: init.env,
         }),
       killChildren: (pid) => this.kill(pid, false),
+      whyNoShell: () => containerDown(container),
       killShell: async (pid) => {
         await this.kill(pid, true);
       },
@@ -716,5 +718,17 @@ export async function removeSandboxResources(
         await sleep(100);
       }
     }
+  }
+}
+
+/** Docker's words when the container is not running (the engine stopped it, or is gone), else undefined. */
+async function containerDown(container: Docker.Container): Promise<string | undefined> {
+  try {
+    const { State } = await container.inspect();
+    return State.Running
+      ? undefined
+      : `container ${container.id} is not running: ${State.Status} (exit ${State.ExitCode})`;
+  } catch (error) {
+    return (error as Error).message;
   }
 }

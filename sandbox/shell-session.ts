@@ -44,6 +44,8 @@ interface ShellSessionOptions {
   /** How long to wait for the marker after killing, before giving up on the shell. Default 2 s. */
   graceMs?: number;
   startTimeoutMs?: number;
+  /** Why a shell could not start, as the driver sees it (the container stopped under it), if it knows. */
+  whyNoShell?: () => Promise<string | undefined>;
 }
 
 interface ShellRunOptions {
@@ -287,7 +289,8 @@ export class ShellSession {
       proc.destroy();
       this.proc = undefined;
       this.dead = true;
-      throw new SandboxError(`the ${this.options.name} shell did not start`, {
+      const why = await this.options.whyNoShell?.().catch(() => undefined);
+      throw new SandboxError(`the ${this.options.name} shell did not start${why ? `: ${why}` : ""}`, {
         code: "shell_start_failed",
         retryable: true,
       });

@@ -3,7 +3,15 @@
  * The worker maps `retryable` to BullMQ retries; `hint` is what a person should do about it.
  * Each error class has its own union of codes, so a code is checked where it is written and read.
  */
-type Fault = "config" | "repository" | "model" | "github" | "sandbox" | "user" | "internal";
+type Fault =
+  | "config"
+  | "repository"
+  | "model"
+  | "github"
+  | "sandbox"
+  | "infrastructure"
+  | "user"
+  | "internal";
 
 type ConfigErrorCode =
   | "app_auth_failed"
@@ -82,6 +90,9 @@ type GitHubErrorCode =
   | "installation_token_missing"
   | "pull_request_failed";
 
+/** The worker host's own services failed under a run (not the sandbox's rules, not the repository). */
+type InfrastructureErrorCode = "docker_engine_lost";
+
 /** Codes of the pipeline's own refusals and failures (plain AgentFixError). */
 export type PipelineErrorCode =
   | "branch_moved"
@@ -114,6 +125,7 @@ type ErrorCode =
   | ModelErrorCode
   | GitHubErrorCode
   | PipelineErrorCode
+  | InfrastructureErrorCode
   | "run_cancelled";
 
 interface AgentFixErrorOptions<Code extends ErrorCode = ErrorCode> {
@@ -169,6 +181,16 @@ export class ModelError extends AgentFixError<ModelErrorCode> {
   }
 }
 
+/** A service of the worker host (the Docker engine) went away during a run; always worth a retry. */
+export class InfrastructureError extends AgentFixError<InfrastructureErrorCode> {
+  constructor(
+    message: string,
+    options: Omit<AgentFixErrorOptions<InfrastructureErrorCode>, "fault" | "retryable">,
+  ) {
+    super(message, { ...options, fault: "infrastructure", retryable: true });
+  }
+}
+
 /** GitHub answered an error; 5xx and rate limits are retryable. */
 export class GitHubError extends AgentFixError<GitHubErrorCode> {
   constructor(message: string, options: Omit<AgentFixErrorOptions<GitHubErrorCode>, "fault">) {
@@ -176,9 +198,13 @@ export class GitHubError extends AgentFixError<GitHubErrorCode> {
   }
 }
 
-/** Why a run stopped from outside: a person (or the issue closing) cancelled it, or the worker is stopping. */
+/**
+ * Why a run stopped from outside: a person (or the issue closing) cancelled it, the worker is stopping,
+ * or the worker lost its lock on the job (Redis was away longer than the lock lives): the job is no
+ * longer this run's to finish, the queue gives it to a worker again.
+ */
 export interface CancelReason {
-  kind: "cancelled" | "shutdown";
+  kind: "cancelled" | "shutdown" | "lock_lost";
   by: string;
   reason: string;
 }

@@ -99,6 +99,7 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
     // A job whose worker keeps dying (a crash it causes, a memory limit) fails rather than looping forever.
     maxStalledCount,
   });
+  stopRunsOnLostLocks(worker, logger);
   const queue = { name, prefix, connection, eventsConnection };
   const { followUps, events } = watchJobEnds(worker, queue, records, options, logger);
   const unsubscribe = await subscribeToCancels(subscriber, cancelChannel({ prefix, name }), (request) => {
@@ -163,6 +164,8 @@ function jobProcessor(options: FixWorkerOptions, records: RunRecords, jobs: Held
         await records.end(id);
         return result;
       } catch (error) {
+        // Not ours any more: the run record and the job belong to whichever run holds it now.
+        if (abortKind(jobSignal) === "lock_lost") throw new WaitingError();
         if (handingBack(jobSignal)) {
           await records.end(id);
           await handBack(job, token, logger);
@@ -276,7 +279,30 @@ const SHUTDOWN_REASON = encodeAbortReason({
 
 /** Whether the run was stopped because this worker is shutting down (not cancelled by a person). */
 function handingBack(signal: AbortSignal): boolean {
-  return signal.aborted && decodeAbortReason(signal.reason).kind === "shutdown";
+  return abortKind(signal) === "shutdown";
+}
+
+function abortKind(signal: AbortSignal) {
+  return signal.aborted ? decodeAbortReason(signal.reason).kind : undefined;
+}
+
+const LOCK_LOST_REASON = encodeAbortReason({
+  kind: "lock_lost",
+  by: "the queue",
+  reason: "the worker could not renew its lock on the job",
+});
+
+/**
+ * A lock that could not be renewed (Redis away longer than the lock lives) means the stall check moves
+ * or has moved the job back to the queue: the run here stops, so the job is not run twice at once.
+ */
+function stopRunsOnLostLocks(worker: Worker<FixJobData>, logger: Logger) {
+  worker.on("lockRenewalFailed", (jobIds) => {
+    for (const jobId of jobIds) {
+      if (worker.cancelJob(jobId, LOCK_LOST_REASON))
+        logger.warn({ jobId }, "lock on the job lost: run stopped, the queue gives the job out again");
+    }
+  });
 }
 
 /**

@@ -104,7 +104,8 @@ export function handleGitRequest(
   return true;
 }
 
-function tokenFrom(header: string | undefined): string | null {
+/** The credential of an Authorization header: basic x-access-token:TOKEN, token TOKEN or Bearer TOKEN. */
+export function tokenFrom(header: string | undefined): string | null {
   if (!header) return null;
   const [scheme = "", value = ""] = header.split(" ", 2);
   if (/^basic$/i.test(scheme)) {

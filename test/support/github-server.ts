@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
 import { FreshTokenRefusal, installPushRules, PushFaults, type PushRule } from "./git-refusals.js";
-import { createBareRepo, handleGitRequest, listRefs, type PushRecord } from "./git-server.js";
+import { createBareRepo, handleGitRequest, listRefs, type PushRecord, tokenFrom } from "./git-server.js";
 import { type AppKeys, checkAppJwt, checkToken, generateAppKeys, issueToken } from "./github/auth.js";
 import { StandInOAuth } from "./github/oauth.js";
 import { type Actor, type RouteContext, routes } from "./github/routes.js";
@@ -58,6 +58,13 @@ interface Fault {
   body?: unknown;
   /** Headers of the answer, when GitHub documents some (e.g. retry-after). */
   headers?: Record<string, string>;
+  /** Only requests of this installation (its tokens, or /app/installations/ID/...): runs side by side. */
+  installationId?: number;
+}
+
+/** Which requests a fault hits, beyond method and path. */
+export interface FaultScope {
+  installationId?: number;
 }
 
 /**
@@ -185,19 +192,23 @@ export class GitHubServer {
     for (const token of this.state.tokens.values()) token.expiresAt = Date.now() - 1;
   }
 
-  /** The next `times` requests matching `method` and `path` answer `status` (e.g. 502, 403 rate limit). */
-  failNext(method: string, path: RegExp, status: number, times = 1): void {
-    this.faults.push({ method, path, status, remaining: times });
+  /**
+   * The next `times` requests matching `method` and `path` answer `status` (e.g. 500, 502), REST or git
+   * (`/OWNER/REPO.git/...`), with the body GitHub's servers send (`Server Error`).
+   */
+  failNext(method: string, path: RegExp, status: number, times = 1, scope: FaultScope = {}): void {
+    this.faults.push({ method, path, status, remaining: times, body: { message: "Server Error" }, ...scope });
   }
 
   /** The next `times` requests matching `method` and `path` hit a secondary rate limit, as GitHub answers it. */
   rateLimitNext(
     method: string,
     path: RegExp,
-    options: { status?: 403 | 429; retryAfterSeconds?: number; times?: number } = {},
+    options: { status?: 403 | 429; retryAfterSeconds?: number; times?: number } & FaultScope = {},
   ): void {
     const answer = secondaryRateLimit(options.status ?? 403, options.retryAfterSeconds);
-    this.faults.push({ method, path, ...answer, remaining: options.times ?? 1 });
+    const scope = options.installationId === undefined ? {} : { installationId: options.installationId };
+    this.faults.push({ method, path, ...answer, remaining: options.times ?? 1, ...scope });
   }
 
   /**
@@ -229,6 +240,7 @@ export class GitHubServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (await this.injectedFault(req, res)) return;
     const handledGit = handleGitRequest(
       {
         root: this.gitRoot,
@@ -262,20 +274,6 @@ export class GitHubServer {
           .writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8" })
           .end(JSON.stringify(body));
     };
-    const fault = this.faults.find((f) => f.method === method && f.path.test(path) && f.remaining > 0);
-    if (fault) {
-      fault.remaining--;
-      // The request is read first, as a server does before it answers.
-      await readBody(req).catch(() => "");
-      send(
-        fault.status,
-        fault.body ?? { message: `Injected failure ${fault.status}` },
-        "anonymous",
-        undefined,
-        fault.headers,
-      );
-      return;
-    }
     if (token?.startsWith("ghu_")) {
       const answer = userTokenAnswer(this.state, this.oauth, token, method, path, this.baseUrl);
       return send(answer.status, answer.body, answer.actor);
@@ -320,6 +318,38 @@ export class GitHubServer {
     } catch (error) {
       send(500, { message: `Stand-in error: ${error instanceof Error ? error.message : error}` }, label);
     }
+  }
+
+  /** Answers a request an injected fault matches (REST or git), recording it; whether one did. */
+  private async injectedFault(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const method = req.method ?? "GET";
+    const path = new URL(req.url ?? "/", "http://stand-in").pathname.replace(/^\/api\/v3/, "");
+    const installation = this.requestInstallation(req.headers.authorization, path);
+    const fault = this.faults.find(
+      (f) =>
+        f.method === method &&
+        f.path.test(path) &&
+        f.remaining > 0 &&
+        (f.installationId === undefined || f.installationId === installation),
+    );
+    if (!fault) return false;
+    fault.remaining--;
+    // The request is read first, as a server does before it answers.
+    await readBody(req).catch(() => "");
+    const actor = installation === undefined ? "anonymous" : `installation:${installation}`;
+    this.state.requests.push({ method, path, status: fault.status, actor, fault: true });
+    res
+      .writeHead(fault.status, { ...fault.headers, "content-type": "application/json; charset=utf-8" })
+      .end(JSON.stringify(fault.body ?? { message: `Injected failure ${fault.status}` }));
+    return true;
+  }
+
+  /** The installation a request acts for: its token's, or the one in an /app/installations/ID path. */
+  private requestInstallation(header: string | undefined, path: string): number | undefined {
+    const inPath = /^\/app\/installations\/(\d+)\//.exec(path);
+    if (inPath) return Number(inPath[1]);
+    const token = tokenFrom(header);
+    return token ? this.state.tokens.get(token)?.installationId : undefined;
   }
 
   private authenticate(

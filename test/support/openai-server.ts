@@ -38,6 +38,26 @@ export type ScriptedReply =
   /** Answer 200 with the headers and half the body, then close the connection (fetch: "terminated"). */
   | { kind: "drop-mid-body" };
 
+export interface RateLimitOutage {
+  afterRequests: number;
+  forMs: number;
+  /** Sent as retry-after (seconds); none when absent. */
+  retryAfterSeconds?: number;
+}
+
+/** OpenAI's 429 body for a rate limit (error.code rate_limit_exceeded). */
+function rateLimitBody(retryAfterSeconds: number | undefined) {
+  const wait = retryAfterSeconds === undefined ? "" : ` Please try again in ${retryAfterSeconds}s.`;
+  return {
+    error: {
+      message: `Rate limit reached for requests in organization org-standin on requests per min (RPM): Limit 3, Used 3, Requested 1.${wait} Visit https://platform.openai.com/account/rate-limits to learn more.`,
+      type: "requests",
+      param: null,
+      code: "rate_limit_exceeded",
+    },
+  };
+}
+
 export interface RecordedRequest {
   method: string;
   path: string;
@@ -52,6 +72,13 @@ export interface OpenAIStandIn {
   requests: RecordedRequest[];
   /** Append replies to the script; each request consumes one. */
   enqueue(...replies: ScriptedReply[]): void;
+  /**
+   * From request number `afterRequests + 1` on, every request for `forMs` is answered 429 as OpenAI
+   * answers a rate limit (consuming no scripted reply); the script resumes after.
+   */
+  rateLimitFor(outage: RateLimitOutage): void;
+  /** Requests answered 429 by the outage so far. */
+  rateLimited(): number;
   remaining(): number;
   close(): Promise<void>;
 }
@@ -64,6 +91,14 @@ export async function startOpenAIStandIn(): Promise<OpenAIStandIn> {
   const script: ScriptedReply[] = [];
   const requests: RecordedRequest[] = [];
   let callCounter = 0;
+  let outage: (RateLimitOutage & { startedAt?: number }) | undefined;
+  let limited = 0;
+  /** Whether this request falls in the outage (which starts with the first request past `afterRequests`). */
+  const inOutage = () => {
+    if (!outage || requests.length <= outage.afterRequests) return false;
+    outage.startedAt ??= Date.now();
+    return Date.now() - outage.startedAt < outage.forMs;
+  };
   const hanging = new Set<() => void>();
 
   const server: Server = createServer((req, res) => {
@@ -92,6 +127,11 @@ export async function startOpenAIStandIn(): Promise<OpenAIStandIn> {
         return send(404, {
           error: { message: `stand-in serves POST /v1/chat/completions, not ${req.method} ${req.url}` },
         });
+      }
+      if (inOutage()) {
+        limited++;
+        const after = outage?.retryAfterSeconds;
+        return send(429, rateLimitBody(after), after === undefined ? {} : { "retry-after": String(after) });
       }
       const reply = script.shift();
       if (!reply) {
@@ -169,6 +209,10 @@ export async function startOpenAIStandIn(): Promise<OpenAIStandIn> {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     enqueue: (...replies) => script.push(...replies),
+    rateLimitFor: (next) => {
+      outage = { ...next };
+    },
+    rateLimited: () => limited,
     remaining: () => script.length,
     close: async () => {
       for (const destroy of hanging) destroy();

@@ -78,6 +78,15 @@ export class OwnRedis {
     await exited;
   }
 
+  /** SIGKILL: the process ends at once, no save, no goodbye to clients (a crash, an OOM kill). */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = once(child, "exit");
+    child.kill("SIGKILL");
+    await exited;
+  }
+
   async restart(): Promise<void> {
     await this.stop();
     await this.start();

@@ -12,7 +12,7 @@ export function decodeAbortReason(value: unknown): AbortReason {
   if (typeof value === "string") {
     try {
       const parsed = JSON.parse(value) as Partial<AbortReason>;
-      if (parsed.kind === "cancelled" || parsed.kind === "shutdown") {
+      if (parsed.kind === "cancelled" || parsed.kind === "shutdown" || parsed.kind === "lock_lost") {
         return { kind: parsed.kind, by: String(parsed.by ?? "someone"), reason: String(parsed.reason ?? "") };
       }
     } catch {

@@ -6,6 +6,7 @@
 import type { Job } from "bullmq";
 import { UnrecoverableError } from "bullmq";
 import type { ProbotOctokit } from "probot";
+import { engineFault } from "../../sandbox/engine-fault.js";
 import type { SandboxProvider } from "../../src/contracts.js";
 import { AgentFixError, CancelledError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
@@ -17,7 +18,7 @@ import type { InstallationAuth, RunCredentials } from "./auth.js";
 import { type AbortReason, decodeAbortReason, markCancelled } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./final-status.js";
-import { finishingStatus, handedBackNote, RunHandedBack, resumedStatus } from "./handback.js";
+import { finishingStatus, handedBackNote, RunHandedBack, RunLockLost, resumedStatus } from "./handback.js";
 import { type KeptChange, keepForRetry, type PendingPublishStore, pendingRun } from "./pending-publish.js";
 import { resumePublishing } from "./resume-publish.js";
 import { loadReviewRun } from "./review.js";
@@ -285,14 +286,18 @@ function jobResult(outcome: RunOutcome): JobResult {
  * hands the job back, a cancel and an unrecoverable error fail it for good, a retryable one is retried.
  */
 async function reportFailure(
-  error: unknown,
+  failure: unknown,
   pending: PendingPublishStore | undefined,
   { job, signal, afterCancel, log }: JobContext,
   { octokit, kept, pendingKey, status }: RunContext,
 ): Promise<Error> {
+  // A sandbox lost to the Docker engine going away says so, and is retried.
+  const error = engineFault(failure);
   const abort =
     (error instanceof CancelledError ? error.abort : null) ??
     (signal.aborted ? decodeAbortReason(signal.reason) : null);
+  // The job went back to the queue without us (our lock lapsed): the run that takes it owns the status.
+  if (abort?.kind === "lock_lost") return new RunLockLost();
   if (abort?.kind === "shutdown") {
     // Not cancelled: the worker puts the job back in the queue for another worker. An unreadable store
     // only changes the note's wording, and the read above already logged why.

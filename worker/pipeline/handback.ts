@@ -40,6 +40,18 @@ export class RunHandedBack extends Error {
 }
 
 /**
+ * What the processor throws when its worker lost the job's lock (Redis away longer than the lock
+ * lives): BullMQ's stall check has put the job back in the queue, where a worker starts it again; this
+ * run stops without touching the status or the job, which are no longer its own.
+ */
+export class RunLockLost extends Error {
+  constructor() {
+    super("stopped: this worker lost its lock on the job, which went back to the queue");
+    this.name = "RunLockLost";
+  }
+}
+
+/**
  * `status`, calling `finishing` as its final update begins: the run's outcome is then decided and
  * what is left is cleanup, so a worker shutting down lets it end instead of handing it back.
  */

@@ -69,7 +69,7 @@ export async function commitAndPush(input: {
 
 /** A push error a later attempt may get past: the server's or the network's, or this worker stopping. */
 function worthAnotherPush(error: unknown, signal: AbortSignal): boolean {
-  if (signal.aborted) return decodeAbortReason(signal.reason).kind === "shutdown";
+  if (signal.aborted) return decodeAbortReason(signal.reason).kind !== "cancelled";
   return isRetryable(error);
 }
 

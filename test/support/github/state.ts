@@ -105,6 +105,8 @@ export interface RequestRecord {
   actor: string;
   /** The installation token the request used ("installation:ID" actors; git requests too). */
   token?: string;
+  /** Answered by an injected fault (failNext, rateLimitNext), not by the route. */
+  fault?: true;
 }
 
 interface IssuedToken {

@@ -1,0 +1,94 @@
+/**
+ * A Docker engine of the test's own (its socket, data root, exec root and pidfile in a temp dir; no
+ * bridge and no iptables, so it never touches the shared engine's docker0 or rules), so a test can
+ * restart it. Sandboxes need no network (`--network none`); the sandbox image is copied in from the
+ * shared engine (`docker save | docker load`), which is slow: load it once per file.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import Docker from "dockerode";
+
+export class OwnDockerd {
+  private child: ChildProcess | undefined;
+  private constructor(readonly dir: string) {}
+
+  static async start(): Promise<OwnDockerd> {
+    // Short: a unix socket path is limited to 108 bytes.
+    const engine = new OwnDockerd(await mkdtemp(join(tmpdir(), "af-dkd-")));
+    await engine.start();
+    return engine;
+  }
+
+  /** DOCKER_HOST for clients (dockerode reads it, as the docker CLI does). */
+  get host(): string {
+    return `unix://${join(this.dir, "docker.sock")}`;
+  }
+
+  get docker(): Docker {
+    return new Docker({ socketPath: join(this.dir, "docker.sock") });
+  }
+
+  async start(): Promise<void> {
+    const child = spawn(
+      "dockerd",
+      [
+        `--host=${this.host}`,
+        `--data-root=${join(this.dir, "data")}`,
+        `--exec-root=${join(this.dir, "exec")}`,
+        `--pidfile=${join(this.dir, "docker.pid")}`,
+        "--bridge=none",
+        "--iptables=false",
+        "--ip6tables=false",
+      ],
+      { stdio: "ignore" },
+    );
+    this.child = child;
+    for (let i = 0; i < 300; i++) {
+      if (child.exitCode !== null) throw new Error(`dockerd exited ${child.exitCode} (data in ${this.dir})`);
+      if (
+        await this.docker.ping().then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
+      await sleep(100);
+    }
+    throw new Error(`dockerd at ${this.host} did not answer within 30 s`);
+  }
+
+  /** SIGTERM, as `systemctl restart docker` stops it: its containers are stopped with it. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = once(child, "exit");
+    child.kill("SIGTERM");
+    await exited;
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  /** Copies `image` from the shared engine into this one; returns the milliseconds it took. */
+  async loadImage(image: string): Promise<number> {
+    const started = Date.now();
+    const save = spawn("docker", ["save", image], { stdio: ["ignore", "pipe", "inherit"] });
+    const load = spawn("docker", ["-H", this.host, "load", "-q"], { stdio: ["pipe", "ignore", "inherit"] });
+    save.stdout.pipe(load.stdin);
+    const [[saved], [loaded]] = await Promise.all([once(save, "exit"), once(load, "exit")]);
+    if (saved !== 0 || loaded !== 0)
+      throw new Error(`docker save | load of ${image} failed (${saved}, ${loaded})`);
+    return Date.now() - started;
+  }
+
+  async remove(): Promise<void> {
+    await this.stop().catch(() => this.child?.kill("SIGKILL"));
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
