@@ -5,7 +5,7 @@
 import type { Stack } from "../support/stack.js";
 import type { IssueRef } from "../support/stack-parts.js";
 
-export interface FaultFigure {
+interface FaultFigure {
   fault: string;
   outcome: string;
   /** From the fault's end (service back) to the final status. */

@@ -63,7 +63,7 @@ interface Fault {
 }
 
 /** Which requests a fault hits, beyond method and path. */
-export interface FaultScope {
+interface FaultScope {
   installationId?: number;
 }
 
