@@ -210,7 +210,7 @@ describe.runIf(ready)("publishing survives GitHub, and the status never misleads
     expect(show("tests/test_stats.py")).toContain("def test_even_length(self):");
     // The pull request links the trajectory of the run that tested the change (the later attempt wrote none).
     const link = /\[Trajectory\]\((\S+)\)/.exec(pr!.body)?.[1];
-    const served = await fetch(link!);
+    const served = await fetch(`${link!}&format=json`);
     expect(served.status).toBe(200);
     expect(((await served.json()) as { info: { exit_status: string } }).info.exit_status).toBe("submitted");
   }, 360_000);

@@ -119,7 +119,7 @@ describe.runIf(ready)(
       // The agent's task was the issue plus the review, read from GitHub by the worker.
       const link = /\[Full trajectory\]\((\S+)\)/.exec(summaries[1]!)?.[1];
       expect(link).toBeDefined();
-      const trajectory = (await (await fetch(link!)).json()) as {
+      const trajectory = (await (await fetch(`${link!}&format=json`)).json()) as {
         history: { role: string; content: string }[];
       };
       const task = trajectory.history.find((m) => m.role === "user")?.content ?? "";
@@ -180,7 +180,7 @@ describe.runIf(ready)(
         "@maintainer I pushed a new commit",
       );
       const link = /\[Full trajectory\]\((\S+)\)/.exec(summaries[2]!)?.[1];
-      const trajectory = (await (await fetch(link!)).json()) as {
+      const trajectory = (await (await fetch(`${link!}&format=json`)).json()) as {
         history: { role: string; content: string }[];
       };
       const task = trajectory.history.find((m) => m.role === "user")?.content ?? "";
