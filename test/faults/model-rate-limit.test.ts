@@ -114,7 +114,9 @@ describe.runIf(ready)(`the model endpoint answering 429 for ${OUTAGE_S} s`, () =
     // The trajectory is linked (written by the run, served by the app).
     const link = /\((http[^)]+\.traj[^)]*)\)/.exec(status.body)?.[1];
     expect(link).toBeDefined();
-    const trajectory = (await (await fetch(`${link!}&format=json`)).json()) as { info: { exit_status: string } };
+    const trajectory = (await (await fetch(`${link!}&format=json`)).json()) as {
+      info: { exit_status: string };
+    };
     expect(trajectory.info.exit_status).toContain("exit_api");
     // The client's retry budget: the first attempt and model.retry.maxRetries (5) more.
     expect(model.rateLimited() - before).toBe(6);
