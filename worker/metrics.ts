@@ -95,6 +95,8 @@ function failureReason(error: unknown): string {
 export function meteredSandboxes(provider: SandboxProvider): SandboxProvider {
   return {
     driver: provider.driver,
+    // Kept environments (warm start) are the provider's own: without them every run would set up again.
+    environments: provider.environments,
     create: async (options) => {
       const started = performance.now();
       const sandbox = await provider.create(options);
