@@ -141,6 +141,13 @@ describe.runIf(ready)("GitHub failing each endpoint of a run in turn", () => {
             process.env.FAULT_ALL_KINDS ? 1_800_000 : 300_000,
             500,
           ).catch(() => undefined);
+          // The tokens' revocation comes after the final status: count the faults once the job is over.
+          if (status) {
+            await waitFor(
+              `${c.name}'s job to complete`,
+              async () => (await queue?.getJobState(fixJobIdOf(c.issue))) === "completed",
+            ).catch(() => undefined);
+          }
           const faulted = stack.github.state.requests.filter(
             (r) => r.fault && r.actor === `installation:${c.inst}`,
           );
