@@ -6,6 +6,8 @@ import { resolve } from "node:path";
 import { AgentFixError } from "../../src/errors.js";
 import { isGitUrl } from "../agent/cli-support.js";
 import { git } from "../pipeline/git.js";
+import { type PreparedTree, prepareTree } from "../pipeline/prepare.js";
+import type { RunSandboxes } from "../pipeline/sandbox.js";
 import { tokenForCloneUrl } from "./mine/token.js";
 
 interface InstanceCheckout {
@@ -47,4 +49,26 @@ export async function checkoutInstance(
   await git(["gc", "--quiet", "--prune=now"], { ...options, cwd: dir });
   const headSha = (await git(["rev-parse", "HEAD"], { cwd: dir })).trim();
   return { dir, headSha };
+}
+
+/** Setup of an instance (the eval's and mine's alike): with network when it has commands, no secrets. */
+const SETUP_TIMEOUT_MS = 30 * 60_000;
+
+/** The instance's checkout with its setup's result: the tree every sandbox of the instance starts from. */
+export function prepareInstanceTree(
+  sandboxes: RunSandboxes,
+  checkout: InstanceCheckout,
+  root: string,
+  setup: readonly string[],
+  signal: AbortSignal,
+): Promise<PreparedTree> {
+  return prepareTree({
+    sandboxes,
+    checkoutDir: checkout.dir,
+    headSha: checkout.headSha,
+    root,
+    setup: { commands: setup, network: setup.length > 0, timeoutMs: SETUP_TIMEOUT_MS },
+    secrets: {},
+    signal,
+  });
 }

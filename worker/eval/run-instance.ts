@@ -10,14 +10,12 @@ import type { SandboxProvider, Trajectory } from "../../src/contracts.js";
 import type { AgentRunner } from "../pipeline/agent.js";
 import { runAgentPhase } from "../pipeline/agent-phase.js";
 import { runBaseline } from "../pipeline/baseline.js";
-import { prepareTree } from "../pipeline/prepare.js";
 import { RunSandboxes } from "../pipeline/sandbox.js";
-import { checkoutInstance } from "./checkout.js";
+import { checkoutInstance, prepareInstanceTree } from "./checkout.js";
 import { type Grade, gradeInstance, testCommandFor } from "./grade.js";
 import type { EvalInstance } from "./instances.js";
 import { instanceCommands } from "./test-runner.js";
 
-const SETUP_TIMEOUT_MS = 30 * 60_000;
 const GATE_TIMEOUT_MS = 30 * 60_000;
 
 interface InstanceRunDeps {
@@ -50,15 +48,7 @@ export async function runInstance(instance: EvalInstance, deps: InstanceRunDeps)
   try {
     const checkout = await checkoutInstance(instance.repo, instance.base_commit, join(root, "repo"), signal);
     const { setup, testCommand } = await instanceCommands(instance, checkout.dir);
-    const prepared = await prepareTree({
-      sandboxes,
-      checkoutDir: checkout.dir,
-      headSha: checkout.headSha,
-      root,
-      setup: { commands: setup, network: setup.length > 0, timeoutMs: SETUP_TIMEOUT_MS },
-      secrets: {},
-      signal,
-    });
+    const prepared = await prepareInstanceTree(sandboxes, checkout, root, setup, signal);
     // The gate runs the tests that passed before the change (all of them when none are listed): the
     // repository's own tests, as in the app; FAIL_TO_PASS does not exist before the test patch.
     const test = {

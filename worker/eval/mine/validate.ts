@@ -8,13 +8,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox, SandboxProvider } from "../../../src/contracts.js";
-import { prepareTree } from "../../pipeline/prepare.js";
 import { RunSandboxes } from "../../pipeline/sandbox.js";
-import { checkoutInstance } from "../checkout.js";
+import { checkoutInstance, prepareInstanceTree } from "../checkout.js";
 import type { TestOutcome, TestRunner } from "../runners.js";
 import { chooseRunner, repoFilesIn } from "../test-runner.js";
 
-const SETUP_TIMEOUT_MS = 30 * 60_000;
 const TEST_TIMEOUT_MS = 30 * 60_000;
 const PATCH_FILE = ".git/agent-fix-mine.patch";
 
@@ -50,15 +48,7 @@ export async function validateCandidate(
     const found = chooseRunner(await repoFilesIn(checkout.dir));
     if (!found) return { kind: "skip", reason: "no_test_runner", detail: "no runner with known test ids" };
     const setup = candidate.setup ?? found.setup;
-    const prepared = await prepareTree({
-      sandboxes,
-      checkoutDir: checkout.dir,
-      headSha: checkout.headSha,
-      root,
-      setup: { commands: setup, network: setup.length > 0, timeoutMs: SETUP_TIMEOUT_MS },
-      secrets: {},
-      signal: deps.signal,
-    });
+    const prepared = await prepareInstanceTree(sandboxes, checkout, root, setup, deps.signal);
     const run = (patches: string[]) =>
       sandboxes.using(prepared.dir, (sandbox) =>
         testsAfter(sandbox, patches, found.runner, candidate.testFiles, deps.signal),
