@@ -17,8 +17,10 @@ const NOT_KEPT = [WORKDIR, "/tmp", HOME, "/proc", "/sys", "/dev"];
 
 /**
  * stdin: the number of secrets; a line per secret (its name, then each form in base64); then the
- * changed paths, NUL-separated. stdout: "name<TAB>path" per file holding a form. Regular files only:
- * `find -type f` follows no symlink, `grep -D skip` reads no device.
+ * changed paths, NUL-separated. stdout: "name<TAB>path" per file holding a form. Regular files' contents
+ * (`find -type f` follows no symlink, `grep -D skip` reads no device), and symlinks' target texts: the
+ * agent reads a link with readlink, so a secret kept as a link's target is kept as surely as in a file
+ * (a link's target file, when setup changed it, is one of the paths itself).
  */
 const SCAN_SCRIPT = `
 set -u
@@ -33,6 +35,12 @@ for line in "\${secrets[@]}"; do
   xargs -0 -r sh -c 'find "$@" -maxdepth 0 -type f -print0' sh < /tmp/.af-scan-paths \\
     | xargs -0 -r grep -lsF -D skip --null -f /tmp/.af-scan-needles -- \\
     | while IFS= read -r -d '' file; do printf '%s\\t%s\\n' "\${words[0]}" "$file"; done
+  xargs -0 -r sh -c 'find "$@" -maxdepth 0 -type l -print0' sh < /tmp/.af-scan-paths \\
+    | while IFS= read -r -d '' link; do
+        if readlink -- "$link" | grep -qsF -f /tmp/.af-scan-needles; then
+          printf '%s\\t%s\\n' "\${words[0]}" "$link"
+        fi
+      done
 done
 rm -f /tmp/.af-scan-paths /tmp/.af-scan-needles
 `;

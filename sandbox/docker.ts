@@ -267,7 +267,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   /** The id of the repository's image, built on first use (and again after a failure). */
-  private repoImage(build: NonNullable<SandboxCreateOptions["imageBuild"]>): Promise<string> {
+  repoImage(build: NonNullable<SandboxCreateOptions["imageBuild"]>): Promise<string> {
     const key = JSON.stringify(build);
     let id = this.built.get(key);
     if (!id) {

@@ -159,6 +159,11 @@ export interface SandboxProvider {
   create(options: SandboxCreateOptions): Promise<Sandbox>;
   /** Where setup's result is kept for later runs; absent when the driver cannot keep one. */
   readonly environments?: PreparedEnvironments | undefined;
+  /**
+   * The id of a repository's image, built now (the engine's build cache gives the same id for the same
+   * Dockerfile and copied files) or by an earlier call; absent when the driver builds none.
+   */
+  readonly repoImage?: ((build: RepoImageBuildSpec) => Promise<string>) | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -97,6 +97,7 @@ export function meteredSandboxes(provider: SandboxProvider): SandboxProvider {
     driver: provider.driver,
     // Kept environments (warm start) are the provider's own: without them every run would set up again.
     environments: provider.environments,
+    repoImage: provider.repoImage?.bind(provider),
     create: async (options) => {
       const started = performance.now();
       const sandbox = await provider.create(options);

@@ -29,6 +29,11 @@ RUN mkdir -p /usr/share/man/man1 \
  && apt-get update \
  && apt-get install -y --no-install-recommends openjdk-21-jdk-headless maven gradle \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+# pytest from Debian's packages: a project whose only test dependency is pytest runs its tests without
+# PyPI (detection's virtual environment sees the system's packages: worker/config/detect/python.ts).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3-pytest \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /var/cache/apt/*.bin
 RUN git config --system user.name "agent-fix" \
  && git config --system user.email "agent-fix@localhost" \
  && git config --system core.pager cat \

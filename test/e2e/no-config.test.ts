@@ -61,7 +61,7 @@ describe.runIf(ready)("a repository without .github/agent-fix.yml", () => {
         "```yaml",
         "setup:",
         "  commands:",
-        "    - python3 -m venv .venv",
+        "    - python3 -m venv --system-site-packages .venv",
         "    - .venv/bin/python -m pip install -r requirements.txt",
         "test:",
         "  command: .venv/bin/python -m unittest discover -s tests",

@@ -5,10 +5,10 @@
  * setup's network (the npm registry reached through this host's CA bundle, as a worker would), then,
  * with the network cut as for the agent, every test command, which must pass.
  *
- * Found but not run, because their registries are not reachable from this machine (only the npm registry
- * and Debian's archive are): Python with pytest (pip installs pytest from PyPI), Ruby (bundler fetches
- * rake and minitest from rubygems.org; under BUNDLE_PATH it does not use the image's own gems), and Java
- * (Maven and Gradle fetch plugins and dependencies from Maven Central). For those, detection is checked.
+ * Python with pytest and Ruby with rake and minitest run on what the image has from Debian's packages
+ * (the venv sees the system's pytest; bundler sees the system's gems), since PyPI and rubygems.org are
+ * not reachable from this machine (only the npm registry and Debian's archive are). Found but not run:
+ * Java (Maven and Gradle fetch plugins and dependencies from Maven Central); for it, detection is checked.
  */
 import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -37,6 +37,8 @@ async function detect(root: string) {
 const RUNNABLE = {
   "node-npm": { ecosystems: ["node"], passes: /# pass 1/ },
   "python-unittest": { ecosystems: ["python"], passes: /Ran 1 test[\s\S]*OK/ },
+  "python-pytest": { ecosystems: ["python"], passes: /3 passed/ },
+  "ruby-rake": { ecosystems: ["ruby"], passes: /1 runs, 3 assertions, 0 failures, 0 errors/ },
   "go-clamp": { ecosystems: ["go"], passes: /^ok\s+example\.com\/clamp/m },
   rust: { ecosystems: ["rust"], passes: /test result: ok\. 1 passed/ },
   make: { ecosystems: ["make"], passes: /\.\/twice_test/ },
@@ -89,20 +91,13 @@ describe.runIf(ready)("detected commands in the rich image", () => {
     );
   }, 3_000_000);
 
-  it("finds pytest, rake and the Maven and Gradle wrappers (not run: PyPI, rubygems.org, Maven Central unreachable)", async () => {
-    const pytest = await detect(join(FIXTURES, "detect", "python-pytest"));
-    expect(pytest.test).toBe(".venv/bin/python -m pytest");
-    const ruby = await detect(join(FIXTURES, "detect", "ruby-rake"));
-    expect(ruby.test).toBe('BUNDLE_PATH="$PWD/.agent-fix-cache/bundle" bundle exec rake');
+  it("finds the Maven and Gradle wrappers (not run: Maven Central unreachable)", async () => {
     const maven = await detect(join(FIXTURES, "detect", "java-maven"));
     expect(maven.test).toContain("./mvnw -B -o");
     const gradle = await detect(join(FIXTURES, "detect", "java-gradle"));
     expect(gradle.test).toContain("gradle --no-daemon --offline test");
     // What runs them is in the image.
-    const tools = await sandbox.exec(
-      "python3 --version && ruby --version && mvn --version && gradle --version",
-      { timeoutMs: 300_000 },
-    );
+    const tools = await sandbox.exec("mvn --version && gradle --version", { timeoutMs: 300_000 });
     expect(tools.exitCode, tools.output).toBe(0);
   }, 600_000);
 });

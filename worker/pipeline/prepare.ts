@@ -61,8 +61,10 @@ export async function prepareTree(options: PrepareOptions): Promise<PreparedTree
     image: image ?? undefined,
     base,
   });
-  // An image built from the checkout has no name to find it by: its environment serves this run only.
-  const found = store && image !== null ? await store.find(key, image) : null;
+  // An image built from the checkout is found by its id: the same Dockerfile and copied files build the
+  // same image (the engine's build cache), whose kept environment a later run reuses.
+  const lookup = image === null && store ? await sandboxes.builtImage() : image;
+  const found = store && lookup !== null ? await store.find(key, lookup) : null;
   if (store && found) {
     await layKeptWorkspace(store, found, options.checkoutDir, options.root, dir);
     await refuseSecrets(dir, options.secrets);

@@ -71,6 +71,12 @@ export class RunSandboxes {
     return this.base.imageBuild ? null : this.base.image;
   }
 
+  /** The id of the image built from the checkout (built now, once a run); null when none is built. */
+  async builtImage(): Promise<string | null> {
+    const build = this.base.imageBuild;
+    return build && this.provider.repoImage ? this.provider.repoImage(build) : null;
+  }
+
   /** Every later sandbox starts from the environment setup prepared (a kept image). */
   useImage(image: string): void {
     const { imageBuild: _built, ...rest } = this.base;

@@ -51,7 +51,7 @@ describe("Python: a virtual environment in the workspace; pytest where the proje
   it("pyproject.toml with a test extra and pytest settings", async () => {
     const found = await detectFixture("python-pytest");
     expect(found.setup).toEqual([
-      "python3 -m venv .venv",
+      "python3 -m venv --system-site-packages .venv",
       '.venv/bin/python -m pip install -e ".[test]"',
       ".venv/bin/python -m pip install pytest",
     ]);
@@ -60,7 +60,7 @@ describe("Python: a virtual environment in the workspace; pytest where the proje
   it("requirements files and no pytest: unittest, naming the tests directory that is not a package", async () => {
     const found = await detectFixture("python-unittest");
     expect(found.setup).toEqual([
-      "python3 -m venv .venv",
+      "python3 -m venv --system-site-packages .venv",
       ".venv/bin/python -m pip install -r requirements-dev.txt -r requirements.txt",
     ]);
     expect(found.test).toBe(".venv/bin/python -m unittest discover -s tests");
@@ -97,12 +97,12 @@ describe("Go, Rust, Ruby, Java and make", () => {
   });
   it("Gemfile with rspec and a spec directory: bundle install, bundle exec rspec", async () => {
     const found = await detectFixture("ruby-rspec");
-    expect(found.setup).toEqual(['BUNDLE_PATH="$PWD/.agent-fix-cache/bundle" bundle install']);
-    expect(found.test).toBe('BUNDLE_PATH="$PWD/.agent-fix-cache/bundle" bundle exec rspec');
+    expect(found.setup).toEqual(['GEM_HOME="$PWD/.agent-fix-cache/gems" bundle install']);
+    expect(found.test).toBe('GEM_HOME="$PWD/.agent-fix-cache/gems" bundle exec rspec');
   });
   it("Gemfile and a Rakefile with a default task: bundle exec rake", async () => {
     const found = await detectFixture("ruby-rake");
-    expect(found.test).toBe('BUNDLE_PATH="$PWD/.agent-fix-cache/bundle" bundle exec rake');
+    expect(found.test).toBe('GEM_HOME="$PWD/.agent-fix-cache/gems" bundle exec rake');
   });
   it("pom.xml with the Maven wrapper: ./mvnw, the tests offline", async () => {
     const found = await detectFixture("java-maven");
@@ -135,7 +135,7 @@ describe("a monorepo: each part found", () => {
       "go:services/worker",
     ]);
     expect(found.setup[0]).toBe("cd web && npm ci");
-    expect(found.setup).toContain("cd services/api && python3 -m venv .venv");
+    expect(found.setup).toContain("cd services/api && python3 -m venv --system-site-packages .venv");
     expect(found.test).toBe(
       "(cd web && npm test) && (cd services/api && .venv/bin/python -m pytest) && " +
         '(cd services/worker && GOMODCACHE="$PWD/.agent-fix-cache/go/mod" GOCACHE="$PWD/.agent-fix-cache/go/build" go test ./...)',

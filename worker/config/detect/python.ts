@@ -61,7 +61,9 @@ export const pythonRule: EcosystemRule = {
     const requirements = [...part.names].filter(isRequirements).sort();
     const read = [...["pyproject.toml", "setup.cfg", "tox.ini"], ...requirements];
     const pytest = usesPytest(part, read);
-    const setup = ["python3 -m venv .venv"];
+    // The system's packages stay visible (pip installs over them in the venv): pytest from the image's
+    // Debian packages needs no PyPI, so a project testing with nothing else sets up and runs offline.
+    const setup = ["python3 -m venv --system-site-packages .venv"];
     if (requirements.length) setup.push(`${PIP} ${requirements.map((name) => `-r ${name}`).join(" ")}`);
     const extras = [
       ...sectionKeys(part.text("pyproject.toml"), "project.optional-dependencies"),

@@ -1,7 +1,14 @@
 /** Ruby (bundler, then rake or rspec) and a Makefile's `test` target. */
 import { CACHE_DIR, type EcosystemRule } from "./types.js";
 
-const BUNDLE_ENV = `BUNDLE_PATH="$PWD/${CACHE_DIR}/bundle"`;
+/**
+ * Gems bundler installs go to the workspace's cache (kept with it; the root may be read-only), and the
+ * gems the image already has stay visible: GEM_HOME adds a directory to the gem path, where BUNDLE_PATH
+ * would replace the path, so that `bundle exec rake` of a lockfile naming only the image's own rake and
+ * minitest would need rubygems.org, even offline with nothing to download. A gem the image lacks (or
+ * another version) is downloaded into GEM_HOME during setup, with setup's network, as before.
+ */
+const BUNDLE_ENV = `GEM_HOME="$PWD/${CACHE_DIR}/gems"`;
 
 export const rubyRule: EcosystemRule = {
   ecosystem: "ruby",
