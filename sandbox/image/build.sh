@@ -32,6 +32,8 @@ fi
 bash "$here/bootstrap-base.sh" "$base"
 start=$(date +%s)
 # The legacy builder: Debian's docker.io has no buildx plugin. The Dockerfiles need no build context.
-DOCKER_BUILDKIT=0 docker build --build-arg "BASE=$base" --build-arg "VERSION=$version" \
-  -t "$image" - <"$dockerfile"
+# AGENT_FIX_BUILD_NETWORK=host: for an engine without its default bridge (no docker0), where the
+# build's apt-get cannot reach the mirror otherwise.
+DOCKER_BUILDKIT=0 docker build ${AGENT_FIX_BUILD_NETWORK:+--network "$AGENT_FIX_BUILD_NETWORK"} \
+  --build-arg "BASE=$base" --build-arg "VERSION=$version" -t "$image" - <"$dockerfile"
 echo "built $image in $(($(date +%s) - start)) s"
