@@ -16,7 +16,7 @@ export class BaselineStop extends Error {
   }
 }
 
-export interface BaselineAlongside {
+interface BaselineAlongside {
   /** The agent's signal: the run's own, also aborted (with the baseline's error or a BaselineStop) when the baseline stops the run. */
   signal: AbortSignal;
   /** The baseline's run once it passed or may fail; rejects with BaselineStop or the baseline's own error. */
