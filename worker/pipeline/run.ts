@@ -138,6 +138,9 @@ async function testInSandboxes<C extends PipelineRepoConfig>(
   try {
     const prepared = await prepare(run, checkout, config, sandboxes);
     // The agent's sandbox first: the one start the agent's first step waits for.
+    // The agent (its model client) is made while the sandbox starts; an error surfaces where it is used.
+    const agent = input.agentFor(config);
+    agent.catch(() => {});
     const began = performance.now();
     const sandbox = await sandboxes.start(prepared.dir);
     run.lap("sandbox");
@@ -153,7 +156,7 @@ async function testInSandboxes<C extends PipelineRepoConfig>(
       sandbox,
       gateSetup: { prepared, sandboxes, test, scratch: join(run.root, "scratch") },
       config,
-      input: { ...input, signal: baseline.signal, agentFor: () => input.agentFor(config) },
+      input: { ...input, signal: baseline.signal, agentFor: () => agent },
       timings,
       lap: run.lap,
       onAgentDone: () => {
