@@ -18,6 +18,7 @@ import { startOpenAIStandIn } from "../test/support/openai-server.js";
 import { requireRedis, requireSandboxImage } from "../test/support/services.js";
 import { Stack } from "../test/support/stack.js";
 import { filesOf, waitFor } from "../test/support/stack-parts.js";
+import type { JobResult } from "../worker/pipeline/fix-job.js";
 
 const run = promisify(execFile);
 const WARM_RUNS = 3;
@@ -41,6 +42,26 @@ async function dockerRunSeconds(): Promise<number> {
     if (i > 0) times.push((performance.now() - began) / 1000); // the first warms the engine's caches
   }
   return median(times);
+}
+
+/**
+ * Where one run's time to the agent's first step went, in seconds: clone, prepare (a warm start's steps
+ * under prepare_*), the agent's sandbox (its start-up phases under sandbox_*, milliseconds from its
+ * create), and from the sandbox being ready to the first model request (the rest: the ACI's session,
+ * the model client).
+ */
+function breakdown(timings: JobResult["timings"], total: number): Record<string, number> {
+  const s = (ms: number | undefined) => round((ms ?? 0) / 1000);
+  const steps: Record<string, number> = {
+    clone_s: s(timings.clone),
+    prepare_s: s(timings.setup),
+  };
+  for (const [key, ms] of Object.entries(timings)) {
+    if (key.startsWith("start_")) steps[`${key.slice("start_".length)}_s`] = s(ms);
+  }
+  const accounted = (timings.clone ?? 0) + (timings.setup ?? 0) + (timings.start_agent_sandbox ?? 0);
+  steps.after_sandbox_s = round(total - accounted / 1000);
+  return steps;
 }
 
 async function main(): Promise<void> {
@@ -77,7 +98,11 @@ async function main(): Promise<void> {
       permissions: { maintainer: "write" },
     });
     const sample = { owner: repo.owner, name: repo.name, id: repo.id, installationId: repo.installationId };
-    const measure = async (): Promise<{ seconds: number; status: string }> => {
+    const measure = async (): Promise<{
+      seconds: number;
+      status: string;
+      steps: Record<string, number>;
+    }> => {
       const issue = stack.addIssue(sample);
       const seen = openai.requests.length;
       openai.enqueue({
@@ -88,16 +113,29 @@ async function main(): Promise<void> {
       await stack.label(issue);
       const status = await waitFor("a final status", () => stack.finalStatus(issue), 900_000, 50);
       const request = openai.requests[seen];
-      const job = await stack.app!.queue.queue.getJob(`fix-${sample.id}-${issue.number}`);
+      const jobId = `fix-${sample.id}-${issue.number}`;
+      const job = await waitFor("the job's result", async () => {
+        const found = await stack.app!.queue.queue.getJob(jobId);
+        return found?.finishedOn ? found : undefined;
+      });
       if (!request || !job?.processedOn) throw new Error(`the run never reached the agent:\n${status.body}`);
-      return { seconds: (request.receivedAt - job.processedOn) / 1000, status: status.body };
+      return {
+        seconds: (request.receivedAt - job.processedOn) / 1000,
+        status: status.body,
+        steps: breakdown(
+          (job.returnvalue as JobResult | undefined)?.timings ?? {},
+          (request.receivedAt - job.processedOn) / 1000,
+        ),
+      };
     };
     const cold = await measure();
+    console.error(`cold ${cold.seconds.toFixed(2)} s: ${JSON.stringify(cold.steps)}`);
     const warm: number[] = [];
     let reused = "";
     for (let i = 0; i < WARM_RUNS; i++) {
       const result = await measure();
       warm.push(result.seconds);
+      console.error(`warm ${result.seconds.toFixed(2)} s: ${JSON.stringify(result.steps)}`);
       reused = /reused the environment prepared at \S+/.exec(result.status)?.[0] ?? "";
     }
     if (!reused) throw new Error("the warm runs did not reuse the environment");

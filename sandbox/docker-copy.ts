@@ -41,7 +41,19 @@ let hostTar: boolean | undefined;
 
 const COPY_DONE = "__AF_COPY_DONE__";
 const COPY_FAILED = "__AF_COPY_FAILED__";
-export const COPY_THEN_SLEEP = `if tar -x -p -f - -C ${WORKDIR} 2>&1; then echo ${COPY_DONE}; else echo ${COPY_FAILED}; fi; exec sleep infinity`;
+
+/**
+ * The main process's script. From a kept environment's image, the workspace files setup produced come
+ * from the image itself (`keptWorkspace`, its own layer) before the host's tar is unpacked over them: the
+ * host sends only the checkout, and nothing is extracted on the host (worker/pipeline/warm-start.ts).
+ */
+export function copyThenSleep(keptWorkspace?: string): string {
+  const unpack = `tar -x -p -f - -C ${WORKDIR} 2>&1`;
+  const copy = keptWorkspace
+    ? `{ [ ! -d ${keptWorkspace} ] || cp -a ${keptWorkspace}/. ${WORKDIR}/ 2>&1; } && ${unpack}`
+    : unpack;
+  return `if ${copy}; then echo ${COPY_DONE}; else echo ${COPY_FAILED}; fi; exec sleep infinity`;
+}
 
 /**
  * Streams `sourceDir` as a tar into the stdin of the container's main process (attached before the

@@ -1,7 +1,9 @@
 /**
  * Kept environments (warm start, step 5 of docs/architecture.md): after setup, its container is
  * committed to a local image `agent-fix-kept:<key>` with the workspace files setup produced under
- * KEPT_WORKSPACE. Later runs of the same key start every sandbox from that image and skip setup. Before
+ * KEPT_WORKSPACE, which a sandbox of that image copies into its workspace itself (sandbox/docker-copy.ts),
+ * and the few the host needs (outside the directories the host's tree skips) under KEPT_HOST_FILES too.
+ * Later runs of the same key start every sandbox from that image and skip setup. Before
  * anything is kept, what setup changed outside the workspace is searched for the setup secrets. Least
  * recently used images (a hit re-tags its image: Docker's LastTagTime) go above the operator's size.
  * List them with `docker images --filter label=agent-fix.kept`.
@@ -29,12 +31,16 @@ export const KEPT_LABEL = {
   bytes: "agent-fix.kept.bytes",
   /** Milliseconds since the epoch. */
   prepared: "agent-fix.kept.prepared",
+  /** How many files KEPT_HOST_FILES holds (absent on images kept before it existed). */
+  hostFiles: "agent-fix.kept.host-files",
 } as const;
 
-/** Where the kept image holds the workspace files setup produced. */
+/** Where the kept image holds the workspace files setup produced, and the subset the host needs. */
 const KEPT_WORKSPACE_PARENT = "/var/lib";
 const KEPT_WORKSPACE_NAME = "agent-fix-workspace";
-const KEPT_WORKSPACE = `${KEPT_WORKSPACE_PARENT}/${KEPT_WORKSPACE_NAME}`;
+export const KEPT_WORKSPACE = `${KEPT_WORKSPACE_PARENT}/${KEPT_WORKSPACE_NAME}`;
+const KEPT_HOST_FILES_NAME = "agent-fix-host-files";
+const KEPT_HOST_FILES = `${KEPT_WORKSPACE_PARENT}/${KEPT_HOST_FILES_NAME}`;
 
 const DEFAULT_KEPT_NAME = "agent-fix-kept";
 const DEFAULT_KEPT_MAX_SIZE = "20g";
@@ -100,9 +106,20 @@ export class DockerPreparedEnvironments implements PreparedEnvironments {
     };
   }
 
-  async workspace(environment: KeptEnvironment): Promise<Readable> {
+  /**
+   * The kept files the host needs, as a tar stream of one top directory; null when there are none (no
+   * container is made: the warm start's usual case). An image kept before KEPT_HOST_FILES gives them all.
+   */
+  async workspace(environment: KeptEnvironment): Promise<Readable | null> {
+    const info = await this.docker.getImage(environment.image).inspect();
+    const count = info.Config?.Labels?.[KEPT_LABEL.hostFiles];
+    if (count === "0") return null;
+    return this.archiveOf(environment.image, count === undefined ? KEPT_WORKSPACE : KEPT_HOST_FILES);
+  }
+
+  private async archiveOf(image: string, path: string): Promise<Readable> {
     const container = await this.docker.createContainer({
-      Image: environment.image,
+      Image: image,
       Entrypoint: ["true"],
       Cmd: [],
       NetworkDisabled: true,
@@ -110,7 +127,7 @@ export class DockerPreparedEnvironments implements PreparedEnvironments {
     });
     const remove = () => container.remove({ force: true }).catch(() => undefined);
     try {
-      const archive = (await container.getArchive({ path: KEPT_WORKSPACE })) as Readable;
+      const archive = (await container.getArchive({ path })) as Readable;
       const out = new PassThrough();
       archive.on("error", (error) => out.destroy(error));
       archive.pipe(out);
@@ -131,7 +148,13 @@ export class DockerPreparedEnvironments implements PreparedEnvironments {
     await container.kill().catch(() => undefined); // stopped already
     await container.wait();
     const changed = await changedPaths(container);
-    await container.putArchive(packWorkspace(input.workspace), { path: KEPT_WORKSPACE_PARENT });
+    const { dir, files, hostFiles } = input.workspace;
+    await container.putArchive(packFiles(dir, files, KEPT_WORKSPACE_NAME), { path: KEPT_WORKSPACE_PARENT });
+    if (hostFiles.length > 0) {
+      await container.putArchive(packFiles(dir, hostFiles, KEPT_HOST_FILES_NAME), {
+        path: KEPT_WORKSPACE_PARENT,
+      });
+    }
     // With its size: the committed layer's, which the eviction counts (dockerode's types lack the option).
     const inspect = container.inspect.bind(container) as (options: {
       size: boolean;
@@ -145,6 +168,7 @@ export class DockerPreparedEnvironments implements PreparedEnvironments {
       [KEPT_LABEL.repository]: input.repository,
       [KEPT_LABEL.bytes]: String(size.SizeRw ?? 0),
       [KEPT_LABEL.prepared]: String(preparedAt.getTime()),
+      [KEPT_LABEL.hostFiles]: String(hostFiles.length),
     };
     const changes = Object.entries(labels)
       .map(([name, value]) => `LABEL ${JSON.stringify(name)}=${JSON.stringify(value)}`)
@@ -212,13 +236,13 @@ export class DockerPreparedEnvironments implements PreparedEnvironments {
   }
 }
 
-/** The workspace files as a tar under KEPT_WORKSPACE_NAME/, owned by the sandbox's user. */
-function packWorkspace(workspace: KeepInput["workspace"]): Readable {
-  return pack(workspace.dir, {
-    entries: workspace.files,
+/** Workspace files as a tar under `top`/, owned by the sandbox's user. */
+function packFiles(dir: string, files: string[], top: string): Readable {
+  return pack(dir, {
+    entries: files,
     map: (header) => ({
       ...header,
-      name: `${KEPT_WORKSPACE_NAME}/${header.name}`,
+      name: `${top}/${header.name}`,
       uid: SANDBOX_UID,
       gid: SANDBOX_UID,
     }),

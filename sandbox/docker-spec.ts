@@ -6,7 +6,7 @@ import type Docker from "dockerode";
 import type { SandboxLimits, SetupUser } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import { caBundleMount } from "./docker-ca.js";
-import { COPY_THEN_SLEEP } from "./docker-copy.js";
+import { copyThenSleep } from "./docker-copy.js";
 import { WORKDIR } from "./docker-scripts.js";
 import { isIpv4Cidr } from "./egress.js";
 
@@ -58,17 +58,19 @@ export const SANDBOX_PROCESS = {
 } as const;
 
 /** The main process: from root (the container's user) to uid 1000 without capabilities, then the copy. */
-const MAIN_COMMAND = [
-  "setpriv",
-  `--reuid=${SANDBOX_UID}`,
-  `--regid=${SANDBOX_UID}`,
-  "--clear-groups",
-  "--inh-caps=-all",
-  "--",
-  "bash",
-  "-c",
-  COPY_THEN_SLEEP,
-];
+function mainCommand(keptWorkspace: string | undefined): string[] {
+  return [
+    "setpriv",
+    `--reuid=${SANDBOX_UID}`,
+    `--regid=${SANDBOX_UID}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--",
+    "bash",
+    "-c",
+    copyThenSleep(keptWorkspace),
+  ];
+}
 
 interface ContainerSpecInput {
   name: string;
@@ -84,6 +86,8 @@ interface ContainerSpecInput {
   setupUser?: SetupUser | undefined;
   /** The host's CA bundle to trust (docker-ca.ts), or undefined for the image's own. */
   caBundle?: string | undefined;
+  /** A kept environment's image: where it holds the workspace files setup produced, copied in first. */
+  keptWorkspace?: string | undefined;
 }
 
 /**
@@ -108,7 +112,7 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
     // The main process first unpacks the repository from its stdin (streamed while the container
     // starts), says so, then becomes `sleep`. Cheaper than putArchive, which re-mounts and chroots.
     // As the entrypoint, so that no ENTRYPOINT of the image runs before it (as root); nor a HEALTHCHECK.
-    Entrypoint: MAIN_COMMAND,
+    Entrypoint: mainCommand(input.keptWorkspace),
     Cmd: [],
     Healthcheck: { Test: ["NONE"] },
     ...SANDBOX_PROCESS,

@@ -34,7 +34,11 @@ import {
 import { buildRepoImage } from "./docker-build.js";
 import { caTrustEnv, checkCaBundle } from "./docker-ca.js";
 import { copyIn } from "./docker-copy.js";
-import { DockerPreparedEnvironments, type KeptEnvironmentsOptions } from "./docker-environments.js";
+import {
+  DockerPreparedEnvironments,
+  KEPT_WORKSPACE,
+  type KeptEnvironmentsOptions,
+} from "./docker-environments.js";
 import {
   derivedImage,
   type ImageFitness,
@@ -314,6 +318,7 @@ export class DockerSandboxProvider implements SandboxProvider {
           network,
           setupUser: options.setup?.user,
           caBundle: this.caBundle,
+          keptWorkspace: this.environments?.owns(image) ? KEPT_WORKSPACE : undefined,
         }),
       );
     } catch (error) {

@@ -97,8 +97,11 @@ export interface KeepInput {
   repository: string;
   /** False when a later run could not reproduce it (setup changed tracked files): kept for this run only. */
   reusable: boolean;
-  /** The workspace files to lay under later checkouts (what setup produced): a host directory and paths in it. */
-  workspace: { dir: string; files: string[] };
+  /**
+   * The workspace files to lay under later checkouts (what setup produced): a host directory and paths in
+   * it; `hostFiles`, those of them a later run needs on the host too (the rest only its sandboxes do).
+   */
+  workspace: { dir: string; files: string[]; hostFiles: string[] };
   /** Secret names and the byte strings that give each away (the value, its base64 forms). */
   secrets: { name: string; forms: Buffer[] }[];
 }
@@ -107,8 +110,8 @@ export interface KeepInput {
 export interface PreparedEnvironments {
   /** The kept environment of `key` on `image` (the provider's default when undefined), marked used; or null. */
   find(key: string, image: string | undefined): Promise<KeptEnvironment | null>;
-  /** The workspace files kept with it, as a tar stream. */
-  workspace(environment: KeptEnvironment): Promise<Readable>;
+  /** The kept workspace files the host needs, as a tar stream of one top directory; null when none. */
+  workspace(environment: KeptEnvironment): Promise<Readable | null>;
   /** Scans then commits a setup sandbox; a refusal when a secret is in what would be kept. */
   keep(sandbox: Sandbox, input: KeepInput): Promise<KeptEnvironment | KeepRefusal>;
 }

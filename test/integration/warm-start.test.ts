@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -70,30 +71,62 @@ afterAll(async () => {
   for (const root of roots) await rm(root, { recursive: true, force: true });
 });
 
+/** A command's output in a sandbox started from the prepared tree, as every sandbox of a run starts. */
+async function inSandbox(
+  { prepared, sandboxes }: Awaited<ReturnType<typeof prepare>>,
+  command: string,
+): Promise<string> {
+  try {
+    return await sandboxes.using(prepared.dir, async (sandbox) =>
+      (await sandbox.exec(command, { timeoutMs: 30_000 })).output.trim(),
+    );
+  } finally {
+    await sandboxes.disposeAll();
+  }
+}
+
 const STAMP = "mkdir -p deps && date +%s%N > deps/stamp && echo lib > deps/lib.txt";
 
 describe.runIf(ready)("warm start: the environment setup prepared, kept and found again", () => {
-  it("skips setup for the same key with the new checkout's files in place; a changed lockfile or another repository prepares anew", async () => {
-    const first = await prepare(await repository({}), { commands: [STAMP] });
+  it("skips setup for the same key with the new checkout's files in place; a changed lockfile, secret or repository prepares anew", async () => {
+    // node_modules: a directory the host's tree skips, so its files live in the kept image alone.
+    const commands = [STAMP, "mkdir -p node_modules/pkg && echo mod > node_modules/pkg/index.js"];
+    const secrets = { REGISTRY_TOKEN: "registry-token-value-1" };
+    const first = await prepare(await repository({}), { commands, secrets });
     expect(first.prepared.reused).toBeUndefined();
     const stamp = await readFile(join(first.prepared.dir, "deps/stamp"), "utf8");
+    // Kept, its sandboxes start from the kept image, which holds node_modules: the host copy is gone.
+    expect(existsSync(join(first.prepared.dir, "node_modules/pkg/index.js"))).toBe(false);
+    expect(await inSandbox(first, "cat node_modules/pkg/index.js deps/stamp")).toBe(`mod\n${stamp.trim()}`);
 
     // Same manifests, another commit: setup is skipped, its output is there, the checkout's file is new.
-    const second = await prepare(await repository({ "app.txt": "v2\n" }), { commands: [STAMP] });
+    const second = await prepare(await repository({ "app.txt": "v2\n" }), { commands, secrets });
     expect(second.prepared.reused?.preparedAt).toBeInstanceOf(Date);
     expect(await readFile(join(second.prepared.dir, "deps/stamp"), "utf8")).toBe(stamp);
     expect(await readFile(join(second.prepared.dir, "app.txt"), "utf8")).toBe("v2\n");
+    // Nothing under node_modules is unpacked on the host: the sandbox lays it from its image.
+    expect(existsSync(join(second.prepared.dir, "node_modules"))).toBe(false);
+    expect(await inSandbox(second, "cat node_modules/pkg/index.js deps/stamp app.txt")).toBe(
+      `mod\n${stamp.trim()}\nv2`,
+    );
     // What setup produced is ignored: the tree that counts is the new commit's own.
     expect(second.prepared.tree).toBe(second.prepared.base.tree);
 
+    // The kept files were scanned for the secrets setup had: another value is another environment.
+    const rotated = await prepare(await repository({}), {
+      commands,
+      secrets: { REGISTRY_TOKEN: "registry-token-value-2" },
+    });
+    expect(rotated.prepared.reused).toBeUndefined();
     const relocked = await prepare(await repository({ "requirements.txt": "left-pad==2\n" }), {
-      commands: [STAMP],
+      commands,
+      secrets,
     });
     expect(relocked.prepared.reused).toBeUndefined();
-    const other = await prepare(await repository({}), { commands: [STAMP], repository: "other/warm" });
+    const other = await prepare(await repository({}), { commands, secrets, repository: "other/warm" });
     expect(other.prepared.reused).toBeUndefined();
     expect(await readFile(join(other.prepared.dir, "deps/stamp"), "utf8")).not.toBe(stamp);
-  }, 300_000);
+  }, 400_000);
 
   it("gives what root setup installed to an agent that is not root, cannot write it and gains nothing from setuid", async () => {
     const commands = [

@@ -37,6 +37,12 @@ interface AgentPhaseInput {
   lap: (step: keyof Timings) => void;
   /** Called once the agent is done with its sandbox. */
   onAgentDone: () => void;
+  /**
+   * The baseline running alongside (worker/pipeline/baseline-alongside.ts): each gate verdict and the
+   * end of the phase wait for it, and its rejection (the run cannot go on) ends the phase. Without it the
+   * baseline ran before, and the first gate's sandbox starts with the agent.
+   */
+  baseline?: Promise<unknown>;
 }
 
 type AgentPhaseOutcome =
@@ -58,15 +64,23 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
     gateTestMs += run.durationMs;
     stepStatus.push({ phase: "testing", info: {} });
   });
-  // The first gate's sandbox starts while the agent works.
-  phase.gateSetup.sandboxes.prewarm(phase.gateSetup.prepared.dir);
+  const { baseline } = phase;
+  // The first gate's sandbox starts while the agent works (the baseline's start does it when there is one).
+  if (!baseline) phase.gateSetup.sandboxes.prewarm(phase.gateSetup.prepared.dir);
   let trajectory: Trajectory;
   try {
     trajectory = await runAgent({
       sandbox: phase.sandbox,
       issue: { ...input.issue, body: input.issue.body ?? "" },
       repoName: input.repository.fullName,
-      gate: gate.gate,
+      // The gate's tests run while the baseline may still run; its verdict waits for the baseline.
+      gate: baseline
+        ? async (patch, gateSignal) => {
+            const verdict = await gate.gate(patch, gateSignal);
+            await baseline;
+            return verdict;
+          }
+        : gate.gate,
       onStep: ({ step }) => stepStatus.push({ phase: "agent", info: { step, maxSteps: config.maxSteps } }),
       signal,
     });
@@ -74,6 +88,8 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
     stepStatus.stop();
   }
   signal.throwIfAborted();
+  // A run the baseline stops ends with the baseline's reason, whatever the agent did meanwhile.
+  await baseline;
   phase.lap("agent");
   accountGateTime(timings, trajectory, gateTestMs);
   const tested = gate.lastTested();

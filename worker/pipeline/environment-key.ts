@@ -2,11 +2,14 @@
  * What determines the environment setup prepares (step 5 of docs/architecture.md): the repository (two
  * repositories never share one, whatever their lockfiles), the image, the setup commands and how they
  * run, and the dependency manifests and lockfiles of every ecosystem worker/config/detect knows, by the
- * base commit's blob ids (their contents). The provider adds the image's id.
+ * base commit's blob ids (their contents). The provider adds the image's id. Also what decides which kept
+ * files the host needs (the directories its tree skips) and the setup secrets (names and values, hashed
+ * with the rest): the credential scan belongs to keeping, so a kept environment is reused only with the
+ * very secrets it was scanned for; a changed secret prepares anew, and is scanned then.
  */
 import { createHash } from "node:crypto";
 import type { SetupUser } from "../../src/contracts.js";
-import type { BaseCommit } from "./workspace-tree.js";
+import { type BaseCommit, skippedDirs } from "./workspace-tree.js";
 
 /** File names (anywhere in the tree) whose contents decide what setup installs. */
 const MANIFEST_NAMES = new RegExp(
@@ -37,6 +40,7 @@ interface EnvironmentKeyInput {
   user: SetupUser;
   network: boolean;
   base: BaseCommit;
+  secrets: Record<string, string>;
 }
 
 /** The tracked manifests and lockfiles with their blob ids, sorted by path. */
@@ -55,6 +59,8 @@ export function environmentKey(input: EnvironmentKeyInput): string {
     user: input.user,
     network: input.network,
     manifests: manifestsOf(input.base),
+    skippedDirs: skippedDirs(input.base),
+    secrets: Object.entries(input.secrets).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
   });
   return createHash("sha256").update(material).digest("hex");
 }

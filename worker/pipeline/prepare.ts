@@ -26,6 +26,8 @@ export interface PreparedTree {
   tree: string;
   /** The kept environment this run reused: setup did not run. */
   reused?: KeptEnvironment;
+  /** Milliseconds each step of a warm start took (bench/warm.ts reports them). */
+  steps?: Record<string, number>;
 }
 
 interface PrepareOptions {
@@ -60,16 +62,24 @@ export async function prepareTree(options: PrepareOptions): Promise<PreparedTree
     repository: repository ?? "",
     image: image ?? undefined,
     base,
+    secrets: options.secrets,
   });
   // An image built from the checkout is found by its id: the same Dockerfile and copied files build the
   // same image (the engine's build cache), whose kept environment a later run reuses.
   const lookup = image === null && store ? await sandboxes.builtImage() : image;
   const found = store && lookup !== null ? await store.find(key, lookup) : null;
   if (store && found) {
+    const steps = stepTimer();
     await layKeptWorkspace(store, found, options.checkoutDir, options.root, dir);
-    await refuseSecrets(dir, options.secrets);
+    steps.lap("lay_workspace");
+    // The kept files were scanned when kept, for these very secrets (they are part of the key): only the
+    // new checkout's files are new here.
+    await refuseSecrets(options.checkoutDir, options.secrets);
+    steps.lap("secret_scan");
     sandboxes.useImage(found.image);
-    return { dir, base, tree: await treeOfDirectory(base, dir), reused: found };
+    const tree = await treeOfDirectory(base, dir);
+    steps.lap("tree");
+    return { dir, base, tree, reused: found, steps: steps.laps };
   }
   await mkdir(dir);
   await cp(join(options.checkoutDir, ".git"), join(dir, ".git"), { recursive: true, verbatimSymlinks: true });
@@ -142,4 +152,17 @@ async function refuseSecrets(dir: string, secrets: Record<string, string>): Prom
       "write credentials outside the repository (e.g. ~/.npmrc or an environment variable): $HOME and /tmp " +
       "of setup are discarded with its sandbox.",
   });
+}
+
+function stepTimer(): { laps: Record<string, number>; lap: (step: string) => void } {
+  const laps: Record<string, number> = {};
+  let mark = performance.now();
+  return {
+    laps,
+    lap: (step) => {
+      const now = performance.now();
+      laps[step] = Math.round(now - mark);
+      mark = now;
+    },
+  };
 }

@@ -1,19 +1,27 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { Trajectory } from "../../src/contracts.js";
+import type { Sandbox, Trajectory } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
 import { fixBranch } from "../../src/fix-branch.js";
 import { runAgentPhase } from "./agent-phase.js";
-import { runBaseline, type TestRun } from "./baseline.js";
+import type { TestRun } from "./baseline.js";
+import { BaselineStop, startBaselineAlongside } from "./baseline-alongside.js";
 import { cloneRepository } from "./checkout.js";
 import { makeCheckoutRoot } from "./checkout-dirs.js";
 import type { TestedChange, TestProof } from "./gate.js";
-import { prepareTree } from "./prepare.js";
+import { type PreparedTree, prepareTree } from "./prepare.js";
 import { publishPullRequest } from "./publish-step.js";
 import { commitAndPush } from "./push-step.js";
 import { RunSandboxes } from "./sandbox.js";
 import { secretsIn } from "./secret-scan.js";
-import type { PipelineRepoConfig, PullRequestDraft, RunInput, RunOutcome, RunTimings } from "./types.js";
+import type {
+  PipelineRepoConfig,
+  PullRequestDraft,
+  RunInput,
+  RunOutcome,
+  RunStep,
+  RunTimings,
+} from "./types.js";
 import { progressIsBestEffort } from "./types.js";
 
 /**
@@ -47,7 +55,7 @@ interface RunState<C extends PipelineRepoConfig> extends StepClock {
 interface StepClock {
   timings: RunTimings;
   /** Adds the time since the last lap to `step`. */
-  lap: (step: keyof RunTimings) => void;
+  lap: (step: RunStep) => void;
 }
 
 type Checkout = Awaited<ReturnType<typeof cloneRepository>>;
@@ -64,7 +72,7 @@ interface Gated {
 function stepClock(): StepClock {
   const timings: RunTimings = {};
   let mark = Date.now();
-  const lap = (step: keyof RunTimings) => {
+  const lap = (step: RunStep) => {
     const now = Date.now();
     timings[step] = (timings[step] ?? 0) + (now - mark);
     mark = now;
@@ -128,23 +136,45 @@ async function testInSandboxes<C extends PipelineRepoConfig>(
   signal.addEventListener("abort", onAbort, { once: true });
   const test = { command: config.testCommand, timeoutMs: config.testTimeoutMs };
   try {
-    const started = await prepareAndBaseline(run, checkout, config, sandboxes, test);
-    if (started.kind === "no_pull_request") return started;
-    const { prepared, baseline, sandbox } = started;
+    const prepared = await prepare(run, checkout, config, sandboxes);
+    // The agent's sandbox first: the one start the agent's first step waits for.
+    // The agent (its model client) is made while the sandbox starts; an error surfaces where it is used.
+    const agent = input.agentFor(config);
+    agent.catch(() => {});
+    const began = performance.now();
+    const sandbox = await sandboxes.start(prepared.dir);
+    run.lap("sandbox");
+    logStartPath(run, prepared, sandbox, performance.now() - began);
+    const baseline = startBaselineAlongside({
+      sandboxes,
+      dir: prepared.dir,
+      test,
+      signal,
+      stopsRun: (result) => baselineStopReason(run, config, result),
+    });
     const outcome = await runAgentPhase({
       sandbox,
       gateSetup: { prepared, sandboxes, test, scratch: join(run.root, "scratch") },
       config,
-      input: { ...input, agentFor: () => input.agentFor(config) },
+      input: { ...input, signal: baseline.signal, agentFor: () => agent },
       timings,
       lap: run.lap,
       onAgentDone: () => {
         // Removed while the proof runs and the change is published; awaited before the status says done.
         run.disposal = sandboxes.dispose(sandbox);
       },
+      baseline: baseline.settled,
+    }).catch(async (error: unknown) => {
+      if (!(error instanceof BaselineStop) || signal.aborted) throw error;
+      await input.status.failed(error.reason);
+      return { kind: "no_pull_request", reason: error.reason, trajectory: null } as const;
     });
     if (outcome.kind === "no_pull_request") return { ...outcome, timings };
-    return { ...outcome, baseline };
+    // The baseline ran during the agent's time: its test run is the tests' time.
+    const baselineRun = await baseline.settled;
+    timings.agent = (timings.agent ?? 0) - baselineRun.durationMs;
+    timings.tests = (timings.tests ?? 0) + baselineRun.durationMs;
+    return { ...outcome, baseline: baselineRun };
   } finally {
     signal.removeEventListener("abort", onAbort);
     const agentDisposal = run.disposal;
@@ -158,15 +188,14 @@ function reuseNote(configNote: string | undefined, preparedAt: Date): string {
   return configNote ? `${configNote}\n\n${line}` : line;
 }
 
-/** Steps 5 and 6: the prepared tree, then the baseline while the agent's sandbox starts. */
-async function prepareAndBaseline<C extends PipelineRepoConfig>(
+/** Step 5: the prepared tree (setup, or the kept environment of a warm start). */
+async function prepare<C extends PipelineRepoConfig>(
   run: RunState<C>,
   checkout: Checkout,
   config: C,
   sandboxes: RunSandboxes,
-  test: { command: string; timeoutMs: number },
-) {
-  const { input, timings } = run;
+): Promise<PreparedTree> {
+  const { input } = run;
   const { signal, status } = input;
   const prepared = await prepareTree({
     sandboxes,
@@ -185,26 +214,37 @@ async function prepareAndBaseline<C extends PipelineRepoConfig>(
   });
   if (prepared.reused) status.configured(reuseNote(config.configNote, prepared.reused.preparedAt));
   run.lap("setup");
-  void status.progress("baseline").catch(progressIsBestEffort);
-  // The agent's sandbox starts while the baseline runs in a sandbox of its own.
-  const agentSandbox = sandboxes.start(prepared.dir);
-  // Awaited after the baseline, which throws its error; this only keeps it from being unhandled meanwhile.
-  agentSandbox.catch(() => {});
-  const baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
-  const sandbox = await agentSandbox;
-  // Both sandboxes started side by side: only the test run itself is the tests' time.
-  run.lap("sandbox");
-  timings.sandbox = (timings.sandbox ?? 0) - baseline.durationMs;
-  timings.tests = (timings.tests ?? 0) + baseline.durationMs;
-  if (!baseline.passed && !config.openPrWhenBaselineFails) {
-    const reason =
-      `The tests already fail on ${input.existingBranch ?? input.repository.defaultBranch} before any change ` +
-      `(\`${config.testCommand}\` exited ${baseline.exitCode}), so a passing run could not be told apart. ` +
-      "Fix the tests, or set `openPullRequestWhenBaselineFails: true` in .github/agent-fix.yml.";
-    await status.failed(reason);
-    return { kind: "no_pull_request", reason, trajectory: null, timings } as const;
-  }
-  return { kind: "started", prepared, baseline, sandbox } as const;
+  return prepared;
+}
+
+/** Where the time to the agent's first step went: logged, and in the job's result (bench/warm.ts). */
+function logStartPath<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  prepared: PreparedTree,
+  sandbox: Sandbox,
+  startMs: number,
+): void {
+  const phases = (sandbox as { startupPhases?: Record<string, number> }).startupPhases ?? {};
+  const { timings } = run;
+  timings.start_agent_sandbox = Math.round(startMs);
+  for (const [step, ms] of Object.entries(prepared.steps ?? {})) timings[`start_prepare_${step}`] = ms;
+  for (const [phase, ms] of Object.entries(phases)) timings[`start_sandbox_${phase}`] = Math.round(ms);
+  run.input.logger?.debug({ timings: { ...run.timings } }, "agent sandbox started");
+}
+
+/** Step 6's verdict: failing tests end the run unless the repository allows it. */
+function baselineStopReason<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  config: C,
+  baseline: TestRun,
+): string | null {
+  if (baseline.passed || config.openPrWhenBaselineFails) return null;
+  const { input } = run;
+  return (
+    `The tests already fail on ${input.existingBranch ?? input.repository.defaultBranch} before any change ` +
+    `(\`${config.testCommand}\` exited ${baseline.exitCode}), so a passing run could not be told apart. ` +
+    "Fix the tests, or set `openPullRequestWhenBaselineFails: true` in .github/agent-fix.yml."
+  );
 }
 
 /** Steps 10 to 12: the tested change committed and pushed on the host, then the draft pull request. */

@@ -121,10 +121,13 @@ export interface RunInput<C extends PipelineRepoConfig = PipelineRepoConfig> {
   logger?: Logger | undefined;
 }
 
-/** Milliseconds spent in each step (for logs and bench/pipeline.ts). */
-export type RunTimings = Partial<
-  Record<"clone" | "sandbox" | "setup" | "baseline" | "agent" | "tests" | "publish", number>
->;
+export type RunStep = "clone" | "sandbox" | "setup" | "baseline" | "agent" | "tests" | "publish";
+
+/**
+ * Milliseconds spent in each step (for logs and bench/pipeline.ts), and, under `start_` keys, where the
+ * time to the agent's first step went (bench/warm.ts): a warm start's prepare steps, the agent's sandbox.
+ */
+export type RunTimings = Partial<Record<RunStep | `start_${string}`, number>>;
 
 export type RunOutcome = { timings: RunTimings } & (
   | { kind: "pull_request"; number: number; url: string; trajectory: Trajectory }

@@ -1,8 +1,10 @@
 /**
  * Warm start (step 5 of docs/architecture.md): the environment setup prepared is kept (the provider's
  * PreparedEnvironments, a committed image on Docker) with the files setup produced in the workspace, and
- * a later run of the same key skips setup: its prepared tree is those files with the new checkout over
- * them, on the host as always, and its sandboxes start from the kept image.
+ * a later run of the same key skips setup: its sandboxes start from the kept image, which lays the kept
+ * files in their workspace itself, and its prepared tree on the host is the new checkout over only the
+ * kept files the host's tree walks (none under a directory it skips, such as node_modules): nothing large
+ * is unpacked on the host.
  */
 import { cp, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,11 +13,11 @@ import { AgentFixError } from "../../src/errors.js";
 import { trustedGit } from "./host-git.js";
 import { searchedForms } from "./secret-scan.js";
 import { extractArchive } from "./workspace-archive.js";
-import type { BaseCommit } from "./workspace-tree.js";
+import { type BaseCommit, skippedDirs } from "./workspace-tree.js";
 
 /**
- * The kept environment's workspace files under `dir`, then the checkout's own files over them (its
- * tracked files always win), then the trusted `.git`.
+ * The kept environment's workspace files the host needs under `dir`, then the checkout's own files over
+ * them (its tracked files always win), then the trusted `.git`.
  */
 export async function layKeptWorkspace(
   store: PreparedEnvironments,
@@ -24,9 +26,10 @@ export async function layKeptWorkspace(
   root: string,
   dir: string,
 ): Promise<void> {
+  const kept = await store.workspace(found);
   const landing = join(root, "kept");
   await mkdir(landing);
-  await extractArchive(await store.workspace(found), landing);
+  if (kept) await extractArchive(kept, landing);
   const [top] = await readdir(landing);
   if (top) await rename(join(landing, top), dir);
   else await mkdir(dir);
@@ -40,6 +43,14 @@ export async function layKeptWorkspace(
     filter: (source) => source !== gitDir,
   });
   await cp(gitDir, join(dir, ".git"), { recursive: true, verbatimSymlinks: true });
+}
+
+/** Whether `path` lies under a directory the host's tree skips (sandboxes alone need what is there). */
+function underSkippedDir(path: string, skipped: ReadonlySet<string>): boolean {
+  return path
+    .split("/")
+    .slice(0, -1)
+    .some((name) => skipped.has(name));
 }
 
 /** Every file and symlink of `dir` the base commit does not track: what setup produced. */
@@ -87,17 +98,29 @@ interface KeepOptions {
 /** Keeps setup's container; a secret in what would be kept stops the run (nothing is kept). */
 export async function keepEnvironment(options: KeepOptions): Promise<KeptEnvironment> {
   const { store, sandbox, base } = options;
+  const files = await producedFiles(options.dir, base);
+  const skipped = new Set(skippedDirs(base));
+  const sandboxOnly = files.filter((path) => underSkippedDir(path, skipped));
   const kept = await store.keep(sandbox, {
     key: options.key,
     repository: options.repository,
     reusable: await tracksUnchanged(base, options.tree),
-    workspace: { dir: options.dir, files: await producedFiles(options.dir, base) },
+    workspace: {
+      dir: options.dir,
+      files,
+      hostFiles: files.filter((path) => !underSkippedDir(path, skipped)),
+    },
     secrets: Object.entries(options.secrets).flatMap(([name, value]) => {
       const forms = searchedForms(value);
       return forms.length > 0 ? [{ name, forms }] : [];
     }),
   });
-  if ("image" in kept) return kept;
+  if ("image" in kept) {
+    // Every later sandbox of this run starts from the kept image, which holds these: the host copy of
+    // them would only be sent in again.
+    await Promise.all(sandboxOnly.map((path) => rm(join(options.dir, path), { force: true })));
+    return kept;
+  }
   const where = [...new Set(kept.hits.map((hit) => `${hit.path} (${hit.name})`))].join(", ");
   throw new AgentFixError(
     `Setup wrote the value of a setup secret outside the repository's files: ${where}`,
