@@ -11,7 +11,7 @@ import { once } from "node:events";
 import Docker from "dockerode";
 import { SANDBOX_IMAGE, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
 
-export const SLIM_SANDBOX_IMAGE = `agent-fix-faults-slim:${SANDBOX_IMAGE_VERSION}`;
+const SLIM_SANDBOX_IMAGE = `agent-fix-faults-slim:${SANDBOX_IMAGE_VERSION}`;
 
 const DROPPED = [
   "/usr/share/nodejs",
