@@ -8,6 +8,7 @@ import type Docker from "dockerode";
 import { pack } from "tar-fs";
 import { SandboxError } from "../src/errors.js";
 import { WORKDIR } from "./docker-scripts.js";
+import { containerDown } from "./engine-fault.js";
 
 /**
  * A tar stream of a directory: the host's GNU tar where there is one (about 30 times faster than tar-fs
@@ -90,11 +91,17 @@ export async function copyIn(docker: Docker, container: Docker.Container, source
     });
     docker.modem.demuxStream(stream, sink, sink);
     stream.on("error", (error: Error) => finish(error));
-    stream.on("end", () =>
-      finish(
-        new SandboxError("the sandbox ended while the repository was copied in", { code: "copy_failed" }),
-      ),
-    );
+    stream.on("end", () => {
+      if (settled) return;
+      // Ended early: ask the engine why (it stopped the container, or is gone), for engine-fault.ts.
+      void containerDown(container).then((why) =>
+        finish(
+          new SandboxError(`the sandbox ended while the repository was copied in${why ? `: ${why}` : ""}`, {
+            code: "copy_failed",
+          }),
+        ),
+      );
+    });
     const archive = packDirectory(sourceDir, finish);
     archive.pipe(stream);
   });

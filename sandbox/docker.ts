@@ -69,6 +69,7 @@ import {
   hostAddresses,
   hostResolvers,
 } from "./egress.js";
+import { containerDown } from "./engine-fault.js";
 import { ansiC, type ShellProcess, ShellSession } from "./shell-session.js";
 import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "./version.js";
 
@@ -431,6 +432,7 @@ export class DockerSandbox extends SessionSandbox {
       name: "file",
       spawn: () => attachShell(docker, container, helpers.files),
       init: FILE_INIT,
+      whyNoShell: () => containerDown(container),
       killShell: async (pid) => {
         await this.controlRun(`kill -KILL ${pid}`, 10_000).catch(() => ""); // a shell already gone
       },
@@ -723,17 +725,5 @@ export async function removeSandboxResources(
         await sleep(100);
       }
     }
-  }
-}
-
-/** Docker's words when the container is not running (the engine stopped it, or is gone), else undefined. */
-async function containerDown(container: Docker.Container): Promise<string | undefined> {
-  try {
-    const { State } = await container.inspect();
-    return State.Running
-      ? undefined
-      : `container ${container.id} is not running: ${State.Status} (exit ${State.ExitCode})`;
-  } catch (error) {
-    return (error as Error).message;
   }
 }

@@ -256,7 +256,10 @@ export class ShellSession {
       proc = await this.options.spawn();
     } catch (error) {
       if (error instanceof SandboxError) throw error;
-      throw new SandboxError(`cannot start the ${this.options.name} shell: ${(error as Error).message}`, {
+      // The driver's word on why (the container stopped under it) beats a bare API error.
+      const why = await this.options.whyNoShell?.().catch(() => undefined);
+      const said = [(error as Error).message, why].filter(Boolean).join("; ");
+      throw new SandboxError(`cannot start the ${this.options.name} shell: ${said}`, {
         code: "shell_start_failed",
         retryable: true,
         cause: error,

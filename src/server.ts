@@ -44,7 +44,10 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
   const queue = createFixQueue(redis, {
     prefix: env.AGENT_FIX_QUEUE_PREFIX,
     ...(options.queueName ? { name: options.queueName } : {}),
-    jobOptions: { attempts: env.AGENT_FIX_JOB_ATTEMPTS },
+    jobOptions: {
+      attempts: env.AGENT_FIX_JOB_ATTEMPTS,
+      backoff: { type: "exponential", delay: env.AGENT_FIX_JOB_BACKOFF_SECONDS * 1000 },
+    },
   });
   const probot = new Probot({
     appId: env.APP_ID,

@@ -60,6 +60,7 @@ export const envSchema = z.object({
     ), // bot logins whose label starts a run, comma-separated (e.g. renovate[bot]); other bots' labels are ignored
   AGENT_FIX_CONCURRENCY: int(1, 64).default(1), // jobs one worker process runs at once
   AGENT_FIX_JOB_ATTEMPTS: int(1, 10).default(3), // attempts of a job failing with a transient error
+  AGENT_FIX_JOB_BACKOFF_SECONDS: int(1, 3600).default(30), // wait before a job's first retry, doubled for each next one
   AGENT_FIX_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(60), // on SIGTERM, time for running jobs to finish
   AGENT_FIX_GITHUB_THROTTLE: flag.default(true), // client-side GitHub rate limiting (off only for tests)
   AGENT_FIX_METRICS_TOKEN: z.string().min(16).optional(), // bearer token /metrics asks for; unset: /metrics answers only this host's unproxied requests

@@ -1,36 +1,118 @@
 /**
  * The Docker engine restarted while a run is in the agent phase. A private dockerd (the shared engine
- * is never restarted) with the sandbox image loaded into it once for the file (slow: timed), and a
- * worker process pointed at it through DOCKER_HOST, as an operator would. The run's sandboxes die
- * with the engine: the run must fail cleanly or be retried, and the status comment must say what
- * happened (the Docker engine, not the agent or the repository).
+ * is never restarted) with the sandbox image loaded into it once for the file (its slim copy, still
+ * the slowest part: timed), and a worker process pointed at it through DOCKER_HOST, as an operator
+ * would. The run's sandboxes die with the engine: the run must fail cleanly or be retried, and the
+ * status comment must say what happened (the Docker engine, not the agent or the repository). First,
+ * quickly, the same at the sandbox's level on the same engine: the engine's loss reads as the engine's.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SANDBOX_IMAGE } from "../../sandbox/version.js";
+import { DockerSandboxProvider } from "../../sandbox/docker.js";
+import { engineFault } from "../../sandbox/engine-fault.js";
+import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
+import { InfrastructureError } from "../../src/errors.js";
 import { OwnDockerd } from "../support/own-dockerd.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
+import { slimSandboxImage } from "../support/slim-sandbox-image.js";
 import { Stack, sampleConfig } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";
 import { fixJobIdOf, jobRetries, reportFigure } from "./figures.js";
 
 const ready = (await requireRedis()) && (await requireSandboxImage());
 
+/** What the pipeline makes of a sandbox call's failure (worker/pipeline/fix-job.ts reportFailure). */
+async function failureOf(call: Promise<unknown>): Promise<InfrastructureError> {
+  const error = await call.then(
+    () => expect.fail("the call succeeded on a lost engine"),
+    (e: unknown) => e,
+  );
+  const fault = engineFault(error);
+  expect(fault, String(error)).toBeInstanceOf(InfrastructureError);
+  return fault as InfrastructureError;
+}
+
+/** Whether a process of a sandbox container on `engine` runs `command` (seen in its processes). */
+async function running(engine: OwnDockerd, command: string): Promise<boolean> {
+  const containers = await engine.docker.listContainers({ filters: { label: ["agent-fix.job"] } });
+  for (const container of containers) {
+    const top = await engine.docker
+      .getContainer(container.Id)
+      .top()
+      .catch(() => undefined);
+    if (top?.Processes?.some((p: string[]) => p.join(" ").includes(command))) return true;
+  }
+  return false;
+}
+
 describe.runIf(ready)("the Docker engine restarted mid-run", () => {
   let engine: OwnDockerd;
   let loadMs = 0;
   const stack = new Stack({ model: null, worker: false });
+  let source = "";
   beforeAll(async () => {
     engine = await OwnDockerd.start();
-    loadMs = await engine.loadImage(SANDBOX_IMAGE);
+    // The slim copy of the sandbox image (a third of its size) under the sandbox image's own name, so
+    // the worker runs it as it runs its default image.
+    const load = async () => {
+      const { image, buildMs } = await slimSandboxImage();
+      const ms = await engine.loadImage(image);
+      await engine.docker.getImage(image).tag({ repo: SANDBOX_IMAGE_NAME, tag: SANDBOX_IMAGE_VERSION });
+      console.log(`[fault-figure] ${image}: built in ${(buildMs / 1000).toFixed(1)} s (0: reused)`);
+      return ms;
+    };
+    [loadMs] = await Promise.all([load(), stack.start()]);
     console.log(
-      `[fault-figure] loading ${SANDBOX_IMAGE} into the private engine took ${(loadMs / 1000).toFixed(1)} s`,
+      `[fault-figure] loading ${SANDBOX_IMAGE} (slim) into the private engine took ${(loadMs / 1000).toFixed(1)} s`,
     );
-    await stack.start();
+    source = await mkdtemp(join(tmpdir(), "af-lost-"));
+    await writeFile(join(source, "a.txt"), "hello\n");
   }, 600_000);
   afterAll(async () => {
     await stack.stop();
     await engine?.remove();
+    if (source) await rm(source, { recursive: true, force: true });
   });
+
+  it("restarted under a sandbox's command: the next command fails as the engine's loss, and says so", async () => {
+    const sandbox = await new DockerSandboxProvider({ docker: engine.docker }).create({
+      sourceDir: source,
+      jobId: "engine-lost",
+    });
+    try {
+      const first = sandbox.exec("sleep 8", { timeoutMs: 60_000 }).catch((e: unknown) => e);
+      await waitFor("the command in the sandbox", () => running(engine, "sleep 8"), 30_000, 100);
+      // The next command goes as soon as the running one ends, as the agent's does: while the engine
+      // shuts down (its socket answers, the container still shows as running for a moment) or is gone.
+      const restarted = engine.restart();
+      await first;
+      const next = failureOf(sandbox.exec("cat a.txt"));
+      await restarted;
+      const fault = await next;
+      console.log(`[docker-restart] sandbox: ${fault.describe()}`);
+      expect(fault).toMatchObject({ code: "docker_engine_lost", fault: "infrastructure", retryable: true });
+      expect(fault.describe()).toMatch(
+        /^The Docker engine on the worker was unreachable or stopped the run's sandbox during the run \(.*(is not running|did not show container|connect ENOENT).*\) \(docker_engine_lost\)/,
+      );
+    } finally {
+      await sandbox.dispose().catch(() => undefined);
+    }
+  }, 120_000);
+
+  it("down when a sandbox is asked for: its refused socket is the engine's loss", async () => {
+    await engine.stop();
+    try {
+      const provider = new DockerSandboxProvider({ docker: engine.docker });
+      const fault = await failureOf(provider.create({ sourceDir: source, jobId: "engine-down" }));
+      expect(fault.describe()).toMatch(
+        /connect (ENOENT|ECONNREFUSED) .*docker\.sock.*\(docker_engine_lost\)/,
+      );
+    } finally {
+      await engine.start();
+    }
+  }, 60_000);
 
   it("restarted while the agent works: the run is retried on the engine that came back, the status says it was retried and why", async () => {
     const repo = await stack.addSampleRepo("docker-restart", sampleConfig("sample-median-pause.jsonl"));
@@ -43,18 +125,7 @@ describe.runIf(ready)("the Docker engine restarted mid-run", () => {
     // The replay's first step sleeps 8 s in the agent's sandbox, on the private engine.
     await waitFor("the agent's first step", () => stack.inPhase(issue, "Working on a fix"), 180_000);
     // The engine goes while the agent's command runs in its sandbox (`sleep 8`, seen in its processes).
-    const sleeping = async () => {
-      const running = await engine.docker.listContainers({ filters: { label: ["agent-fix.job"] } });
-      for (const container of running) {
-        const top = await engine.docker
-          .getContainer(container.Id)
-          .top()
-          .catch(() => undefined);
-        if (top?.Processes.some((p: string[]) => p.join(" ").includes("sleep 8"))) return true;
-      }
-      return false;
-    };
-    await waitFor("the agent's command in its sandbox", sleeping, 60_000, 200);
+    await waitFor("the agent's command in its sandbox", () => running(engine, "sleep 8"), 60_000, 200);
     await engine.restart();
     const back = Date.now();
 
@@ -66,13 +137,20 @@ describe.runIf(ready)("the Docker engine restarted mid-run", () => {
     );
     const recoverMs = Date.now() - back;
     const history = status.history.join("\n---\n");
-    console.log(history.slice(-3000));
-    // The status names the engine as the cause while the job is retried.
-    // The status said the run was retried, and why (a sandbox failure with its code); when Docker's
-    // answer names the stopped container or the gone socket, as the engine's own fault (engine-fault.ts).
-    expect(history).toMatch(
-      /Retrying after a transient error: (The Docker engine on the worker stopped or restarted during the run.*\(docker_engine_lost\)|.*\((shell_start_failed|sandbox_start_failed|docker_unavailable)\))/,
+    const retrying = status.history.flatMap((body) => body.split("\n").filter((l) => /retrying/i.test(l)));
+    console.log(`[docker-restart] retry notes:\n${[...new Set(retrying)].join("\n")}`);
+    console.log(
+      `[docker-restart] worker: ${output
+        .split("\n")
+        .filter((l) => /retrying after/.test(l))
+        .join("\n")}`,
     );
+    // The status names the Docker engine as what failed, and that the run is retried: never a bare
+    // sandbox code (shell_start_failed) that reads as the sandbox's or the repository's fault.
+    expect(history).toMatch(
+      /The Docker engine on the worker was unreachable or stopped the run's sandbox during the run \(.*\); retrying \(attempt 2 of \d+\) \(docker_engine_lost\)/,
+    );
+    expect(retrying.join("\n")).not.toMatch(/shell_start_failed|sandbox_start_failed|docker_unavailable/);
     expect(status.body).toContain("opened draft pull request");
     expect(stack.pulls(issue)).toHaveLength(1);
     // The job completes just after its final status is written.

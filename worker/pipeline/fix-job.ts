@@ -6,7 +6,7 @@
 import type { Job } from "bullmq";
 import { UnrecoverableError } from "bullmq";
 import type { ProbotOctokit } from "probot";
-import { engineFault } from "../../sandbox/engine-fault.js";
+import { engineFault, retryNote } from "../../sandbox/engine-fault.js";
 import type { SandboxProvider } from "../../src/contracts.js";
 import { AgentFixError, CancelledError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
@@ -318,8 +318,10 @@ async function reportFailure(
     if (await finalStatus(() => status.failed(neutralise(describe(error))), log)) markStatusFinal(wrapped);
   } else {
     log.warn(`retrying after ${describe(error)}`);
+    const attempt = { next: job.attemptsMade + 2, of: job.opts.attempts ?? 1 };
     await finalStatus(
-      () => status.progress("cloning", { note: `Retrying after a transient error: ${describe(error)}` }),
+      // Only an AgentFixError is retried (queueError).
+      () => status.progress("cloning", { note: retryNote(error as AgentFixError, attempt) }),
       log,
     );
   }
