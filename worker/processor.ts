@@ -275,23 +275,21 @@ function processorDeps(parts: BuiltParts): ProcessorDeps<LoadedRepoConfig> {
         ? reviewPublisher(octokit, job, linkTo(run))
         : githubPublisher(octokit, job, linkTo(run)),
     // The repository config loadConfig returned, with the agent's settings the pipeline does not read.
-    agent: async (config, job, run) =>
-      parts.fairness.countingSpend(
-        job.installationId,
-        await createAgentRunner(
-          {
-            operator,
-            trajectoryDir,
-            trajectorySink: sinkFor(job, run),
-            env,
-            allowRepoReplay,
-            logger: jobLogger(logger, job),
-            installation: job.installationId,
-            ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
-          },
-          { ...config.agent, testCommand: config.testCommand },
-          run,
-        ),
+    agent: (config, job, run) =>
+      createAgentRunner(
+        {
+          operator,
+          trajectoryDir,
+          trajectorySink: sinkFor(job, run),
+          env,
+          allowRepoReplay,
+          logger: jobLogger(logger, job),
+          installation: job.installationId,
+          spend: parts.fairness.spendOf(job.installationId),
+          ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
+        },
+        { ...config.agent, testCommand: config.testCommand },
+        run,
       ),
     loadConfig: (job, { api, orgApi, defaultBranch }) =>
       loadRepoConfig(
