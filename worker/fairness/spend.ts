@@ -7,7 +7,7 @@ import type { RunUsage } from "../../src/queue/usage.js";
 import type { Logger } from "../log.js";
 
 /** What a run's model calls report their cost to. */
-export type SpendCounter = (costUsd: number) => Promise<void>;
+type SpendCounter = (costUsd: number) => Promise<void>;
 
 export function monthlySpend(usage: RunUsage, logger: Logger): (installationId: number) => SpendCounter {
   return (installationId) => async (costUsd) => {
