@@ -12,7 +12,7 @@ import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import type { Queue } from "bullmq";
 import express from "express";
-import type { RunSummary, TrajectoryStore } from "../trajectory-store.js";
+import type { TrajectoryStore } from "../trajectory-store.js";
 import {
   clearedGitHubCookie,
   endGitHubSession,
@@ -23,7 +23,7 @@ import {
 import { finishSignIn, startSignIn } from "./github-signin.js";
 import { type Html, html, sendPage } from "./html.js";
 import { renderRunPage } from "./run-page.js";
-import { navigation, renderRunsList, renderSignIn, type SignInMethods } from "./runs-page.js";
+import { navigation, type RunsPage, renderRunsList, renderSignIn, type SignInMethods } from "./runs-page.js";
 import { clearedCookie, type SessionOptions, secretMatches, sessionCookie, signedIn } from "./session.js";
 
 export type DashboardHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
@@ -65,8 +65,9 @@ export function createDashboard(options: DashboardOptions): DashboardHandler {
       return true;
     }
     if (req.method === "GET" && route === "/") {
-      const runs = await visibleRuns(options.store, viewer);
-      sendPage(res, 200, "Runs", renderRunsList(prefix, runs, viewer.operator), nav);
+      const after = new URL(req.url ?? "/", "http://localhost").searchParams.get("after") ?? undefined;
+      const page = await visibleRuns(options.store, viewer, after);
+      sendPage(res, 200, "Runs", renderRunsList(prefix, page, viewer.operator), nav);
       return true;
     }
     const run = runName(route);
@@ -112,17 +113,24 @@ async function viewerOf(options: DashboardOptions, req: IncomingMessage): Promis
   return options.github ? githubViewer(options.github, req) : null;
 }
 
-/** The stored runs of the repositories the viewer can read (GitHub asked once per repository). */
-async function visibleRuns(store: TrajectoryStore, viewer: Viewer): Promise<RunSummary[]> {
-  const runs = await store.list();
-  if (viewer.operator) return runs;
+/** Runs per page of the list; older ones are on the next pages. */
+const PAGE_SIZE = 200;
+
+/** A page of the stored runs of the repositories the viewer can read (GitHub asked once per repository). */
+async function visibleRuns(store: TrajectoryStore, viewer: Viewer, after?: string): Promise<RunsPage> {
+  // One more than a page: whether there is an older page.
+  const fetched = await store.list(PAGE_SIZE + 1, after);
+  const runs = fetched.slice(0, PAGE_SIZE);
+  const older = fetched.length > PAGE_SIZE ? (runs.at(-1)?.name ?? null) : null;
+  const paged = { older, first: after === undefined };
+  if (viewer.operator) return { runs, ...paged };
   const repos = [...new Set(runs.map((run) => run.repo))];
   const allowed = new Set(
     (await Promise.all(repos.map(async (repo) => ((await viewer.canSee(repo)) ? repo : null)))).filter(
       Boolean,
     ),
   );
-  return runs.filter((run) => allowed.has(run.repo));
+  return { runs: runs.filter((run) => allowed.has(run.repo)), ...paged };
 }
 
 /** The run a `/runs/NAME` path names; a malformed escape names none (404, not a server error). */

@@ -2,12 +2,15 @@
  * The dashboard over HTTP (src/dashboard/): off without a secret, every page but the sign-in behind a
  * signed session cookie, Bull Board's API too, model text escaped under a CSP that allows no script.
  */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEnv } from "../../../src/config/env.js";
+import type { Trajectory } from "../../../src/contracts.js";
 import { dashboardFor } from "../../../src/dashboard/mount.js";
-import type { TrajectoryStore } from "../../../src/trajectory-store.js";
+import { createTrajectoryStore, type TrajectoryStore } from "../../../src/trajectory-store.js";
 import { redisAvailable } from "../queue/redis.js";
 import { DASHBOARD_SECRET, type DashboardApp, RUNS, startDashboardApp } from "./dashboard-app.js";
 
@@ -111,6 +114,41 @@ describe.skipIf(!up)("dashboard over HTTP (real server, Redis, GitHub stand-in)"
     for (const path of ["..%2F..%2Fetc", "%E0%A4%A", "a%2Fb"]) {
       expect((await get(`/dashboard/runs/${path}`, { cookie })).status, path).toBe(404);
     }
+  });
+
+  it("pages through older runs, 200 a page, from where the last page ended even as new runs come in", async () => {
+    const store = createTrajectoryStore(app.web.server.queue.redis, {
+      prefix: app.web.prefix,
+      retentionDays: 1,
+      maxBytes: 1 << 20,
+    });
+    const base = JSON.parse(
+      await readFile(join(import.meta.dirname, "../../fixtures/dashboard/gate-fails-once.traj"), "utf8"),
+    ) as Trajectory;
+    const startedAt = (secondsAgo: number): Trajectory => ({
+      ...base,
+      info: { ...base.info, started_at: new Date(Date.now() - secondsAgo * 1000).toISOString() },
+    });
+    // 200 runs of the last minutes, newer than the two fixture runs: those two are the second page.
+    for (let i = 1; i <= 200; i++)
+      await store.save(`octo-calc-${100 + i}-1`, { repo: "octo/calc", issue: 100 + i }, startedAt(300 - i));
+    const rows = (page: string) => page.match(/<tr><td><a href="\/dashboard\/runs\/[^"]+"/g) ?? [];
+    const first = await (await get("/dashboard/", { cookie })).text();
+    expect(rows(first)).toHaveLength(200);
+    expect(first).toContain('href="/dashboard/runs/octo-calc-300-1"');
+    expect(first).not.toContain(`href="/dashboard/runs/${RUNS.gate}"`);
+    const older = /<a class="older" href="([^"]+)">Older runs<\/a>/.exec(first)?.[1];
+    expect(older).toBe("/dashboard/?after=octo-calc-101-1");
+    // A run that comes in meanwhile goes on top; the next page still starts after the last one seen.
+    await store.save("octo-calc-400-1", { repo: "octo/calc", issue: 400 }, startedAt(0));
+    const second = await (await get(older!, { cookie })).text();
+    expect(rows(second)).toHaveLength(2);
+    expect(second).toContain(`href="/dashboard/runs/${RUNS.gate}"`);
+    expect(second).toContain(`href="/dashboard/runs/${RUNS.hostile}"`);
+    expect(second).not.toContain('class="older"');
+    expect(second).toContain('<a class="newest" href="/dashboard/">Newest runs</a>');
+    const past = await (await get(`/dashboard/?after=${RUNS.gate}`, { cookie })).text();
+    expect(past).toContain("No older runs");
   });
 
   it("a hostile model's markup is escaped text, under a CSP that runs no script", async () => {
