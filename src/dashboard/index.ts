@@ -25,6 +25,7 @@ import { type Html, html, sendPage } from "./html.js";
 import { renderRunPage } from "./run-page.js";
 import { navigation, type RunsPage, renderRunsList, renderSignIn, type SignInMethods } from "./runs-page.js";
 import { clearedCookie, type SessionOptions, secretMatches, sessionCookie, signedIn } from "./session.js";
+import type { SignInLimits } from "./sign-in-limit.js";
 
 export type DashboardHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
@@ -33,6 +34,8 @@ interface DashboardOptions extends SessionOptions {
   store: TrajectoryStore;
   /** "Sign in with GitHub", when the GitHub App's client id and secret are configured. */
   github?: GitHubSignInConfig;
+  /** Sign-in attempts per client address (sign-in-limit.ts). */
+  limits?: SignInLimits;
 }
 
 const LOGIN_MAX_BYTES = 4096;
@@ -95,12 +98,14 @@ async function signInRoute(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<boolean> {
-  if (req.method === "POST" && route === "/login" && options.secret) await login(options, req, res);
-  else if (req.method === "GET" && route === "/login" && options.github)
-    await startSignIn(options, options.github, req, res);
-  else if (req.method === "GET" && route === "/callback" && options.github)
-    await finishSignIn(options, options.github, req, res);
-  else if (req.method === "POST" && route === "/logout") {
+  const may = (limit: keyof SignInLimits) => options.limits?.[limit](req, res) ?? Promise.resolve(true);
+  if (req.method === "POST" && route === "/login" && options.secret) {
+    if (await may("failures")) await login(options, req, res);
+  } else if (req.method === "GET" && route === "/login" && options.github) {
+    if (await may("starts")) await startSignIn(options, options.github, req, res);
+  } else if (req.method === "GET" && route === "/callback" && options.github) {
+    if (await may("failures")) await finishSignIn(options, options.github, req, res);
+  } else if (req.method === "POST" && route === "/logout") {
     if (options.github) await endGitHubSession(options.github, req);
     const cookies = [clearedCookie(options), clearedGitHubCookie(options)];
     res.writeHead(303, { location: `${options.path}/`, "set-cookie": cookies }).end();

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEnv } from "../../../src/config/env.js";
 import type { Trajectory } from "../../../src/contracts.js";
 import { dashboardFor } from "../../../src/dashboard/mount.js";
+import { FAILED_SIGN_INS } from "../../../src/dashboard/sign-in-limit.js";
 import { createTrajectoryStore, type TrajectoryStore } from "../../../src/trajectory-store.js";
 import { redisAvailable } from "../queue/redis.js";
 import { DASHBOARD_SECRET, type DashboardApp, RUNS, startDashboardApp } from "./dashboard-app.js";
@@ -159,5 +160,42 @@ describe.skipIf(!up)("dashboard over HTTP (real server, Redis, GitHub stand-in)"
     const page = await answer.text();
     expect(page).not.toMatch(/<script|<img|href="javascript:/i);
     expect(page).toContain("&lt;script&gt;window.__pwned = &#39;thought&#39;&lt;/script&gt;");
+  });
+});
+
+describe.skipIf(!up)("sign-in attempts are limited per address (real server, Redis)", () => {
+  let app: DashboardApp;
+  const signIn = (secret: string) =>
+    fetch(`${app.url}/dashboard/login`, {
+      method: "POST",
+      body: new URLSearchParams({ secret }),
+      redirect: "manual",
+    });
+
+  beforeAll(async () => {
+    app = await startDashboardApp({}, { githubSignIn: true });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it(`the wrong secret ${FAILED_SIGN_INS + 1} times: 429 with Retry-After, then the right one too`, async () => {
+    // A successful sign-in does not count against the address.
+    expect((await signIn(DASHBOARD_SECRET)).status).toBe(303);
+    for (let attempt = 1; attempt <= FAILED_SIGN_INS; attempt++) {
+      expect((await signIn(`wrong-secret-${attempt}-0123456789`)).status, `attempt ${attempt}`).toBe(401);
+    }
+    const limited = await signIn("wrong-secret-last-0123456789");
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+    expect(await limited.text()).toContain("Too many sign-in attempts");
+    // Locked out for the window, whatever the secret; GitHub's callback shares the count.
+    expect((await signIn(DASHBOARD_SECRET)).status).toBe(429);
+    const callback = await fetch(`${app.url}/dashboard/callback?code=x&state=y`, { redirect: "manual" });
+    expect(callback.status).toBe(429);
+    // Starting a GitHub sign-in has a count of its own.
+    expect((await fetch(`${app.url}/dashboard/login`, { redirect: "manual" })).status).toBe(302);
   });
 });
