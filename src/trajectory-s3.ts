@@ -7,13 +7,7 @@
  * without a lifecycle rule keeps nothing longer than Redis would; a lifecycle rule on the prefix
  * (docs/operating.md) is the backstop for a deployment that stops saving.
  */
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from "@aws-sdk/client-s3";
+import type { S3ServiceException } from "@aws-sdk/client-s3";
 import type { Env } from "./config/env.js";
 import { ConfigError } from "./errors.js";
 import type { TrajectoryBlobs } from "./trajectory-store.js";
@@ -38,7 +32,11 @@ export interface S3Blobs extends TrajectoryBlobs {
   close(): void;
 }
 
-function s3Blobs(settings: S3Settings): S3Blobs {
+/** The AWS SDK is loaded only when a bucket is configured (it is large, and warns on Node 20). */
+async function s3Blobs(settings: S3Settings): Promise<S3Blobs> {
+  const { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } =
+    await import("@aws-sdk/client-s3");
+  const isS3Error = (error: unknown): error is S3ServiceException => error instanceof S3ServiceException;
   const client = new S3Client({
     region: settings.region,
     forcePathStyle: settings.pathStyle,
@@ -60,7 +58,7 @@ function s3Blobs(settings: S3Settings): S3Blobs {
       const bytes = await answer.Body?.transformToByteArray();
       return bytes ? { body: Buffer.from(bytes), modified: answer.LastModified } : null;
     } catch (error) {
-      if (error instanceof S3ServiceException && error.name === "NoSuchKey") return null;
+      if (isS3Error(error) && error.name === "NoSuchKey") return null;
       throw error;
     }
   };
@@ -82,7 +80,7 @@ function s3Blobs(settings: S3Settings): S3Blobs {
         if (!(await get(probe))) throw new Error("the probe object written was not found on reading");
         await remove(probe);
       } catch (error) {
-        throw s3ConfigError(settings, error);
+        throw s3ConfigError(settings, error, isS3Error(error));
       }
     },
     close: () => client.destroy(),
@@ -105,13 +103,13 @@ const FIXES: Record<string, string> = {
     "The bucket is in another region or needs another endpoint: set AGENT_FIX_S3_REGION (and AGENT_FIX_S3_ENDPOINT for a non-AWS store).",
 };
 
-function s3ConfigError(settings: S3Settings, error: unknown): ConfigError {
+function s3ConfigError(settings: S3Settings, error: unknown, answered: boolean): ConfigError {
   const where = `bucket ${settings.bucket} at ${settings.endpoint ?? `AWS (${settings.region})`}`;
   const name = error instanceof Error ? error.name : "Error";
   const text = error instanceof Error ? error.message : String(error);
   const hint =
     FIXES[name] ??
-    (error instanceof S3ServiceException
+    (answered
       ? "Check AGENT_FIX_S3_ENDPOINT, AGENT_FIX_S3_REGION, AGENT_FIX_S3_PATH_STYLE and the access key."
       : "The store could not be reached or gave no access key: check AGENT_FIX_S3_ENDPOINT (scheme, host, port) and set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.");
   return new ConfigError(`the trajectory store (${where}) refused agent-fix: ${name}: ${text}`, {
@@ -130,7 +128,7 @@ export async function trajectoryBlobsFromEnv(env: Env): Promise<S3Blobs | undefi
       hint: "Set both to the store's access key and its secret, or neither to use the AWS SDK's default chain (a role).",
     });
   }
-  const blobs = s3Blobs({
+  const blobs = await s3Blobs({
     bucket: env.AGENT_FIX_S3_BUCKET,
     endpoint: env.AGENT_FIX_S3_ENDPOINT,
     region: env.AGENT_FIX_S3_REGION,
