@@ -4,7 +4,12 @@
  * none when the app opted out of expiring tokens). GitHub answers 200 with `error` for a bad one.
  * https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/refreshing-user-access-tokens
  */
-import type { GitHubSignInConfig } from "./github-session.js";
+/** The GitHub App's OAuth client: its id and secret, and GitHub's web URL. */
+interface OAuthClient {
+  clientId: string;
+  clientSecret: string;
+  webUrl: string;
+}
 
 export interface UserToken {
   token: string;
@@ -19,7 +24,7 @@ const NON_EXPIRING_SECONDS = 8 * 3600;
 
 /** POST /login/oauth/access_token with the app's client credentials and `grant` (code or refresh_token). */
 export async function requestUserToken(
-  config: GitHubSignInConfig,
+  config: OAuthClient,
   grant: Record<string, string>,
 ): Promise<UserToken | { error: string }> {
   const response = await fetch(`${config.webUrl}/login/oauth/access_token`, {
