@@ -99,7 +99,7 @@ describe.runIf(ready)("docker-compose.yml with Debian's docker-compose", () => {
   });
 
   it(
-    "up -d: the server answers /healthz, the worker registers with Redis and is healthy; down",
+    "up -d: the server answers /healthz and the worker registers with Redis; down -v",
     async () => {
       const started = Date.now();
       await compose("up", "-d");
@@ -131,7 +131,7 @@ describe.runIf(ready)("docker-compose.yml with Debian's docker-compose", () => {
       await compose("down", "-v", "--timeout", "5");
       expect(await compose("ps", "-q")).toBe("");
       console.log(
-        `compose: up -d ${upSeconds} s, server healthy and worker registered ${readySeconds} s after it, down ${Math.round((Date.now() - down) / 1000)} s`,
+        `compose: up -d ${upSeconds} s, server healthy and worker registered ${readySeconds} s after up began, down ${Math.round((Date.now() - down) / 1000)} s`,
       );
     },
     10 * 60_000,
