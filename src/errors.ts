@@ -45,6 +45,7 @@ type ConfigErrorCode =
   | "repo_image_not_allowed"
   | "repo_model_not_allowed"
   | "trajectory_invalid"
+  | "trajectory_store_refused"
   | "trajectory_unreadable"
   | "webhook_secret_missing"
   | "worker_env_invalid";

@@ -20,6 +20,7 @@ import { exitOnSignals } from "./process-signals.js";
 import { connectRedis } from "./queue/connection.js";
 import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
 import { serveTrajectory } from "./trajectories.js";
+import { trajectoryBlobsFromEnv } from "./trajectory-s3.js";
 import { createTrajectoryStore } from "./trajectory-store.js";
 import { createWebhookGuard, type WebhookGuard } from "./webhook-guard.js";
 
@@ -40,6 +41,8 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
   const secret = requireWebhookSecret(env);
   const privateKey =
     env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? await readFile(env.PRIVATE_KEY_PATH, "utf8") : undefined);
+  // Before Redis: a wrong S3 key or bucket stops the start with what to fix.
+  const blobs = await trajectoryBlobsFromEnv(env);
   const redis = await connectRedis(env.AGENT_FIX_REDIS_URL, "producer");
   const queue = createFixQueue(redis, {
     prefix: env.AGENT_FIX_QUEUE_PREFIX,
@@ -71,6 +74,7 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
     prefix: env.AGENT_FIX_QUEUE_PREFIX,
     retentionDays: env.AGENT_FIX_TRAJECTORY_RETENTION_DAYS,
     maxBytes: env.AGENT_FIX_TRAJECTORY_MAX_BYTES,
+    ...(blobs ? { blobs } : {}),
   });
   const trajectories = { store, secret };
   const dashboard = dashboardFor(env, queue.queue, store, probot.log, redis);
@@ -105,6 +109,7 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
       untrackQueue();
       await queue.close();
       await redis.quit().catch(() => redis.disconnect());
+      blobs?.close();
     },
   };
 }

@@ -1,10 +1,11 @@
 /**
- * Trajectories in the deployment's Redis, so every process reads what any worker wrote (not one
- * worker's disk). Each is brotli-compressed JSON under `PREFIX:trajectory:NAME`, kept for the
- * operator's retention period (AGENT_FIX_TRAJECTORY_RETENTION_DAYS) and capped in size
- * (AGENT_FIX_TRAJECTORY_MAX_BYTES): past the cap the chat history (a repeat of the steps) is dropped,
- * then long texts are cut in the middle. A run's summary (repository, issue, outcome, cost, duration)
- * is kept beside it for the dashboard's list, indexed by start time in `PREFIX:runs`.
+ * Trajectories where every process of the deployment reads what any worker wrote (not one worker's
+ * disk). Each is brotli-compressed JSON, kept for the operator's retention period
+ * (AGENT_FIX_TRAJECTORY_RETENTION_DAYS) and capped in size (AGENT_FIX_TRAJECTORY_MAX_BYTES): past the
+ * cap the chat history (a repeat of the steps) is dropped, then long texts are cut in the middle. The
+ * compressed body goes to the blobs: Redis (`PREFIX:trajectory:NAME`) or, when the operator configures
+ * one, an S3-compatible bucket (trajectory-s3.ts). A run's summary (repository, issue, outcome, cost,
+ * duration) is always kept in Redis for the dashboard's list, indexed by start time in `PREFIX:runs`.
  */
 import { promisify } from "node:util";
 import { brotliCompress, brotliDecompress, constants } from "node:zlib";
@@ -49,50 +50,82 @@ export interface TrajectoryStore {
   load(name: string): Promise<Trajectory | null>;
   /** A run's summary (its repository decides who may see it), or null. */
   summary(name: string): Promise<RunSummary | null>;
-  /** The newest runs first. */
-  list(limit?: number): Promise<RunSummary[]>;
+  /** The newest runs first; with `after`, those older than that run (the last of the previous page). */
+  list(limit?: number, after?: string): Promise<RunSummary[]>;
+}
+
+/** Where compressed trajectories are kept, each for `ttlMs` after its last save. */
+export interface TrajectoryBlobs {
+  /** Where they are, for logs: "Redis" or the bucket. */
+  readonly where: string;
+  put(name: string, data: Buffer, ttlMs: number): Promise<void>;
+  /** The body, or null when it is missing or older than `ttlMs`. */
+  get(name: string, ttlMs: number): Promise<Buffer | null>;
+  /** Removes runs the retention period is over for (Redis expires them by itself). */
+  remove(names: string[]): Promise<void>;
 }
 
 interface StoreOptions {
   prefix: string;
   retentionDays: number;
   maxBytes: number;
+  /** Default: Redis, beside the summaries. */
+  blobs?: TrajectoryBlobs;
+}
+
+function redisBlobs(redis: Redis, prefix: string): TrajectoryBlobs {
+  const key = (name: string) => `${prefix}:trajectory:${name}`;
+  return {
+    where: "Redis",
+    put: async (name, data, ttlMs) => void (await redis.set(key(name), data, "PX", ttlMs)),
+    get: (name) => redis.getBuffer(key(name)),
+    remove: async () => {},
+  };
 }
 
 export function createTrajectoryStore(redis: Redis, options: StoreOptions): TrajectoryStore {
-  const key = (kind: "trajectory" | "run", name: string) => `${options.prefix}:${kind}:${name}`;
+  const key = (name: string) => `${options.prefix}:run:${name}`;
   const index = `${options.prefix}:runs`;
   const ttlMs = Math.round(options.retentionDays * DAY_MS);
+  const blobs = options.blobs ?? redisBlobs(redis, options.prefix);
   return {
     async save(name, meta, trajectory) {
       if (!RUN_NAME.test(name)) throw new Error(`Not a run name: ${name}`);
       const packed = await pack(trajectory, options.maxBytes);
       const summary = summarise(name, meta, trajectory);
       const started = Date.parse(summary.startedAt) || Date.now();
-      await redis
+      await blobs.put(name, packed.data, ttlMs);
+      const cutoff = Date.now() - ttlMs;
+      const done = await redis
         .multi()
-        .set(key("trajectory", name), packed.data, "PX", ttlMs)
-        .set(key("run", name), JSON.stringify(summary), "PX", ttlMs)
+        .set(key(name), JSON.stringify(summary), "PX", ttlMs)
         .zadd(index, started, name)
-        // The index forgets what the retention period removed.
-        .zremrangebyscore(index, "-inf", Date.now() - ttlMs)
+        // The index forgets what the retention period removed, and the blobs drop it too.
+        .zrangebyscore(index, "-inf", cutoff)
+        .zremrangebyscore(index, "-inf", cutoff)
         .exec();
+      const expired = (done?.[2]?.[1] ?? []) as string[];
+      const others = expired.filter((old) => old !== name);
+      if (others.length > 0) await blobs.remove(others);
       return { storedBytes: packed.data.length, jsonBytes: packed.jsonBytes, cut: packed.cut };
     },
     async load(name) {
       if (!RUN_NAME.test(name)) return null;
-      const data = await redis.getBuffer(key("trajectory", name));
+      const data = await blobs.get(name, ttlMs);
       return data ? (JSON.parse((await decompress(data)).toString("utf8")) as Trajectory) : null;
     },
     async summary(name) {
       if (!RUN_NAME.test(name)) return null;
-      const row = await redis.get(key("run", name));
+      const row = await redis.get(key(name));
       return row ? (JSON.parse(row) as RunSummary) : null;
     },
-    async list(limit = 200) {
-      const names = await redis.zrevrange(index, 0, limit - 1);
+    async list(limit = 200, after) {
+      // From the previous page's last run as it ranks now (newer runs may have come in above it).
+      const rank = after === undefined ? -1 : await redis.zrevrank(index, after);
+      if (rank === null) return [];
+      const names = await redis.zrevrange(index, rank + 1, rank + limit);
       if (names.length === 0) return [];
-      const rows = await redis.mget(names.map((name) => key("run", name)));
+      const rows = await redis.mget(names.map(key));
       return rows.flatMap((row) => (row ? [JSON.parse(row) as RunSummary] : []));
     },
   };

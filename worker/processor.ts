@@ -24,7 +24,8 @@ import {
   readCancelRequest,
 } from "../src/queue/index.js";
 import { trajectoryUrl } from "../src/trajectories.js";
-import { createTrajectoryStore } from "../src/trajectory-store.js";
+import { trajectoryBlobsFromEnv } from "../src/trajectory-s3.js";
+import { createTrajectoryStore, type TrajectoryBlobs } from "../src/trajectory-store.js";
 import { caBundleFile, cidrList, parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
 import { fairnessParts } from "./fairness/wiring.js";
 import { type HealthReport, workerHealth } from "./health.js";
@@ -81,6 +82,8 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const settings = parseWorkerEnv(env);
   const logger = createWorkerLogger(settings.LOG_LEVEL);
   const operator = await loadOperatorConfig(settings.AGENT_FIX_CONFIG);
+  // First: a wrong S3 key or bucket stops the start with what to fix.
+  const blobs = await trajectoryBlobsFromEnv(settings);
   const probot = probotFromSettings(settings);
   const auth = probotInstallationAuth(probot, logger);
   const identity = await appIdentity(probot, settings, logger);
@@ -118,6 +121,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     secrets,
     trajectoryDir,
     fairness,
+    blobs,
   });
   return {
     workerOptions: {
@@ -133,6 +137,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
         .close()
         .catch((err: unknown) => logger.warn({ err }, "closing the producer queue failed"));
       redis.disconnect();
+      blobs?.close();
     },
   };
 }
@@ -216,6 +221,8 @@ interface BuiltParts {
   secrets: Record<string, Record<string, string>>;
   trajectoryDir: string;
   fairness: ReturnType<typeof fairnessParts>;
+  /** The S3-compatible bucket of the trajectories, when configured; else Redis. */
+  blobs: TrajectoryBlobs | undefined;
 }
 
 /**
@@ -250,6 +257,7 @@ function processorDeps(parts: BuiltParts): ProcessorDeps<LoadedRepoConfig> {
       prefix: settings.AGENT_FIX_QUEUE_PREFIX,
       retentionDays: settings.AGENT_FIX_TRAJECTORY_RETENTION_DAYS,
       maxBytes: settings.AGENT_FIX_TRAJECTORY_MAX_BYTES,
+      ...(parts.blobs ? { blobs: parts.blobs } : {}),
     }),
     logger,
   );
@@ -267,23 +275,21 @@ function processorDeps(parts: BuiltParts): ProcessorDeps<LoadedRepoConfig> {
         ? reviewPublisher(octokit, job, linkTo(run))
         : githubPublisher(octokit, job, linkTo(run)),
     // The repository config loadConfig returned, with the agent's settings the pipeline does not read.
-    agent: async (config, job, run) =>
-      parts.fairness.countingSpend(
-        job.installationId,
-        await createAgentRunner(
-          {
-            operator,
-            trajectoryDir,
-            trajectorySink: sinkFor(job, run),
-            env,
-            allowRepoReplay,
-            logger: jobLogger(logger, job),
-            installation: job.installationId,
-            ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
-          },
-          { ...config.agent, testCommand: config.testCommand },
-          run,
-        ),
+    agent: (config, job, run) =>
+      createAgentRunner(
+        {
+          operator,
+          trajectoryDir,
+          trajectorySink: sinkFor(job, run),
+          env,
+          allowRepoReplay,
+          logger: jobLogger(logger, job),
+          installation: job.installationId,
+          spend: parts.fairness.spendOf(job.installationId),
+          ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
+        },
+        { ...config.agent, testCommand: config.testCommand },
+        run,
       ),
     loadConfig: (job, { api, orgApi, defaultBranch }) =>
       loadRepoConfig(

@@ -21,8 +21,14 @@ export const envSchema = z.object({
   PORT: int(0, 65_535).default(3000), // port the server listens on
   PUBLIC_URL: z.url().optional(), // where the app is reachable; trajectories are linked from here
   AGENT_FIX_TRAJECTORY_DIR: z.string().min(1).default("trajectories"), // where the worker writes NAME.traj; served under PUBLIC_URL
-  AGENT_FIX_TRAJECTORY_RETENTION_DAYS: z.coerce.number().positive().max(3660).default(30), // trajectories are kept in Redis this long (the dashboard and trajectory links read them there)
+  AGENT_FIX_TRAJECTORY_RETENTION_DAYS: z.coerce.number().positive().max(3660).default(30), // trajectories are kept this long in Redis or the S3 bucket (the dashboard and trajectory links read them there)
   AGENT_FIX_TRAJECTORY_MAX_BYTES: int(64 * 1024, 64 * 1024 * 1024).default(8 * 1024 * 1024), // cap of one compressed trajectory in Redis; larger ones lose their chat history, then long texts
+  AGENT_FIX_S3_BUCKET: z.string().min(3).optional(), // an S3-compatible bucket for the trajectories' bodies (summaries stay in Redis); unset = Redis
+  AGENT_FIX_S3_ENDPOINT: z.url().optional(), // the store's URL for a non-AWS store (MinIO, Ceph, R2): http://minio:9000; unset = AWS
+  AGENT_FIX_S3_REGION: z.string().min(1).default("us-east-1"), // the bucket's region (most self-hosted stores accept us-east-1)
+  AGENT_FIX_S3_PATH_STYLE: flag.default(false), // true: the bucket in the URL's path (MinIO and most self-hosted stores), not its host name
+  AWS_ACCESS_KEY_ID: z.string().min(1).optional(), // the store's access key; unset = the AWS SDK's default chain (an instance or pod role)
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(), // its secret
   AGENT_FIX_DASHBOARD_SECRET: z.string().min(16).optional(), // shared operator secret that signs in to the dashboard; unset = dashboard off
   AGENT_FIX_DASHBOARD_PATH: z
     .string()

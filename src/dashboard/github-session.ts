@@ -1,17 +1,23 @@
 /**
  * Sessions of viewers signed in with GitHub. The user's token is kept in Redis under a hash of a random
- * session id, with the token's own lifetime (at most 8 hours); the cookie holds only the id, and the
- * token is never logged. Whether the viewer may see a repository's runs is what GitHub answers the
- * user's token for GET /repos/{owner}/{repo} (a user-to-server token reaches a repository only when
- * both the user and the app's installation do; 404 = no access), cached per session for a minute.
+ * session id; the cookie holds only the id, and the token is never logged. An expiring user token (8
+ * hours) is refreshed with its refresh token when it has less than REFRESH_MARGIN left or GitHub answers
+ * 401, so a session lasts SESSION_SECONDS; without a refresh token it lasts the token's own lifetime.
+ * Whether the viewer may see a repository's runs is what GitHub answers the user's token for GET
+ * /repos/{owner}/{repo} (a user-to-server token reaches a repository only when both the user and the
+ * app's installation do; 404 = no access), cached per session for a minute.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Redis } from "ioredis";
+import { requestUserToken, type UserToken } from "./github-token.js";
 import type { SessionOptions } from "./session.js";
 
 const COOKIE = "agent_fix_dashboard_gh";
-const MAX_SESSION_SECONDS = 8 * 60 * 60;
+/** A session's most, as the shared secret's (session.ts). */
+const SESSION_SECONDS = 12 * 60 * 60;
+/** A token with less than this left is refreshed before it is used. */
+const REFRESH_MARGIN_MS = 5 * 60 * 1000;
 const ACCESS_CACHE_SECONDS = 60;
 const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 
@@ -41,6 +47,9 @@ export interface Viewer {
 interface StoredSession {
   login: string;
   token: string;
+  /** When the token expires (ms). */
+  expiresAt: number;
+  refreshToken?: string;
 }
 
 const sessionKey = (config: GitHubSignInConfig, id: string) =>
@@ -59,21 +68,29 @@ function api(config: GitHubSignInConfig, token: string, path: string): Promise<R
 /** Reads the user's login and stores the session; `cookie` builds its Set-Cookie value. */
 export async function createGitHubSession(
   config: GitHubSignInConfig,
-  token: string,
-  expiresIn: number,
+  issued: UserToken,
 ): Promise<{ cookie(options: SessionOptions): string } | { error: string }> {
-  const answer = await api(config, token, "/user").catch(() => null);
+  const answer = await api(config, issued.token, "/user").catch(() => null);
   if (!answer?.ok)
     return { error: `GitHub did not say who signed in (GET /user: ${answer?.status ?? "unreachable"})` };
   const user = (await answer.json()) as { login?: unknown };
   if (typeof user.login !== "string") return { error: "GitHub's GET /user answer has no login" };
   const id = randomBytes(32).toString("base64url");
-  const seconds = Math.max(60, Math.min(expiresIn, MAX_SESSION_SECONDS));
-  const stored: StoredSession = { login: user.login, token };
-  await config.redis.set(sessionKey(config, id), JSON.stringify(stored), "EX", seconds);
+  const lasts = issued.refresh ? Math.min(SESSION_SECONDS, issued.refresh.expiresIn) : issued.expiresIn;
+  const seconds = Math.max(60, Math.min(lasts, SESSION_SECONDS));
+  await config.redis.set(sessionKey(config, id), JSON.stringify(stored(user.login, issued)), "EX", seconds);
   return {
     cookie: (options) =>
       `${COOKIE}=${id}; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=${seconds}${options.secure ? "; Secure" : ""}`,
+  };
+}
+
+function stored(login: string, issued: UserToken): StoredSession {
+  return {
+    login,
+    token: issued.token,
+    expiresAt: Date.now() + issued.expiresIn * 1000,
+    ...(issued.refresh ? { refreshToken: issued.refresh.token } : {}),
   };
 }
 
@@ -88,26 +105,83 @@ export async function githubViewer(config: GitHubSignInConfig, req: IncomingMess
   const key = sessionKey(config, id);
   const raw = await config.redis.get(key);
   if (!raw) return null;
-  const session = JSON.parse(raw) as StoredSession;
-  const operator = config.operators.includes(session.login.toLowerCase());
+  const tokens = sessionTokens(config, key, JSON.parse(raw) as StoredSession);
+  if (!(await tokens.fresh())) return null;
+  const { login } = tokens.current();
+  const operator = config.operators.includes(login.toLowerCase());
   return {
-    login: session.login,
+    login,
     operator,
-    canSee: (repo) => (operator ? Promise.resolve(true) : canRead(config, key, session.token, repo)),
+    canSee: (repo) => (operator ? Promise.resolve(true) : canRead(config, key, tokens, repo)),
   };
+}
+
+interface SessionTokens {
+  current(): StoredSession;
+  /** False when the token is (nearly) expired and could not be refreshed: the session is over. */
+  fresh(): Promise<boolean>;
+  /** After a 401 for `used`: a refreshed token (once for all callers), or null. */
+  renewed(used: string): Promise<string | null>;
+}
+
+/** The session's token, refreshed at most once at a time within a request. */
+function sessionTokens(config: GitHubSignInConfig, key: string, start: StoredSession): SessionTokens {
+  let session = start;
+  let refreshing: Promise<boolean> | undefined;
+  const refresh = () => {
+    refreshing ??= refreshSession(config, key, session).then((next) => {
+      refreshing = undefined;
+      if (next) session = next;
+      return next !== null;
+    });
+    return refreshing;
+  };
+  return {
+    current: () => session,
+    fresh: async () => session.expiresAt - Date.now() > REFRESH_MARGIN_MS || refresh(),
+    renewed: async (used) => {
+      if (session.token !== used) return session.token;
+      return (await refresh()) ? session.token : null;
+    },
+  };
+}
+
+/** The session with a new token from its refresh token (GitHub revokes the old pair); null ends it. */
+async function refreshSession(
+  config: GitHubSignInConfig,
+  key: string,
+  session: StoredSession,
+): Promise<StoredSession | null> {
+  const issued = session.refreshToken
+    ? await requestUserToken(config, { grant_type: "refresh_token", refresh_token: session.refreshToken })
+    : { error: "no refresh token" };
+  if ("error" in issued) {
+    await config.redis.del(key);
+    return null;
+  }
+  const next = stored(session.login, issued);
+  // The session's end stays where it was: a refresh extends the token, not the sign-in.
+  await config.redis.set(key, JSON.stringify(next), "KEEPTTL");
+  return next;
 }
 
 async function canRead(
   config: GitHubSignInConfig,
   key: string,
-  token: string,
+  tokens: SessionTokens,
   repo: string,
 ): Promise<boolean> {
   if (!REPO.test(repo)) return false;
   const cacheKey = `${key}:repo:${repo}`;
   const cached = await config.redis.get(cacheKey);
   if (cached !== null) return cached === "1";
-  const answer = await api(config, token, `/repos/${repo}`).catch(() => null);
+  const used = tokens.current().token;
+  let answer = await api(config, used, `/repos/${repo}`).catch(() => null);
+  if (answer?.status === 401) {
+    // Expired or revoked before its time: once more with a refreshed token.
+    const token = await tokens.renewed(used);
+    answer = token ? await api(config, token, `/repos/${repo}`).catch(() => null) : null;
+  }
   // Only GitHub's own answers are cached; an unreachable GitHub is asked again next time.
   if (!answer) return false;
   const allowed = answer.status === 200;

@@ -3,13 +3,14 @@
  * https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-user-access-token-for-a-github-app
  * GET {prefix}/login sends the browser to GitHub with a state that is signed (client secret), expires,
  * is bound to this browser (a cookie) and is good once (a Redis key consumed on return), so a forged,
- * replayed or planted state signs nobody in. The callback exchanges the code for the user's token,
+ * replayed or planted state signs nobody in. The callback exchanges the code for the user's token (github-token.ts),
  * which stays in Redis (session.ts of GitHub sessions: github-session.ts); the cookie holds only a
  * random session id.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createGitHubSession, type GitHubSignInConfig } from "./github-session.js";
+import { requestUserToken } from "./github-token.js";
 import { html, sendPage } from "./html.js";
 import type { SessionOptions } from "./session.js";
 
@@ -97,43 +98,15 @@ export async function finishSignIn(
   if (error) return refuse(`GitHub answered ${error}: ${query.get("error_description") ?? ""}`);
   const verdict = await consumeState(config, req, query.get("state") ?? "");
   if (!verdict.ok) return refuse(verdict.why);
-  const exchanged = await exchangeCode(config, query.get("code") ?? "", callbackUrl(options, config, req));
+  const exchanged = await requestUserToken(config, {
+    code: query.get("code") ?? "",
+    redirect_uri: callbackUrl(options, config, req),
+  });
   if ("error" in exchanged) return refuse(exchanged.error);
-  const created = await createGitHubSession(config, exchanged.token, exchanged.expiresIn);
+  const created = await createGitHubSession(config, exchanged);
   if ("error" in created) return refuse(created.error);
   const clearState = `${STATE_COOKIE}=; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=0`;
   res
     .writeHead(303, { location: `${options.path}/`, "set-cookie": [created.cookie(options), clearState] })
     .end();
-}
-
-type Exchange = { token: string; expiresIn: number } | { error: string };
-
-/** POST /login/oauth/access_token (GitHub answers 200 with `error` for a bad code or client). */
-async function exchangeCode(
-  config: GitHubSignInConfig,
-  code: string,
-  redirectUri: string,
-): Promise<Exchange> {
-  const response = await fetch(`${config.webUrl}/login/oauth/access_token`, {
-    method: "POST",
-    headers: { accept: "application/json", "content-type": "application/json" },
-    body: JSON.stringify({
-      client_id: config.clientId,
-      client_secret: config.clientSecret,
-      code,
-      redirect_uri: redirectUri,
-    }),
-  }).catch((error: unknown) => ({ error }));
-  if ("error" in response) return { error: `GitHub could not be reached (${String(response.error)})` };
-  const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-  if (typeof body.error === "string") {
-    return { error: `GitHub refused the code: ${body.error} (${String(body.error_description ?? "")})` };
-  }
-  if (typeof body.access_token !== "string")
-    return { error: `GitHub answered ${response.status} without a token` };
-  return {
-    token: body.access_token,
-    expiresIn: typeof body.expires_in === "number" ? body.expires_in : 8 * 3600,
-  };
 }

@@ -12,7 +12,7 @@ import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import type { Queue } from "bullmq";
 import express from "express";
-import type { RunSummary, TrajectoryStore } from "../trajectory-store.js";
+import type { TrajectoryStore } from "../trajectory-store.js";
 import {
   clearedGitHubCookie,
   endGitHubSession,
@@ -23,8 +23,9 @@ import {
 import { finishSignIn, startSignIn } from "./github-signin.js";
 import { type Html, html, sendPage } from "./html.js";
 import { renderRunPage } from "./run-page.js";
-import { navigation, renderRunsList, renderSignIn, type SignInMethods } from "./runs-page.js";
+import { navigation, type RunsPage, renderRunsList, renderSignIn, type SignInMethods } from "./runs-page.js";
 import { clearedCookie, type SessionOptions, secretMatches, sessionCookie, signedIn } from "./session.js";
+import type { SignInLimits } from "./sign-in-limit.js";
 
 export type DashboardHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
@@ -33,6 +34,8 @@ interface DashboardOptions extends SessionOptions {
   store: TrajectoryStore;
   /** "Sign in with GitHub", when the GitHub App's client id and secret are configured. */
   github?: GitHubSignInConfig;
+  /** Sign-in attempts per client address (sign-in-limit.ts). */
+  limits?: SignInLimits;
 }
 
 const LOGIN_MAX_BYTES = 4096;
@@ -65,8 +68,9 @@ export function createDashboard(options: DashboardOptions): DashboardHandler {
       return true;
     }
     if (req.method === "GET" && route === "/") {
-      const runs = await visibleRuns(options.store, viewer);
-      sendPage(res, 200, "Runs", renderRunsList(prefix, runs, viewer.operator), nav);
+      const after = new URL(req.url ?? "/", "http://localhost").searchParams.get("after") ?? undefined;
+      const page = await visibleRuns(options.store, viewer, after);
+      sendPage(res, 200, "Runs", renderRunsList(prefix, page, viewer.operator), nav);
       return true;
     }
     const run = runName(route);
@@ -94,12 +98,14 @@ async function signInRoute(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<boolean> {
-  if (req.method === "POST" && route === "/login" && options.secret) await login(options, req, res);
-  else if (req.method === "GET" && route === "/login" && options.github)
-    await startSignIn(options, options.github, req, res);
-  else if (req.method === "GET" && route === "/callback" && options.github)
-    await finishSignIn(options, options.github, req, res);
-  else if (req.method === "POST" && route === "/logout") {
+  const may = (limit: keyof SignInLimits) => options.limits?.[limit](req, res) ?? Promise.resolve(true);
+  if (req.method === "POST" && route === "/login" && options.secret) {
+    if (await may("failures")) await login(options, req, res);
+  } else if (req.method === "GET" && route === "/login" && options.github) {
+    if (await may("starts")) await startSignIn(options, options.github, req, res);
+  } else if (req.method === "GET" && route === "/callback" && options.github) {
+    if (await may("failures")) await finishSignIn(options, options.github, req, res);
+  } else if (req.method === "POST" && route === "/logout") {
     if (options.github) await endGitHubSession(options.github, req);
     const cookies = [clearedCookie(options), clearedGitHubCookie(options)];
     res.writeHead(303, { location: `${options.path}/`, "set-cookie": cookies }).end();
@@ -112,17 +118,24 @@ async function viewerOf(options: DashboardOptions, req: IncomingMessage): Promis
   return options.github ? githubViewer(options.github, req) : null;
 }
 
-/** The stored runs of the repositories the viewer can read (GitHub asked once per repository). */
-async function visibleRuns(store: TrajectoryStore, viewer: Viewer): Promise<RunSummary[]> {
-  const runs = await store.list();
-  if (viewer.operator) return runs;
+/** Runs per page of the list; older ones are on the next pages. */
+const PAGE_SIZE = 200;
+
+/** A page of the stored runs of the repositories the viewer can read (GitHub asked once per repository). */
+async function visibleRuns(store: TrajectoryStore, viewer: Viewer, after?: string): Promise<RunsPage> {
+  // One more than a page: whether there is an older page.
+  const fetched = await store.list(PAGE_SIZE + 1, after);
+  const runs = fetched.slice(0, PAGE_SIZE);
+  const older = fetched.length > PAGE_SIZE ? (runs.at(-1)?.name ?? null) : null;
+  const paged = { older, first: after === undefined };
+  if (viewer.operator) return { runs, ...paged };
   const repos = [...new Set(runs.map((run) => run.repo))];
   const allowed = new Set(
     (await Promise.all(repos.map(async (repo) => ((await viewer.canSee(repo)) ? repo : null)))).filter(
       Boolean,
     ),
   );
-  return runs.filter((run) => allowed.has(run.repo));
+  return { runs: runs.filter((run) => allowed.has(run.repo)), ...paged };
 }
 
 /** The run a `/runs/NAME` path names; a malformed escape names none (404, not a server error). */

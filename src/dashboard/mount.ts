@@ -9,6 +9,7 @@ import { ConfigError } from "../errors.js";
 import type { TrajectoryStore } from "../trajectory-store.js";
 import type { GitHubSignInConfig } from "./github-session.js";
 import { createDashboard, type DashboardHandler } from "./index.js";
+import { signInLimits } from "./sign-in-limit.js";
 
 export function dashboardFor(
   env: Env,
@@ -38,6 +39,7 @@ export function dashboardFor(
     secure,
     queue,
     store,
+    limits: signInLimits(redis, env.AGENT_FIX_QUEUE_PREFIX),
   });
 }
 

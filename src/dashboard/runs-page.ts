@@ -8,7 +8,17 @@ function duration(run: RunSummary): string {
   return seconds >= 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds} s`;
 }
 
-export function renderRunsList(prefix: string, runs: RunSummary[], operator: boolean): Html {
+/** One page of the list, newest first. */
+export interface RunsPage {
+  runs: RunSummary[];
+  /** The last run of this page when older runs follow: the next page starts after it. */
+  older: string | null;
+  /** Whether this is the newest page. */
+  first: boolean;
+}
+
+export function renderRunsList(prefix: string, page: RunsPage, operator: boolean): Html {
+  const { runs } = page;
   const rows = runs.map(
     (
       run,
@@ -18,9 +28,16 @@ export function renderRunsList(prefix: string, runs: RunSummary[], operator: boo
   );
   const table = runs.length
     ? html`<table id="runs"><thead><tr><th>Repository and issue</th><th>Outcome</th><th>Cost</th><th>Duration</th><th>Steps</th><th>Trigger</th><th>Started</th></tr></thead><tbody>${rows}</tbody></table>`
-    : html`<p>No runs stored yet (runs are kept for the retention period, AGENT_FIX_TRAJECTORY_RETENTION_DAYS).</p>`;
+    : page.first
+      ? html`<p>No runs stored yet (runs are kept for the retention period, AGENT_FIX_TRAJECTORY_RETENTION_DAYS).</p>`
+      : html`<p>No older runs (runs are kept for the retention period, AGENT_FIX_TRAJECTORY_RETENTION_DAYS).</p>`;
   const queue = operator ? html`<p><a href="${prefix}/queue">The queue (Bull Board)</a></p>` : "";
-  return html`<h1>Runs</h1>${queue}${table}`;
+  const newest = page.first ? "" : html`<a class="newest" href="${prefix}/">Newest runs</a> `;
+  const older = page.older
+    ? html`<a class="older" href="${prefix}/?after=${encodeURIComponent(page.older)}">Older runs</a>`
+    : "";
+  const pager = newest || older ? html`<p class="pager">${newest}${older}</p>` : "";
+  return html`<h1>Runs</h1>${queue}${table}${pager}`;
 }
 
 /** The sign-in methods the operator configured. */

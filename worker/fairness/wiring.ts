@@ -1,16 +1,16 @@
 /**
  * The fairness parts of one worker process, over the parts worker/processor.ts built: the admission
  * (its status comments go through the run's own installation client) and the spend counter that
- * adds each agent run's model cost to its installation's month.
+ * adds each model call's cost to its installation's month (spend.ts).
  */
 import type { Redis } from "ioredis";
 import type { FixQueue, QueueNames } from "../../src/queue/index.js";
 import { runUsage } from "../../src/queue/usage.js";
 import type { QuotasConfig } from "../config/quotas.js";
 import type { Logger } from "../log.js";
-import type { AgentRunner } from "../pipeline/agent.js";
 import { type ProcessorDeps, runName } from "../pipeline/fix-job.js";
 import { runAdmission } from "./admission.js";
+import { monthlySpend } from "./spend.js";
 
 interface FairnessParts {
   redis: Redis;
@@ -51,17 +51,5 @@ export function fairnessParts(parts: FairnessParts) {
         : false;
     },
   });
-  /** The agent runner, adding the model cost of each of its runs to the installation's month. */
-  const countingSpend =
-    (installationId: number, runner: AgentRunner): AgentRunner =>
-    async (input) => {
-      const trajectory = await runner(input);
-      await usage
-        .addSpend(installationId, trajectory.info.model_stats.instance_cost)
-        .catch((err: unknown) => {
-          logger.warn({ err, installationId }, "could not add the run's cost to the installation's month");
-        });
-      return trajectory;
-    };
-  return { admission, countingSpend };
+  return { admission, spendOf: monthlySpend(usage, logger) };
 }

@@ -3,6 +3,7 @@
  * over the ACI, with the repository's model, limits and tool bundle applied.
  */
 import { join } from "node:path";
+import type { Model } from "../../src/contracts.js";
 import { createEnvironment } from "../aci/index.js";
 import { type AgentFixConfig, loadConfig } from "../agent/config-file.js";
 import { runAgent } from "../agent/index.js";
@@ -42,6 +43,8 @@ interface AgentWiring {
   logger?: Logger;
   /** The run's installation: its model use and errors go to the metrics (worker/metrics.ts). */
   installation?: number;
+  /** Told each model call's cost as it is billed: the installation's monthly budget (worker/fairness/spend.ts). */
+  spend?: (costUsd: number) => Promise<void>;
 }
 
 /** The agent loop over the ACI, with the repository's model, limits and tool bundle applied. */
@@ -73,7 +76,8 @@ export async function createAgentRunner(
     ...(wiring.env ? { env: wiring.env } : {}),
     ...(onRetry ? { onRetry } : {}),
   });
-  const model = wiring.installation === undefined ? created : meteredModel(created, wiring.installation);
+  const metered = wiring.installation === undefined ? created : meteredModel(created, wiring.installation);
+  const model = wiring.spend ? spending(metered, wiring.spend) : metered;
   const agentConfig: AgentConfig = {
     ...operator.agent,
     limits: {
@@ -101,6 +105,19 @@ export async function createAgentRunner(
       ...(wiring.trajectorySink ? { trajectorySink: wiring.trajectorySink } : {}),
       onStep: (event) => input.onStep({ step: event.step, entry: event.entry }),
     });
+  };
+}
+
+/** `model` telling `spend` each call's cost once answered, so a run that later throws still counts it. */
+function spending(model: Model, spend: (costUsd: number) => Promise<void>): Model {
+  return {
+    name: model.name,
+    ...(model.costNote !== undefined ? { costNote: model.costNote } : {}),
+    query: async (messages, tools, signal) => {
+      const answer = await model.query(messages, tools, signal);
+      await spend(answer.costUsd);
+      return answer;
+    },
   };
 }
 

@@ -15,7 +15,7 @@ export function storeTrajectories(store: TrajectoryStore, logger: Logger) {
       const meta = { repo: `${job.owner}/${job.repo}`, issue: job.issueNumber, trigger: job.trigger };
       await store.save(run, meta, snapshot).catch((err: unknown) => {
         // Once per process is enough to see it; every step would flood the log.
-        if (!warned) logger.warn({ err, run }, "trajectory not stored in Redis (the dashboard will lack it)");
+        if (!warned) logger.warn({ err, run }, "trajectory not stored (the dashboard will lack it)");
         warned = true;
       });
     };

@@ -2,12 +2,16 @@
  * The dashboard over HTTP (src/dashboard/): off without a secret, every page but the sign-in behind a
  * signed session cookie, Bull Board's API too, model text escaped under a CSP that allows no script.
  */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEnv } from "../../../src/config/env.js";
+import type { Trajectory } from "../../../src/contracts.js";
 import { dashboardFor } from "../../../src/dashboard/mount.js";
-import type { TrajectoryStore } from "../../../src/trajectory-store.js";
+import { FAILED_SIGN_INS } from "../../../src/dashboard/sign-in-limit.js";
+import { createTrajectoryStore, type TrajectoryStore } from "../../../src/trajectory-store.js";
 import { redisAvailable } from "../queue/redis.js";
 import { DASHBOARD_SECRET, type DashboardApp, RUNS, startDashboardApp } from "./dashboard-app.js";
 
@@ -113,6 +117,41 @@ describe.skipIf(!up)("dashboard over HTTP (real server, Redis, GitHub stand-in)"
     }
   });
 
+  it("pages through older runs, 200 a page, from where the last page ended even as new runs come in", async () => {
+    const store = createTrajectoryStore(app.web.server.queue.redis, {
+      prefix: app.web.prefix,
+      retentionDays: 1,
+      maxBytes: 1 << 20,
+    });
+    const base = JSON.parse(
+      await readFile(join(import.meta.dirname, "../../fixtures/dashboard/gate-fails-once.traj"), "utf8"),
+    ) as Trajectory;
+    const startedAt = (secondsAgo: number): Trajectory => ({
+      ...base,
+      info: { ...base.info, started_at: new Date(Date.now() - secondsAgo * 1000).toISOString() },
+    });
+    // 200 runs of the last minutes, newer than the two fixture runs: those two are the second page.
+    for (let i = 1; i <= 200; i++)
+      await store.save(`octo-calc-${100 + i}-1`, { repo: "octo/calc", issue: 100 + i }, startedAt(300 - i));
+    const rows = (page: string) => page.match(/<tr><td><a href="\/dashboard\/runs\/[^"]+"/g) ?? [];
+    const first = await (await get("/dashboard/", { cookie })).text();
+    expect(rows(first)).toHaveLength(200);
+    expect(first).toContain('href="/dashboard/runs/octo-calc-300-1"');
+    expect(first).not.toContain(`href="/dashboard/runs/${RUNS.gate}"`);
+    const older = /<a class="older" href="([^"]+)">Older runs<\/a>/.exec(first)?.[1];
+    expect(older).toBe("/dashboard/?after=octo-calc-101-1");
+    // A run that comes in meanwhile goes on top; the next page still starts after the last one seen.
+    await store.save("octo-calc-400-1", { repo: "octo/calc", issue: 400 }, startedAt(0));
+    const second = await (await get(older!, { cookie })).text();
+    expect(rows(second)).toHaveLength(2);
+    expect(second).toContain(`href="/dashboard/runs/${RUNS.gate}"`);
+    expect(second).toContain(`href="/dashboard/runs/${RUNS.hostile}"`);
+    expect(second).not.toContain('class="older"');
+    expect(second).toContain('<a class="newest" href="/dashboard/">Newest runs</a>');
+    const past = await (await get(`/dashboard/?after=${RUNS.gate}`, { cookie })).text();
+    expect(past).toContain("No older runs");
+  });
+
   it("a hostile model's markup is escaped text, under a CSP that runs no script", async () => {
     const answer = await get(`/dashboard/runs/${RUNS.hostile}`, { cookie });
     const csp = answer.headers.get("content-security-policy") ?? "";
@@ -121,5 +160,42 @@ describe.skipIf(!up)("dashboard over HTTP (real server, Redis, GitHub stand-in)"
     const page = await answer.text();
     expect(page).not.toMatch(/<script|<img|href="javascript:/i);
     expect(page).toContain("&lt;script&gt;window.__pwned = &#39;thought&#39;&lt;/script&gt;");
+  });
+});
+
+describe.skipIf(!up)("sign-in attempts are limited per address (real server, Redis)", () => {
+  let app: DashboardApp;
+  const signIn = (secret: string) =>
+    fetch(`${app.url}/dashboard/login`, {
+      method: "POST",
+      body: new URLSearchParams({ secret }),
+      redirect: "manual",
+    });
+
+  beforeAll(async () => {
+    app = await startDashboardApp({}, { githubSignIn: true });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it(`the wrong secret ${FAILED_SIGN_INS + 1} times: 429 with Retry-After, then the right one too`, async () => {
+    // A successful sign-in does not count against the address.
+    expect((await signIn(DASHBOARD_SECRET)).status).toBe(303);
+    for (let attempt = 1; attempt <= FAILED_SIGN_INS; attempt++) {
+      expect((await signIn(`wrong-secret-${attempt}-0123456789`)).status, `attempt ${attempt}`).toBe(401);
+    }
+    const limited = await signIn("wrong-secret-last-0123456789");
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+    expect(await limited.text()).toContain("Too many sign-in attempts");
+    // Locked out for the window, whatever the secret; GitHub's callback shares the count.
+    expect((await signIn(DASHBOARD_SECRET)).status).toBe(429);
+    const callback = await fetch(`${app.url}/dashboard/callback?code=x&state=y`, { redirect: "manual" });
+    expect(callback.status).toBe(429);
+    // Starting a GitHub sign-in has a count of its own.
+    expect((await fetch(`${app.url}/dashboard/login`, { redirect: "manual" })).status).toBe(302);
   });
 });

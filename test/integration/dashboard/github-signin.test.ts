@@ -145,6 +145,35 @@ describe.skipIf(!up)("dashboard: sign in with GitHub (stand-in OAuth, real Redis
     expect(app.github.oauth.exchanges.at(-1)).toBe("bad_verification_code");
   });
 
+  it("a user token that expired (8 hours) is refreshed on GitHub's 401: the viewer keeps her runs", async () => {
+    const cookie = await signIn("alice");
+    const refreshed = app.github.oauth.exchanges.filter((e) => e === "refreshed").length;
+    app.github.oauth.expireUserTokens("alice");
+    const list = await (await get("/dashboard/", cookie)).text();
+    expect(list).toContain(`href="/dashboard/runs/${RUNS.gate}"`);
+    expect(list).not.toContain(SECRET_RUN);
+    expect(app.github.oauth.exchanges.filter((e) => e === "refreshed").length).toBe(refreshed + 1);
+    // The new token is kept: the next request needs no refresh.
+    expect((await get(`/dashboard/runs/${RUNS.hostile}`, cookie)).status).toBe(200);
+    expect(app.github.oauth.exchanges.filter((e) => e === "refreshed").length).toBe(refreshed + 1);
+  });
+
+  it("a token about to expire is refreshed before it is used; a refused refresh ends the session", async () => {
+    app.github.oauth.userTokenSeconds = 120;
+    try {
+      const cookie = await signIn("alice");
+      const before = app.github.oauth.exchanges.length;
+      expect((await get(`/dashboard/runs/${RUNS.gate}`, cookie)).status).toBe(200);
+      expect(app.github.oauth.exchanges.slice(before)).toEqual(["refreshed"]);
+      // The refresh token revoked (the user revoked the app): the session ends at the next refresh.
+      app.github.oauth.refreshTokens.clear();
+      expect((await get("/dashboard/", cookie)).status).toBe(401);
+      expect(app.github.oauth.exchanges.at(-1)).toBe("bad_refresh_token");
+    } finally {
+      app.github.oauth.userTokenSeconds = 8 * 60 * 60;
+    }
+  });
+
   it("the stand-in answers the token exchange as GitHub documents it", async () => {
     const exchange = (body: Record<string, string>) =>
       fetch(`${app.github.url}/login/oauth/access_token`, {
@@ -159,6 +188,18 @@ describe.skipIf(!up)("dashboard: sign in with GitHub (stand-in OAuth, real Redis
       error_description: "The client_id and/or client_secret passed are incorrect.",
       error_uri:
         "https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#incorrect-client-credentials",
+    });
+    const badRefresh = await exchange({
+      client_id: app.github.oauth.clientId,
+      client_secret: app.github.oauth.clientSecret,
+      grant_type: "refresh_token",
+      refresh_token: "ghr_unknown",
+    });
+    expect(await badRefresh.json()).toEqual({
+      error: "bad_refresh_token",
+      error_description: "The refresh token passed is incorrect or expired.",
+      error_uri:
+        "https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#bad-refresh-token",
     });
     const user = await fetch(`${app.github.apiUrl}/user`, {
       headers: { authorization: "Bearer ghu_unknown" },

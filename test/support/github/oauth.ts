@@ -3,7 +3,10 @@
  * https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-user-access-token-for-a-github-app
  * A browser "signed in to GitHub" carries the `user_session` cookie of `signInBrowser`; the authorize
  * page then approves at once and redirects to the callback with a one-use code (10 minutes), which
- * POST /login/oauth/access_token exchanges for a `ghu_` token (8 hours) acting as that user.
+ * POST /login/oauth/access_token exchanges for a `ghu_` token (8 hours) acting as that user and a
+ * `ghr_` refresh token (6 months), which the same endpoint (grant_type=refresh_token) exchanges once
+ * for a new pair:
+ * https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/refreshing-user-access-tokens
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -14,8 +17,14 @@ const USER_TOKEN_SECONDS = 8 * 60 * 60;
 const TROUBLESHOOTING =
   "https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors";
 
-type OAuthError = "bad_verification_code" | "incorrect_client_credentials" | "redirect_uri_mismatch";
+const REFRESH_TOKEN_SECONDS = 15_811_200;
+type OAuthError =
+  | "bad_verification_code"
+  | "bad_refresh_token"
+  | "incorrect_client_credentials"
+  | "redirect_uri_mismatch";
 const DESCRIPTIONS: Record<OAuthError, [string, string]> = {
+  bad_refresh_token: ["The refresh token passed is incorrect or expired.", "#bad-refresh-token"],
   bad_verification_code: ["The code passed is incorrect or expired.", "#bad-verification-code"],
   incorrect_client_credentials: [
     "The client_id and/or client_secret passed are incorrect.",
@@ -42,8 +51,12 @@ export class StandInOAuth {
   readonly users = new Map<string, StandInUser>();
   /** ghu_ token -> login and expiry. */
   readonly userTokens = new Map<string, { login: string; expiresAt: number }>();
-  /** Every code exchange attempted, with GitHub's answer (an error code or "ok"). */
-  readonly exchanges: Array<OAuthError | "ok"> = [];
+  /** ghr_ refresh token -> login and expiry; each is good once. */
+  readonly refreshTokens = new Map<string, { login: string; expiresAt: number }>();
+  /** Every code or refresh exchange attempted, with GitHub's answer (an error code, "ok", "refreshed"). */
+  readonly exchanges: Array<OAuthError | "ok" | "refreshed"> = [];
+  /** Lifetime of the user tokens issued from now on (GitHub's: 8 hours). */
+  userTokenSeconds = USER_TOKEN_SECONDS;
   private readonly browsers = new Map<string, string>();
   private readonly grants = new Map<string, Grant>();
   private nextUserId = 7000;
@@ -60,6 +73,11 @@ export class StandInOAuth {
     const session = randomBytes(16).toString("hex");
     this.browsers.set(session, login);
     return `user_session=${session}`;
+  }
+
+  /** Expires `login`'s user tokens now, as 8 hours do (its refresh tokens stay good). */
+  expireUserTokens(login: string): void {
+    for (const issued of this.userTokens.values()) if (issued.login === login) issued.expiresAt = Date.now();
   }
 
   /** The login a live user token acts for, or undefined (unknown or expired: 401 Bad credentials). */
@@ -112,7 +130,8 @@ export class StandInOAuth {
       ? new URLSearchParams(Object.entries(JSON.parse(text || "{}") as Record<string, string>))
       : new URLSearchParams(text);
     const answer = this.answer(params);
-    this.exchanges.push("error" in answer ? (answer.error as OAuthError) : "ok");
+    const refreshed = params.get("grant_type") === "refresh_token";
+    this.exchanges.push("error" in answer ? (answer.error as OAuthError) : refreshed ? "refreshed" : "ok");
     // GitHub answers 200 even for errors; the body says which.
     if (/application\/json/.test(String(req.headers.accept ?? ""))) {
       res.writeHead(200, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(answer));
@@ -128,6 +147,7 @@ export class StandInOAuth {
     if (params.get("client_id") !== this.clientId || params.get("client_secret") !== this.clientSecret) {
       return oauthError("incorrect_client_credentials");
     }
+    if (params.get("grant_type") === "refresh_token") return this.refresh(params.get("refresh_token") ?? "");
     const code = params.get("code") ?? "";
     const grant = this.grants.get(code);
     // A code is good once: GitHub refuses it the second time as it refuses an unknown one.
@@ -135,13 +155,27 @@ export class StandInOAuth {
     if (!grant || grant.expiresAt <= Date.now()) return oauthError("bad_verification_code");
     const redirectUri = params.get("redirect_uri");
     if (redirectUri !== null && redirectUri !== grant.redirectUri) return oauthError("redirect_uri_mismatch");
+    return this.issue(grant.login);
+  }
+
+  /** A refresh token is good once: its exchange revokes it and answers a new pair. */
+  private refresh(refreshToken: string): Record<string, string | number> {
+    const issued = this.refreshTokens.get(refreshToken);
+    this.refreshTokens.delete(refreshToken);
+    if (!issued || issued.expiresAt <= Date.now()) return oauthError("bad_refresh_token");
+    return this.issue(issued.login);
+  }
+
+  private issue(login: string): Record<string, string | number> {
     const token = `ghu_${randomBytes(18).toString("base64url")}`;
-    this.userTokens.set(token, { login: grant.login, expiresAt: Date.now() + USER_TOKEN_SECONDS * 1000 });
+    this.userTokens.set(token, { login, expiresAt: Date.now() + this.userTokenSeconds * 1000 });
+    const refreshToken = `ghr_${randomBytes(30).toString("base64url")}`;
+    this.refreshTokens.set(refreshToken, { login, expiresAt: Date.now() + REFRESH_TOKEN_SECONDS * 1000 });
     return {
       access_token: token,
-      expires_in: USER_TOKEN_SECONDS,
-      refresh_token: `ghr_${randomBytes(30).toString("base64url")}`,
-      refresh_token_expires_in: 15_811_200,
+      expires_in: this.userTokenSeconds,
+      refresh_token: refreshToken,
+      refresh_token_expires_in: REFRESH_TOKEN_SECONDS,
       scope: "",
       token_type: "bearer",
     };
