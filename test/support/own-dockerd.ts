@@ -1,16 +1,20 @@
 /**
  * A Docker engine of the test's own (its socket, data root, exec root and pidfile in a temp dir; no
- * bridge and no iptables, so it never touches the shared engine's docker0 or rules), so a test can
+ * bridge and no iptables, in its own network namespace: a dockerd started with `--bridge=none` deletes
+ * the host's docker0, which the shared engine's builds and default-network containers need), so a test can
  * restart it. Sandboxes need no network (`--network none`); the sandbox image is copied in from the
  * shared engine (`docker save | docker load`), which is slow: load it once per file.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Docker from "dockerode";
+
+const DOCKER0 = "/sys/class/net/docker0";
 
 export class OwnDockerd {
   private child: ChildProcess | undefined;
@@ -33,9 +37,12 @@ export class OwnDockerd {
   }
 
   async start(): Promise<void> {
+    const hadDocker0 = existsSync(DOCKER0);
     const child = spawn(
-      "dockerd",
+      "unshare",
       [
+        "--net",
+        "dockerd",
         `--host=${this.host}`,
         `--data-root=${join(this.dir, "data")}`,
         `--exec-root=${join(this.dir, "exec")}`,
@@ -54,8 +61,13 @@ export class OwnDockerd {
           () => true,
           () => false,
         )
-      )
+      ) {
+        if (hadDocker0 && !existsSync(DOCKER0))
+          throw new Error(
+            "the private dockerd deleted the host's docker0: it must run in its own network namespace",
+          );
         return;
+      }
       await sleep(100);
     }
     throw new Error(`dockerd at ${this.host} did not answer within 30 s`);
