@@ -46,7 +46,7 @@ export function gitIn(dir: string) {
 }
 
 /** The fixture as a git repository with one commit; returns its directory and the commit. */
-export async function fixtureRepository(): Promise<{ dir: string; base: string }> {
+async function fixtureRepository(): Promise<{ dir: string; base: string }> {
   const dir = await mkdtemp(join(tmpdir(), "eval-repo-"));
   await cp(join(evalFixtures, "repo"), dir, { recursive: true });
   const git = gitIn(dir);
