@@ -7,6 +7,6 @@ export const SANDBOX_IMAGE_VERSION = "0.2.0";
 export const SANDBOX_IMAGE_NAME = "agent-fix-sandbox";
 export const SANDBOX_IMAGE = `${SANDBOX_IMAGE_NAME}:${SANDBOX_IMAGE_VERSION}`;
 /** The rich image (sandbox/image/rich.Dockerfile): bump when that file changes. @public (read by build.sh --rich) */
-export const SANDBOX_RICH_IMAGE_VERSION = "0.1.2";
+export const SANDBOX_RICH_IMAGE_VERSION = "0.1.4";
 export const SANDBOX_RICH_IMAGE_NAME = "agent-fix-sandbox-rich";
 export const SANDBOX_RICH_IMAGE = `${SANDBOX_RICH_IMAGE_NAME}:${SANDBOX_RICH_IMAGE_VERSION}`;

@@ -91,18 +91,25 @@ function failureReason(error: unknown): string {
   return typeof code === "string" ? code : "error";
 }
 
-/** `provider` with the time each sandbox takes to start recorded. */
-export function meteredSandboxes(provider: SandboxProvider): SandboxProvider {
-  return {
-    driver: provider.driver,
-    // Kept environments (warm start) are the provider's own: without them every run would set up again.
-    environments: provider.environments,
-    repoImage: provider.repoImage?.bind(provider),
-    create: async (options) => {
-      const started = performance.now();
-      const sandbox = await provider.create(options);
-      metrics.sandboxStart.observe({ driver: provider.driver }, (performance.now() - started) / 1000);
-      return sandbox;
-    },
+/**
+ * `provider` with the time each sandbox takes to start recorded. A proxy over the provider, not a copy
+ * of its members: everything but `create` (kept environments, and whatever a provider gains later) is
+ * the provider's own, so the wrapper cannot drop a member (a copy once dropped `environments`, and warm
+ * start was silently off).
+ */
+export function meteredSandboxes<Provider extends SandboxProvider>(provider: Provider): Provider {
+  const create: SandboxProvider["create"] = async (options) => {
+    const started = performance.now();
+    const sandbox = await provider.create(options);
+    metrics.sandboxStart.observe({ driver: provider.driver }, (performance.now() - started) / 1000);
+    return sandbox;
   };
+  return new Proxy(provider, {
+    get(target, key) {
+      if (key === "create") return create;
+      const value: unknown = Reflect.get(target, key, target);
+      // A method runs on the provider itself (its private fields are not the proxy's).
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }

@@ -48,6 +48,13 @@ RUN git config --system user.name "agent-fix" \
  && chmod 0111 /usr/lib/agent-fix/bin/* \
  && chmod 0755 /usr/lib/agent-fix/bin
 
+# Go's standard library compiled once, into GOROOT/pkg, and the go command told to link against it
+# (installgoroot=all): since Go 1.20 it otherwise compiles std into every new build cache, and a
+# repository's setup starts with an empty one in its workspace. A first `go test` then takes about 15 s
+# instead of 2.5 min on a loaded 2-core machine, and leaves a 3 MB cache instead of 57 MB to copy into
+# every later sandbox of the run. Other build flags (-race, CGO_ENABLED=0) still compile into the cache.
+ENV GODEBUG=installgoroot=all
+RUN GOCACHE=/tmp/go-std-cache go install std && rm -rf /tmp/go-std-cache
 # Go, Cargo, Maven and Gradle keep their caches under $HOME (a tmpfs in the sandbox).
 ENV HOME=/home/agent LANG=C.UTF-8 PAGER=cat GIT_PAGER=cat TERM=dumb
 USER 1000:1000

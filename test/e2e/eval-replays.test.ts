@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import type { InstanceResult } from "../../worker/eval/results.js";
-import { cli, evalFixtures, fixtureRepository, readEvalResults } from "../support/eval-repo.js";
+import { cli, evalFixtures, readEvalResults, writeFixtureInstances } from "../support/eval-repo.js";
 import { type OpenAIStandIn, type ScriptedReply, startOpenAIStandIn } from "../support/openai-server.js";
 import { requireSandboxImage } from "../support/services.js";
 
@@ -62,21 +62,7 @@ describe.runIf(ready)("eval, eval-replays, and eval again from the replays", { t
   beforeAll(async () => {
     server = await startOpenAIStandIn();
     work = await mkdtemp(join(tmpdir(), "eval-replays-"));
-    const { dir, base } = await fixtureRepository();
-    const testPatch = await readFile(join(evalFixtures, "test.patch"), "utf8");
-    const instance = (id: string) => ({
-      instance_id: id,
-      repo: dir,
-      base_commit: base,
-      problem_statement: "mean() of an empty list raises ZeroDivisionError\nIt should return 0.",
-      test_patch: testPatch,
-      FAIL_TO_PASS: ["tests.test_empty.EmptyTest.test_mean_of_empty_list_is_zero"],
-      PASS_TO_PASS: ["tests.test_ops.OpsTest.test_mean", "tests.test_ops.OpsTest.test_clamp"],
-      test_command: "python3 -m unittest {tests}",
-    });
-    instances = join(work, "instances.jsonl");
-    const lines = [instance("a-fix"), instance("b-look")].map((line) => JSON.stringify(line));
-    await writeFile(instances, `${lines.join("\n")}\n`);
+    instances = await writeFixtureInstances(["a-fix", "b-look"], () => join(work, "instances.jsonl"));
     config = join(work, "config.yaml");
     await writeFile(
       config,

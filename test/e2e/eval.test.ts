@@ -10,18 +10,17 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   resultOf as byId,
-  fixtureRepository,
+  FIXTURE_F2P as F2P,
   evalFixtures as fixtures,
+  FIXTURE_P2P as P2P,
   readEvalResults as readResults,
   cli as runCli,
+  writeFixtureInstances,
 } from "../support/eval-repo.js";
 import { requireSandboxImage } from "../support/services.js";
 
 const ready = await requireSandboxImage();
 const cli = (...args: string[]) => runCli(args);
-
-const F2P = "tests.test_empty.EmptyTest.test_mean_of_empty_list_is_zero";
-const P2P = ["tests.test_ops.OpsTest.test_mean", "tests.test_ops.OpsTest.test_clamp"];
 
 describe.runIf(ready)("agent-fix eval on fixture instances with a replay model", { timeout: 900_000 }, () => {
   let out: string;
@@ -34,22 +33,12 @@ describe.runIf(ready)("agent-fix eval on fixture instances with a replay model",
   ];
 
   beforeAll(async () => {
-    const { dir, base } = await fixtureRepository();
-    const testPatch = await readFile(join(fixtures, "test.patch"), "utf8");
-    const instance = (id: string) => ({
-      instance_id: id,
-      repo: dir,
-      base_commit: base,
-      problem_statement: "mean() of an empty list raises ZeroDivisionError\nIt should return 0.",
-      test_patch: testPatch,
+    instancesFile = await writeFixtureInstances(
+      ["fix-mean", "break-clamp", "no-submit"],
+      (dir) => join(dir, "..", `${dir.split("/").pop()}-instances.jsonl`),
       // SWE-bench's dataset holds the lists as JSON text.
-      FAIL_TO_PASS: JSON.stringify([F2P]),
-      PASS_TO_PASS: P2P,
-      test_command: "python3 -m unittest {tests}",
-    });
-    instancesFile = join(dir, "..", `${dir.split("/").pop()}-instances.jsonl`);
-    const lines = ["fix-mean", "break-clamp", "no-submit"].map((id) => JSON.stringify(instance(id)));
-    await writeFile(instancesFile, `${lines.join("\n")}\n`);
+      (instance) => ({ ...instance, FAIL_TO_PASS: JSON.stringify(instance.FAIL_TO_PASS) }),
+    );
     out = await mkdtemp(join(tmpdir(), "eval-out-"));
     first = await cli(...evalArgs());
   }, 900_000);

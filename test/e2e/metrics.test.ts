@@ -3,54 +3,31 @@
  * (its own /healthz and /metrics server), the GitHub stand-in answering one 502 and one secondary rate
  * limit, the OpenAI-compatible stand-in one 500. Every counter the operator's guide names moves.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StartedWorker, startWorkerFromEnv } from "../../worker/index.js";
 import { sampleValue, scrape } from "../support/metrics.js";
-import { type OpenAIStandIn, type ScriptedReply, startOpenAIStandIn } from "../support/openai-server.js";
+import { sampleFixReplies, stackWithModelStandIn } from "../support/model-stack.js";
+import type { OpenAIStandIn } from "../support/openai-server.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
-import { Stack, sampleConfig } from "../support/stack.js";
-import { FIXTURES, waitFor } from "../support/stack-parts.js";
+import { sampleConfig } from "../support/stack.js";
+import { waitFor } from "../support/stack-parts.js";
 
 const ready = (await requireRedis()) && (await requireSandboxImage());
 
-/** The sample's recorded fix as the model stand-in's replies, one per call. */
-function sampleFixReplies(): ScriptedReply[] {
-  const lines = readFileSync(join(FIXTURES, "replay", "sample-median.jsonl"), "utf8").split("\n");
-  return lines
-    .filter((line) => line.trim())
-    .map((line) => {
-      const turn = JSON.parse(line) as {
-        content: string | null;
-        tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-      };
-      const toolCalls = (turn.tool_calls ?? []).map((c) => ({
-        id: c.id,
-        name: c.function.name,
-        arguments: c.function.arguments,
-      }));
-      return { kind: "message", content: turn.content, toolCalls };
-    });
-}
-
 describe.runIf(ready)("metrics of a run, at the server's and the worker's /metrics", () => {
   const token = "metrics-token-of-the-test";
-  const env: Record<string, string> = { AGENT_FIX_METRICS_TOKEN: token, AGENT_FIX_WORKER_PORT: "0" };
-  const stack = new Stack({ model: null, worker: false, env });
+  const env = { AGENT_FIX_METRICS_TOKEN: token, AGENT_FIX_WORKER_PORT: "0" };
+  const { stack, start, stop } = stackWithModelStandIn({ worker: false, env });
   let model: OpenAIStandIn;
   let worker: StartedWorker;
 
   beforeAll(async () => {
-    model = await startOpenAIStandIn();
-    env.OPENAI_BASE_URL = model.url;
-    await stack.start();
+    model = await start();
     worker = await startWorkerFromEnv(stack.env);
   });
   afterAll(async () => {
     await worker?.stop();
-    await stack.stop();
-    await model.close();
+    await stop();
   });
 
   it("refuses /metrics without the token, on both servers", async () => {

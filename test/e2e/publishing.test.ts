@@ -1,38 +1,17 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OpenAIStandIn, type ScriptedReply, startOpenAIStandIn } from "../support/openai-server.js";
+import { sampleFixReplies, stackWithModelStandIn } from "../support/model-stack.js";
+import type { OpenAIStandIn } from "../support/openai-server.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
-import { Stack, sampleConfig } from "../support/stack.js";
-import { FIXTURES, type IssueRef, waitFor } from "../support/stack-parts.js";
+import { sampleConfig } from "../support/stack.js";
+import { type IssueRef, waitFor } from "../support/stack-parts.js";
 
 // Real Redis, real Docker sandboxes, the real app and worker; the stand-in answers as GitHub documents.
 const ready = (await requireRedis()) && (await requireSandboxImage());
 
-/** The sample's recorded fix as the OpenAI-compatible stand-in's replies: one per model call. */
-function sampleFixReplies(): ScriptedReply[] {
-  const lines = readFileSync(join(FIXTURES, "replay", "sample-median.jsonl"), "utf8").split("\n");
-  return lines
-    .filter((line) => line.trim())
-    .map((line) => {
-      const turn = JSON.parse(line) as {
-        content: string | null;
-        tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-      };
-      const toolCalls = (turn.tool_calls ?? []).map((call) => ({
-        id: call.id,
-        name: call.function.name,
-        arguments: call.function.arguments,
-      }));
-      return { kind: "message", content: turn.content, toolCalls };
-    });
-}
-
 describe.runIf(ready)("publishing survives GitHub, and the status never misleads", () => {
   // Repositories whose config names no model use the operator's (openai:gpt-4.1) at this stand-in.
-  const modelEnv: Record<string, string> = {};
-  const stack = new Stack({ model: null, env: modelEnv });
+  const { stack, start, stop } = stackWithModelStandIn();
   let model: OpenAIStandIn;
   const jobId = (issue: IssueRef) => `fix-${issue.repoId}-${issue.number}`;
   const issueIn = async (name: string) =>
@@ -56,14 +35,9 @@ describe.runIf(ready)("publishing survives GitHub, and the status never misleads
   };
 
   beforeAll(async () => {
-    model = await startOpenAIStandIn();
-    modelEnv.OPENAI_BASE_URL = model.url;
-    await stack.start();
+    model = await start();
   });
-  afterAll(async () => {
-    await stack.stop();
-    await model.close();
-  });
+  afterAll(stop);
 
   it("a private repository on the Free plan gets a ready pull request saying why it is not a draft", async () => {
     const issue = await issueIn("free-plan");

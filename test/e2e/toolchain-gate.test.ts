@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
@@ -13,7 +15,8 @@ import { FIXTURES, filesOf, type IssueRef, waitFor } from "../support/stack-part
 // The repository's own tests are the gate: a replayed fix that makes them pass gets its pull request, a
 // replayed wrong fix (its new test fails) gets none. Each owner's .github repository names the replay (and
 // setup and test timeouts for a loaded machine: setup compiles into the workspace's build cache, the rest
-// reuse it).
+// reuse it). One gate attempt (the operator's agent.gate.maxAttempts): a wrong fix fails the same way on
+// each, so the default three would prove nothing more for two more sandboxes running the tests.
 const ready =
   (await requireRedis()) && (await requireSandboxImage()) && (await requireSandboxImage(SANDBOX_RICH_IMAGE));
 
@@ -26,6 +29,7 @@ const ISSUE = {
 describe.runIf(ready)("a Go repository without .github/agent-fix.yml, its own tests the gate", () => {
   let openai: OpenAIStandIn;
   let stack: Stack;
+  let configDir: string;
 
   // One installation per owner, as on GitHub: the org defaults' token names `.github` within it.
   const goRepo = async (owner: string, installationId: number, replay: string): Promise<IssueRef> => {
@@ -50,12 +54,21 @@ describe.runIf(ready)("a Go repository without .github/agent-fix.yml, its own te
 
   beforeAll(async () => {
     openai = await startOpenAIStandIn();
-    stack = new Stack({ model: null, env: { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key" } });
+    configDir = await mkdtemp(join(tmpdir(), "af-toolchain-gate-"));
+    const operatorConfig = join(configDir, "operator.yml");
+    await writeFile(operatorConfig, "agent:\n  gate:\n    maxAttempts: 1\n");
+    const env = {
+      OPENAI_BASE_URL: openai.url,
+      OPENAI_API_KEY: "stand-in-key",
+      AGENT_FIX_CONFIG: operatorConfig,
+    };
+    stack = new Stack({ model: null, env });
     await stack.start();
   });
   afterAll(async () => {
     await stack?.stop();
     await openai?.close();
+    await rm(configDir, { recursive: true, force: true });
   });
 
   it("a fix that makes `go test ./...` pass gets a draft pull request", async () => {
@@ -83,7 +96,9 @@ describe.runIf(ready)("a Go repository without .github/agent-fix.yml, its own te
     expect(await stack.label(wrong)).toBeLessThan(300);
     const refused = await waitFor("the wrong fix's final status", () => stack.finalStatus(wrong), 1_500_000);
     expect(refused.body).toContain("stopped without a pull request");
-    expect(refused.body).toMatch(/still failed on it/);
+    expect(refused.body).toMatch(
+      /submitted a change 1 time\(s\) but `[^`]*go test \.\/\.\.\.` still failed on it/,
+    );
     expect(stack.pulls(wrong)).toEqual([]);
     expect(Object.keys(await stack.github.branches(wrong.owner, wrong.repo))).toEqual(["main"]);
     expect(openai.requests).toHaveLength(0);

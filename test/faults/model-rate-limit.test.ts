@@ -6,13 +6,12 @@
  * (the trajectory, and the change it made shown in the final status). The outage lasts
  * FAULT_MODEL_429_SECONDS (default 10, to keep CI short; 60 proves the minute).
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OpenAIStandIn, type ScriptedReply, startOpenAIStandIn } from "../support/openai-server.js";
+import { sampleFixReplies, stackWithModelStandIn } from "../support/model-stack.js";
+import type { OpenAIStandIn } from "../support/openai-server.js";
 import { requireRedis } from "../support/services.js";
-import { Stack, sampleConfig } from "../support/stack.js";
-import { FIXTURES, waitFor } from "../support/stack-parts.js";
+import { sampleConfig } from "../support/stack.js";
+import { waitFor } from "../support/stack-parts.js";
 import { jobRetries, reportFigure } from "./figures.js";
 
 const ready = await requireRedis();
@@ -20,39 +19,17 @@ const OUTAGE_S = Number(process.env.FAULT_MODEL_429_SECONDS ?? 10);
 /** Model calls answered before the outage: search, open, edit. */
 const SERVED_FIRST = 3;
 
-/** The sample's recorded fix as the stand-in's replies, one per model call. */
-function sampleFixReplies(): ScriptedReply[] {
-  return readFileSync(join(FIXTURES, "replay", "sample-median.jsonl"), "utf8")
-    .split("\n")
-    .filter((line) => line.trim())
-    .map((line) => {
-      const turn = JSON.parse(line) as {
-        content: string | null;
-        tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-      };
-      const toolCalls = (turn.tool_calls ?? []).map((call) => ({
-        id: call.id,
-        name: call.function.name,
-        arguments: call.function.arguments,
-      }));
-      return { kind: "message", content: turn.content, toolCalls };
-    });
-}
-
 describe.runIf(ready)(`the model endpoint answering 429 for ${OUTAGE_S} s`, () => {
-  const env: Record<string, string> = { OPENAI_API_KEY: "sk-stand-in" };
   // The sandbox is not under test here: the local one keeps the file quick.
-  const stack = new Stack({ model: null, sandbox: "local", env });
+  const { stack, start, stop } = stackWithModelStandIn({
+    sandbox: "local",
+    env: { OPENAI_API_KEY: "sk-stand-in" },
+  });
   let model: OpenAIStandIn;
   beforeAll(async () => {
-    model = await startOpenAIStandIn();
-    env.OPENAI_BASE_URL = model.url;
-    await stack.start();
+    model = await start();
   });
-  afterAll(async () => {
-    await stack.stop();
-    await model.close();
-  });
+  afterAll(stop);
   const outageFrom = () => model.requests[SERVED_FIRST]?.receivedAt ?? Date.now();
 
   it(

@@ -46,7 +46,7 @@ export function gitIn(dir: string) {
 }
 
 /** The fixture as a git repository with one commit; returns its directory and the commit. */
-export async function fixtureRepository(): Promise<{ dir: string; base: string }> {
+async function fixtureRepository(): Promise<{ dir: string; base: string }> {
   const dir = await mkdtemp(join(tmpdir(), "eval-repo-"));
   await cp(join(evalFixtures, "repo"), dir, { recursive: true });
   const git = gitIn(dir);
@@ -64,6 +64,40 @@ export async function fixtureRepository(): Promise<{ dir: string; base: string }
   const base = (await git("rev-parse", "HEAD^{commit}")).trim();
   await git("commit", "-q", "-am", "the fix, after the base commit");
   return { dir, base };
+}
+
+/** The fixture's failing test (FAIL_TO_PASS) and the tests that must keep passing (PASS_TO_PASS). */
+export const FIXTURE_F2P = "tests.test_empty.EmptyTest.test_mean_of_empty_list_is_zero";
+export const FIXTURE_P2P = ["tests.test_ops.OpsTest.test_mean", "tests.test_ops.OpsTest.test_clamp"];
+
+/**
+ * SWE-bench-style instances, one per id, of a fresh fixtureRepository (mean() of an empty list), written
+ * as JSON Lines to `file(dir)`; returns the file. `shape` changes an instance before it is written.
+ */
+export async function writeFixtureInstances(
+  ids: readonly string[],
+  file: (repoDir: string) => string,
+  shape: (instance: Record<string, unknown>) => Record<string, unknown> = (instance) => instance,
+): Promise<string> {
+  const { dir, base } = await fixtureRepository();
+  const testPatch = await readFile(join(evalFixtures, "test.patch"), "utf8");
+  const lines = ids.map((id) =>
+    JSON.stringify(
+      shape({
+        instance_id: id,
+        repo: dir,
+        base_commit: base,
+        problem_statement: "mean() of an empty list raises ZeroDivisionError\nIt should return 0.",
+        test_patch: testPatch,
+        FAIL_TO_PASS: [FIXTURE_F2P],
+        PASS_TO_PASS: FIXTURE_P2P,
+        test_command: "python3 -m unittest {tests}",
+      }),
+    ),
+  );
+  const path = file(dir);
+  await writeFile(path, `${lines.join("\n")}\n`);
+  return path;
 }
 
 export const readEvalResults = async (out: string) =>

@@ -29,7 +29,7 @@ import {
   sendWebhook,
 } from "./stack-parts.js";
 
-interface StackOptions {
+export interface StackOptions {
   /**
    * The model for every run, `replay:FILE` (default: the sample's recorded fix) or `openai:NAME`;
    * null to let each repository's config name its own (see sampleConfig).

@@ -4,9 +4,10 @@
  * answer without it wrote nothing (a refusal, a rejected edit, a bad argument).
  */
 import type { ToolResult } from "../../src/contracts.js";
+import type { AciToolName } from "./tool-names.js";
 
 /** The tools that change files. */
-const EDIT_TOOLS: ReadonlySet<string> = new Set(["edit", "str_replace", "insert", "create"]);
+const EDIT_TOOLS: ReadonlySet<string> = new Set<AciToolName>(["edit", "str_replace", "insert", "create"]);
 
 /** `result` with `edited` filled in for an edit tool. */
 export function withEditOutcome(tool: string, result: ToolResult): ToolResult {

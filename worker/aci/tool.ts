@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { Tool, ToolContext, ToolResult } from "../../src/contracts.js";
 import type { AciConfig } from "../config/aci.js";
+import type { AciToolName } from "./tool-names.js";
 
 /** A tool definition with the signature shown in its documentation and usage messages. */
 export interface AciTool<Args extends Record<string, unknown> = Record<string, unknown>> extends Tool<Args> {
@@ -50,7 +51,7 @@ function defaultSignature(name: string, parameters: z.ZodObject<z.ZodRawShape>):
 }
 
 export function defineTool<Shape extends z.ZodRawShape>(definition: {
-  name: string;
+  name: AciToolName;
   doc: string;
   parameters: z.ZodObject<Shape>;
   signature?: string;

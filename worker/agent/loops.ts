@@ -5,8 +5,9 @@
  */
 import type { ToolResult } from "../../src/contracts.js";
 import { withEditOutcome } from "../aci/edit-outcome.js";
+import type { AciToolName } from "../aci/tool-names.js";
 
-const SCROLL_TOOLS = new Set(["scroll_up", "scroll_down"]);
+const SCROLL_TOOLS: ReadonlySet<AciToolName> = new Set(["scroll_up", "scroll_down"]);
 
 export class LoopWatcher {
   private lastKey = "";
@@ -20,7 +21,7 @@ export class LoopWatcher {
    * Call after each executed action with its result; returns the warning to append, or null. A bare
    * observation is taken as the ACI would have reported it.
    */
-  observe(tool: string, args: unknown, result: ToolResult | string): string | null {
+  observe(tool: AciToolName, args: unknown, result: ToolResult | string): string | null {
     const { edited } = typeof result === "string" ? withEditOutcome(tool, { observation: result }) : result;
     const key = `${tool} ${JSON.stringify(args)}`;
     this.repeats = key === this.lastKey ? this.repeats + 1 : 1;

@@ -19,6 +19,7 @@ import type {
   TrajectoryStep,
 } from "../../src/contracts.js";
 import { ModelError } from "../../src/errors.js";
+import { isAciToolName } from "../aci/tool-names.js";
 import type { AgentConfig } from "../config/agent.js";
 import { estimatePromptTokens } from "../model/tokens.js";
 import { formatAction } from "./arguments.js";
@@ -195,7 +196,10 @@ class AgentLoop {
       observation += `\nNote: your reply had ${parsed.ignoredCalls} more function call(s); only the first was run. Call one function per reply.`;
     }
     if (result.submission !== undefined) return this.submitted(result.submission, observation, seconds);
-    const warning = this.loops.observe(parsed.tool, parsed.args, { ...result, observation });
+    // The environment ran the tool, so its name is the ACI's (an unknown name is a format error above).
+    const warning = isAciToolName(parsed.tool)
+      ? this.loops.observe(parsed.tool, parsed.args, { ...result, observation })
+      : null;
     if (warning) observation += `\n${warning}`;
     return { observation, seconds, answer: "observation", exit: null };
   }

@@ -22,6 +22,7 @@ import { draftOf, submittedTrajectory } from "../../support/published.js";
 import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 
 const ready = await redisAvailable();
+type PushOptions = Parameters<typeof commitAndPush>[0];
 
 // A push GitHub's git server fails (5xx) or that a shutdown stops: the tested change is kept in the
 // real Redis and a later attempt pushes the same tree and publishes, against the git stand-in.
@@ -95,6 +96,18 @@ describe.runIf(ready)("a push that does not get through", () => {
       store,
       key: repo.key,
     });
+  /** commitAndPush as the app for issue #1, a fresh token per push; not stopped unless `signal` says so. */
+  const pushAsApp = (
+    options: Omit<PushOptions, "identity" | "issueNumber" | "pushToken" | "signal"> &
+      Partial<Pick<PushOptions, "signal">>,
+  ) =>
+    commitAndPush({
+      identity,
+      issueNumber: 1,
+      pushToken: async () => github.mintToken(),
+      signal: new AbortController().signal,
+      ...options,
+    });
   const bare = (name: string, ...args: string[]) =>
     execFileSync("git", ["--git-dir", github.repoDir(owner, name), ...args], { encoding: "utf8" }).trim();
 
@@ -116,13 +129,9 @@ describe.runIf(ready)("a push that does not get through", () => {
     const { name, dir, cloneUrl, change, job, key } = await cloned();
     const draft = draftOf(submittedTrajectory("Added b."));
     github.pushFaults.failNext(owner, name, 1, 502);
-    const push = commitAndPush({
+    const push = pushAsApp({
       dir,
       change,
-      identity,
-      issueNumber: 1,
-      pushToken: async () => github.mintToken(),
-      signal: new AbortController().signal,
       keep: (unpushed) => store.save(key, { run: "octo-run-1", draft, unpushed }),
     });
     await expect(push).rejects.toMatchObject({ code: "git_push_failed", retryable: true });
@@ -155,13 +164,9 @@ describe.runIf(ready)("a push that does not get through", () => {
     const logger = capturingLogger(lines).child({ jobId: "fix-9-1" });
     const { name, dir, change, key } = await cloned();
     github.pushFaults.failNext(owner, name, 1, 502);
-    const push = commitAndPush({
+    const push = pushAsApp({
       dir,
       change,
-      identity,
-      issueNumber: 1,
-      pushToken: async () => github.mintToken(),
-      signal: new AbortController().signal,
       keep: (unpushed) => store.save(key, { run: "r", draft: draftOf(submittedTrajectory("x")), unpushed }),
       logger,
     });
@@ -178,12 +183,9 @@ describe.runIf(ready)("a push that does not get through", () => {
       const { name, dir, change, key } = await cloned();
       const held = github.pushFaults.hold(owner, name);
       const stop = new AbortController();
-      const push = commitAndPush({
+      const push = pushAsApp({
         dir,
         change,
-        identity,
-        issueNumber: 1,
-        pushToken: async () => github.mintToken(),
         signal: stop.signal,
         keep: (unpushed) => store.save(key, { run: "r", draft: draftOf(submittedTrajectory("x")), unpushed }),
       });
@@ -200,14 +202,7 @@ describe.runIf(ready)("a push that does not get through", () => {
     const review = { ...change, force: false, baseBranch: "agent-fix/issue-1" };
     // The branch as the review run found it, then the run's own commit landing on it.
     bare(name, "update-ref", "refs/heads/agent-fix/issue-1", change.baseSha);
-    await commitAndPush({
-      dir,
-      change: review,
-      identity,
-      issueNumber: 1,
-      pushToken: async () => github.mintToken(),
-      signal: new AbortController().signal,
-    });
+    await pushAsApp({ dir, change: review });
     const landed = bare(name, "rev-parse", "agent-fix/issue-1");
     const outcome = resume(
       { job, cloneUrl, key },
