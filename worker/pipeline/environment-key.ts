@@ -3,11 +3,12 @@
  * repositories never share one, whatever their lockfiles), the image, the setup commands and how they
  * run, and the dependency manifests and lockfiles of every ecosystem worker/config/detect knows, by the
  * base commit's blob ids (their contents). The provider adds the image's id. Also what decides which kept
- * files the host needs (the directories its tree skips) and the setup secrets (names and values, hashed
- * with the rest): the credential scan belongs to keeping, so a kept environment is reused only with the
+ * files the host needs (the directories its tree skips) and the setup secrets (names and values, through
+ * scrypt first, since the key is an image label anyone with the engine can read, so a guessable secret
+ * costs a guesser scrypt's work per guess, not one SHA-256): the credential scan belongs to keeping, so a kept environment is reused only with the
  * very secrets it was scanned for; a changed secret prepares anew, and is scanned then.
  */
-import { createHash } from "node:crypto";
+import { createHash, scryptSync } from "node:crypto";
 import type { SetupUser } from "../../src/contracts.js";
 import { type BaseCommit, skippedDirs } from "./workspace-tree.js";
 
@@ -60,7 +61,14 @@ export function environmentKey(input: EnvironmentKeyInput): string {
     network: input.network,
     manifests: manifestsOf(input.base),
     skippedDirs: skippedDirs(input.base),
-    secrets: Object.entries(input.secrets).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    secrets: secretsDigest(input.secrets),
   });
   return createHash("sha256").update(material).digest("hex");
+}
+
+/** The setup secrets, names and values, through scrypt (about 50 ms, 16 MiB); none: null. */
+function secretsDigest(secrets: Record<string, string>): string | null {
+  const entries = Object.entries(secrets).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (entries.length === 0) return null;
+  return scryptSync(JSON.stringify(entries), "agent-fix environment key", 32, { N: 2 ** 14 }).toString("hex");
 }

@@ -1,0 +1,63 @@
+/**
+ * The warm-start key (worker/pipeline/environment-key.ts): what must prepare a new environment does, what
+ * must not does not, and the setup secrets reach the key (an image label) only through scrypt.
+ */
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { environmentKey } from "../../../worker/pipeline/environment-key.js";
+import type { BaseCommit } from "../../../worker/pipeline/workspace-tree.js";
+
+function base(files: Record<string, string>): BaseCommit {
+  const tracked = new Map(Object.entries(files).map(([path, oid]) => [path, { mode: "100644", oid }]));
+  return { gitDir: "/x", commit: "c", tree: "t", tracked, rules: [], excludesFile: "/x/e", scratch: "/x/s" };
+}
+
+const input = {
+  repository: "Octo/App",
+  image: undefined,
+  commands: ["npm ci"],
+  user: "agent" as const,
+  network: true,
+  base: base({ "package-lock.json": "aaa", "src/index.js": "111" }),
+  secrets: { NPM_TOKEN: "npm_0123456789" },
+};
+
+describe("environmentKey", () => {
+  it("is stable, ignores source files and the repository's case, and follows lockfiles, commands and secrets", () => {
+    const key = environmentKey(input);
+    expect(environmentKey({ ...input })).toBe(key);
+    expect(environmentKey({ ...input, repository: "octo/app" })).toBe(key);
+    expect(
+      environmentKey({ ...input, base: base({ "package-lock.json": "aaa", "src/index.js": "222" }) }),
+    ).toBe(key);
+    const changed = [
+      environmentKey({ ...input, repository: "octo/other" }),
+      environmentKey({ ...input, base: base({ "package-lock.json": "bbb", "src/index.js": "111" }) }),
+      environmentKey({ ...input, commands: ["npm install"] }),
+      environmentKey({ ...input, user: "root" }),
+      environmentKey({ ...input, secrets: { NPM_TOKEN: "npm_0123456780" } }),
+      environmentKey({ ...input, secrets: { OTHER_TOKEN: "npm_0123456789" } }),
+      environmentKey({ ...input, secrets: {} }),
+    ];
+    expect(new Set([key, ...changed]).size).toBe(changed.length + 1);
+  });
+
+  it("does not carry a one-SHA-256 digest of the secrets, which a guesser could test cheaply", () => {
+    const entries = JSON.stringify(Object.entries(input.secrets));
+    const cheap = createHash("sha256")
+      .update(
+        JSON.stringify({
+          repository: "octo/app",
+          image: null,
+          commands: input.commands,
+          user: input.user,
+          network: input.network,
+          manifests: [["package-lock.json", "aaa"]],
+          skippedDirs: [],
+          secrets: JSON.parse(entries),
+        }),
+      )
+      .digest("hex");
+    expect(environmentKey(input)).not.toBe(cheap);
+  });
+});
