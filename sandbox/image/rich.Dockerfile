@@ -4,6 +4,10 @@
 # (bootstrap-base.sh). Bump SANDBOX_RICH_IMAGE_VERSION in sandbox/version.ts when this file changes.
 ARG BASE=agent-fix-base:trixie
 FROM ${BASE}
+# First, so that this file's layer chain is its own: the app's and Redis's images start on the same base
+# with the same ENV line, and the legacy builder, finding several cached children, may follow theirs and
+# then rebuild everything after it.
+LABEL agent-fix.image=sandbox-rich
 ENV DEBIAN_FRONTEND=noninteractive
 # dpkg's fsync after every file is most of a cold build (unpacking ~2 GB); a half-built image is thrown
 # away anyway, so it buys nothing here.
