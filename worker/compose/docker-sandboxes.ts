@@ -1,0 +1,49 @@
+import { existsSync } from "node:fs";
+import { DockerSandboxProvider, defaultWorkerId } from "../../sandbox/docker.js";
+import { reapSandboxes, workerAliveOnThisHost } from "../../sandbox/reaper.js";
+import { caBundleFile, cidrList } from "../config/worker-env.js";
+import type { WorkerSettings } from "./built-worker.js";
+
+/** The Docker sandbox provider the settings describe; a tag groups the workers sharing an engine. */
+export function dockerSandboxes(settings: WorkerSettings, tag: string | undefined): DockerSandboxProvider {
+  const caBundle = caBundleFile(settings.AGENT_FIX_CA_BUNDLE, existsSync);
+  return new DockerSandboxProvider({
+    ...(caBundle ? { caBundle } : {}),
+    ...(settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {}),
+    ...(tag ? { workerId: `${tag}/${defaultWorkerId()}` } : {}),
+    ...(settings.AGENT_FIX_WORKSPACE_TMPFS ? { workspaceTmpfsSize: settings.AGENT_FIX_WORKSPACE_TMPFS } : {}),
+    ...(settings.AGENT_FIX_WORKSPACE_SIZE ? { workspaceSize: settings.AGENT_FIX_WORKSPACE_SIZE } : {}),
+    ...(settings.AGENT_FIX_KEPT_ENVIRONMENTS_SIZE === "0"
+      ? {}
+      : {
+          keptEnvironments: {
+            name: settings.AGENT_FIX_KEPT_ENVIRONMENTS_NAME,
+            maxSize: settings.AGENT_FIX_KEPT_ENVIRONMENTS_SIZE,
+          },
+        }),
+    setupNetwork: {
+      name: settings.AGENT_FIX_SETUP_NETWORK,
+      allow: cidrList(settings.AGENT_FIX_SETUP_NETWORK_ALLOW),
+      deny: cidrList(settings.AGENT_FIX_SETUP_NETWORK_DENY),
+    },
+  });
+}
+
+/** Sandboxes of dead workers; tagged workers touch only their own group's (tests sharing an engine). */
+export function reapDockerSandboxes(
+  provider: DockerSandboxProvider,
+  tag: string | undefined,
+  log: (message: string) => void,
+) {
+  return reapSandboxes({
+    docker: provider.docker,
+    log,
+    ...(tag
+      ? {
+          maxAgeMs: Number.POSITIVE_INFINITY,
+          isWorkerAlive: (id: string) =>
+            !id.startsWith(`${tag}/`) || workerAliveOnThisHost(id.slice(tag.length + 1)),
+        }
+      : {}),
+  });
+}
