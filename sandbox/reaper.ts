@@ -1,6 +1,6 @@
 /**
  * Removes sandboxes (containers and volumes labelled by the docker driver) left behind by a worker that
- * died, or older than a maximum age. worker/index.ts runs it at start and on a timer.
+ * died, or older than a maximum age. worker/fix-worker/start.ts runs it at start and on a timer.
  */
 import os from "node:os";
 import Docker from "dockerode";

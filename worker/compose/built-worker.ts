@@ -12,7 +12,7 @@ import type { JobResult } from "../pipeline/fix-job.js";
 export type WorkerSettings = ReturnType<typeof parseWorkerEnv>;
 
 export interface BuiltWorker {
-  /** Options for startFixWorker (worker/index.ts). */
+  /** Options for startFixWorker (worker/fix-worker/start.ts). */
   workerOptions: {
     redisUrl: string;
     prefix: string;

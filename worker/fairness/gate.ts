@@ -1,5 +1,5 @@
 /**
- * The admission as BullMQ's processor applies it (worker/index.ts): an admitted job runs and gives its
+ * The admission as BullMQ's processor applies it (worker/fix-worker/job-processor.ts): an admitted job runs and gives its
  * slot back when it ends; a job over its installation's runs at once is parked (delayed, woken by the
  * next release); a refused one fails for good with its status comment already saying why.
  */

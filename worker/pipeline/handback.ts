@@ -1,6 +1,6 @@
 /**
  * A rolling deploy loses no run (step 15 of docs/architecture.md): a worker told to stop hands the runs it
- * could not finish back to the queue (worker/index.ts moves the job back to waiting), and another worker
+ * could not finish back to the queue (worker/fix-worker/job-processor.ts moves the job back to waiting), and another worker
  * starts them again. The status comment says so on both sides: "handed back" while it waits, "resumed"
  * while it runs again.
  */
