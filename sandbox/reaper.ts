@@ -4,7 +4,8 @@
  */
 import os from "node:os";
 import Docker from "dockerode";
-import { LABEL, removeSandboxResources } from "./docker.js";
+import { LABEL } from "./docker.js";
+import { removeSandboxResources } from "./docker-remove.js";
 
 interface ReapOptions {
   docker?: Docker;
