@@ -112,6 +112,16 @@ export function commentPayload(issue: IssueRef, body: string, sender: string) {
   return { ...rest, action: "created", comment: { id: Date.now(), body, user: user(sender) } };
 }
 
+/** Polls `read` once a second until `done` accepts its value; the last value after `tries` polls (to assert on). */
+export async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, tries = 120): Promise<T> {
+  let value = await read();
+  for (let i = 0; i < tries && !done(value); i++) {
+    await sleep(1_000);
+    value = await read();
+  }
+  return value;
+}
+
 /** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
 export async function waitFor<T>(
   what: string,

@@ -17,6 +17,14 @@ import { DASHBOARD_SECRET, type DashboardApp, RUNS, startDashboardApp } from "./
 
 const up = await redisAvailable();
 
+/** The shared-secret sign-in form, posted as a browser would. */
+const signInTo = (app: DashboardApp, secret: string) =>
+  fetch(`${app.url}/dashboard/login`, {
+    method: "POST",
+    body: new URLSearchParams({ secret }),
+    redirect: "manual",
+  });
+
 describe("dashboard switch", () => {
   it("is off without AGENT_FIX_DASHBOARD_SECRET or GitHub sign-in and says how to turn it on", async () => {
     const lines: string[] = [];
@@ -51,12 +59,7 @@ describe.skipIf(!up)("dashboard over HTTP (real server, Redis, GitHub stand-in)"
   let cookie: string;
   const get = (path: string, headers: Record<string, string> = {}) =>
     fetch(`${app.url}${path}`, { headers, redirect: "manual" });
-  const signIn = (secret: string) =>
-    fetch(`${app.url}/dashboard/login`, {
-      method: "POST",
-      body: new URLSearchParams({ secret }),
-      redirect: "manual",
-    });
+  const signIn = (secret: string) => signInTo(app, secret);
 
   beforeAll(async () => {
     app = await startDashboardApp();
@@ -165,12 +168,7 @@ describe.skipIf(!up)("dashboard over HTTP (real server, Redis, GitHub stand-in)"
 
 describe.skipIf(!up)("sign-in attempts are limited per address (real server, Redis)", () => {
   let app: DashboardApp;
-  const signIn = (secret: string) =>
-    fetch(`${app.url}/dashboard/login`, {
-      method: "POST",
-      body: new URLSearchParams({ secret }),
-      redirect: "manual",
-    });
+  const signIn = (secret: string) => signInTo(app, secret);
 
   beforeAll(async () => {
     app = await startDashboardApp({}, { githubSignIn: true });

@@ -9,13 +9,13 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GitHubServer } from "../../support/github-server.js";
 import { freePort } from "../../support/ports.js";
 import { redisUrl, requireRedis, requireSandboxImage } from "../../support/services.js";
+import { poll } from "../../support/stack-parts.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "..", "..", "..");
@@ -23,16 +23,6 @@ const ready = (await requireRedis()) && (await requireSandboxImage());
 
 async function docker(...args: string[]): Promise<string> {
   return (await run("docker", args, { maxBuffer: 16 * 1024 * 1024 })).stdout.trim();
-}
-
-/** Polls `read` until it returns a value `done` accepts; the last value otherwise, after `tries`. */
-async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, tries = 120): Promise<T> {
-  let value = await read();
-  for (let i = 0; i < tries && !done(value); i++) {
-    await sleep(1_000);
-    value = await read();
-  }
-  return value;
 }
 
 /** The container's own words, when a check of it failed. */

@@ -13,11 +13,11 @@ import { statSync } from "node:fs";
 import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../support/ports.js";
 import { requireSandboxImage } from "../../support/services.js";
+import { poll } from "../../support/stack-parts.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "..", "..", "..");
@@ -27,16 +27,6 @@ const composeInstalled = await run("docker-compose", ["version"]).then(
 );
 const ready = (await requireSandboxImage()) && composeInstalled;
 if (process.env.CI && !composeInstalled) throw new Error("docker-compose is missing: run .ci/services");
-
-/** Polls `read` until `done` accepts its value; the last value after `tries` seconds. */
-async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, tries = 120): Promise<T> {
-  let value = await read();
-  for (let i = 0; i < tries && !done(value); i++) {
-    await sleep(1_000);
-    value = await read();
-  }
-  return value;
-}
 
 describe.runIf(ready)("docker-compose.yml with Debian's docker-compose", () => {
   const project = `af-compose-${randomBytes(4).toString("hex")}`;
