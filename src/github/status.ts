@@ -13,7 +13,6 @@ const statusPhases = [
   "queued",
   "cloning",
   "setting_up",
-  "baseline",
   "agent",
   "testing",
   "publishing",
@@ -24,7 +23,7 @@ const phaseLabels: Record<StatusPhase, string> = {
   queued: "Queued",
   cloning: "Cloning the repository",
   setting_up: "Setting up",
-  baseline: "Running the tests before any change (baseline)",
+  // The tests before any change (the baseline) run alongside the agent, not as a step of their own.
   agent: "Working on a fix",
   testing: "Testing the change",
   publishing: "Opening the pull request",

@@ -101,7 +101,6 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
       "Queued",
       "Cloning",
       "Setting up",
-      "Running the tests before",
       "Working on a fix",
       "Opening the pull",
     ].map((label) => current.findIndex((line) => line.includes(`**${label}`)));

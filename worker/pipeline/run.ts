@@ -165,9 +165,13 @@ async function testInSandboxes<C extends PipelineRepoConfig>(
       },
       baseline: baseline.settled,
     }).catch(async (error: unknown) => {
-      if (!(error instanceof BaselineStop) || signal.aborted) throw error;
-      await input.status.failed(error.reason);
-      return { kind: "no_pull_request", reason: error.reason, trajectory: null } as const;
+      if (signal.aborted) throw error;
+      // A baseline that stops the run is the first reason, as when it ran before the agent: an agent that
+      // failed on its own meanwhile (no model key, say) waits for the baseline's verdict.
+      const stop = error instanceof BaselineStop ? error : await baselineStopOf(baseline.settled);
+      if (!stop) throw error;
+      await input.status.failed(stop.reason);
+      return { kind: "no_pull_request", reason: stop.reason, trajectory: null } as const;
     });
     if (outcome.kind === "no_pull_request") return { ...outcome, timings };
     // The baseline ran during the agent's time: its test run is the tests' time.
@@ -180,6 +184,14 @@ async function testInSandboxes<C extends PipelineRepoConfig>(
     const agentDisposal = run.disposal;
     run.disposal = sandboxes.disposeAll().then(() => agentDisposal);
   }
+}
+
+/** The baseline's BaselineStop once it settles; null when it passed, may fail, or failed otherwise. */
+function baselineStopOf(settled: Promise<TestRun>): Promise<BaselineStop | null> {
+  return settled.then(
+    () => null,
+    (error: unknown) => (error instanceof BaselineStop ? error : null),
+  );
 }
 
 /** The status comment's line on a warm start, after the config's own note. */

@@ -24,7 +24,7 @@ export interface PublishedPullRequest {
   problems?: string[];
 }
 
-export type RunPhase = "queued" | "cloning" | "setting_up" | "baseline" | "agent" | "testing" | "publishing";
+export type RunPhase = "queued" | "cloning" | "setting_up" | "agent" | "testing" | "publishing";
 
 export interface ProgressInfo {
   step?: number;
