@@ -50,6 +50,8 @@ export class RunSandboxes {
   private readonly live = new Set<Sandbox>();
   /** Removals started and not awaited (a container's removal takes a good part of a second). */
   private readonly removals = new Set<Promise<void>>();
+  /** Starts in flight: once `closed` each disposes its sandbox itself, and disposeAll waits for that. */
+  private readonly starting = new Set<Promise<unknown>>();
   private closed = false;
   /** A fresh sandbox started ahead of need (while the agent thinks), and the directory it came from. */
   private spare: { sourceDir: string; sandbox: Promise<Sandbox> } | null = null;
@@ -83,7 +85,19 @@ export class RunSandboxes {
     this.base = { ...rest, image };
   }
 
-  async start(sourceDir: string, networkForSetup = false, setupUser?: SetupUser): Promise<Sandbox> {
+  start(sourceDir: string, networkForSetup = false, setupUser?: SetupUser): Promise<Sandbox> {
+    const started = this.startOne(sourceDir, networkForSetup, setupUser);
+    const settled = started.catch(() => {});
+    this.starting.add(settled);
+    void settled.finally(() => this.starting.delete(settled));
+    return started;
+  }
+
+  private async startOne(
+    sourceDir: string,
+    networkForSetup: boolean,
+    setupUser?: SetupUser,
+  ): Promise<Sandbox> {
     const began = Date.now();
     const sandbox = await startSandbox(this.provider, {
       ...this.base,
@@ -162,7 +176,12 @@ export class RunSandboxes {
       (sandbox) => this.dispose(sandbox),
       () => {},
     );
-    const all = [...[...this.live].map((sandbox) => this.dispose(sandbox)), ...this.removals, spare];
+    const all = [
+      ...[...this.live].map((sandbox) => this.dispose(sandbox)),
+      ...this.removals,
+      ...this.starting,
+      spare,
+    ];
     return Promise.all(all).then(() => {});
   }
 }
