@@ -11,7 +11,8 @@ const ready = (await requireRedis()) && (await requireSandboxImage());
 
 describe.runIf(ready)("publishing survives GitHub, and the status never misleads", () => {
   // Repositories whose config names no model use the operator's (openai:gpt-4.1) at this stand-in.
-  const { stack, start, stop } = stackWithModelStandIn();
+  // A retried job waits 2 s, not the production 30 s: the faults these tests inject are over by then.
+  const { stack, start, stop } = stackWithModelStandIn({ env: { AGENT_FIX_JOB_BACKOFF_SECONDS: "2" } });
   let model: OpenAIStandIn;
   const jobId = (issue: IssueRef) => `fix-${issue.repoId}-${issue.number}`;
   const issueIn = async (name: string) =>
