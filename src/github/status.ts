@@ -9,14 +9,7 @@ import { fitComment, GITHUB_BODY_LIMIT, githubLength } from "./limits.js";
 /** Hidden marker that identifies the app's status comment among the comments. */
 export const STATUS_MARKER = "<!-- agent-fix:status -->";
 
-const statusPhases = [
-  "queued",
-  "cloning",
-  "setting_up",
-  "agent",
-  "testing",
-  "publishing",
-] as const;
+const statusPhases = ["queued", "cloning", "setting_up", "agent", "testing", "publishing"] as const;
 export type StatusPhase = (typeof statusPhases)[number];
 
 const phaseLabels: Record<StatusPhase, string> = {

@@ -97,13 +97,9 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     ).toBe(true);
     // Each step was shown as the current one (marked ⏳) at some point, in order.
     const current = status.history.map((body) => body.split("\n").find((line) => line.includes("⏳")) ?? "");
-    const order = [
-      "Queued",
-      "Cloning",
-      "Setting up",
-      "Working on a fix",
-      "Opening the pull",
-    ].map((label) => current.findIndex((line) => line.includes(`**${label}`)));
+    const order = ["Queued", "Cloning", "Setting up", "Working on a fix", "Opening the pull"].map((label) =>
+      current.findIndex((line) => line.includes(`**${label}`)),
+    );
     expect(order.every((index) => index >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(stack.github.state.commentsOn(issue.owner, issue.repo, issue.number)).toHaveLength(1);
