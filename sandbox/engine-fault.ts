@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
-import { type AgentFixError, InfrastructureError, SandboxError } from "../src/errors.js";
+import { InfrastructureError, SandboxError } from "../src/errors.js";
 
 /** dockerode's reasons (its status tables) for a container that is gone or stopped. */
 const CONTAINER_GONE_REASONS = new Set([
@@ -74,17 +74,6 @@ export function engineFault(error: unknown): unknown {
       cause: error,
     },
   );
-}
-
-/**
- * The status note of a run about to be retried: the engine named when it was the engine, with the
- * attempt the retry will be, so a maintainer sees neither a sandbox code nor the repository blamed.
- */
-export function retryNote(error: AgentFixError, attempt: { next: number; of: number }): string {
-  const retrying = `retrying (attempt ${attempt.next} of ${attempt.of})`;
-  if (error instanceof InfrastructureError)
-    return `${error.message}; ${retrying} (${error.code}).${error.hint ? ` ${error.hint}` : ""}`;
-  return `Retrying after a transient error: ${error.describe()}`;
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { Job } from "bullmq";
 import { UnrecoverableError } from "bullmq";
 import type { ProbotOctokit } from "probot";
-import { engineFault, retryNote } from "../../sandbox/engine-fault.js";
+import { engineFault } from "../../sandbox/engine-fault.js";
 import type { SandboxProvider } from "../../src/contracts.js";
 import { AgentFixError, CancelledError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
@@ -21,6 +21,7 @@ import { abandonedReason, type FinalizeAbandoned, markStatusFinal } from "./fina
 import { finishingStatus, handedBackNote, RunHandedBack, RunLockLost, resumedStatus } from "./handback.js";
 import { type KeptChange, keepForRetry, type PendingPublishStore, pendingRun } from "./pending-publish.js";
 import { resumePublishing } from "./resume-publish.js";
+import { retryNote } from "./retry-note.js";
 import { loadReviewRun } from "./review.js";
 import { runFix } from "./run.js";
 import type {
