@@ -4,8 +4,7 @@
  * with the same Dockerfile finds the environment the first one kept (the engine's build cache gives the
  * same image); another Dockerfile prepares anew.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -15,6 +14,7 @@ import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+import { committedRepository } from "../support/committed-repo.js";
 import { requireSandboxImage } from "../support/services.js";
 
 const ready = await requireSandboxImage();
@@ -31,16 +31,9 @@ const dockerfile = (tool: string) =>
 async function run(app: string, tool: string) {
   const root = await mkdtemp(join(tmpdir(), "af-devcontainer-warm-"));
   roots.push(root);
-  const dir = join(root, "repo");
-  execFileSync("mkdir", ["-p", join(dir, ".devcontainer")]);
   const text = dockerfile(tool);
   const files = { ".gitignore": "deps/\n", "app.txt": app, ".devcontainer/Dockerfile": text };
-  for (const [path, content] of Object.entries(files)) await writeFile(join(dir, path), content);
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: dir });
-  git("init", "-q", "-b", "main");
-  git("add", ".");
-  git("commit", "-qm", "c");
+  const { dir, head } = await committedRepository(root, files);
   const sandboxes = new RunSandboxes(provider, {
     jobId: "devcontainer-warm",
     imageBuild: {
@@ -55,7 +48,7 @@ async function run(app: string, tool: string) {
     return await prepareTree({
       sandboxes,
       checkoutDir: dir,
-      headSha: git("rev-parse", "HEAD").toString().trim(),
+      headSha: head,
       root: await mkdtemp(join(root, "run-")),
       setup: {
         commands: ["mkdir -p deps && date +%s%N > deps/stamp"],

@@ -6,7 +6,7 @@
  * whole kept image, which holds the workspace files a later run gets too).
  */
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readlink, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
 import { AgentFixError } from "../../src/errors.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+import { committedRepository } from "../support/committed-repo.js";
 import { requireSandboxImage } from "../support/services.js";
 
 const ready = await requireSandboxImage();
@@ -28,21 +29,16 @@ const roots: string[] = [];
 async function prepare(commands: string[], repository: string) {
   const root = await mkdtemp(join(tmpdir(), "af-keep-links-"));
   roots.push(root);
-  const dir = join(root, "repo");
-  execFileSync("mkdir", ["-p", dir]);
-  await writeFile(join(dir, ".gitignore"), "deps/\n");
-  await writeFile(join(dir, "requirements.txt"), "left-pad==1\n");
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: dir });
-  git("init", "-q", "-b", "main");
-  git("add", ".");
-  git("commit", "-qm", "c");
+  const { dir, head } = await committedRepository(root, {
+    ".gitignore": "deps/\n",
+    "requirements.txt": "left-pad==1\n",
+  });
   const sandboxes = new RunSandboxes(provider, { jobId: "keep-links" });
   try {
     return await prepareTree({
       sandboxes,
       checkoutDir: dir,
-      headSha: git("rev-parse", "HEAD").toString().trim(),
+      headSha: head,
       root: await mkdtemp(join(root, "run-")),
       setup: { commands, network: false, timeoutMs: 120_000, user: "root" },
       secrets: { NPM_TOKEN: TOKEN },

@@ -1,6 +1,5 @@
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -9,6 +8,7 @@ import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
 import { AgentFixError } from "../../src/errors.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+import { committedRepository } from "../support/committed-repo.js";
 import { requireSandboxImage } from "../support/services.js";
 
 // Real Docker: setup's container kept as an image of this test's own store, found again by key.
@@ -23,16 +23,8 @@ async function repository(
 ): Promise<{ dir: string; root: string; head: string }> {
   const root = await mkdtemp(join(tmpdir(), "af-warm-"));
   roots.push(root);
-  const dir = join(root, "repo");
-  execFileSync("mkdir", ["-p", dir]);
   const all = { ".gitignore": "deps/\n", "requirements.txt": "left-pad==1\n", "app.txt": "v1\n", ...files };
-  for (const [path, text] of Object.entries(all)) await writeFile(join(dir, path), text);
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: dir });
-  git("init", "-q", "-b", "main");
-  git("add", ".");
-  git("commit", "-qm", "c");
-  return { dir, root, head: git("rev-parse", "HEAD").toString().trim() };
+  return { root, ...(await committedRepository(root, all)) };
 }
 
 async function prepare(

@@ -2,7 +2,6 @@
  * The sample repository committed in a temp dir and prepared as the pipeline prepares a checkout
  * (no setup commands), with a sandbox started from it: the start of every pipeline-level test.
  */
-import { execFileSync } from "node:child_process";
 import { cp, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +10,7 @@ import type { TestCommand } from "../../worker/pipeline/baseline.js";
 import type { GateSetup } from "../../worker/pipeline/gate.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import type { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+import { commitAll } from "./committed-repo.js";
 
 export async function preparedSample(
   sandboxes: RunSandboxes,
@@ -19,15 +19,10 @@ export async function preparedSample(
   const root = await mkdtemp(join(tmpdir(), options.prefix));
   const repo = join(root, "repo");
   await cp(options.source, repo, { recursive: true });
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@x", ...args], { cwd: repo });
-  git("init", "-q", "-b", "main");
-  git("add", ".");
-  git("commit", "-qm", "sample");
   const prepared = await prepareTree({
     sandboxes,
     checkoutDir: repo,
-    headSha: git("rev-parse", "HEAD").toString().trim(),
+    headSha: commitAll(repo, "sample"),
     root,
     setup: { commands: [], network: false, timeoutMs: 10_000 },
     secrets: {},
