@@ -7,6 +7,7 @@ import { type Job, UnrecoverableError } from "bullmq";
 import type { Model, SandboxProvider } from "../src/contracts.js";
 import { metrics, type RunOutcomeLabel } from "../src/metrics/registry.js";
 import type { FixJobData } from "../src/queue/index.js";
+import { observedModel } from "./model/observed.js";
 import type { RetryEvent } from "./model/retry.js";
 import { decodeAbortReason, isCancelledRun } from "./pipeline/cancel.js";
 
@@ -49,24 +50,18 @@ function failedOutcome(error: unknown, job: Job<FixJobData>, signal: AbortSignal
 /** `model` with each answer's tokens and cost counted for `installation`, and its failures. */
 export function meteredModel(model: Model, installation: number): Model {
   const labels = { model: model.name, installation: String(installation) };
-  return {
-    name: model.name,
-    ...(model.costNote !== undefined ? { costNote: model.costNote } : {}),
-    query: async (messages, tools, signal) => {
-      try {
-        const answer = await model.query(messages, tools, signal);
-        metrics.modelTokens.inc({ ...labels, kind: "prompt" }, answer.usage.promptTokens);
-        metrics.modelTokens.inc({ ...labels, kind: "cached_prompt" }, answer.usage.cachedPromptTokens);
-        metrics.modelTokens.inc({ ...labels, kind: "completion" }, answer.usage.completionTokens);
-        metrics.modelCost.inc(labels, answer.costUsd);
-        return answer;
-      } catch (error) {
-        // A cancel is no failure of the model's.
-        if (!signal?.aborted) metrics.modelErrors.inc({ model: model.name, reason: failureReason(error) });
-        throw error;
-      }
+  return observedModel(model, {
+    answered: (answer) => {
+      metrics.modelTokens.inc({ ...labels, kind: "prompt" }, answer.usage.promptTokens);
+      metrics.modelTokens.inc({ ...labels, kind: "cached_prompt" }, answer.usage.cachedPromptTokens);
+      metrics.modelTokens.inc({ ...labels, kind: "completion" }, answer.usage.completionTokens);
+      metrics.modelCost.inc(labels, answer.costUsd);
     },
-  };
+    failed: (error, signal) => {
+      // A cancel is no failure of the model's.
+      if (!signal?.aborted) metrics.modelErrors.inc({ model: model.name, reason: failureReason(error) });
+    },
+  });
 }
 
 /** Counts the failed attempt each retry of the model API follows (the last failure is meteredModel's). */

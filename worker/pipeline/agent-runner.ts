@@ -3,7 +3,6 @@
  * over the ACI, with the repository's model, limits and tool bundle applied.
  */
 import { join } from "node:path";
-import type { Model } from "../../src/contracts.js";
 import { createEnvironment } from "../aci/index.js";
 import { type AgentFixConfig, loadConfig } from "../agent/config-file.js";
 import { runAgent } from "../agent/index.js";
@@ -13,6 +12,7 @@ import type { AgentConfig } from "../config/agent.js";
 import type { Logger } from "../log.js";
 import { countModelRetry, meteredModel } from "../metrics.js";
 import { createModel } from "../model/index.js";
+import { observedModel } from "../model/observed.js";
 import type { RetryEvent } from "../model/retry.js";
 import type { AgentRunner } from "./agent.js";
 import { checkModelChoice } from "./repo-rules.js";
@@ -77,7 +77,9 @@ export async function createAgentRunner(
     ...(onRetry ? { onRetry } : {}),
   });
   const metered = wiring.installation === undefined ? created : meteredModel(created, wiring.installation);
-  const model = wiring.spend ? spending(metered, wiring.spend) : metered;
+  // Each call's cost as it is billed, so a run that later throws still counts it.
+  const spend = wiring.spend;
+  const model = spend ? observedModel(metered, { answered: (answer) => spend(answer.costUsd) }) : metered;
   const agentConfig: AgentConfig = {
     ...operator.agent,
     limits: {
@@ -105,19 +107,6 @@ export async function createAgentRunner(
       ...(wiring.trajectorySink ? { trajectorySink: wiring.trajectorySink } : {}),
       onStep: (event) => input.onStep({ step: event.step, entry: event.entry }),
     });
-  };
-}
-
-/** `model` telling `spend` each call's cost once answered, so a run that later throws still counts it. */
-function spending(model: Model, spend: (costUsd: number) => Promise<void>): Model {
-  return {
-    name: model.name,
-    ...(model.costNote !== undefined ? { costNote: model.costNote } : {}),
-    query: async (messages, tools, signal) => {
-      const answer = await model.query(messages, tools, signal);
-      await spend(answer.costUsd);
-      return answer;
-    },
   };
 }
 
