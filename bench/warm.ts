@@ -7,11 +7,14 @@
  * - warm_s: the same on a second issue of the repository: setup is skipped (median of WARM_RUNS).
  * - docker_run_s: `docker run --rm IMAGE true` of the sandbox image, in the same run (median of 5).
  * - warm_ratio = warm / docker run (goal <= 1.2), warm_over_cold = warm / cold.
- * The model stand-in answers the first request with a 400, so each run ends there.
+ * The model stand-in answers the first request with a 400, so each run ends there. Each run starts
+ * SETTLE_MS after the one before has ended, as runs of one repository come minutes apart: the worker is
+ * idle again (the sandboxes of the run before removed, a standby started: sandbox/docker-standby.ts).
  */
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { SANDBOX_IMAGE } from "../sandbox/version.js";
 import { startOpenAIStandIn } from "../test/support/openai-server.js";
@@ -22,6 +25,7 @@ import type { JobResult } from "../worker/pipeline/fix-job.js";
 
 const run = promisify(execFile);
 const WARM_RUNS = 3;
+const SETTLE_MS = 5_000;
 const STORE = `agent-fix-kept-bench-${process.pid}`;
 const FIXTURE = join(import.meta.dirname, "fixtures/warm-npm");
 
@@ -75,6 +79,7 @@ async function main(): Promise<void> {
       AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "20g",
       AGENT_FIX_KEPT_ENVIRONMENTS_NAME: STORE,
       AGENT_FIX_JOB_ATTEMPTS: "1",
+      AGENT_FIX_STANDBY_SANDBOXES: "2",
     },
   });
   await stack.start();
@@ -103,8 +108,10 @@ async function main(): Promise<void> {
       status: string;
       steps: Record<string, number>;
     }> => {
+      await sleep(SETTLE_MS);
       const issue = stack.addIssue(sample);
       const seen = openai.requests.length;
+      await new Promise((r) => setTimeout(r, 5000));
       openai.enqueue({
         kind: "error",
         status: 400,

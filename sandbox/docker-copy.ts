@@ -56,11 +56,19 @@ export function copyThenSleep(keptWorkspace?: string): string {
   return `if ${copy}; then echo ${COPY_DONE}; else echo ${COPY_FAILED}; fi; exec sleep infinity`;
 }
 
+/** The stdin of a container's main process, attached before its start: the repository goes in by send(). */
+export interface CopyChannel {
+  /** Streams `sourceDir` in as a tar; resolves once it is unpacked. Called once. */
+  send(sourceDir: string): Promise<void>;
+  /** Why the copy can no longer succeed (the container ended, or a kept environment's files did not copy). */
+  readonly failure: Error | undefined;
+}
+
 /**
- * Streams `sourceDir` as a tar into the stdin of the container's main process (attached before the
- * start, so the host reads files while the container starts). Resolves once it is unpacked.
+ * Attaches to the main process (before the start, so that the host can read files while the container
+ * starts, or so that a standby container waits for a repository: sandbox/docker-standby.ts).
  */
-export async function copyIn(docker: Docker, container: Docker.Container, sourceDir: string): Promise<void> {
+export async function openCopyChannel(docker: Docker, container: Docker.Container): Promise<CopyChannel> {
   const stream = (await container.attach({
     stream: true,
     stdin: true,
@@ -68,41 +76,51 @@ export async function copyIn(docker: Docker, container: Docker.Container, source
     stderr: true,
     hijack: true,
   })) as Duplex;
-  return new Promise<void>((resolve, reject) => {
-    let text = "";
+  let failure: Error | undefined;
+  let finish: (error?: Error) => void = () => undefined;
+  const unpacked = new Promise<void>((resolve, reject) => {
     let settled = false;
-    const finish = (error?: Error) => {
+    finish = (error?: Error) => {
       if (settled) return;
       settled = true;
       stream.destroy();
+      failure = error;
       if (error) reject(error);
       else resolve();
     };
-    const sink = new Writable({
-      write: (chunk: Buffer, _encoding, done) => {
-        text = (text + chunk.toString("utf8")).slice(-4000);
-        if (text.includes(COPY_DONE)) finish();
-        else if (text.includes(COPY_FAILED)) {
-          const message = text.replace(COPY_FAILED, "").trim();
-          finish(new SandboxError(`cannot copy the repository in: ${message}`, { code: "copy_failed" }));
-        }
-        done();
-      },
-    });
-    docker.modem.demuxStream(stream, sink, sink);
-    stream.on("error", (error: Error) => finish(error));
-    stream.on("end", () => {
-      if (settled) return;
-      // Ended early: ask the engine why (it stopped the container, or is gone), for engine-fault.ts.
-      void containerDown(container).then((why) =>
-        finish(
-          new SandboxError(`the sandbox ended while the repository was copied in${why ? `: ${why}` : ""}`, {
-            code: "copy_failed",
-          }),
-        ),
-      );
-    });
-    const archive = packDirectory(sourceDir, finish);
-    archive.pipe(stream);
   });
+  unpacked.catch(() => undefined); // read through send() or `failure`
+  let text = "";
+  const sink = new Writable({
+    write: (chunk: Buffer, _encoding, done) => {
+      text = (text + chunk.toString("utf8")).slice(-4000);
+      if (text.includes(COPY_DONE)) finish();
+      else if (text.includes(COPY_FAILED)) {
+        const message = text.replace(COPY_FAILED, "").trim();
+        finish(new SandboxError(`cannot copy the repository in: ${message}`, { code: "copy_failed" }));
+      }
+      done();
+    },
+  });
+  docker.modem.demuxStream(stream, sink, sink);
+  stream.on("error", (error: Error) => finish(error));
+  stream.on("end", () => {
+    // Ended early: ask the engine why (it stopped the container, or is gone), for engine-fault.ts.
+    void containerDown(container).then((why) =>
+      finish(
+        new SandboxError(`the sandbox ended while the repository was copied in${why ? `: ${why}` : ""}`, {
+          code: "copy_failed",
+        }),
+      ),
+    );
+  });
+  return {
+    send: (sourceDir) => {
+      if (!failure) packDirectory(sourceDir, finish).pipe(stream);
+      return unpacked;
+    },
+    get failure() {
+      return failure;
+    },
+  };
 }

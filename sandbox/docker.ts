@@ -26,12 +26,19 @@ import {
 } from "./common.js";
 import { buildRepoImage } from "./docker-build.js";
 import { caTrustEnv, checkCaBundle } from "./docker-ca.js";
-import { copyIn } from "./docker-copy.js";
 import {
   DockerPreparedEnvironments,
   KEPT_WORKSPACE,
   type KeptEnvironmentsOptions,
 } from "./docker-environments.js";
+import {
+  NO_STANDBY,
+  fillStandby,
+  STANDBY_JOB,
+  type StandbySettings,
+  standbyFingerprint,
+} from "./docker-standby.js";
+import { type SandboxPlan, type StartedSandbox, startSandbox } from "./docker-start.js";
 import {
   derivedImage,
   type ImageFitness,
@@ -39,25 +46,23 @@ import {
   probeImage,
   unsuitableImage,
 } from "./docker-image.js";
-import { DockerSandbox } from "./docker-sandbox.js";
 import {
   asCidr,
   checkCidrs,
   containerSpec,
-  createError,
   DEFAULT_WORKSPACE_SIZE,
   HOME,
   parseSize,
   SANDBOX_PATH,
 } from "./docker-spec.js";
 import {
-  applyEgressRules,
   DEFAULT_SETUP_NETWORK,
   egressRules,
   ensureSetupNetwork,
   hostAddresses,
   hostResolvers,
 } from "./egress.js";
+import { StandbyPool } from "./standby-pool.js";
 import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "./version.js";
 
 export type { DockerSandbox } from "./docker-sandbox.js";
@@ -110,6 +115,8 @@ export interface DockerSandboxProviderOptions extends Partial<SessionSandboxSett
    * them), mounted read-only, for npm, pip, git, curl and the rest (docker-ca.ts); default: the image's own.
    */
   caBundle?: string;
+  /** Standby sandboxes of kept environments (sandbox/docker-standby.ts); none by default. */
+  standby?: StandbySettings;
 }
 
 export class DockerSandboxProvider implements SandboxProvider {
@@ -130,6 +137,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly prepared = new Map<string, Promise<{ run: string; fitness: ImageFitness }>>();
   /** Repository images built, by what built them: the image's id. */
   private readonly built = new Map<string, Promise<string>>();
+  private readonly standbys: StandbyPool<StartedSandbox>;
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
     this.workspaceSize = options.workspaceSize ?? options.workspaceTmpfsSize ?? DEFAULT_WORKSPACE_SIZE;
@@ -144,6 +152,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       ? new DockerPreparedEnvironments(this.docker, this.image, options.keptEnvironments)
       : undefined;
     this.caBundle = options.caBundle === undefined ? undefined : checkCaBundle(options.caBundle);
+    this.standbys = new StandbyPool(options.standby ?? NO_STANDBY);
   }
 
   /** The setup network's subnet and gateway, the network created on first use. */
@@ -204,6 +213,57 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   async create(options: SandboxCreateOptions): Promise<Sandbox> {
+    const plan = await this.plan(options);
+    const fingerprint = await this.standbyFingerprint(options, plan);
+    const refill = () => {
+      if (!fingerprint) return;
+      this.standbys.refill(fingerprint, async () =>
+        startSandbox(this.docker, await this.plan({ ...options, jobId: STANDBY_JOB }), null),
+      );
+    };
+    const standby = fingerprint ? await this.standbys.take(fingerprint) : null;
+    const filled = standby ? await fillStandby(standby, options.sourceDir) : null;
+    if (filled) {
+      refill();
+      return filled;
+    }
+    const { sandbox } = await startSandbox(this.docker, plan, options.sourceDir);
+    refill();
+    return sandbox;
+  }
+
+  /** Removes the standby sandboxes; a create() after it starts none. */
+  close(): Promise<void> {
+    return this.standbys.close();
+  }
+
+  /**
+   * The standby fingerprint of a sandbox a standby may serve: a kept environment's, without network or
+   * setup; null for any other.
+   */
+  private async standbyFingerprint(options: SandboxCreateOptions, plan: SandboxPlan): Promise<string | null> {
+    if (!this.standbys.enabled || options.network || options.setup || options.imageBuild) return null;
+    const image = options.image ?? this.image;
+    if (!this.environments?.owns(image)) return null;
+    const info = await this.docker
+      .getImage(image)
+      .inspect()
+      .catch(() => null); // missing: the create below says so
+    if (!info) return null;
+    return standbyFingerprint({
+      imageId: info.Id,
+      limits: this.limitsOf(options),
+      env: plan.env,
+      settings: plan.settings,
+    });
+  }
+
+  private limitsOf(options: SandboxCreateOptions): SandboxLimits {
+    return { ...DEFAULT_LIMITS, ...this.options.limits, ...options.limits };
+  }
+
+  /** Everything a sandbox of `options` is made of: its container's spec, its shells' environment. */
+  private async plan(options: SandboxCreateOptions): Promise<SandboxPlan> {
     const name = `agent-fix-${randomBytes(6).toString("hex")}`;
     const image = options.imageBuild
       ? await this.repoImage(options.imageBuild)
@@ -217,72 +277,40 @@ export class DockerSandboxProvider implements SandboxProvider {
     };
     const network = options.network === true ? this.setupNetwork : undefined;
     const runImage = await this.runnableImage(image, network !== undefined);
-    const networkAddresses = network ? await this.networkAddresses() : [];
-    const began = performance.now();
-    const phases: Record<string, number> = {};
-    const mark = (phase: string) => {
-      phases[phase] = Math.round((performance.now() - began) * 10) / 10;
-    };
     const fixed = safeEnv(HOME, SANDBOX_PATH);
     const env = sandboxEnv(this.caBundle ? { ...fixed, ...caTrustEnv() } : fixed, options.env);
-    let container: Docker.Container;
-    try {
-      container = await this.docker.createContainer(
-        containerSpec({
-          name,
-          image: runImage,
-          labels,
-          limits: { ...DEFAULT_LIMITS, ...this.options.limits, ...options.limits },
-          workspaceSize: this.workspaceSize,
-          tmpSize: this.options.tmpfsSize?.tmp ?? "1g",
-          homeSize: this.options.tmpfsSize?.home ?? "512m",
-          network,
-          setupUser: options.setup?.user,
-          caBundle: this.caBundle,
-          keptWorkspace: this.environments?.owns(image) ? KEPT_WORKSPACE : undefined,
-        }),
-      );
-    } catch (error) {
-      throw createError(image, error);
-    }
-    mark("container_created");
-    const sandbox = new DockerSandbox(this.docker, container, {
-      id: name,
+    return {
+      name,
       image,
+      spec: containerSpec({
+        name,
+        image: runImage,
+        labels,
+        limits: this.limitsOf(options),
+        workspaceSize: this.workspaceSize,
+        tmpSize: this.options.tmpfsSize?.tmp ?? "1g",
+        homeSize: this.options.tmpfsSize?.home ?? "512m",
+        network,
+        setupUser: options.setup?.user,
+        caBundle: this.caBundle,
+        keptWorkspace: this.environments?.owns(image) ? KEPT_WORKSPACE : undefined,
+      }),
       network: network ?? null,
+      egressRules: network ? await this.egressRulesOf() : undefined,
       env: envList(env),
       rootShell: options.setup?.user === "root",
       settings: sessionSettings(this.options, options),
       workspaceBytes: this.workspaceBytes,
+    };
+  }
+
+  /** The setup network's egress rules (the network made on first use). */
+  private async egressRulesOf(): Promise<string> {
+    const networkAddresses = await this.networkAddresses();
+    return egressRules({
+      allow: this.allow,
+      deny: [...networkAddresses.map(asCidr), ...hostAddresses(), ...this.deny],
+      dns: hostResolvers(),
     });
-    try {
-      const copied = copyIn(this.docker, container, options.sourceDir).then(() => mark("copied"));
-      await container.start();
-      mark("started");
-      // Before any command of setup can run: the rules of its network, in the sandbox's namespace.
-      const rules = network
-        ? applyEgressRules(
-            container,
-            egressRules({
-              allow: this.allow,
-              deny: [...networkAddresses.map(asCidr), ...hostAddresses(), ...this.deny],
-              dns: hostResolvers(),
-            }),
-          ).then(() => mark("egress_rules"))
-        : undefined;
-      await Promise.all([copied, sandbox.start(mark), rules]);
-      mark("ready");
-      sandbox.startupPhases = phases;
-      return sandbox;
-    } catch (error) {
-      // The start's error is the one to report; a container left behind is the reaper's.
-      await sandbox.dispose().catch(() => undefined);
-      if (error instanceof SandboxError) throw error;
-      throw new SandboxError(`cannot start the sandbox: ${(error as Error).message}`, {
-        code: "sandbox_start_failed",
-        retryable: true,
-        cause: error,
-      });
-    }
   }
 }

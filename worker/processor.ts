@@ -86,6 +86,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
         .catch((err: unknown) => logger.warn({ err }, "closing the producer queue failed"));
       redis.disconnect();
       blobs?.close();
+      await dockerProvider?.close();
     },
   };
 }

@@ -15,6 +15,9 @@ const git =
 const identity = "-c user.name=agent-fix -c user.email=agent-fix@localhost -c commit.gpgsign=false";
 const patchFile = ".git/agent-fix-submission.patch";
 
+/** Prints HEAD's commit when the working directory is in a repository with one (exit 1 when not). */
+export const readHead = `${git} rev-parse --verify -q HEAD`;
+
 async function run(sandbox: Sandbox, command: string, timeoutMs: number) {
   const result = await sandbox.exec(`( ${command} )`, { cwd: sandbox.workdir, timeoutMs });
   if (result.exitCode !== 0 || result.timedOut) {

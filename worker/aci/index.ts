@@ -9,17 +9,23 @@ import { SandboxError } from "../../src/errors.js";
 import type { AciConfig } from "../config/aci.js";
 import { bundleTools } from "./bundles.js";
 import { AciEnvironment } from "./environment.js";
-import { recordBaseCommit } from "./git.js";
+import { readHead, recordBaseCommit } from "./git.js";
 import type { AciRuntime } from "./tool.js";
 import { sessionSetup } from "./tools/shell-tools.js";
 
 export async function createEnvironment(options: {
   sandbox: Sandbox;
   config: AciConfig;
+  /**
+   * The commit the host copied the repository in at: read back in the same command as the shell's setup
+   * (one round trip, one git process); the base commit is recorded the long way when HEAD differs.
+   */
+  expectedBase?: string | undefined;
 }): Promise<Environment> {
-  const { sandbox, config } = options;
+  const { sandbox, config, expectedBase } = options;
+  const head = expectedBase ? ` && { ${readHead} 2>/dev/null || true; }` : "";
   const setup = await sandbox.exec(
-    `${sessionSetup(sandbox.workdir)}; command -v rg >/dev/null && command -v git >/dev/null`,
+    `${sessionSetup(sandbox.workdir)}; command -v rg >/dev/null && command -v git >/dev/null${head}`,
     {
       timeoutMs: config.toolTimeoutMs,
     },
@@ -31,10 +37,14 @@ export async function createEnvironment(options: {
       hint: "Install ripgrep and git in the sandbox image (sandbox/image/Dockerfile).",
     });
   }
+  const readBack = setup.output.trim().split("\n").at(-1);
   const runtime: AciRuntime = {
     config,
     root: sandbox.workdir,
-    baseCommit: await recordBaseCommit(sandbox, config.toolTimeoutMs),
+    baseCommit:
+      expectedBase && readBack === expectedBase
+        ? expectedBase
+        : await recordBaseCommit(sandbox, config.toolTimeoutMs),
     editHistory: new Map(),
   };
   return new AciEnvironment(config.bundle, bundleTools(config.bundle, runtime), sandbox, runtime, config);

@@ -21,6 +21,10 @@ export function dockerSandboxes(settings: WorkerSettings, tag: string | undefine
             maxSize: settings.AGENT_FIX_KEPT_ENVIRONMENTS_SIZE,
           },
         }),
+    standby: {
+      max: settings.AGENT_FIX_STANDBY_SANDBOXES,
+      idleMs: settings.AGENT_FIX_STANDBY_IDLE_MINUTES * 60_000,
+    },
     setupNetwork: {
       name: settings.AGENT_FIX_SETUP_NETWORK,
       allow: cidrList(settings.AGENT_FIX_SETUP_NETWORK_ALLOW),

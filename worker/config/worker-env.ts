@@ -36,6 +36,8 @@ const workerEnvSchema = z.object({
     .string()
     .regex(/^(0|[1-9]\d*[kmg]?)$/i, 'a size such as "20g", or 0 for none')
     .default("20g"), // environments kept after setup (warm start), least recently used removed above this total; 0 keeps none
+  AGENT_FIX_STANDBY_SANDBOXES: z.coerce.number().int().min(0).max(16).default(2), // sandboxes of kept environments started ahead (their shells ready, kept files in place), so a repository's next run starts at once; each holds its kept files in memory; 0 keeps none
+  AGENT_FIX_STANDBY_IDLE_MINUTES: z.coerce.number().positive().max(240).default(30), // a standby sandbox not taken in this time is removed
   AGENT_FIX_KEPT_ENVIRONMENTS_NAME: z
     .string()
     .regex(/^[a-z0-9][a-z0-9._-]*$/)
@@ -65,6 +67,8 @@ const examples: Record<string, string> = {
   AGENT_FIX_CA_BUNDLE: "AGENT_FIX_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt",
   AGENT_FIX_TRAJECTORY_LINK_DAYS: "AGENT_FIX_TRAJECTORY_LINK_DAYS=7",
   AGENT_FIX_WORKER_PORT: "AGENT_FIX_WORKER_PORT=3001",
+  AGENT_FIX_STANDBY_SANDBOXES: "AGENT_FIX_STANDBY_SANDBOXES=2",
+  AGENT_FIX_STANDBY_IDLE_MINUTES: "AGENT_FIX_STANDBY_IDLE_MINUTES=30",
 };
 
 /** The shared and the worker's variables; a wrong one is a ConfigError naming it, checked at start. */

@@ -83,6 +83,7 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
         : gate.gate,
       onStep: ({ step }) => stepStatus.push({ phase: "agent", info: { step, maxSteps: config.maxSteps } }),
       signal,
+      baseCommit: phase.gateSetup.prepared.base.commit,
     });
   } finally {
     stepStatus.stop();

@@ -91,7 +91,11 @@ export async function createAgentRunner(
   };
   const aciConfig: AciConfig = { ...operator.aci, ...(repo.toolBundle ? { bundle: repo.toolBundle } : {}) };
   return async (input) => {
-    const environment = await createEnvironment({ sandbox: input.sandbox, config: aciConfig });
+    const environment = await createEnvironment({
+      sandbox: input.sandbox,
+      config: aciConfig,
+      expectedBase: input.baseCommit,
+    });
     return runAgent({
       model,
       environment,

@@ -14,6 +14,8 @@ export interface AgentRunInput {
   gate: Gate;
   onStep: (event: AgentStepEvent) => void;
   signal: AbortSignal;
+  /** The commit the repository was copied into the sandbox at (the ACI's base, read back to check). */
+  baseCommit?: string | undefined;
 }
 
 /** The agent loop of worker/agent/ as the pipeline sees it; the processor binds model and config. */

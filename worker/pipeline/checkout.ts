@@ -46,25 +46,17 @@ export async function cloneRepository(options: CheckoutOptions): Promise<Checkou
     mintedAt,
     signal: options.signal,
   });
-  await stripCredentials(options.dir, options.token);
+  await proveNoToken(options.dir, options.token);
   const headSha = (await git(["rev-parse", "HEAD"], { cwd: options.dir })).trim();
   return { dir: options.dir, branch: options.branch, headSha };
 }
 
 /**
- * Removes anything credential-like from a checkout's git metadata and proves the token is not in it:
- * the checkout is copied into the sandbox whole, `.git` included.
+ * Proves the token is nowhere in a checkout's git metadata: the checkout is copied into the sandbox whole,
+ * `.git` included. Nothing there should hold it: the token went to git as an environment variable (never
+ * into .git/config) and the clone URL was checked to carry no credentials (it becomes the remote's URL).
  */
-async function stripCredentials(dir: string, token: string): Promise<void> {
-  // git fails when the key is not set, the usual case; the proof below finds any token left.
-  await git(["config", "--local", "--unset-all", "http.extraheader"], { cwd: dir }).catch(() => undefined);
-  const remote = (await git(["remote", "get-url", "origin"], { cwd: dir }).catch(() => "")).trim();
-  if (remote) {
-    const url = new URL(remote);
-    url.username = "";
-    url.password = "";
-    await git(["remote", "set-url", "origin", url.toString()], { cwd: dir });
-  }
+async function proveNoToken(dir: string, token: string): Promise<void> {
   const leaks = await filesContaining(join(dir, ".git"), token, ["objects"]);
   if (leaks.length > 0) {
     throw new AgentFixError(`The installation token was found in ${leaks.join(", ")} after cloning`, {

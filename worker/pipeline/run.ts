@@ -86,14 +86,18 @@ async function cloneAndConfigure<C extends PipelineRepoConfig>(
 ): Promise<{ checkout: Checkout; config: C }> {
   const { input } = run;
   void input.status.progress("cloning").catch(progressIsBestEffort);
+  const dir = join(run.root, "repo");
+  // The config comes through the contents API, not the clone: both go at once.
+  const configLoaded = input.loadConfig();
+  configLoaded.catch(() => {}); // awaited below; a clone that fails first is the error reported
   const checkout = await cloneRepository({
     cloneUrl: input.repository.cloneUrl,
     token: await input.token("clone"),
-    dir: join(run.root, "repo"),
+    dir,
     branch: input.existingBranch ?? input.repository.defaultBranch,
     signal: input.signal,
   });
-  const config = await input.loadConfig(checkout.dir);
+  const config = await configLoaded;
   if (config.configNote) input.status.configured(config.configNote);
   run.lap("clone");
   return { checkout, config };

@@ -96,8 +96,8 @@ export interface RunInput<C extends PipelineRepoConfig = PipelineRepoConfig> {
   requestedBy: string;
   /** A fresh installation token each call, with only its step's permissions (clone reads, push writes). */
   token: (purpose: "clone" | "push") => Promise<string>;
-  /** Parses and validates the checkout's .github/agent-fix.yml; throws ConfigError naming the field. */
-  loadConfig: (checkoutDir: string) => Promise<C>;
+  /** The repository's .github/agent-fix.yml (and its owner's) through the contents API, validated; throws ConfigError naming the field. */
+  loadConfig: () => Promise<C>;
   setupSecrets: Record<string, string>;
   identity: CommitIdentity;
   sandboxes: SandboxProvider;

@@ -1,0 +1,94 @@
+/**
+ * Starting one Docker sandbox from its plan (made by sandbox/docker.ts): the container created with the
+ * main process's stdin attached, started, the egress rules of a setup network applied, its three shells
+ * attached, and the repository streamed in. Without a repository the sandbox is a standby: started, its
+ * shells ready, its main process waiting for the repository (sandbox/docker-standby.ts).
+ */
+import type Docker from "dockerode";
+import { SandboxError } from "../src/errors.js";
+import type { SessionSandboxSettings } from "./common.js";
+import { type CopyChannel, openCopyChannel } from "./docker-copy.js";
+import { DockerSandbox } from "./docker-sandbox.js";
+import { createError } from "./docker-spec.js";
+import { applyEgressRules } from "./egress.js";
+
+export interface SandboxPlan {
+  name: string;
+  /** The image asked for (recorded on the sandbox). */
+  image: string;
+  spec: Docker.ContainerCreateOptions;
+  /** The setup network's name, or null for none. */
+  network: string | null;
+  /** iptables-restore input for the setup network's egress, applied before any command runs. */
+  egressRules?: string | undefined;
+  /** The agent shell's environment (KEY=value). */
+  env: string[];
+  rootShell: boolean;
+  settings: SessionSandboxSettings;
+  workspaceBytes: number;
+}
+
+/** A started sandbox and its main process's stdin, where the repository goes in. */
+export interface StartedSandbox {
+  sandbox: DockerSandbox;
+  channel: CopyChannel;
+  /** performance.now() at the start of its creation. */
+  began: number;
+  dispose(): Promise<void>;
+}
+
+/** Starts the sandbox; with `sourceDir`, it is copied in while the container starts. */
+export async function startSandbox(
+  docker: Docker,
+  plan: SandboxPlan,
+  sourceDir: string | null,
+): Promise<StartedSandbox> {
+  const began = performance.now();
+  const phases: Record<string, number> = {};
+  const mark = (phase: string) => {
+    phases[phase] = Math.round((performance.now() - began) * 10) / 10;
+  };
+  let container: Docker.Container;
+  try {
+    container = await docker.createContainer(plan.spec);
+  } catch (error) {
+    throw createError(plan.image, error);
+  }
+  mark("container_created");
+  const sandbox = new DockerSandbox(docker, container, {
+    id: plan.name,
+    image: plan.image,
+    network: plan.network,
+    env: plan.env,
+    rootShell: plan.rootShell,
+    settings: plan.settings,
+    workspaceBytes: plan.workspaceBytes,
+  });
+  try {
+    const channel = await openCopyChannel(docker, container);
+    const copied = sourceDir === null ? undefined : channel.send(sourceDir).then(() => mark("copied"));
+    await container.start();
+    mark("started");
+    // Before any command of setup can run: the rules of its network, in the sandbox's namespace.
+    const rules = plan.egressRules
+      ? applyEgressRules(container, plan.egressRules).then(() => mark("egress_rules"))
+      : undefined;
+    await Promise.all([copied, sandbox.start(mark), rules]);
+    mark("ready");
+    sandbox.startupPhases = phases;
+    return { sandbox, channel, began, dispose: () => sandbox.dispose() };
+  } catch (error) {
+    // The start's error is the one to report; a container left behind is the reaper's.
+    await sandbox.dispose().catch(() => undefined);
+    throw startError(error);
+  }
+}
+
+export function startError(error: unknown): SandboxError {
+  if (error instanceof SandboxError) return error;
+  return new SandboxError(`cannot start the sandbox: ${(error as Error).message}`, {
+    code: "sandbox_start_failed",
+    retryable: true,
+    cause: error,
+  });
+}
