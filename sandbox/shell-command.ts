@@ -34,7 +34,7 @@ export function assertEnvNames(env: Record<string, string> | undefined): void {
 }
 
 /** Where and how one command runs: in `cwd`, with `env`, reading `input` from the shell's stdin. */
-export interface CommandPlace {
+interface CommandPlace {
   cwd?: string;
   env?: Record<string, string>;
   input?: string;

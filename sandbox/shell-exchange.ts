@@ -22,7 +22,7 @@ export interface ExchangeResult {
 }
 
 /** The shell an exchange talks to, as the session holds it when the exchange starts. */
-export interface ExchangeShell {
+interface ExchangeShell {
   proc: ShellProcess | undefined;
   dead: boolean;
   /** The shell's pid when a kill starts. */
