@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics of a real run: the real server and the worker as `npm run start:worker` starts it
  * (its own /healthz and /metrics server), the GitHub stand-in answering one 502 and one secondary rate
- * limit, the OpenAI-compatible stand-in one 500. Every counter the operator's guide names moves.
+ * limit, the OpenAI-compatible stand-in one 500. Every counter the operator's guide names moves. A second
+ * run's model call answered 400 counts as the model's error once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StartedWorker, startWorkerFromEnv } from "../../worker/index.js";
@@ -98,6 +99,29 @@ describe.runIf(ready)("metrics of a run, at the server's and the worker's /metri
     const peak = sampleValue(later, "agent_fix_process_max_resident_memory_bytes");
     expect(peak).toBeGreaterThanOrEqual(sampleValue(text, "agent_fix_process_resident_memory_bytes"));
     console.log(`worker process (${stack.prefix}): peak RSS ${Math.round(peak / 2 ** 20)} MiB`);
+  }, 300_000);
+
+  it("counts a model call that fails for good (a 400, never retried) once, under its status", async () => {
+    // The 500 above is counted as the failed attempt a retry follows; this is the call's last failure.
+    expect(model.remaining()).toBe(0);
+    const before = (await scrape(worker.ops!.url, token)).text;
+    const calls = model.requests.length;
+    const repo = await stack.addSampleRepo("metered-400", sampleConfig(null));
+    const issue = stack.addIssue(repo);
+    model.enqueue({ kind: "error", status: 400, message: "the request is malformed" });
+    expect(await stack.label(issue)).toBe(200);
+    const status = await waitFor("the run to finish", () => stack.finalStatus(issue), 240_000);
+    expect(status.body).toContain("The model API kept failing");
+    const runs = (text: string) => sampleValue(text, "agent_fix_runs_total", { outcome: "no_pull_request" });
+    await waitFor(
+      "the run's outcome to be counted",
+      async () => runs((await scrape(worker.ops!.url, token)).text) === runs(before) + 1,
+    );
+    const { text } = await scrape(worker.ops!.url, token);
+    expect(model.requests.length - calls).toBe(1);
+    const errors = (at: string) =>
+      sampleValue(at, "agent_fix_model_api_errors_total", { model: "openai:gpt-4.1", reason: "400" });
+    expect(errors(text) - errors(before)).toBe(1);
   }, 300_000);
 
   it("the worker's /healthz reports the engine, the sandbox image and Redis", async () => {

@@ -131,63 +131,96 @@ async function testInSandboxes<C extends PipelineRepoConfig>(
   run: RunState<C>,
   checkout: Checkout,
   config: C,
-): Promise<Gated | Extract<RunOutcome, { kind: "no_pull_request" }>> {
-  const { input, timings } = run;
+): Promise<Gated | NoPullRequest> {
+  const { input } = run;
   const { signal } = input;
   void input.status.progress("setting_up").catch(progressIsBestEffort);
   const sandboxes = runSandboxes(input, checkout, config);
   const onAbort = () => void sandboxes.disposeAll();
   signal.addEventListener("abort", onAbort, { once: true });
-  const test = { command: config.testCommand, timeoutMs: config.testTimeoutMs };
   try {
     const prepared = await prepare(run, checkout, config, sandboxes);
-    // The agent's sandbox first: the one start the agent's first step waits for.
-    // The agent (its model client) is made while the sandbox starts; an error surfaces where it is used.
-    const agent = input.agentFor(config);
-    agent.catch(() => {});
-    const began = performance.now();
-    const sandbox = await sandboxes.start(prepared.dir);
-    run.lap("sandbox");
-    logStartPath(run, prepared, sandbox, performance.now() - began);
-    const baseline = startBaselineAlongside({
-      sandboxes,
-      dir: prepared.dir,
-      test,
-      signal,
-      stopsRun: (result) => baselineStopReason(run, config, result),
-    });
-    const outcome = await runAgentPhase({
-      sandbox,
-      gateSetup: { prepared, sandboxes, test, scratch: join(run.root, "scratch") },
-      config,
-      input: { ...input, signal: baseline.signal, agentFor: () => agent },
-      timings,
-      lap: run.lap,
-      onAgentDone: () => {
-        // Removed while the proof runs and the change is published; awaited before the status says done.
-        run.disposal = sandboxes.dispose(sandbox);
-      },
-      baseline: baseline.settled,
-    }).catch(async (error: unknown) => {
-      if (signal.aborted) throw error;
-      // A baseline that stops the run is the first reason, as when it ran before the agent: an agent that
-      // failed on its own meanwhile (no model key, say) waits for the baseline's verdict.
-      const stop = error instanceof BaselineStop ? error : await baselineStopOf(baseline.settled);
-      if (!stop) throw error;
-      await input.status.failed(stop.reason);
-      return { kind: "no_pull_request", reason: stop.reason, trajectory: null } as const;
-    });
-    if (outcome.kind === "no_pull_request") return { ...outcome, timings };
-    // The baseline ran during the agent's time: its test run is the tests' time.
-    const baselineRun = await baseline.settled;
-    timings.agent = (timings.agent ?? 0) - baselineRun.durationMs;
-    timings.tests = (timings.tests ?? 0) + baselineRun.durationMs;
-    return { ...outcome, baseline: baselineRun };
+    return await agentAlongsideBaseline(run, config, sandboxes, prepared);
   } finally {
     signal.removeEventListener("abort", onAbort);
     const agentDisposal = run.disposal;
     run.disposal = sandboxes.disposeAll().then(() => agentDisposal);
   }
+}
+
+type NoPullRequest = Extract<RunOutcome, { kind: "no_pull_request" }>;
+
+/** Steps 6 to 9 on the prepared tree: the agent's phase, with the baseline running alongside it. */
+async function agentAlongsideBaseline<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  config: C,
+  sandboxes: RunSandboxes,
+  prepared: PreparedTree,
+): Promise<Gated | NoPullRequest> {
+  const { input, timings } = run;
+  const test = { command: config.testCommand, timeoutMs: config.testTimeoutMs };
+  // The agent (its model client) is made while the sandbox starts; an error surfaces where it is used.
+  const agent = input.agentFor(config);
+  agent.catch(() => {});
+  const sandbox = await startAgentSandbox(run, sandboxes, prepared);
+  const baseline = startBaselineAlongside({
+    sandboxes,
+    dir: prepared.dir,
+    test,
+    signal: input.signal,
+    stopsRun: (result) => baselineStopReason(run, config, result),
+  });
+  const outcome = await runAgentPhase({
+    sandbox,
+    gateSetup: { prepared, sandboxes, test, scratch: join(run.root, "scratch") },
+    config,
+    input: { ...input, signal: baseline.signal, agentFor: () => agent },
+    timings,
+    lap: run.lap,
+    onAgentDone: () => {
+      // Removed while the proof runs and the change is published; awaited before the status says done.
+      run.disposal = sandboxes.dispose(sandbox);
+    },
+    baseline: baseline.settled,
+  }).catch((error: unknown) => stoppedByBaseline(run, baseline.settled, error));
+  if (outcome.kind === "no_pull_request") return { ...outcome, timings };
+  return { ...outcome, baseline: await foldBaselineTime(timings, baseline.settled) };
+}
+
+/** The agent's sandbox, started first: the one start the agent's first step waits for. */
+async function startAgentSandbox<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  sandboxes: RunSandboxes,
+  prepared: PreparedTree,
+): Promise<Sandbox> {
+  const began = performance.now();
+  const sandbox = await sandboxes.start(prepared.dir);
+  run.lap("sandbox");
+  logStartPath(run, prepared, sandbox, performance.now() - began);
+  return sandbox;
+}
+
+/** The agent phase's error as the outcome without a pull request when the baseline stopped the run. */
+async function stoppedByBaseline<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  baseline: Promise<TestRun>,
+  error: unknown,
+): Promise<Omit<NoPullRequest, "timings">> {
+  if (run.input.signal.aborted) throw error;
+  // A baseline that stops the run is the first reason, as when it ran before the agent: an agent that
+  // failed on its own meanwhile (no model key, say) waits for the baseline's verdict.
+  const stop = error instanceof BaselineStop ? error : await baselineStopOf(baseline);
+  if (!stop) throw error;
+  await run.input.status.failed(stop.reason);
+  return { kind: "no_pull_request", reason: stop.reason, trajectory: null };
+}
+
+/** The baseline ran during the agent's time: its test run is moved to the tests' time. */
+async function foldBaselineTime(timings: RunTimings, baseline: Promise<TestRun>): Promise<TestRun> {
+  const baselineRun = await baseline;
+  timings.agent = (timings.agent ?? 0) - baselineRun.durationMs;
+  timings.tests = (timings.tests ?? 0) + baselineRun.durationMs;
+  return baselineRun;
 }
 
 /** The baseline's BaselineStop once it settles; null when it passed, may fail, or failed otherwise. */

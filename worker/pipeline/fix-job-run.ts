@@ -1,0 +1,111 @@
+/**
+ * The run of a fix job (fix-job.ts) once its client and status are set up: the issue read, then either
+ * the change an earlier attempt kept published, or the whole pipeline (run.ts) with its input.
+ */
+import { CancelledError } from "../../src/errors.js";
+import { githubFailure } from "../../src/github/index.js";
+import type { JobContext, ProcessorDeps, RunContext } from "./fix-job-context.js";
+import { keepForRetry } from "./pending-publish.js";
+import { resumePublishing } from "./resume-publish.js";
+import { loadReviewRun } from "./review.js";
+import { runFix } from "./run.js";
+import type { PipelineRepoConfig, Publisher, RunInput, RunOutcome } from "./types.js";
+
+/** The run itself: publishing the change kept before, or the whole pipeline. */
+export async function runOrResume<C extends PipelineRepoConfig>(
+  deps: ProcessorDeps<C>,
+  ctx: JobContext,
+  runCtx: RunContext,
+): Promise<RunOutcome> {
+  const { data, log } = ctx;
+  const { octokit, kept, pendingKey, run } = runCtx;
+  const early = await deps.pendingCancel(ctx.job.id ?? "");
+  if (early) throw new CancelledError("cancelled before start", early);
+  const { owner, repo, issueNumber } = data;
+  const [repository, issue] = await Promise.all([
+    octokit.rest.repos.get({ owner, repo }),
+    octokit.rest.issues.get({ owner, repo, issue_number: issueNumber }),
+  ]).catch((error: unknown) => {
+    throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
+  });
+  const pending = deps.pendingPublishes;
+  const publisher = pending
+    ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingKey, run, log)
+    : deps.publisher(octokit, data, run);
+  if (kept) log.info(`${kept.unpushed ? "pushing and " : ""}publishing the change kept before`);
+  const read: ReadIssue = { repository: repository.data, issue: issue.data };
+  return kept
+    ? await resumePublishing({
+        kept,
+        publisher,
+        status: runCtx.status,
+        requestedBy: data.requestedBy,
+        push: {
+          cloneUrl: read.repository.clone_url,
+          identity: deps.identity,
+          token: (purpose) => ctx.credentials.token(purpose),
+          signal: ctx.signal,
+          workRoot: deps.workRoot,
+        },
+        store: pending,
+        key: pendingKey,
+        logger: log,
+      })
+    : await runFix(await runFixInput(deps, ctx, runCtx, read, publisher));
+}
+
+/** The repository and the issue as the installation's client read them. */
+interface ReadIssue {
+  repository: { full_name: string; clone_url: string; default_branch: string };
+  issue: { title: string; body?: string | null | undefined };
+}
+
+async function runFixInput<C extends PipelineRepoConfig>(
+  deps: ProcessorDeps<C>,
+  ctx: JobContext,
+  runCtx: RunContext,
+  { repository, issue }: ReadIssue,
+  publisher: Publisher,
+): Promise<RunInput<C>> {
+  const { data, credentials } = ctx;
+  const { owner, repo, issueNumber } = data;
+  const { run, pendingKey } = runCtx;
+  const pending = deps.pendingPublishes;
+  return {
+    jobId: ctx.job.id ?? "",
+    issue: { number: issueNumber, title: issue.title, body: issue.body ?? null },
+    repository: {
+      fullName: repository.full_name,
+      cloneUrl: repository.clone_url,
+      defaultBranch: repository.default_branch,
+    },
+    requestedBy: data.requestedBy,
+    token: (purpose) => credentials.token(purpose),
+    // The config is read through the contents API, with a token that may only read contents.
+    loadConfig: async () =>
+      deps.loadConfig(data, {
+        api: await credentials.contentsReader(),
+        orgApi: await credentials.orgContentsReader(),
+        defaultBranch: repository.default_branch,
+      }),
+    setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
+    identity: deps.identity,
+    sandboxes: deps.sandboxes,
+    agentFor: (config) => deps.agent(config, data, run),
+    publisher,
+    status: runCtx.status,
+    signal: ctx.signal,
+    keepUnpushed: pending && ((draft, unpushed) => pending.save(pendingKey, { run, draft, unpushed })),
+    logger: ctx.log,
+    ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
+    // Review runs: the pull request's branch, and the issue plus the review as the task.
+    ...(data.trigger === "review"
+      ? await loadReviewRun(
+          runCtx.octokit,
+          data,
+          { number: issueNumber, title: issue.title, body: issue.body ?? null },
+          deps.identity.name,
+        )
+      : {}),
+  };
+}
