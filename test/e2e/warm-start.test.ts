@@ -73,12 +73,29 @@ describe.runIf(ready)("warm start: a second run of a repository skips setup", ()
     expect(second.status).toContain(`Setup skipped: reused the environment prepared at ${preparedAt}`);
     // Setup did not run again: it would have kept another image.
     expect(await keptImages()).toHaveLength(1);
+    // The agent's sandbox was the standby the first run left (sandbox/docker-standby.ts), and the tests
+    // the gate ran in it passed: it held what setup prepared.
+    expect(await agentSandboxFromStandby(second.issue)).toBe(true);
 
     await commitToMain(stack, repo, { "requirements.txt": "# one line changed\n" });
     const third = await runIssue();
     expect(third.status).not.toContain("reused the environment");
     expect(await keptImages()).toHaveLength(2);
+    // A new environment: no standby of it existed, and the old one's never serves it.
+    expect(await agentSandboxFromStandby(third.issue)).toBe(false);
   }, 1_200_000);
+
+  /** Whether the run's agent sandbox started as a standby (its start-up phases, in the job's result). */
+  async function agentSandboxFromStandby(issue: IssueRef): Promise<boolean> {
+    // The status is final a moment before the job's result is stored.
+    const job = await waitFor("the job's result", async () => {
+      const found = await stack.app!.queue.queue.getJob(`fix-${repo.id}-${issue.number}`);
+      return found?.finishedOn ? found : undefined;
+    });
+    const timings = (job.returnvalue as { timings?: Record<string, number> } | undefined)?.timings;
+    expect(timings?.start_agent_sandbox).toBeGreaterThan(0);
+    return timings !== undefined && "start_sandbox_standby" in timings;
+  }
 });
 
 /** A commit on the stand-in's main, as a maintainer's merge would make it. */
