@@ -84,7 +84,7 @@ export async function startSandbox(
   }
 }
 
-export function startError(error: unknown): SandboxError {
+function startError(error: unknown): SandboxError {
   if (error instanceof SandboxError) return error;
   return new SandboxError(`cannot start the sandbox: ${(error as Error).message}`, {
     code: "sandbox_start_failed",

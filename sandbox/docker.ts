@@ -24,28 +24,13 @@ import {
   sandboxEnv,
   sessionSettings,
 } from "./common.js";
-import { buildRepoImage } from "./docker-build.js";
 import { caTrustEnv, checkCaBundle } from "./docker-ca.js";
 import {
   DockerPreparedEnvironments,
   KEPT_WORKSPACE,
   type KeptEnvironmentsOptions,
 } from "./docker-environments.js";
-import {
-  NO_STANDBY,
-  fillStandby,
-  STANDBY_JOB,
-  type StandbySettings,
-  standbyFingerprint,
-} from "./docker-standby.js";
-import { type SandboxPlan, type StartedSandbox, startSandbox } from "./docker-start.js";
-import {
-  derivedImage,
-  type ImageFitness,
-  inspectForeignImage,
-  probeImage,
-  unsuitableImage,
-} from "./docker-image.js";
+import { SandboxImages } from "./docker-images.js";
 import {
   asCidr,
   checkCidrs,
@@ -56,6 +41,14 @@ import {
   SANDBOX_PATH,
 } from "./docker-spec.js";
 import {
+  fillStandby,
+  NO_STANDBY,
+  STANDBY_JOB,
+  type StandbySettings,
+  standbyFingerprint,
+} from "./docker-standby.js";
+import { type SandboxPlan, type StartedSandbox, startSandbox } from "./docker-start.js";
+import {
   DEFAULT_SETUP_NETWORK,
   egressRules,
   ensureSetupNetwork,
@@ -63,7 +56,7 @@ import {
   hostResolvers,
 } from "./egress.js";
 import { StandbyPool } from "./standby-pool.js";
-import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "./version.js";
+import { SANDBOX_IMAGE } from "./version.js";
 
 export type { DockerSandbox } from "./docker-sandbox.js";
 
@@ -133,10 +126,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly deny: string[];
   private networkReady: Promise<string[]> | undefined;
   readonly environments: DockerPreparedEnvironments | undefined;
-  /** Foreign images made fit for the sandbox, by image id: the image to run and what it lacks. */
-  private readonly prepared = new Map<string, Promise<{ run: string; fitness: ImageFitness }>>();
-  /** Repository images built, by what built them: the image's id. */
-  private readonly built = new Map<string, Promise<string>>();
+  private readonly images: SandboxImages;
   private readonly standbys: StandbyPool<StartedSandbox>;
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
@@ -152,6 +142,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       ? new DockerPreparedEnvironments(this.docker, this.image, options.keptEnvironments)
       : undefined;
     this.caBundle = options.caBundle === undefined ? undefined : checkCaBundle(options.caBundle);
+    this.images = new SandboxImages(this.docker, this.image, this.environments);
     this.standbys = new StandbyPool(options.standby ?? NO_STANDBY);
   }
 
@@ -171,45 +162,9 @@ export class DockerSandboxProvider implements SandboxProvider {
     return this.networkReady;
   }
 
-  /** agent-fix's own images (the provider's default, the slim, the rich and the kept ones) run as they are. */
-  private isOwnImage(image: string): boolean {
-    const name = image.replace(/:[^/:]*$/, "");
-    if (this.environments?.owns(image)) return true;
-    return image === this.image || name === SANDBOX_IMAGE_NAME || name === SANDBOX_RICH_IMAGE_NAME;
-  }
-
-  /** The image a sandbox of `image` runs: itself when agent-fix's own, else its prepared derivative. */
-  private async runnableImage(image: string, network: boolean): Promise<string> {
-    if (this.isOwnImage(image)) return image;
-    // Inspected each time and kept by id: an image pulled or built again under the same name is new.
-    const info = await inspectForeignImage(this.docker, image);
-    let prepared = this.prepared.get(info.Id);
-    if (!prepared) {
-      prepared = (async () => {
-        const fitness = await probeImage(this.docker, image, info.Id);
-        if (fitness.missing.length > 0) throw unsuitableImage(image, fitness.missing, false);
-        return { run: await derivedImage(this.docker, image, info.Id), fitness };
-      })();
-      // A failure is not kept: the operator may fix the image meanwhile.
-      prepared.catch(() => this.prepared.delete(info.Id));
-      this.prepared.set(info.Id, prepared);
-    }
-    const { run, fitness } = await prepared;
-    if (network && fitness.missingForNetwork.length > 0)
-      throw unsuitableImage(image, fitness.missingForNetwork, true);
-    return run;
-  }
-
   /** The id of the repository's image, built on first use (and again after a failure). */
   repoImage(build: NonNullable<SandboxCreateOptions["imageBuild"]>): Promise<string> {
-    const key = JSON.stringify(build);
-    let id = this.built.get(key);
-    if (!id) {
-      id = buildRepoImage(this.docker, build);
-      id.catch(() => this.built.delete(key));
-      this.built.set(key, id);
-    }
-    return id;
+    return this.images.build(build);
   }
 
   async create(options: SandboxCreateOptions): Promise<Sandbox> {
@@ -276,7 +231,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       [LABEL.image]: image,
     };
     const network = options.network === true ? this.setupNetwork : undefined;
-    const runImage = await this.runnableImage(image, network !== undefined);
+    const runImage = await this.images.runnable(image, network !== undefined);
     const fixed = safeEnv(HOME, SANDBOX_PATH);
     const env = sandboxEnv(this.caBundle ? { ...fixed, ...caTrustEnv() } : fixed, options.env);
     return {

@@ -6,7 +6,7 @@
  * one left unused for `idleMs` is removed.
  */
 
-export interface StandbyPoolOptions {
+interface StandbyPoolOptions {
   /** How many standbys at most (0: none). */
   max: number;
   /** A standby not taken in this time is removed. */
