@@ -216,15 +216,16 @@ describe.skipIf(!up)("sign-in attempts are limited per address (real server, Red
   });
 });
 
-describe.skipIf(!up)(
-  "behind a trusted proxy (AGENT_FIX_TRUST_PROXY), sign-ins are limited per client",
-  () => {
+// The proxy named by its address, or counted as the one hop in front of the server.
+describe.skipIf(!up).each(["loopback", "1"])(
+  "behind a proxy (AGENT_FIX_TRUST_PROXY=%s), sign-ins are limited per client",
+  (trust) => {
     let app: DashboardApp;
     // The test's connections come from 127.0.0.1: the proxy, which appends the client's address.
     const viaProxy = (secret: string, client: string) => signInTo(app, secret, client);
 
     beforeAll(async () => {
-      app = await startDashboardApp({ AGENT_FIX_TRUST_PROXY: "loopback" });
+      app = await startDashboardApp({ AGENT_FIX_TRUST_PROXY: trust });
     });
     afterAll(async () => {
       await app?.close();
