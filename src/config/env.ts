@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
+import { trustProxySchema } from "./trust-proxy.js";
 
 const flag = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -45,6 +46,7 @@ export const envSchema = z.object({
         .map((s) => s.trim().toLowerCase())
         .filter(Boolean),
     ), // GitHub logins that see every run and the queue, comma-separated; others see the runs of repositories they can read
+  AGENT_FIX_TRUST_PROXY: trustProxySchema.optional(), // the reverse proxies in front of the server, as a hop count (1) or their addresses/CIDRs (10.0.0.0/8, loopback), comma-separated: the sign-in limit counts per X-Forwarded-For client past them; unset = per connection, the header ignored
   AGENT_FIX_REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//)
@@ -87,6 +89,7 @@ const examples: Record<string, string> = {
   AGENT_FIX_GITHUB_THROTTLE: "AGENT_FIX_GITHUB_THROTTLE=true",
   AGENT_FIX_WEBHOOK_MAX_BYTES: "AGENT_FIX_WEBHOOK_MAX_BYTES=26214400",
   AGENT_FIX_DASHBOARD_SECRET: "AGENT_FIX_DASHBOARD_SECRET=$(openssl rand -hex 32)",
+  AGENT_FIX_TRUST_PROXY: "AGENT_FIX_TRUST_PROXY=1 (one proxy) or AGENT_FIX_TRUST_PROXY=10.0.0.5,fd00::/8",
 };
 
 /** Parses the environment; a wrong variable is a ConfigError naming it, with an example. */

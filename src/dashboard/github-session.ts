@@ -2,7 +2,8 @@
  * Sessions of viewers signed in with GitHub. The user's token is kept in Redis under a hash of a random
  * session id; the cookie holds only the id, and the token is never logged. An expiring user token (8
  * hours) is refreshed with its refresh token when it has less than REFRESH_MARGIN left or GitHub answers
- * 401, so a session lasts SESSION_SECONDS; without a refresh token it lasts the token's own lifetime.
+ * 401 (once for all of a session's requests at a time: github-refresh.ts), so a session lasts
+ * SESSION_SECONDS; without a refresh token it lasts the token's own lifetime.
  * Whether the viewer may see a repository's runs is what GitHub answers the user's token for GET
  * /repos/{owner}/{repo} (a user-to-server token reaches a repository only when both the user and the
  * app's installation do; 404 = no access), cached per session for a minute.
@@ -10,7 +11,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Redis } from "ioredis";
-import { requestUserToken, type UserToken } from "./github-token.js";
+import { readSession, refreshOnce, type StoredSession, storedSession } from "./github-refresh.js";
+import type { UserToken } from "./github-token.js";
 import type { SessionOptions } from "./session.js";
 
 const COOKIE = "agent_fix_dashboard_gh";
@@ -44,14 +46,6 @@ export interface Viewer {
   canSee(repo: string): Promise<boolean>;
 }
 
-interface StoredSession {
-  login: string;
-  token: string;
-  /** When the token expires (ms). */
-  expiresAt: number;
-  refreshToken?: string;
-}
-
 const sessionKey = (config: GitHubSignInConfig, id: string) =>
   `${config.keyPrefix}:dashboard:session:${createHash("sha256").update(id).digest("hex")}`;
 
@@ -78,19 +72,15 @@ export async function createGitHubSession(
   const id = randomBytes(32).toString("base64url");
   const lasts = issued.refresh ? Math.min(SESSION_SECONDS, issued.refresh.expiresIn) : issued.expiresIn;
   const seconds = Math.max(60, Math.min(lasts, SESSION_SECONDS));
-  await config.redis.set(sessionKey(config, id), JSON.stringify(stored(user.login, issued)), "EX", seconds);
+  await config.redis.set(
+    sessionKey(config, id),
+    JSON.stringify(storedSession(user.login, issued)),
+    "EX",
+    seconds,
+  );
   return {
     cookie: (options) =>
       `${COOKIE}=${id}; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=${seconds}${options.secure ? "; Secure" : ""}`,
-  };
-}
-
-function stored(login: string, issued: UserToken): StoredSession {
-  return {
-    login,
-    token: issued.token,
-    expiresAt: Date.now() + issued.expiresIn * 1000,
-    ...(issued.refresh ? { refreshToken: issued.refresh.token } : {}),
   };
 }
 
@@ -103,9 +93,9 @@ export async function githubViewer(config: GitHubSignInConfig, req: IncomingMess
   const id = sessionId(req);
   if (!id) return null;
   const key = sessionKey(config, id);
-  const raw = await config.redis.get(key);
-  if (!raw) return null;
-  const tokens = sessionTokens(config, key, JSON.parse(raw) as StoredSession);
+  const session = await readSession(config.redis, key);
+  if (!session) return null;
+  const tokens = sessionTokens(config, key, session);
   if (!(await tokens.fresh())) return null;
   const { login } = tokens.current();
   const operator = config.operators.includes(login.toLowerCase());
@@ -124,12 +114,12 @@ interface SessionTokens {
   renewed(used: string): Promise<string | null>;
 }
 
-/** The session's token, refreshed at most once at a time within a request. */
+/** The session's token, refreshed at most once at a time (within a request here, across them: github-refresh.ts). */
 function sessionTokens(config: GitHubSignInConfig, key: string, start: StoredSession): SessionTokens {
   let session = start;
   let refreshing: Promise<boolean> | undefined;
   const refresh = () => {
-    refreshing ??= refreshSession(config, key, session).then((next) => {
+    refreshing ??= refreshOnce(config, key, session).then((next) => {
       refreshing = undefined;
       if (next) session = next;
       return next !== null;
@@ -144,25 +134,6 @@ function sessionTokens(config: GitHubSignInConfig, key: string, start: StoredSes
       return (await refresh()) ? session.token : null;
     },
   };
-}
-
-/** The session with a new token from its refresh token (GitHub revokes the old pair); null ends it. */
-async function refreshSession(
-  config: GitHubSignInConfig,
-  key: string,
-  session: StoredSession,
-): Promise<StoredSession | null> {
-  const issued = session.refreshToken
-    ? await requestUserToken(config, { grant_type: "refresh_token", refresh_token: session.refreshToken })
-    : { error: "no refresh token" };
-  if ("error" in issued) {
-    await config.redis.del(key);
-    return null;
-  }
-  const next = stored(session.login, issued);
-  // The session's end stays where it was: a refresh extends the token, not the sign-in.
-  await config.redis.set(key, JSON.stringify(next), "KEEPTTL");
-  return next;
 }
 
 async function canRead(

@@ -19,6 +19,9 @@ export interface UserToken {
   refresh?: { token: string; expiresIn: number };
 }
 
+/** A token request GitHub has not answered by then has failed (github-refresh.ts's lock outlives it). */
+export const TOKEN_REQUEST_TIMEOUT_MS = 10_000;
+
 /** The default lifetime of a token GitHub gives without `expires_in` (it does not expire). */
 const NON_EXPIRING_SECONDS = 8 * 3600;
 
@@ -31,6 +34,7 @@ export async function requestUserToken(
     method: "POST",
     headers: { accept: "application/json", "content-type": "application/json" },
     body: JSON.stringify({ client_id: config.clientId, client_secret: config.clientSecret, ...grant }),
+    signal: AbortSignal.timeout(TOKEN_REQUEST_TIMEOUT_MS),
   }).catch((error: unknown) => ({ error }));
   if ("error" in response) return { error: `GitHub could not be reached (${String(response.error)})` };
   const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;

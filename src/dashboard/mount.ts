@@ -39,7 +39,7 @@ export function dashboardFor(
     secure,
     queue,
     store,
-    limits: signInLimits(redis, env.AGENT_FIX_QUEUE_PREFIX),
+    limits: signInLimits(redis, env.AGENT_FIX_QUEUE_PREFIX, env.AGENT_FIX_TRUST_PROXY),
   });
 }
 

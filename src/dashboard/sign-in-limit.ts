@@ -3,13 +3,16 @@
  * through rate-limit-redis, so every server process shares the count): the shared-secret form and
  * GitHub's callback count only failures (a brute force of the secret or of OAuth codes), the start
  * of a GitHub sign-in counts every request (each writes a state to Redis). Past the limit: 429 with
- * Retry-After. The address is the connection's peer: behind a proxy every client shares the proxy's.
+ * Retry-After. The address is the connection's peer, or with AGENT_FIX_TRUST_PROXY the client address
+ * the trusted proxies forwarded (X-Forwarded-For): without it every client behind a proxy shares the
+ * proxy's, and a client's own X-Forwarded-For is never believed.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Request, Response } from "express";
 import { ipKeyGenerator, type RateLimitRequestHandler, rateLimit } from "express-rate-limit";
 import type { Redis } from "ioredis";
 import { RedisStore } from "rate-limit-redis";
+import { clientAddressOf, type TrustProxy } from "../config/trust-proxy.js";
 import { html, sendPage } from "./html.js";
 
 const WINDOW_MS = 15 * 60 * 1000;
@@ -26,7 +29,8 @@ export interface SignInLimits {
   starts: SignInGate;
 }
 
-export function signInLimits(redis: Redis, keyPrefix: string): SignInLimits {
+export function signInLimits(redis: Redis, keyPrefix: string, trust?: TrustProxy): SignInLimits {
+  const address = clientAddressOf(trust);
   const store = (kind: string) =>
     new RedisStore({
       prefix: `${keyPrefix}:dashboard:sign-in-${kind}:`,
@@ -35,23 +39,23 @@ export function signInLimits(redis: Redis, keyPrefix: string): SignInLimits {
   return {
     failures: gate(
       rateLimit({
-        ...common(),
+        ...common(address),
         limit: FAILED_SIGN_INS,
         store: store("failures"),
         skipSuccessfulRequests: true,
       }),
     ),
-    starts: gate(rateLimit({ ...common(), limit: STARTED_SIGN_INS, store: store("starts") })),
+    starts: gate(rateLimit({ ...common(address), limit: STARTED_SIGN_INS, store: store("starts") })),
   };
 }
 
-function common() {
+function common(address: (req: IncomingMessage) => string) {
   return {
     windowMs: WINDOW_MS,
     standardHeaders: "draft-7" as const,
     legacyHeaders: false,
-    // The dashboard is no express app: the peer address, not express's req.ip.
-    keyGenerator: (req: Request) => ipKeyGenerator(req.socket.remoteAddress ?? "unknown"),
+    // The dashboard is no express app (no req.ip): the address as AGENT_FIX_TRUST_PROXY says.
+    keyGenerator: (req: Request) => ipKeyGenerator(address(req)),
     handler: (_req: Request, res: Response) => {
       const minutes = Math.ceil(Number(res.getHeader("retry-after") ?? 60) / 60);
       sendPage(

@@ -22,6 +22,8 @@ export interface DashboardApp {
   url: string;
   github: GitHubServer;
   web: WebhookApp;
+  /** Starts another server process of the same deployment (same Redis prefix and environment); its URL. */
+  twin(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -49,11 +51,9 @@ export async function startDashboardApp(
     files: { "README.md": "x\n" },
     permissions: { alice: "write" },
   });
-  const web = await startWebhookApp({
-    github,
-    secret: WEBHOOK_SECRET,
-    env: { AGENT_FIX_DASHBOARD_SECRET: DASHBOARD_SECRET, ...oauthEnv, ...env },
-  });
+  const appEnv = { AGENT_FIX_DASHBOARD_SECRET: DASHBOARD_SECRET, ...oauthEnv, ...env };
+  const web = await startWebhookApp({ github, secret: WEBHOOK_SECRET, env: appEnv });
+  const twins: WebhookApp[] = [];
   // The GitHub App's registered callback URL.
   github.oauth.callbackUrls = [`${web.server.url}/dashboard/callback`];
   const store = createTrajectoryStore(web.server.queue.redis, {
@@ -93,7 +93,13 @@ export async function startDashboardApp(
     url: web.server.url,
     github,
     web,
+    async twin() {
+      const twin = await startWebhookApp({ github, secret: WEBHOOK_SECRET, prefix: web.prefix, env: appEnv });
+      twins.push(twin);
+      return twin.server.url;
+    },
     async close() {
+      for (const twin of twins) await twin.close();
       await web.close();
       await github.stop();
     },

@@ -17,11 +17,12 @@ import { DASHBOARD_SECRET, type DashboardApp, RUNS, startDashboardApp } from "./
 
 const up = await redisAvailable();
 
-/** The shared-secret sign-in form, posted as a browser would. */
-const signInTo = (app: DashboardApp, secret: string) =>
+/** The shared-secret sign-in form, posted as a browser would (through a proxy: its X-Forwarded-For). */
+const signInTo = (app: DashboardApp, secret: string, forwardedFor?: string) =>
   fetch(`${app.url}/dashboard/login`, {
     method: "POST",
     body: new URLSearchParams({ secret }),
+    headers: forwardedFor ? { "x-forwarded-for": forwardedFor } : {},
     redirect: "manual",
   });
 
@@ -46,6 +47,20 @@ describe("dashboard switch", () => {
     const log = { info: () => {} };
     expect(() => dashboardFor(env, {} as Queue, {} as TrajectoryStore, log, {} as Redis)).toThrow(
       "GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET go together",
+    );
+  });
+
+  it("AGENT_FIX_TRUST_PROXY: a hop count or addresses/CIDRs; true and malformed addresses are refused", () => {
+    expect(parseEnv({ AGENT_FIX_TRUST_PROXY: "1" }).AGENT_FIX_TRUST_PROXY).toEqual({ hops: 1 });
+    expect(parseEnv({ AGENT_FIX_TRUST_PROXY: "loopback, 10.0.0.0/8" }).AGENT_FIX_TRUST_PROXY).toEqual({
+      addresses: ["loopback", "10.0.0.0/8"],
+    });
+    expect(parseEnv({}).AGENT_FIX_TRUST_PROXY).toBeUndefined();
+    expect(() => parseEnv({ AGENT_FIX_TRUST_PROXY: "true" })).toThrow(
+      "AGENT_FIX_TRUST_PROXY: true would let any client choose its address",
+    );
+    expect(() => parseEnv({ AGENT_FIX_TRUST_PROXY: "10.0.0.300" })).toThrow(
+      "AGENT_FIX_TRUST_PROXY: invalid IP address: 10.0.0.300",
     );
   });
 
@@ -181,8 +196,11 @@ describe.skipIf(!up)("sign-in attempts are limited per address (real server, Red
     // A successful sign-in does not count against the address.
     expect((await signIn(DASHBOARD_SECRET)).status).toBe(303);
     for (let attempt = 1; attempt <= FAILED_SIGN_INS; attempt++) {
-      expect((await signIn(`wrong-secret-${attempt}-0123456789`)).status, `attempt ${attempt}`).toBe(401);
+      // Without AGENT_FIX_TRUST_PROXY a client's own X-Forwarded-For changes nothing.
+      const forged = await signInTo(app, `wrong-secret-${attempt}-0123456789`, `198.51.100.${attempt}`);
+      expect(forged.status, `attempt ${attempt}`).toBe(401);
     }
+    expect((await signInTo(app, "wrong-secret-x-0123456789", "198.51.100.99")).status).toBe(429);
     const limited = await signIn("wrong-secret-last-0123456789");
     expect(limited.status).toBe(429);
     const retryAfter = Number(limited.headers.get("retry-after"));
@@ -197,3 +215,36 @@ describe.skipIf(!up)("sign-in attempts are limited per address (real server, Red
     expect((await fetch(`${app.url}/dashboard/login`, { redirect: "manual" })).status).toBe(302);
   });
 });
+
+// The proxy named by its address, or counted as the one hop in front of the server.
+describe.skipIf(!up).each(["loopback", "1"])(
+  "behind a proxy (AGENT_FIX_TRUST_PROXY=%s), sign-ins are limited per client",
+  (trust) => {
+    let app: DashboardApp;
+    // The test's connections come from 127.0.0.1: the proxy, which appends the client's address.
+    const viaProxy = (secret: string, client: string) => signInTo(app, secret, client);
+
+    beforeAll(async () => {
+      app = await startDashboardApp({ AGENT_FIX_TRUST_PROXY: trust });
+    });
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    it("one client's failures lock out that client only, whatever it forges in front", async () => {
+      const [alice, bob] = ["203.0.113.10", "203.0.113.20"];
+      for (let attempt = 1; attempt <= FAILED_SIGN_INS; attempt++) {
+        expect(
+          (await viaProxy(`wrong-secret-${attempt}-0123456789`, alice)).status,
+          `attempt ${attempt}`,
+        ).toBe(401);
+      }
+      expect((await viaProxy(DASHBOARD_SECRET, alice)).status).toBe(429);
+      // Her own X-Forwarded-For, which the proxy appends her address to, is not believed.
+      expect((await viaProxy(DASHBOARD_SECRET, `198.51.100.1, ${alice}`)).status).toBe(429);
+      // Another client behind the same proxy has a count of its own.
+      expect((await viaProxy("wrong-secret-bob-0123456789", bob)).status).toBe(401);
+      expect((await viaProxy(DASHBOARD_SECRET, bob)).status).toBe(303);
+    });
+  },
+);

@@ -174,6 +174,27 @@ describe.skipIf(!up)("dashboard: sign in with GitHub (stand-in OAuth, real Redis
     }
   });
 
+  it("two tabs on two server processes refreshing at once share one refresh; the session lives on", async () => {
+    app.github.oauth.userTokenSeconds = 120;
+    const cookie = await signIn("alice");
+    // The refreshed token lives GitHub's 8 hours: after the one refresh, no request needs another.
+    app.github.oauth.userTokenSeconds = 8 * 60 * 60;
+    const twin = await app.twin();
+    const before = app.github.oauth.exchanges.length;
+    const pages = [app.url, twin, app.url, twin].map((base) =>
+      fetch(`${base}/dashboard/runs/${RUNS.gate}`, { headers: { cookie }, redirect: "manual" }),
+    );
+    const statuses = (await Promise.all(pages)).map((answer) => answer.status);
+    expect(statuses).toEqual([200, 200, 200, 200]);
+    expect(app.github.oauth.exchanges.slice(before)).toEqual(["refreshed"]);
+    for (const base of [app.url, twin]) {
+      const list = await fetch(`${base}/dashboard/`, { headers: { cookie } });
+      expect(list.status).toBe(200);
+      expect(await list.text()).toContain(`href="/dashboard/runs/${RUNS.gate}"`);
+    }
+    expect(app.github.oauth.exchanges.slice(before)).toEqual(["refreshed"]);
+  });
+
   it("the stand-in answers the token exchange as GitHub documents it", async () => {
     const exchange = (body: Record<string, string>) =>
       fetch(`${app.github.url}/login/oauth/access_token`, {
