@@ -120,6 +120,19 @@ describe.runIf(ready)("warm start: the environment setup prepared, kept and foun
     expect(await readFile(join(other.prepared.dir, "deps/stamp"), "utf8")).not.toBe(stamp);
   }, 400_000);
 
+  it("lays nothing on the host when every kept file lies under a skipped directory: the checkout is the prepared tree", async () => {
+    const commands = ["mkdir -p node_modules/only && echo only > node_modules/only/index.js"];
+    const first = await prepare(await repository({ "app.txt": "only-1\n" }), { commands });
+    expect(first.prepared.reused).toBeUndefined();
+    const repo = await repository({ "app.txt": "only-2\n" });
+    const second = await prepare(repo, { commands });
+    expect(second.prepared.reused).toBeDefined();
+    // No copy of the checkout, no tree to compute: the kept image lays node_modules in each sandbox.
+    expect(second.prepared.dir).toBe(repo.dir);
+    expect(second.prepared.tree).toBe(second.prepared.base.tree);
+    expect(await inSandbox(second, "cat node_modules/only/index.js app.txt")).toBe("only\nonly-2");
+  }, 300_000);
+
   it("gives what root setup installed to an agent that is not root, cannot write it and gains nothing from setuid", async () => {
     const commands = [
       // Outside the workspace: only root can write there, and only a kept environment keeps it.

@@ -8,7 +8,7 @@
  */
 import { appendFile, cp, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { KeptEnvironment, SetupUser } from "../../src/contracts.js";
+import type { KeptEnvironment, PreparedEnvironments, SetupUser } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
 import { environmentKey } from "./environment-key.js";
 import type { RunSandboxes } from "./sandbox.js";
@@ -68,19 +68,7 @@ export async function prepareTree(options: PrepareOptions): Promise<PreparedTree
   // same image (the engine's build cache), whose kept environment a later run reuses.
   const lookup = image === null && store ? await sandboxes.builtImage() : image;
   const found = store && lookup !== null ? await store.find(key, lookup) : null;
-  if (store && found) {
-    const steps = stepTimer();
-    await layKeptWorkspace(store, found, options.checkoutDir, options.root, dir);
-    steps.lap("lay_workspace");
-    // The kept files were scanned when kept, for these very secrets (they are part of the key): only the
-    // new checkout's files are new here.
-    await refuseSecrets(options.checkoutDir, options.secrets);
-    steps.lap("secret_scan");
-    sandboxes.useImage(found.image);
-    const tree = await treeOfDirectory(base, dir);
-    steps.lap("tree");
-    return { dir, base, tree, reused: found, steps: steps.laps };
-  }
+  if (store && found) return reuseKept(store, found, options, base, dir);
   await mkdir(dir);
   await cp(join(options.checkoutDir, ".git"), join(dir, ".git"), { recursive: true, verbatimSymlinks: true });
   const sandbox = await sandboxes.start(options.checkoutDir, options.setup.network, store ? user : undefined);
@@ -114,6 +102,33 @@ export async function prepareTree(options: PrepareOptions): Promise<PreparedTree
     // Awaited: nothing setup started may still run when the agent's sandbox starts.
     await sandboxes.dispose(sandbox);
   }
+}
+
+/**
+ * A warm start's prepared tree. Usually every file setup produced lies under a directory the host's tree
+ * skips (node_modules, .venv…) and lives in the kept image alone, which lays it in each sandbox itself:
+ * the new checkout as it is, with the base commit's tree, is the prepared tree. Otherwise the few kept
+ * files the host needs go under `dir` first and the checkout over them.
+ */
+async function reuseKept(
+  store: PreparedEnvironments,
+  found: KeptEnvironment,
+  options: PrepareOptions,
+  base: BaseCommit,
+  dir: string,
+): Promise<PreparedTree> {
+  const steps = stepTimer();
+  const hostFiles = await store.workspace(found);
+  if (hostFiles) await layKeptWorkspace(hostFiles, options.checkoutDir, options.root, dir);
+  steps.lap("lay_workspace");
+  // The kept files were scanned when kept, for these very secrets (they are part of the key): only the
+  // new checkout's files are new here.
+  await refuseSecrets(options.checkoutDir, options.secrets);
+  steps.lap("secret_scan");
+  options.sandboxes.useImage(found.image);
+  const tree = hostFiles ? await treeOfDirectory(base, dir) : base.tree;
+  steps.lap("tree");
+  return { dir: hostFiles ? dir : options.checkoutDir, base, tree, reused: found, steps: steps.laps };
 }
 
 function rootNeedsKeeping(): AgentFixError {

@@ -8,6 +8,7 @@
  */
 import { cp, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import type { KeptEnvironment, PreparedEnvironments, Sandbox } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
 import { trustedGit } from "./host-git.js";
@@ -16,20 +17,18 @@ import { extractArchive } from "./workspace-archive.js";
 import { type BaseCommit, skippedDirs } from "./workspace-tree.js";
 
 /**
- * The kept environment's workspace files the host needs under `dir`, then the checkout's own files over
- * them (its tracked files always win), then the trusted `.git`.
+ * The kept environment's workspace files the host needs (`kept`, a tar of one top directory) under `dir`,
+ * then the checkout's own files over them (its tracked files always win), then the trusted `.git`.
  */
 export async function layKeptWorkspace(
-  store: PreparedEnvironments,
-  found: KeptEnvironment,
+  kept: Readable,
   checkoutDir: string,
   root: string,
   dir: string,
 ): Promise<void> {
-  const kept = await store.workspace(found);
   const landing = join(root, "kept");
   await mkdir(landing);
-  if (kept) await extractArchive(kept, landing);
+  await extractArchive(kept, landing);
   const [top] = await readdir(landing);
   if (top) await rename(join(landing, top), dir);
   else await mkdir(dir);
