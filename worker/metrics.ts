@@ -4,7 +4,7 @@
  * the composition root puts around the parts, so the parts themselves know nothing of metrics.
  */
 import { type Job, UnrecoverableError } from "bullmq";
-import type { Model, SandboxProvider } from "../src/contracts.js";
+import type { Model, Sandbox, SandboxProvider } from "../src/contracts.js";
 import { metrics, type RunOutcomeLabel } from "../src/metrics/registry.js";
 import type { FixJobData } from "../src/queue/index.js";
 import { observedModel } from "./model/observed.js";
@@ -86,6 +86,12 @@ function failureReason(error: unknown): string {
   return typeof code === "string" ? code : "error";
 }
 
+/** Whether a standby sandbox served the start (sandbox/docker-standby.ts marks its start-up phases). */
+function startedFrom(sandbox: Sandbox): "standby" | "fresh" {
+  const phases = (sandbox as { startupPhases?: Record<string, number> }).startupPhases;
+  return phases && "standby" in phases ? "standby" : "fresh";
+}
+
 /**
  * `provider` with the time each sandbox takes to start recorded. A proxy over the provider, not a copy
  * of its members: everything but `create` (kept environments, and whatever a provider gains later) is
@@ -97,6 +103,7 @@ export function meteredSandboxes<Provider extends SandboxProvider>(provider: Pro
     const started = performance.now();
     const sandbox = await provider.create(options);
     metrics.sandboxStart.observe({ driver: provider.driver }, (performance.now() - started) / 1000);
+    metrics.sandboxStarts.inc({ driver: provider.driver, from: startedFrom(sandbox) });
     return sandbox;
   };
   return new Proxy(provider, {

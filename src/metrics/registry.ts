@@ -84,6 +84,12 @@ export const metrics = {
     buckets: [0.25, 0.5, 1, 2, 5, 10, 30, MINUTE],
     registers: [registry],
   }),
+  sandboxStarts: new Counter({
+    name: "agent_fix_sandbox_starts_total",
+    help: "Sandboxes started, by driver and whether a standby served it (from=standby) or it started afresh (from=fresh)",
+    labelNames: ["driver", "from"] as const,
+    registers: [registry],
+  }),
   githubErrors: new Counter({
     name: "agent_fix_github_api_errors_total",
     help: "GitHub API responses of 400 and above (each attempt; 404 is often an expected absence) and network failures, by process and status",

@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
 import type { Sandbox } from "../../src/contracts.js";
+import { metrics } from "../../src/metrics/registry.js";
+import { meteredSandboxes } from "../../worker/metrics.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
 import { committedRepository } from "../support/committed-repo.js";
@@ -37,7 +39,7 @@ async function prepared(name: string, files: Record<string, string> = {}) {
   roots.push(root);
   const all = { ".gitignore": "deps/\n", "requirements.txt": "left-pad==1\n", "app.txt": "v1\n", ...files };
   const repo = await committedRepository(root, all);
-  const sandboxes = new RunSandboxes(provider, { jobId: `standby-${name}` });
+  const sandboxes = new RunSandboxes(meteredSandboxes(provider), { jobId: `standby-${name}` });
   const tree = await prepareTree({
     sandboxes,
     checkoutDir: repo.dir,
@@ -71,6 +73,12 @@ async function output(sandbox: Sandbox, command: string): Promise<string> {
   return (await sandbox.exec(command, { timeoutMs: 30_000 })).output.trim();
 }
 
+/** Docker sandbox starts the metrics counted as served by a standby (`from=standby`) or not. */
+async function startsCounted(from: "standby" | "fresh"): Promise<number> {
+  const { values } = await metrics.sandboxStarts.get();
+  return values.find((v) => v.labels.driver === "docker" && v.labels.from === from)?.value ?? 0;
+}
+
 /** The parts of a container's HostConfig that make it a sandbox. */
 async function hardening(id: string) {
   const { HostConfig: h, Config: c } = await provider.docker.getContainer(id).inspect();
@@ -98,8 +106,12 @@ describe.runIf(ready)("standby sandboxes of kept environments", () => {
       first,
       "echo planted > /tmp/planted; echo 'echo pwned' >> ~/.bashrc; echo planted > planted.txt; (sleep 900 &)",
     );
+    const counted = { standby: await startsCounted("standby"), fresh: await startsCounted("fresh") };
     const second = await sandboxes.start(dir);
     expect(fromStandby(second)).toBe(true);
+    // The operator sees it: agent_fix_sandbox_starts_total{from="standby"}.
+    expect(await startsCounted("standby")).toBe(counted.standby + 1);
+    expect(await startsCounted("fresh")).toBe(counted.fresh);
     expect(await output(second, "cat deps/lib.txt app.txt && git status --porcelain")).toBe("octo/one\nv1");
     expect(await output(second, "ls /tmp ~/.bashrc planted.txt 2>&1; pgrep -c -f 'sleep 900'")).toMatch(
       /No such file[\s\S]*No such file[\s\S]*\n0$/,
