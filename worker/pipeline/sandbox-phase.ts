@@ -1,0 +1,207 @@
+/**
+ * Steps 5 to 9 of docs/architecture.md for one run (worker/pipeline/run.ts): the prepared tree, the
+ * agent's sandbox, the baseline alongside the agent, the agent's phase with its gate and proof.
+ */
+import { join } from "node:path";
+import type { Sandbox } from "../../src/contracts.js";
+import { runAgentPhase } from "./agent-phase.js";
+import type { TestRun } from "./baseline.js";
+import { BaselineStop, startBaselineAlongside } from "./baseline-alongside.js";
+import { type PreparedTree, prepareTree } from "./prepare.js";
+import type { Checkout, Gated, RunState } from "./run-state.js";
+import { RunSandboxes } from "./sandbox.js";
+import type { PipelineRepoConfig, RunInput, RunOutcome, RunTimings } from "./types.js";
+import { progressIsBestEffort } from "./types.js";
+
+function runSandboxes<C extends PipelineRepoConfig>(
+  input: RunInput<C>,
+  checkout: Checkout,
+  config: C,
+): RunSandboxes {
+  return new RunSandboxes(input.sandboxes, {
+    jobId: input.jobId,
+    ...(config.limits ? { limits: config.limits } : {}),
+    ...(config.image ? { image: config.image } : {}),
+    ...(config.imageBuild
+      ? {
+          imageBuild: {
+            root: checkout.dir,
+            context: config.imageBuild.context,
+            dockerfile: config.imageBuild.dockerfile,
+            bases: config.imageBuild.bases,
+            name: input.repository.fullName,
+          },
+        }
+      : {}),
+  });
+}
+
+/** Steps 5 to 9: setup, baseline, agent, gate and proof, each in sandboxes removed when it is done. */
+export async function testInSandboxes<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  checkout: Checkout,
+  config: C,
+): Promise<Gated | NoPullRequest> {
+  const { input } = run;
+  const { signal } = input;
+  void input.status.progress("setting_up").catch(progressIsBestEffort);
+  const sandboxes = runSandboxes(input, checkout, config);
+  const onAbort = () => void sandboxes.disposeAll();
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const prepared = await prepare(run, checkout, config, sandboxes);
+    return await agentAlongsideBaseline(run, config, sandboxes, prepared);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    const agentDisposal = run.disposal;
+    run.disposal = sandboxes.disposeAll().then(() => agentDisposal);
+  }
+}
+
+type NoPullRequest = Extract<RunOutcome, { kind: "no_pull_request" }>;
+
+/** Steps 6 to 9 on the prepared tree: the agent's phase, with the baseline running alongside it. */
+async function agentAlongsideBaseline<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  config: C,
+  sandboxes: RunSandboxes,
+  prepared: PreparedTree,
+): Promise<Gated | NoPullRequest> {
+  const { input, timings } = run;
+  const test = { command: config.testCommand, timeoutMs: config.testTimeoutMs };
+  // The agent (its model client) is made while the sandbox starts; an error surfaces where it is used.
+  const agent = input.agentFor(config);
+  agent.catch(() => {});
+  const sandbox = await startAgentSandbox(run, sandboxes, prepared);
+  const baseline = startBaselineAlongside({
+    sandboxes,
+    dir: prepared.dir,
+    test,
+    signal: input.signal,
+    stopsRun: (result) => baselineStopReason(run, config, result),
+  });
+  const outcome = await runAgentPhase({
+    sandbox,
+    gateSetup: { prepared, sandboxes, test, scratch: join(run.root, "scratch") },
+    config,
+    input: { ...input, signal: baseline.signal, agentFor: () => agent },
+    timings,
+    lap: run.lap,
+    onAgentDone: () => {
+      // Removed while the proof runs and the change is published; awaited before the status says done.
+      run.disposal = sandboxes.dispose(sandbox);
+    },
+    baseline: baseline.settled,
+  }).catch((error: unknown) => stoppedByBaseline(run, baseline.settled, error));
+  if (outcome.kind === "no_pull_request") return { ...outcome, timings };
+  return { ...outcome, baseline: await foldBaselineTime(timings, baseline.settled) };
+}
+
+/** The agent's sandbox, started first: the one start the agent's first step waits for. */
+async function startAgentSandbox<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  sandboxes: RunSandboxes,
+  prepared: PreparedTree,
+): Promise<Sandbox> {
+  const began = performance.now();
+  const sandbox = await sandboxes.start(prepared.dir);
+  run.lap("sandbox");
+  logStartPath(run, prepared, sandbox, performance.now() - began);
+  return sandbox;
+}
+
+/** The agent phase's error as the outcome without a pull request when the baseline stopped the run. */
+async function stoppedByBaseline<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  baseline: Promise<TestRun>,
+  error: unknown,
+): Promise<Omit<NoPullRequest, "timings">> {
+  if (run.input.signal.aborted) throw error;
+  // A baseline that stops the run is the first reason, as when it ran before the agent: an agent that
+  // failed on its own meanwhile (no model key, say) waits for the baseline's verdict.
+  const stop = error instanceof BaselineStop ? error : await baselineStopOf(baseline);
+  if (!stop) throw error;
+  await run.input.status.failed(stop.reason);
+  return { kind: "no_pull_request", reason: stop.reason, trajectory: null };
+}
+
+/** The baseline ran during the agent's time: its test run is moved to the tests' time. */
+async function foldBaselineTime(timings: RunTimings, baseline: Promise<TestRun>): Promise<TestRun> {
+  const baselineRun = await baseline;
+  timings.agent = (timings.agent ?? 0) - baselineRun.durationMs;
+  timings.tests = (timings.tests ?? 0) + baselineRun.durationMs;
+  return baselineRun;
+}
+
+/** The baseline's BaselineStop once it settles; null when it passed, may fail, or failed otherwise. */
+function baselineStopOf(settled: Promise<TestRun>): Promise<BaselineStop | null> {
+  return settled.then(
+    () => null,
+    (error: unknown) => (error instanceof BaselineStop ? error : null),
+  );
+}
+
+/** The status comment's line on a warm start, after the config's own note. */
+function reuseNote(configNote: string | undefined, preparedAt: Date): string {
+  const line = `Setup skipped: reused the environment prepared at ${preparedAt.toISOString()} (same image, setup commands and dependency files).`;
+  return configNote ? `${configNote}\n\n${line}` : line;
+}
+
+/** Step 5: the prepared tree (setup, or the kept environment of a warm start). */
+async function prepare<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  checkout: Checkout,
+  config: C,
+  sandboxes: RunSandboxes,
+): Promise<PreparedTree> {
+  const { input } = run;
+  const { signal, status } = input;
+  const prepared = await prepareTree({
+    sandboxes,
+    checkoutDir: checkout.dir,
+    headSha: checkout.headSha,
+    root: run.root,
+    setup: {
+      commands: config.setup,
+      network: config.setupNetwork && config.setup.length > 0,
+      timeoutMs: config.setupTimeoutMs,
+      ...(config.setupUser ? { user: config.setupUser } : {}),
+    },
+    secrets: input.setupSecrets,
+    repository: input.repository.fullName,
+    signal,
+  });
+  if (prepared.reused) status.configured(reuseNote(config.configNote, prepared.reused.preparedAt));
+  run.lap("setup");
+  return prepared;
+}
+
+/** Where the time to the agent's first step went: logged, and in the job's result (bench/warm.ts). */
+function logStartPath<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  prepared: PreparedTree,
+  sandbox: Sandbox,
+  startMs: number,
+): void {
+  const phases = (sandbox as { startupPhases?: Record<string, number> }).startupPhases ?? {};
+  const { timings } = run;
+  timings.start_agent_sandbox = Math.round(startMs);
+  for (const [step, ms] of Object.entries(prepared.steps ?? {})) timings[`start_prepare_${step}`] = ms;
+  for (const [phase, ms] of Object.entries(phases)) timings[`start_sandbox_${phase}`] = Math.round(ms);
+  run.input.logger?.debug({ timings: { ...run.timings } }, "agent sandbox started");
+}
+
+/** Step 6's verdict: failing tests end the run unless the repository allows it. */
+function baselineStopReason<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  config: C,
+  baseline: TestRun,
+): string | null {
+  if (baseline.passed || config.openPrWhenBaselineFails) return null;
+  const { input } = run;
+  return (
+    `The tests already fail on ${input.existingBranch ?? input.repository.defaultBranch} before any change ` +
+    `(\`${config.testCommand}\` exited ${baseline.exitCode}), so a passing run could not be told apart. ` +
+    "Fix the tests, or set `openPullRequestWhenBaselineFails: true` in .github/agent-fix.yml."
+  );
+}
