@@ -58,10 +58,11 @@ export function copyThenSleep(keptWorkspace?: string): string {
 
 /** The stdin of a container's main process, attached before its start: the repository goes in by send(). */
 export interface CopyChannel {
-  /** Streams `sourceDir` in as a tar; resolves once it is unpacked. Called once. */
+  /**
+   * Streams `sourceDir` in as a tar; resolves once it is unpacked. Called once. Rejects at once when the
+   * copy can no longer succeed (the container ended, or a kept environment's files did not copy).
+   */
   send(sourceDir: string): Promise<void>;
-  /** Why the copy can no longer succeed (the container ended, or a kept environment's files did not copy). */
-  readonly failure: Error | undefined;
 }
 
 /**
@@ -77,9 +78,9 @@ export async function openCopyChannel(docker: Docker, container: Docker.Containe
     hijack: true,
   })) as Duplex;
   let failure: Error | undefined;
+  let settled = false;
   let finish: (error?: Error) => void = () => undefined;
   const unpacked = new Promise<void>((resolve, reject) => {
-    let settled = false;
     finish = (error?: Error) => {
       if (settled) return;
       settled = true;
@@ -104,7 +105,8 @@ export async function openCopyChannel(docker: Docker, container: Docker.Containe
   });
   docker.modem.demuxStream(stream, sink, sink);
   stream.on("error", (error: Error) => finish(error));
-  stream.on("end", () => {
+  const ended = () => {
+    if (settled) return;
     // Ended early: ask the engine why (it stopped the container, or is gone), for engine-fault.ts.
     void containerDown(container).then((why) =>
       finish(
@@ -113,14 +115,14 @@ export async function openCopyChannel(docker: Docker, container: Docker.Containe
         }),
       ),
     );
-  });
+  };
+  // "close" too: a standby's connection cut by an engine restart may close without ending.
+  stream.on("end", ended);
+  stream.on("close", ended);
   return {
     send: (sourceDir) => {
       if (!failure) packDirectory(sourceDir, finish).pipe(stream);
       return unpacked;
-    },
-    get failure() {
-      return failure;
     },
   };
 }
