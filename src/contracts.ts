@@ -136,6 +136,11 @@ export interface Sandbox {
   readonly workdir: string;
   /** Image tag (Docker) or a description of the host (local): recorded in trajectories. */
   readonly image: string;
+  /**
+   * Milliseconds from the start of its creation to the end of each start-up phase (Docker); a sandbox a
+   * standby served has a `standby` phase (sandbox/docker-standby.ts).
+   */
+  readonly startupPhases?: Readonly<Record<string, number>>;
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /**
    * Byte-exact read of a file under `workdir` (relative or absolute path). Throws SandboxError with code

@@ -88,8 +88,7 @@ function failureReason(error: unknown): string {
 
 /** Whether a standby sandbox served the start (sandbox/docker-standby.ts marks its start-up phases). */
 function startedFrom(sandbox: Sandbox): "standby" | "fresh" {
-  const phases = (sandbox as { startupPhases?: Record<string, number> }).startupPhases;
-  return phases && "standby" in phases ? "standby" : "fresh";
+  return sandbox.startupPhases && "standby" in sandbox.startupPhases ? "standby" : "fresh";
 }
 
 /**

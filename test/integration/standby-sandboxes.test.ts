@@ -66,7 +66,7 @@ async function standbyContainers() {
 
 function fromStandby(sandbox: Sandbox): boolean {
   taken.add(sandbox.id);
-  return "standby" in ((sandbox as { startupPhases?: Record<string, number> }).startupPhases ?? {});
+  return "standby" in (sandbox.startupPhases ?? {});
 }
 
 async function output(sandbox: Sandbox, command: string): Promise<string> {

@@ -183,7 +183,7 @@ function logStartPath<C extends PipelineRepoConfig>(
   sandbox: Sandbox,
   startMs: number,
 ): void {
-  const phases = (sandbox as { startupPhases?: Record<string, number> }).startupPhases ?? {};
+  const phases = sandbox.startupPhases ?? {};
   const { timings } = run;
   timings.start_agent_sandbox = Math.round(startMs);
   for (const [step, ms] of Object.entries(prepared.steps ?? {})) timings[`start_prepare_${step}`] = ms;
