@@ -77,7 +77,6 @@ export async function openCopyChannel(docker: Docker, container: Docker.Containe
     stderr: true,
     hijack: true,
   })) as Duplex;
-  let failure: Error | undefined;
   let settled = false;
   let finish: (error?: Error) => void = () => undefined;
   const unpacked = new Promise<void>((resolve, reject) => {
@@ -85,12 +84,11 @@ export async function openCopyChannel(docker: Docker, container: Docker.Containe
       if (settled) return;
       settled = true;
       stream.destroy();
-      failure = error;
       if (error) reject(error);
       else resolve();
     };
   });
-  unpacked.catch(() => undefined); // read through send() or `failure`
+  unpacked.catch(() => undefined); // read through send()
   let text = "";
   const sink = new Writable({
     write: (chunk: Buffer, _encoding, done) => {
@@ -121,7 +119,7 @@ export async function openCopyChannel(docker: Docker, container: Docker.Containe
   stream.on("close", ended);
   return {
     send: (sourceDir) => {
-      if (!failure) packDirectory(sourceDir, finish).pipe(stream);
+      if (!settled) packDirectory(sourceDir, finish).pipe(stream);
       return unpacked;
     },
   };

@@ -32,8 +32,6 @@ export interface SandboxPlan {
 export interface StartedSandbox {
   sandbox: DockerSandbox;
   channel: CopyChannel;
-  /** performance.now() at the start of its creation. */
-  began: number;
   dispose(): Promise<void>;
 }
 
@@ -76,7 +74,7 @@ export async function startSandbox(
     await Promise.all([copied, sandbox.start(mark), rules]);
     mark("ready");
     sandbox.startupPhases = phases;
-    return { sandbox, channel, began, dispose: () => sandbox.dispose() };
+    return { sandbox, channel, dispose: () => sandbox.dispose() };
   } catch (error) {
     // The start's error is the one to report; a container left behind is the reaper's.
     await sandbox.dispose().catch(() => undefined);
