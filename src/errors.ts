@@ -117,6 +117,7 @@ export type PipelineErrorCode =
   | "secret_in_environment"
   | "secret_in_workspace"
   | "setup_failed"
+  | "setup_tree_untrusted"
   | "tested_base_gone"
   | "token_in_checkout";
 

@@ -14,6 +14,7 @@ import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { committedRepository } from "../support/committed-repo.js";
 import { requireSandboxImage } from "../support/services.js";
 
@@ -47,8 +48,7 @@ async function run(app: string, tool: string) {
   try {
     return await prepareTree({
       sandboxes,
-      checkoutDir: dir,
-      headSha: head,
+      trusted: operatorTree(dir, head),
       root: await mkdtemp(join(root, "run-")),
       setup: {
         commands: ["mkdir -p deps && date +%s%N > deps/stamp"],

@@ -15,6 +15,7 @@ import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
 import { AgentFixError } from "../../src/errors.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { committedRepository } from "../support/committed-repo.js";
 import { requireSandboxImage } from "../support/services.js";
 
@@ -37,8 +38,7 @@ async function prepare(commands: string[], repository: string) {
   try {
     return await prepareTree({
       sandboxes,
-      checkoutDir: dir,
-      headSha: head,
+      trusted: operatorTree(dir, head),
       root: await mkdtemp(join(root, "run-")),
       setup: { commands, network: false, timeoutMs: 120_000, user: "root" },
       secrets: { NPM_TOKEN: TOKEN },

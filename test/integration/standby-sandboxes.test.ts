@@ -9,6 +9,7 @@ import { metrics } from "../../src/metrics/registry.js";
 import { meteredSandboxes } from "../../worker/metrics.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { committedRepository } from "../support/committed-repo.js";
 import { requireSandboxImage } from "../support/services.js";
 import { waitFor } from "../support/stack-parts.js";
@@ -42,8 +43,7 @@ async function prepared(name: string, files: Record<string, string> = {}) {
   const sandboxes = new RunSandboxes(meteredSandboxes(provider), { jobId: `standby-${name}` });
   const tree = await prepareTree({
     sandboxes,
-    checkoutDir: repo.dir,
-    headSha: repo.head,
+    trusted: operatorTree(repo.dir, repo.head),
     root: await mkdtemp(join(root, "run-")),
     setup: { commands: [`mkdir -p deps && echo ${name} > deps/lib.txt`], network: false, timeoutMs: 120_000 },
     secrets: {},

@@ -8,6 +8,7 @@ import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
 import { AgentFixError } from "../../src/errors.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { committedRepository } from "../support/committed-repo.js";
 import { requireSandboxImage } from "../support/services.js";
 
@@ -40,8 +41,7 @@ async function prepare(
   const sandboxes = new RunSandboxes(options.provider ?? provider, { jobId: "warm-test" });
   const prepared = await prepareTree({
     sandboxes,
-    checkoutDir: repo.dir,
-    headSha: repo.head,
+    trusted: operatorTree(repo.dir, repo.head),
     root: await mkdtemp(join(repo.root, "run-")),
     setup: { commands: options.commands, network: false, timeoutMs: 120_000, user: options.user ?? "agent" },
     secrets: options.secrets ?? {},

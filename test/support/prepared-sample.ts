@@ -10,6 +10,7 @@ import type { TestCommand } from "../../worker/pipeline/baseline.js";
 import type { GateSetup } from "../../worker/pipeline/gate.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import type { RunSandboxes } from "../../worker/pipeline/sandbox.js";
+import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { commitAll } from "./committed-repo.js";
 
 export async function preparedSample(
@@ -21,8 +22,7 @@ export async function preparedSample(
   await cp(options.source, repo, { recursive: true });
   const prepared = await prepareTree({
     sandboxes,
-    checkoutDir: repo,
-    headSha: commitAll(repo, "sample"),
+    trusted: operatorTree(repo, commitAll(repo, "sample")),
     root,
     setup: { commands: [], network: false, timeoutMs: 10_000 },
     secrets: {},

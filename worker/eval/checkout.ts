@@ -8,6 +8,7 @@ import { isGitUrl } from "../agent/cli-support.js";
 import { git } from "../pipeline/git.js";
 import { type PreparedTree, prepareTree } from "../pipeline/prepare.js";
 import type { RunSandboxes } from "../pipeline/sandbox.js";
+import { operatorTree } from "../pipeline/trusted-tree.js";
 import { tokenForCloneUrl } from "./mine/token.js";
 
 interface InstanceCheckout {
@@ -64,8 +65,8 @@ export function prepareInstanceTree(
 ): Promise<PreparedTree> {
   return prepareTree({
     sandboxes,
-    checkoutDir: checkout.dir,
-    headSha: checkout.headSha,
+    // The instance's base commit, which the operator's instance file names.
+    trusted: operatorTree(checkout.dir, checkout.headSha),
     root,
     setup: { commands: setup, network: setup.length > 0, timeoutMs: SETUP_TIMEOUT_MS },
     secrets: {},

@@ -1,20 +1,23 @@
 /**
  * The prepared tree (step 5 of docs/architecture.md): the worker's own checkout with the files setup left
- * behind. Setup runs in a sandbox of its own (network and secrets as configured); its workspace files,
- * never its `.git`, are unpacked over a copy of the trusted `.git`, then that sandbox is removed with every
- * process it started, its /tmp and its $HOME. The baseline, the agent and every gate start fresh sandboxes
- * from this tree. Where the provider keeps environments, setup's container is kept first, and a later
- * run of the same key skips setup (worker/pipeline/warm-start.ts).
+ * behind. Setup runs in a sandbox of its own (network and secrets as configured), always on a trusted tree
+ * (worker/pipeline/trusted-tree.ts: the default branch's head); its workspace files, never its `.git`, are
+ * unpacked over a copy of the trusted `.git`, then that sandbox is removed with every process it started,
+ * its /tmp and its $HOME. The baseline, the agent and every gate start fresh sandboxes from this tree.
+ * Where the provider keeps environments, setup's container is kept first, and a later run of the same key
+ * skips setup (worker/pipeline/warm-start.ts). A review run's tree is its pull request branch's tracked
+ * files laid over that environment: nothing the agent wrote runs with a secret or network, or is kept.
  */
-import { appendFile, cp, mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { appendFile, cp, mkdir, rename } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { KeptEnvironment, PreparedEnvironments, SetupUser } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
 import { environmentKey } from "./environment-key.js";
 import type { RunSandboxes } from "./sandbox.js";
 import { findSecrets } from "./secret-scan.js";
 import { runSetup } from "./setup.js";
-import { keepEnvironment, layKeptWorkspace } from "./warm-start.js";
+import { assertTrusted, type TrustedTree } from "./trusted-tree.js";
+import { keepEnvironment, layCheckoutOver, layKeptWorkspace, producedFiles } from "./warm-start.js";
 import { extractArchive } from "./workspace-archive.js";
 import { type BaseCommit, loadBaseCommit, treeOfDirectory } from "./workspace-tree.js";
 
@@ -32,9 +35,16 @@ export interface PreparedTree {
 
 interface PrepareOptions {
   sandboxes: RunSandboxes;
-  /** The worker's checkout (credentials stripped). */
-  checkoutDir: string;
-  headSha: string;
+  /**
+   * What setup runs on and the kept environment is prepared from and keyed by: the default branch's
+   * checkout (credentials stripped), or the operator's own commit.
+   */
+  trusted: TrustedTree;
+  /**
+   * A review run's checkout of its pull request's branch, which the agent wrote: its tracked files are
+   * laid over the environment prepared from `trusted`; setup never sees them.
+   */
+  branch?: { dir: string; headSha: string };
   /** A directory of this run for the prepared copy and temporary files. */
   root: string;
   setup: { commands: readonly string[]; network: boolean; timeoutMs: number; user?: SetupUser };
@@ -45,11 +55,21 @@ interface PrepareOptions {
 }
 
 export async function prepareTree(options: PrepareOptions): Promise<PreparedTree> {
+  // Setup holds the secrets and network, and what it prepares is kept: a tree of any other ref here
+  // would run the agent's files with them and hand what they planted to the next default-branch run.
+  assertTrusted(options.trusted);
+  const environment = await prepareTrusted(options);
+  return options.branch ? layBranch(environment, options.branch, options) : environment;
+}
+
+/** Setup on the trusted tree, or the kept environment of a warm start: the environment of the run. */
+async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
+  const checkoutDir = options.trusted.dir;
   const scratch = join(options.root, "scratch");
   await mkdir(scratch, { recursive: true });
-  const base = await loadBaseCommit(join(options.checkoutDir, ".git"), options.headSha, scratch);
-  await excludeArtefacts(join(options.checkoutDir, ".git"), base);
-  if (options.setup.commands.length === 0) return { dir: options.checkoutDir, base, tree: base.tree };
+  const base = await loadBaseCommit(join(checkoutDir, ".git"), options.trusted.headSha, scratch);
+  await excludeArtefacts(join(checkoutDir, ".git"), base);
+  if (options.setup.commands.length === 0) return { dir: checkoutDir, base, tree: base.tree };
   const { sandboxes, repository } = options;
   const user = options.setup.user ?? "agent";
   const store = repository === undefined ? undefined : sandboxes.environments;
@@ -70,8 +90,8 @@ export async function prepareTree(options: PrepareOptions): Promise<PreparedTree
   const found = store && lookup !== null ? await store.find(key, lookup) : null;
   if (store && found) return reuseKept(store, found, options, base, dir);
   await mkdir(dir);
-  await cp(join(options.checkoutDir, ".git"), join(dir, ".git"), { recursive: true, verbatimSymlinks: true });
-  const sandbox = await sandboxes.start(options.checkoutDir, options.setup.network, store ? user : undefined);
+  await cp(join(checkoutDir, ".git"), join(dir, ".git"), { recursive: true, verbatimSymlinks: true });
+  const sandbox = await sandboxes.start(checkoutDir, options.setup.network, store ? user : undefined);
   try {
     await runSetup(sandbox, {
       commands: options.setup.commands,
@@ -118,17 +138,54 @@ async function reuseKept(
   dir: string,
 ): Promise<PreparedTree> {
   const steps = stepTimer();
+  const checkoutDir = options.trusted.dir;
   const hostFiles = await store.workspace(found);
-  if (hostFiles) await layKeptWorkspace(hostFiles, options.checkoutDir, options.root, dir);
+  if (hostFiles) await layKeptWorkspace(hostFiles, checkoutDir, options.root, dir);
   steps.lap("lay_workspace");
   // The kept files were scanned when kept, for these very secrets (they are part of the key): only the
   // new checkout's files are new here.
-  await refuseSecrets(options.checkoutDir, options.secrets);
+  await refuseSecrets(checkoutDir, options.secrets);
   steps.lap("secret_scan");
   options.sandboxes.useImage(found.image);
   const tree = hostFiles ? await treeOfDirectory(base, dir) : base.tree;
   steps.lap("tree");
-  return { dir: hostFiles ? dir : options.checkoutDir, base, tree, reused: found, steps: steps.laps };
+  return { dir: hostFiles ? dir : checkoutDir, base, tree, reused: found, steps: steps.laps };
+}
+
+/**
+ * A review run's prepared tree: the files setup produced on the trusted tree (those it does not track:
+ * node_modules, .venv, a built runner) with the pull request branch's checkout over them, its own `.git`
+ * and base commit. Sandboxes of a kept image lay the kept files themselves and this tree over them. A
+ * dependency the branch added is not installed: the agent has no network to install it either.
+ */
+async function layBranch(
+  environment: PreparedTree,
+  branch: { dir: string; headSha: string },
+  options: PrepareOptions,
+): Promise<PreparedTree> {
+  const gitDir = join(branch.dir, ".git");
+  // Its own scratch: the trusted base's artefact excludes file stays as it was.
+  const scratch = join(options.root, "scratch", "branch");
+  await mkdir(scratch, { recursive: true });
+  const base = await loadBaseCommit(gitDir, branch.headSha, scratch);
+  await excludeArtefacts(gitDir, base);
+  await refuseSecrets(branch.dir, options.secrets);
+  const carried = {
+    ...(environment.reused ? { reused: environment.reused } : {}),
+    ...(environment.steps ? { steps: environment.steps } : {}),
+  };
+  // No setup, or a warm start whose kept files all live in the image: nothing setup produced is on the host.
+  if (environment.dir === options.trusted.dir) return { dir: branch.dir, base, tree: base.tree, ...carried };
+  // Only what setup produced moves over (out of this run's own copy, never following a symlink setup
+  // left): the default branch's files, as setup left them, are not the branch's.
+  const dir = join(options.root, "review");
+  await mkdir(dir);
+  for (const path of await producedFiles(environment.dir, environment.base)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await rename(join(environment.dir, path), join(dir, path));
+  }
+  await layCheckoutOver(branch.dir, dir);
+  return { dir, base, tree: await treeOfDirectory(base, dir), ...carried };
 }
 
 function rootNeedsKeeping(): AgentFixError {

@@ -9,6 +9,7 @@ import { commitAndPush } from "./push-step.js";
 import { type Checkout, type Gated, type RunState, stepClock } from "./run-state.js";
 import { testInSandboxes } from "./sandbox-phase.js";
 import { secretsIn } from "./secret-scan.js";
+import { defaultBranchTree, type TrustedTree } from "./trusted-tree.js";
 import type { PipelineRepoConfig, PullRequestDraft, RunInput, RunOutcome } from "./types.js";
 import { progressIsBestEffort } from "./types.js";
 
@@ -21,8 +22,8 @@ export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): 
   // Marked with this worker's id: the reaper removes it should the worker die mid-run.
   const run: RunState<C> = { input, root: await makeCheckoutRoot(input.workRoot), ...stepClock() };
   try {
-    const { checkout, config } = await cloneAndConfigure(run);
-    const tested = await testInSandboxes(run, checkout, config);
+    const { checkout, trusted, config } = await cloneAndConfigure(run);
+    const tested = await testInSandboxes(run, checkout, trusted, config);
     if (tested.kind === "no_pull_request") return tested;
     return await pushAndPublish(run, checkout, config, tested);
   } finally {
@@ -31,27 +32,38 @@ export async function runFix<C extends PipelineRepoConfig>(input: RunInput<C>): 
   }
 }
 
-/** Steps 3 and 4: the clone on the host, and the repository's config. */
+/**
+ * Steps 3 and 4: the clone on the host, and the repository's config. A review run clones the default
+ * branch beside its pull request's branch: setup runs on the default branch's files only
+ * (worker/pipeline/trusted-tree.ts), never on the branch the agent wrote.
+ */
 async function cloneAndConfigure<C extends PipelineRepoConfig>(
   run: RunState<C>,
-): Promise<{ checkout: Checkout; config: C }> {
+): Promise<{ checkout: Checkout; trusted: TrustedTree; config: C }> {
   const { input } = run;
+  const { defaultBranch } = input.repository;
   void input.status.progress("cloning").catch(progressIsBestEffort);
-  const dir = join(run.root, "repo");
   // The config comes through the contents API, not the clone: both go at once.
   const configLoaded = input.loadConfig();
   configLoaded.catch(() => {}); // awaited below; a clone that fails first is the error reported
-  const checkout = await cloneRepository({
-    cloneUrl: input.repository.cloneUrl,
-    token: await input.token("clone"),
-    dir,
-    branch: input.existingBranch ?? input.repository.defaultBranch,
-    signal: input.signal,
-  });
+  const clone = async (branch: string, dir: string) =>
+    cloneRepository({
+      cloneUrl: input.repository.cloneUrl,
+      token: await input.token("clone"),
+      dir: join(run.root, dir),
+      branch,
+      signal: input.signal,
+    });
+  const branch = input.existingBranch ?? defaultBranch;
+  const [checkout, defaultCheckout] = await Promise.all([
+    clone(branch, "repo"),
+    branch === defaultBranch ? null : clone(defaultBranch, "default-branch"),
+  ]);
+  const trusted = defaultBranchTree(defaultCheckout ?? checkout, defaultBranch);
   const config = await configLoaded;
   if (config.configNote) input.status.configured(config.configNote);
   run.lap("clone");
-  return { checkout, config };
+  return { checkout, trusted, config };
 }
 
 /** Steps 10 to 12: the tested change committed and pushed on the host, then the draft pull request. */

@@ -10,12 +10,13 @@ import { BaselineStop, startBaselineAlongside } from "./baseline-alongside.js";
 import { type PreparedTree, prepareTree } from "./prepare.js";
 import type { Checkout, Gated, RunState } from "./run-state.js";
 import { RunSandboxes } from "./sandbox.js";
+import type { TrustedTree } from "./trusted-tree.js";
 import type { PipelineRepoConfig, RunInput, RunOutcome, RunTimings } from "./types.js";
 import { progressIsBestEffort } from "./types.js";
 
 function runSandboxes<C extends PipelineRepoConfig>(
   input: RunInput<C>,
-  checkout: Checkout,
+  trusted: TrustedTree,
   config: C,
 ): RunSandboxes {
   return new RunSandboxes(input.sandboxes, {
@@ -25,7 +26,8 @@ function runSandboxes<C extends PipelineRepoConfig>(
     ...(config.imageBuild
       ? {
           imageBuild: {
-            root: checkout.dir,
+            // Built from the default branch's files, as setup runs on them: never the agent's branch.
+            root: trusted.dir,
             context: config.imageBuild.context,
             dockerfile: config.imageBuild.dockerfile,
             bases: config.imageBuild.bases,
@@ -40,16 +42,17 @@ function runSandboxes<C extends PipelineRepoConfig>(
 export async function testInSandboxes<C extends PipelineRepoConfig>(
   run: RunState<C>,
   checkout: Checkout,
+  trusted: TrustedTree,
   config: C,
 ): Promise<Gated | NoPullRequest> {
   const { input } = run;
   const { signal } = input;
   void input.status.progress("setting_up").catch(progressIsBestEffort);
-  const sandboxes = runSandboxes(input, checkout, config);
+  const sandboxes = runSandboxes(input, trusted, config);
   const onAbort = () => void sandboxes.disposeAll();
   signal.addEventListener("abort", onAbort, { once: true });
   try {
-    const prepared = await prepare(run, checkout, config, sandboxes);
+    const prepared = await prepare(run, checkout, trusted, config, sandboxes);
     return await agentAlongsideBaseline(run, config, sandboxes, prepared);
   } finally {
     signal.removeEventListener("abort", onAbort);
@@ -147,10 +150,14 @@ function reuseNote(configNote: string | undefined, preparedAt: Date): string {
   return configNote ? `${configNote}\n\n${line}` : line;
 }
 
-/** Step 5: the prepared tree (setup, or the kept environment of a warm start). */
+/**
+ * Step 5: the prepared tree (setup, or the kept environment of a warm start), from the default branch's
+ * files; a review run's pull request branch is laid over it.
+ */
 async function prepare<C extends PipelineRepoConfig>(
   run: RunState<C>,
   checkout: Checkout,
+  trusted: TrustedTree,
   config: C,
   sandboxes: RunSandboxes,
 ): Promise<PreparedTree> {
@@ -158,8 +165,8 @@ async function prepare<C extends PipelineRepoConfig>(
   const { signal, status } = input;
   const prepared = await prepareTree({
     sandboxes,
-    checkoutDir: checkout.dir,
-    headSha: checkout.headSha,
+    trusted,
+    ...(checkout.dir === trusted.dir ? {} : { branch: { dir: checkout.dir, headSha: checkout.headSha } }),
     root: run.root,
     setup: {
       commands: config.setup,

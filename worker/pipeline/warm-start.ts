@@ -34,6 +34,11 @@ export async function layKeptWorkspace(
   else await mkdir(dir);
   // Never kept by this worker (producedFiles skips it): whatever setup planted there goes.
   await rm(join(dir, ".git"), { recursive: true, force: true });
+  await layCheckoutOver(checkoutDir, dir);
+}
+
+/** A checkout's files over `dir` (its tracked files always win), then its trusted `.git`. */
+export async function layCheckoutOver(checkoutDir: string, dir: string): Promise<void> {
   const gitDir = join(checkoutDir, ".git");
   await cp(checkoutDir, dir, {
     recursive: true,
@@ -52,8 +57,11 @@ function underSkippedDir(path: string, skipped: ReadonlySet<string>): boolean {
     .some((name) => skipped.has(name));
 }
 
-/** Every file and symlink of `dir` the base commit does not track: what setup produced. */
-async function producedFiles(dir: string, base: BaseCommit): Promise<string[]> {
+/**
+ * Every file and symlink of `dir` the base commit does not track: what setup produced. Only real
+ * directories are entered: a symlink is an entry, never followed.
+ */
+export async function producedFiles(dir: string, base: BaseCommit): Promise<string[]> {
   const found: string[] = [];
   const visit = async (relative: string): Promise<void> => {
     for (const entry of await readdir(join(dir, relative), { withFileTypes: true })) {

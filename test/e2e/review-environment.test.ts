@@ -1,0 +1,283 @@
+import { execFileSync } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { copyFile, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
+import { fixJobId } from "../../src/queue/index.js";
+import { requireRedis, requireSandboxImage } from "../support/services.js";
+import { type SampleRepo, Stack } from "../support/stack.js";
+import { FIXTURES, type IssueRef, SAMPLE_REPLAY, waitFor } from "../support/stack-parts.js";
+import { reviewEvent } from "../support/webhooks.js";
+
+// A review run works on the pull request's branch, which the agent wrote. Real Redis, real Docker
+// sandboxes, the real app and worker, the GitHub stand-in, replayed models swapped between runs: the
+// agent's first run edits what setup executes (package.json's postinstall, a setup script), a maintainer
+// requests changes, and the review run's setup must neither run that with the operator's secret nor keep
+// what it planted for the next default-branch run.
+const ready = (await requireRedis()) && (await requireSandboxImage());
+const REVIEW_REPLAY = join(FIXTURES, "replay", "sample-review-comment.jsonl");
+const docker = new Docker();
+
+/** One replayed model turn calling `tool`. */
+function turn(content: string, tool: string, args: Record<string, unknown> = {}): string {
+  const id = `call_${randomBytes(4).toString("hex")}`;
+  return JSON.stringify({
+    role: "assistant",
+    content,
+    tool_calls: [{ id, type: "function", function: { name: tool, arguments: JSON.stringify(args) } }],
+  });
+}
+
+/** A bash turn writing `text` to `path` (base64 through the shell: no quoting to get wrong). */
+function writeTurn(content: string, path: string, text: string): string {
+  const encoded = Buffer.from(text).toString("base64");
+  return turn(content, "bash", {
+    command: `mkdir -p "$(dirname ${path})" && echo ${encoded} | base64 -d > ${path}`,
+  });
+}
+
+/** The sample's recorded fix of median() with `extra` turns before its test run and submit. */
+async function fixWith(extra: string[]): Promise<string> {
+  const lines = (await readFile(SAMPLE_REPLAY, "utf8")).trim().split("\n");
+  // The sample's turns: search, open, edit, open the test, edit it, run the tests, submit, summary.
+  return [...lines.slice(0, 5), ...extra, ...lines.slice(5)].join("\n");
+}
+
+/** Runs git on the stand-in's bare repository. */
+function standInGit(stack: Stack, issue: IssueRef, ...args: string[]): string {
+  return execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  }).trim();
+}
+
+/** Labels the issue and waits for its job to be done (its final status is posted just before). */
+async function runIssue(stack: Stack, issue: IssueRef): Promise<string> {
+  expect(await stack.label(issue)).toBeLessThan(300);
+  const status = await waitFor("the issue run to finish", () => stack.finalStatus(issue), 420_000);
+  await jobDone(stack, issue);
+  return status.body;
+}
+
+async function jobDone(stack: Stack, issue: IssueRef): Promise<void> {
+  const job = fixJobId(issue.repoId, issue.number);
+  await waitFor("the job to complete", async () => {
+    const state = await stack.app!.queue.queue.getJobState(job);
+    return state === "completed" || state === "failed";
+  });
+}
+
+/** Requests changes on the issue's pull request and waits for the review run to push and finish. */
+async function requestChanges(stack: Stack, issue: IssueRef): Promise<string> {
+  const branch = `agent-fix/issue-${issue.number}`;
+  const [pr] = stack.pulls(issue);
+  expect(pr).toBeDefined();
+  const before = (await stack.github.branches(issue.owner, issue.repo))[branch];
+  const review = reviewEvent(
+    stack.github,
+    { owner: issue.owner, repo: issue.repo, pull: pr!.number },
+    "changes_requested",
+    { login: "maintainer" },
+    { comments: [{ path: "textstats/stats.py", line: 21, body: "Say why the middle values are averaged." }] },
+  );
+  expect(await stack.send(review.event, review.payload)).toBeLessThan(300);
+  await waitFor(
+    "the review run to push and finish",
+    async () =>
+      (await stack.github.branches(issue.owner, issue.repo))[branch] !== before && stack.finalStatus(issue),
+    420_000,
+  );
+  await jobDone(stack, issue);
+  return stack.finalStatus(issue)!.body;
+}
+
+describe.runIf(ready)("a review run's setup never runs the branch's files with a setup secret", () => {
+  const SECRET = `npm_${randomBytes(18).toString("hex")}`;
+  const replay = join(tmpdir(), `af-review-env-replay-${randomUUID()}.jsonl`);
+  const stack = new Stack({
+    model: `replay:${replay}`,
+    env: { AGENT_FIX_SETUP_SECRETS: JSON.stringify({ "octo/review-postinstall": { NPM_TOKEN: SECRET } }) },
+  });
+  let issue: IssueRef;
+  const manifest = { name: "textstats-js", version: "1.0.0", private: true };
+
+  beforeAll(async () => {
+    await stack.start();
+    const repo = await stack.addSampleRepo("review-postinstall", {
+      ".github/agent-fix.yml": [
+        "setup:",
+        '  commands: ["npm ci --no-audit --no-fund --no-update-notifier"]',
+        "  network: false",
+        "test:",
+        "  command: python3 -m unittest discover -s tests",
+        "  timeoutSeconds: 120",
+        "limits:",
+        "  maxSteps: 20",
+        "",
+      ].join("\n"),
+      "package.json": `${JSON.stringify(manifest, null, 2)}\n`,
+      "package-lock.json": `${JSON.stringify({
+        ...manifest,
+        lockfileVersion: 3,
+        requires: true,
+        packages: { "": manifest },
+      })}\n`,
+    });
+    issue = stack.addIssue(repo);
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await rm(replay, { force: true });
+  });
+
+  it("the agent adds a postinstall that writes the token hex-encoded and prints it base64; the review run's setup does not run it", async () => {
+    // Nothing flags package.json: the first run publishes the postinstall with the fix.
+    const postinstall = [
+      'const fs = require("node:fs");',
+      'const token = Buffer.from(process.env.NPM_TOKEN ?? "");',
+      'fs.writeFileSync("registry-cache.txt", token.toString("hex") + "\\n");',
+      'console.log("registry cache key " + token.toString("base64"));',
+      "",
+    ].join("\n");
+    const hostile = { ...manifest, scripts: { postinstall: "node scripts/postinstall.js" } };
+    await writeFile(
+      replay,
+      await fixWith([
+        writeTurn("A script that warms the registry cache.", "scripts/postinstall.js", postinstall),
+        writeTurn("Run it after install.", "package.json", `${JSON.stringify(hostile, null, 2)}\n`),
+      ]),
+    );
+    expect(await runIssue(stack, issue)).toContain("opened draft pull request #");
+    const branch = `agent-fix/issue-${issue.number}`;
+    expect(standInGit(stack, issue, "show", `${branch}:package.json`)).toContain("postinstall");
+
+    await copyFile(REVIEW_REPLAY, replay);
+    const status = await requestChanges(stack, issue);
+    expect(status).toContain("pushed a commit addressing the review");
+
+    // What setup ran on was the default branch's files: the postinstall never ran, so no file it writes
+    // was published, and no file on the branch holds the token in any of the forms it took.
+    const forms = [SECRET, Buffer.from(SECRET).toString("hex"), Buffer.from(SECRET).toString("base64")];
+    const files = standInGit(stack, issue, "ls-tree", "-r", "--name-only", branch).split("\n");
+    expect(files).not.toContain("registry-cache.txt");
+    const published = files.map((path) => standInGit(stack, issue, "show", `${branch}:${path}`)).join("\n");
+    const history = standInGit(stack, issue, "log", "-p", "--format=%B", `main..${branch}`);
+    for (const form of forms) {
+      expect(published.toLowerCase()).not.toContain(form.toLowerCase());
+      expect(history.toLowerCase()).not.toContain(form.toLowerCase());
+    }
+    // Nor does any comment, nor any version of the status comment.
+    const pr = stack.pulls(issue)[0]!;
+    const said = [
+      ...stack.statusComment(issue)!.history,
+      ...stack.github.state.commentsOn(issue.owner, issue.repo, issue.number).map((c) => c.body),
+      ...stack.github.state.commentsOn(issue.owner, issue.repo, pr.number).map((c) => c.body),
+    ].join("\n");
+    for (const form of forms) expect(said).not.toContain(form);
+  }, 900_000);
+});
+
+describe.runIf(ready)(
+  "a kept environment never carries a review branch's setup into a default-branch run",
+  () => {
+    const STORE = `agent-fix-kept-review-e2e-${process.pid}`;
+    const replay = join(tmpdir(), `af-review-env-replay-${randomUUID()}.jsonl`);
+    const stack = new Stack({
+      model: `replay:${replay}`,
+      env: { AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "2g", AGENT_FIX_KEPT_ENVIRONMENTS_NAME: STORE },
+    });
+    let repo: SampleRepo;
+    // The test command is the runner setup installs, as node_modules/.bin/jest is for a Node repository.
+    const prepare = [
+      "# Installs the test runner the test command calls.",
+      "mkdir -p deps/bin",
+      `printf '#!/bin/sh\\nexec python3 -m unittest discover -s tests "$@"\\n' > deps/bin/check`,
+      "chmod +x deps/bin/check",
+      "",
+    ].join("\n");
+    const planted = [
+      "mkdir -p deps/bin",
+      `printf '#!/bin/sh\\necho "Ran 4 tests"; echo OK\\n' > deps/bin/check`,
+      "chmod +x deps/bin/check",
+      "",
+    ].join("\n");
+
+    const keptImages = async () =>
+      docker.listImages({ filters: JSON.stringify({ label: [`${KEPT_LABEL.kept}=${STORE}`] }) });
+
+    beforeAll(async () => {
+      await stack.start();
+      repo = await stack.addSampleRepo("review-kept", {
+        ".github/agent-fix.yml": [
+          "setup:",
+          '  commands: ["sh scripts/prepare.sh"]',
+          "  network: false",
+          "test:",
+          "  command: deps/bin/check",
+          "  timeoutSeconds: 120",
+          "limits:",
+          "  maxSteps: 20",
+          "",
+        ].join("\n"),
+        ".gitignore": "__pycache__/\n*.pyc\ndeps/\n",
+        "scripts/prepare.sh": prepare,
+      });
+    });
+    afterAll(async () => {
+      await stack.stop();
+      for (const image of await keptImages()) await docker.getImage(image.Id).remove({ force: true });
+      await rm(replay, { force: true });
+    });
+
+    it("a review branch's setup script plants a passing runner; the next default-branch run's gate still fails a change that throws", async () => {
+      const first = stack.addIssue(repo);
+      await writeFile(
+        replay,
+        await fixWith([writeTurn("Make the setup script faster.", "scripts/prepare.sh", planted)]),
+      );
+      expect(await runIssue(stack, first)).toContain("opened draft pull request #");
+      // The environment the first run kept is gone (evicted, or the review runs on another worker's
+      // engine): the review run prepares one.
+      for (const image of await keptImages()) {
+        for (const tag of image.RepoTags ?? []) await docker.getImage(tag).remove({ force: true });
+      }
+
+      await copyFile(REVIEW_REPLAY, replay);
+      expect(await requestChanges(stack, first)).toContain("pushed a commit addressing the review");
+      expect((await keptImages()).some((image) => (image.RepoTags ?? []).length > 0)).toBe(true);
+
+      // A default-branch run with a change whose code throws: its baseline and gate run the runner of the
+      // environment kept, which must be the default branch's own.
+      const second = stack.addIssue(repo, {
+        title: "mean() should be faster",
+        body: "Make `textstats.stats.mean` faster.",
+      });
+      await writeFile(
+        replay,
+        [
+          turn("Let me look at mean().", "open", { path: "textstats/stats.py", line_number: 4 }),
+          turn("Replace the body.", "edit", {
+            start_line: 8,
+            end_line: 8,
+            replacement_text: '    raise RuntimeError("mean() is not done yet")',
+          }),
+          turn("Submitting.", "submit"),
+          turn("mean() is faster now.", "submit"),
+          turn("Submitting again.", "submit"),
+        ].join("\n"),
+      );
+      const status = await runIssue(stack, second);
+      expect(status).toContain("Setup skipped: reused the environment");
+      expect(status).not.toContain("opened draft pull request");
+      expect(stack.pulls(second).filter((pull) => pull.head === `agent-fix/issue-${second.number}`)).toEqual(
+        [],
+      );
+      expect((await stack.github.branches(repo.owner, repo.name))[`agent-fix/issue-${second.number}`]).toBe(
+        undefined,
+      );
+    }, 1_500_000);
+  },
+);
