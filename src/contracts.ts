@@ -363,4 +363,10 @@ export interface Trajectory {
 export type Gate = (
   patch: string,
   signal?: AbortSignal,
-) => Promise<{ passed: boolean; output: string; submission?: string }>;
+) => Promise<{
+  passed: boolean;
+  output: string;
+  submission?: string;
+  /** Nothing was tested (the change was refused as received): the model is told, no attempt is used. */
+  untested?: boolean;
+}>;

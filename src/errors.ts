@@ -70,6 +70,7 @@ type SandboxErrorCode =
   | "not_found"
   | "not_regular_file"
   | "path_outside_workspace"
+  | "receive_limit"
   | "sandbox_disposed"
   | "sandbox_start_failed"
   | "shell_start_failed"

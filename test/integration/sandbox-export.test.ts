@@ -6,7 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { LocalSandboxProvider } from "../../sandbox/local.js";
 import type { Sandbox, SandboxProvider } from "../../src/contracts.js";
-import { extractArchive } from "../../worker/pipeline/workspace-archive.js";
+import {
+  DEFAULT_INTAKE_LIMITS,
+  extractArchive,
+  workspaceLimits,
+} from "../../worker/pipeline/workspace-archive.js";
 import { requireSandboxImage } from "../support/services.js";
 
 // exportWorkspace on both drivers, read back through the pipeline's safe extraction.
@@ -45,7 +49,11 @@ describe.each(targets)("%s driver: exportWorkspace", (name, provider, available)
       expect(made.exitCode).toBe(0);
       const out = join(root, `out-${Math.random().toString(36).slice(2)}`);
       await mkdir(out);
-      await extractArchive(await sandbox.exportWorkspace({ excludeDirs: ["node_modules"] }), out);
+      await extractArchive(
+        await sandbox.exportWorkspace({ excludeDirs: ["node_modules"] }),
+        out,
+        workspaceLimits(DEFAULT_INTAKE_LIMITS),
+      );
       expect(await readFile(join(out, "a.txt"), "utf8")).toBe("a\n");
       expect(await readFile(join(out, "sub/b.txt"), "utf8")).toBe("b\n");
       expect(await readFile(join(out, "hard.txt"), "utf8")).toBe("b\n");
@@ -62,7 +70,9 @@ describe.each(targets)("%s driver: exportWorkspace", (name, provider, available)
       expect((await sandbox.exec("echo s > secret.txt && chmod 000 secret.txt")).exitCode).toBe(0);
       const out = join(root, "unreadable");
       await mkdir(out);
-      await expect(extractArchive(await sandbox.exportWorkspace(), out)).rejects.toMatchObject({
+      await expect(
+        extractArchive(await sandbox.exportWorkspace(), out, workspaceLimits(DEFAULT_INTAKE_LIMITS)),
+      ).rejects.toMatchObject({
         code: "export_failed",
       });
       await sandbox.exec("chmod 644 secret.txt");

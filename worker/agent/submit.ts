@@ -56,6 +56,7 @@ export function gateHook(gate: Gate | undefined, config: AgentConfig, records: G
     if (!gate || submission.trim() === "") return { kind: "accepted", submission };
     const began = Date.now();
     const result = await gate(submission, signal);
+    if (result.untested) return { kind: "not_accepted", feedback: result.output };
     records.push({
       attempt: records.length + 1,
       passed: result.passed,

@@ -1,3 +1,4 @@
+import { DEFAULT_WORKSPACE_SIZE, parseSize } from "../../sandbox/docker-spec.js";
 import type { SandboxProvider } from "../../src/contracts.js";
 import {
   type connectRedis,
@@ -16,6 +17,7 @@ import { githubPublisher } from "../pipeline/publish.js";
 import { requeueAfterCancel } from "../pipeline/requeue.js";
 import { reviewPublisher } from "../pipeline/review.js";
 import { storeTrajectories } from "../pipeline/trajectory-sink.js";
+import type { IntakeLimits } from "../pipeline/workspace-archive.js";
 import type { WorkerSettings } from "./built-worker.js";
 import { statusOf, trajectoryLinks } from "./trajectory-links.js";
 
@@ -64,7 +66,20 @@ export function processorDeps(parts: BuiltParts): Deps {
       return request ? { kind: "cancelled", by: request.by, reason: request.reason } : null;
     },
     ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}),
+    intake: intakeLimits(settings),
     logger,
+  };
+}
+
+/** The operator's limits on what the host takes in from a sandbox, from the worker's environment. */
+function intakeLimits(settings: WorkerSettings): IntakeLimits {
+  const workspace =
+    settings.AGENT_FIX_WORKSPACE_SIZE ?? settings.AGENT_FIX_WORKSPACE_TMPFS ?? DEFAULT_WORKSPACE_SIZE;
+  return {
+    workspaceBytes: parseSize(workspace),
+    workspaceFiles: settings.AGENT_FIX_WORKSPACE_MAX_FILES,
+    changeFiles: settings.AGENT_FIX_CHANGE_MAX_FILES,
+    changeBytes: parseSize(settings.AGENT_FIX_CHANGE_MAX_BYTES),
   };
 }
 

@@ -26,6 +26,12 @@ const workerEnvSchema = z.object({
     .string()
     .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "4g" or "512m"')
     .optional(), // cap of the sandbox's /workspace (default 4g; a tmpfs volume, so the kernel enforces it; the container's memory limit grows by it); wins over AGENT_FIX_WORKSPACE_TMPFS
+  AGENT_FIX_WORKSPACE_MAX_FILES: z.coerce.number().int().min(1000).default(1_000_000), // files and directories the host takes in from setup's export or a kept environment; one past it stops the run
+  AGENT_FIX_CHANGE_MAX_FILES: z.coerce.number().int().min(1).default(1000), // paths a change may touch; a submit past it is refused and the agent told which directories hold them (the submitted workspace may hold 20 untracked files per such path beside the tracked ones)
+  AGENT_FIX_CHANGE_MAX_BYTES: z
+    .string()
+    .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "16m"')
+    .default("16m"), // the change's size as a binary patch; a submit past it is refused and the agent told
   AGENT_FIX_SETUP_NETWORK: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/)
@@ -61,6 +67,9 @@ const examples: Record<string, string> = {
   AGENT_FIX_WORKSPACE_TMPFS: "AGENT_FIX_WORKSPACE_TMPFS=2g",
   AGENT_FIX_WORKSPACE_SIZE: "AGENT_FIX_WORKSPACE_SIZE=4g",
   AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "AGENT_FIX_KEPT_ENVIRONMENTS_SIZE=20g",
+  AGENT_FIX_WORKSPACE_MAX_FILES: "AGENT_FIX_WORKSPACE_MAX_FILES=1000000",
+  AGENT_FIX_CHANGE_MAX_FILES: "AGENT_FIX_CHANGE_MAX_FILES=1000",
+  AGENT_FIX_CHANGE_MAX_BYTES: "AGENT_FIX_CHANGE_MAX_BYTES=16m",
   AGENT_FIX_SETUP_NETWORK_ALLOW: "AGENT_FIX_SETUP_NETWORK_ALLOW=10.20.0.5/32,10.30.0.0/16",
   AGENT_FIX_SETUP_NETWORK_DENY: "AGENT_FIX_SETUP_NETWORK_DENY=203.0.113.7/32",
   AGENT_FIX_ALLOW_REPLAY_MODELS: "AGENT_FIX_ALLOW_REPLAY_MODELS=false",

@@ -1,4 +1,5 @@
 /** What a fix job (fix-job.ts) is given once per process, and what it holds while it runs. */
+
 import type { Job } from "bullmq";
 import type { ProbotOctokit } from "probot";
 import type { SandboxProvider } from "../../src/contracts.js";
@@ -10,6 +11,7 @@ import type { AbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import type { KeptChange, PendingPublishStore } from "./pending-publish.js";
 import type { PipelineRepoConfig, Publisher, StatusReporter } from "./types.js";
+import type { IntakeLimits } from "./workspace-archive.js";
 
 /**
  * What one job needs, built once per process (or per test). `C` is the repository config loadConfig
@@ -44,6 +46,8 @@ export interface ProcessorDeps<C extends PipelineRepoConfig = PipelineRepoConfig
    */
   afterCancel?(job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined;
   workRoot?: string;
+  /** What the host takes in from a run's sandboxes: the operator's limits. */
+  intake?: IntakeLimits;
   /** The process's logger; each job logs through a child of it (jobLogger). */
   logger?: Logger;
   /** Tested changes whose push or publishing failed: the job's next attempt only pushes and publishes them. */

@@ -98,6 +98,7 @@ async function runFixInput<C extends PipelineRepoConfig>(
     keepUnpushed: pending && ((draft, unpushed) => pending.save(pendingKey, { run, draft, unpushed })),
     logger: ctx.log,
     ...(deps.workRoot ? { workRoot: deps.workRoot } : {}),
+    ...(deps.intake ? { intake: deps.intake } : {}),
     // Review runs: the pull request's branch, and the issue plus the review as the task.
     ...(data.trigger === "review"
       ? await loadReviewRun(

@@ -7,8 +7,15 @@ import { runTests, type TestCommand, type TestRun } from "./baseline.js";
 import { pathMatcher } from "./forbidden-paths.js";
 import type { PreparedTree } from "./prepare.js";
 import type { RunSandboxes } from "./sandbox.js";
-import { extractArchive } from "./workspace-archive.js";
-import { diffTrees, skippedDirs, treeOfDirectory } from "./workspace-tree.js";
+import {
+  DEFAULT_INTAKE_LIMITS,
+  extractArchive,
+  type IntakeLimits,
+  RECEIVE_HINT,
+  type ReceiveLimits,
+  readableSize,
+} from "./workspace-archive.js";
+import { type BaseCommit, changedPaths, diffTrees, skippedDirs, treeOfDirectory } from "./workspace-tree.js";
 
 /** A change as the host computed it from the agent's workspace files. */
 export interface TestedChange {
@@ -24,6 +31,60 @@ export interface GateSetup {
   test: TestCommand;
   /** Where exported workspaces are unpacked (a directory of the run). */
   scratch: string;
+  /** What the host takes in from a submit: the operator's limits (default DEFAULT_INTAKE_LIMITS). */
+  intake?: IntakeLimits;
+}
+
+/**
+ * Untracked files a submitted workspace may hold, per file a change may touch: build output the
+ * repository's .gitignore leaves out is exported too (the skipped directories are not), and costs the
+ * host a walk and a hash each; twenty per changed file bounds that work by the change's own limit.
+ */
+const UNTRACKED_PER_CHANGED_FILE = 20;
+
+/** The submit's export: the base commit's files and their directories, the untracked allowance, the workspace's size. */
+function submitLimits(base: BaseCommit, intake: IntakeLimits): ReceiveLimits {
+  const untracked = intake.changeFiles * UNTRACKED_PER_CHANGED_FILE;
+  return {
+    maxBytes: intake.workspaceBytes,
+    maxEntries: 2 * base.tracked.size + untracked,
+    bytesLimit: "the workspace's size, AGENT_FIX_WORKSPACE_SIZE",
+    entriesLimit: `the base commit's ${base.tracked.size.toLocaleString("en-US")} files and their directories, plus ${untracked.toLocaleString("en-US")} untracked: ${UNTRACKED_PER_CHANGED_FILE} × AGENT_FIX_CHANGE_MAX_FILES`,
+  };
+}
+
+/** The top directories of `paths` with most of them, for a refusal the agent can act on. */
+function busiestDirs(paths: string[]): string {
+  const counts = new Map<string, number>();
+  for (const path of paths) {
+    const top = path.includes("/") ? `${path.split("/")[0]}/` : path;
+    counts.set(top, (counts.get(top) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([top, n]) => `${top} (${n.toLocaleString("en-US")})`)
+    .join(", ");
+}
+
+/** Refuses a change past the operator's limits before it is tested, committed or published. */
+async function refuseLargeChange(base: BaseCommit, tree: string, intake: IntakeLimits): Promise<string> {
+  const paths = await changedPaths(base, base.tree, tree);
+  if (paths.length > intake.changeFiles) {
+    throw new SandboxError(
+      `the change touches ${paths.length.toLocaleString("en-US")} files, more than ${intake.changeFiles.toLocaleString("en-US")} (AGENT_FIX_CHANGE_MAX_FILES); most are under ${busiestDirs(paths)}`,
+      { code: "receive_limit", hint: RECEIVE_HINT },
+    );
+  }
+  const patch = await diffTrees(base, base.tree, tree);
+  const bytes = Buffer.byteLength(patch);
+  if (bytes > intake.changeBytes) {
+    throw new SandboxError(
+      `the change is ${readableSize(bytes)} as a patch, more than ${readableSize(intake.changeBytes)} (AGENT_FIX_CHANGE_MAX_BYTES)`,
+      { code: "receive_limit", hint: RECEIVE_HINT },
+    );
+  }
+  return patch;
 }
 
 export interface PipelineGate {
@@ -39,9 +100,11 @@ export async function captureChange(setup: GateSetup, workspace: Sandbox): Promi
   const { base } = setup.prepared;
   const dir = await mkdtemp(join(setup.scratch, "submitted-"));
   try {
-    await extractArchive(await workspace.exportWorkspace({ excludeDirs: skippedDirs(base) }), dir);
+    const archive = await workspace.exportWorkspace({ excludeDirs: skippedDirs(base) });
+    const intake = setup.intake ?? DEFAULT_INTAKE_LIMITS;
+    await extractArchive(archive, dir, submitLimits(base, intake));
     const tree = await treeOfDirectory(base, dir);
-    return { patch: await diffTrees(base, base.tree, tree), tree };
+    return { patch: await refuseLargeChange(base, tree, intake), tree };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -108,7 +171,9 @@ export function createGate(
       change = await captureChange(setup, workspace);
     } catch (error) {
       if (!(error instanceof SandboxError)) throw error;
-      return { passed: false, output: `Your change could not be read from the workspace: ${error.message}` };
+      const hint = error.hint ? `\n${error.hint}` : "";
+      const output = `Your change was not submitted, and no attempt was used: ${error.message}${hint}`;
+      return { passed: false, untested: true, output };
     }
     if (change.patch === "") {
       return {

@@ -18,7 +18,12 @@ import { findSecrets } from "./secret-scan.js";
 import { runSetup } from "./setup.js";
 import { assertTrusted, type TrustedTree } from "./trusted-tree.js";
 import { keepEnvironment, layCheckoutOver, layKeptWorkspace, producedFiles } from "./warm-start.js";
-import { extractArchive } from "./workspace-archive.js";
+import {
+  DEFAULT_INTAKE_LIMITS,
+  extractArchive,
+  type IntakeLimits,
+  workspaceLimits,
+} from "./workspace-archive.js";
 import { type BaseCommit, loadBaseCommit, treeOfDirectory } from "./workspace-tree.js";
 
 export interface PreparedTree {
@@ -49,6 +54,8 @@ interface PrepareOptions {
   root: string;
   setup: { commands: readonly string[]; network: boolean; timeoutMs: number; user?: SetupUser };
   secrets: Record<string, string>;
+  /** The most the host takes in from setup's export and the kept files (default DEFAULT_INTAKE_LIMITS). */
+  intake?: IntakeLimits;
   /** owner/repo: part of the kept environment's key; without it nothing is kept (eval, local runs). */
   repository?: string;
   signal?: AbortSignal;
@@ -102,7 +109,11 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
     });
     // Root's files become the sandbox user's, as the workspace itself is (its owner is the reference).
     if (user === "root") await sandbox.exec("chown -R --reference=. -- .", { timeoutMs: 600_000 });
-    await extractArchive(await sandbox.exportWorkspace(), dir);
+    await extractArchive(
+      await sandbox.exportWorkspace(),
+      dir,
+      workspaceLimits(options.intake ?? DEFAULT_INTAKE_LIMITS),
+    );
     await refuseSecrets(dir, options.secrets);
     const tree = await treeOfDirectory(base, dir);
     if (!store) return { dir, base, tree };
@@ -140,7 +151,15 @@ async function reuseKept(
   const steps = stepTimer();
   const checkoutDir = options.trusted.dir;
   const hostFiles = await store.workspace(found);
-  if (hostFiles) await layKeptWorkspace(hostFiles, checkoutDir, options.root, dir);
+  if (hostFiles) {
+    await layKeptWorkspace(
+      hostFiles,
+      checkoutDir,
+      options.root,
+      dir,
+      workspaceLimits(options.intake ?? DEFAULT_INTAKE_LIMITS),
+    );
+  }
   steps.lap("lay_workspace");
   // The kept files were scanned when kept, for these very secrets (they are part of the key): only the
   // new checkout's files are new here.

@@ -13,6 +13,7 @@ import { RunSandboxes } from "./sandbox.js";
 import type { TrustedTree } from "./trusted-tree.js";
 import type { PipelineRepoConfig, RunInput, RunOutcome, RunTimings } from "./types.js";
 import { progressIsBestEffort } from "./types.js";
+import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from "./workspace-archive.js";
 
 function runSandboxes<C extends PipelineRepoConfig>(
   input: RunInput<C>,
@@ -37,6 +38,8 @@ function runSandboxes<C extends PipelineRepoConfig>(
       : {}),
   });
 }
+
+const intakeOf = (input: { intake?: IntakeLimits }) => input.intake ?? DEFAULT_INTAKE_LIMITS;
 
 /** Steps 5 to 9: setup, baseline, agent, gate and proof, each in sandboxes removed when it is done. */
 export async function testInSandboxes<C extends PipelineRepoConfig>(
@@ -85,7 +88,7 @@ async function agentAlongsideBaseline<C extends PipelineRepoConfig>(
   });
   const outcome = await runAgentPhase({
     sandbox,
-    gateSetup: { prepared, sandboxes, test, scratch: join(run.root, "scratch") },
+    gateSetup: { prepared, sandboxes, test, scratch: join(run.root, "scratch"), intake: intakeOf(input) },
     config,
     input: { ...input, signal: baseline.signal, agentFor: () => agent },
     timings,
@@ -175,6 +178,7 @@ async function prepare<C extends PipelineRepoConfig>(
       ...(config.setupUser ? { user: config.setupUser } : {}),
     },
     secrets: input.setupSecrets,
+    intake: intakeOf(input),
     repository: input.repository.fullName,
     signal,
   });

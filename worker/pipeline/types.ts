@@ -12,6 +12,7 @@ import type { CommitIdentity } from "./commit.js";
 import type { ImageBuild } from "./devcontainer-build.js";
 import type { TestProof } from "./gate.js";
 import type { UnpushedChange } from "./push-step.js";
+import type { IntakeLimits } from "./workspace-archive.js";
 
 /** An open pull request as the status reports it: whether a draft, and what did not work after it opened. */
 export interface PublishedPullRequest {
@@ -108,6 +109,8 @@ export interface RunInput<C extends PipelineRepoConfig = PipelineRepoConfig> {
   signal: AbortSignal;
   /** Where host checkouts go; a temp dir by default. */
   workRoot?: string;
+  /** What the host takes in from the run's sandboxes (DEFAULT_INTAKE_LIMITS when absent). */
+  intake?: IntakeLimits;
   /**
    * Review runs: the fix branch to start from, cloned instead of the default branch and pushed to
    * without force (a new commit on top of the reviewed one).

@@ -13,7 +13,7 @@ import type { KeptEnvironment, PreparedEnvironments, Sandbox } from "../../src/c
 import { AgentFixError } from "../../src/errors.js";
 import { trustedGit } from "./host-git.js";
 import { searchedForms } from "./secret-scan.js";
-import { extractArchive } from "./workspace-archive.js";
+import { extractArchive, type ReceiveLimits } from "./workspace-archive.js";
 import { type BaseCommit, skippedDirs } from "./workspace-tree.js";
 
 /**
@@ -25,10 +25,11 @@ export async function layKeptWorkspace(
   checkoutDir: string,
   root: string,
   dir: string,
+  limits: ReceiveLimits,
 ): Promise<void> {
   const landing = join(root, "kept");
   await mkdir(landing);
-  await extractArchive(kept, landing);
+  await extractArchive(kept, landing, limits);
   const [top] = await readdir(landing);
   if (top) await rename(join(landing, top), dir);
   else await mkdir(dir);

@@ -154,3 +154,12 @@ export async function diffTrees(
   if (paths) args.push("--", ...paths.map((path) => `:(literal)${path}`));
   return (await trustedGit(args, { gitDir: base.gitDir })).toString("utf8");
 }
+
+/** The paths that differ from one tree to another (no renames): what a change touches. */
+export async function changedPaths(base: BaseCommit, from: string, to: string): Promise<string[]> {
+  if (from === to) return [];
+  const out = await trustedGit(["diff", "--name-only", "--no-renames", "-z", from, to], {
+    gitDir: base.gitDir,
+  });
+  return out.toString("utf8").split("\0").filter(Boolean);
+}

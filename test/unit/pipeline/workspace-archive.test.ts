@@ -4,7 +4,14 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pack } from "tar-stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { extractArchive } from "../../../worker/pipeline/workspace-archive.js";
+import {
+  DEFAULT_INTAKE_LIMITS,
+  extractArchive,
+  type ReceiveLimits,
+  workspaceLimits,
+} from "../../../worker/pipeline/workspace-archive.js";
+
+const LIMITS = workspaceLimits(DEFAULT_INTAKE_LIMITS);
 
 type Entry = {
   name: string;
@@ -43,6 +50,7 @@ describe("unpacking a sandbox's tar on the host", () => {
         { name: "./fifo", type: "fifo" },
       ]),
       dir,
+      LIMITS,
     );
     expect(await readFile(join(dir, "src/a.py"), "utf8")).toBe("print(1)\n");
     expect((await lstat(join(dir, "run.sh"))).mode & 0o7777).toBe(0o755);
@@ -58,6 +66,7 @@ describe("unpacking a sandbox's tar on the host", () => {
         { name: "ok.txt", body: "ok" },
       ]),
       dir,
+      LIMITS,
     );
     await expect(lstat(join(dir, ".git"))).rejects.toThrow(/ENOENT/);
     await expect(lstat(join(dir, "vendor/x/.git"))).rejects.toThrow(/ENOENT/);
@@ -87,7 +96,7 @@ describe("unpacking a sandbox's tar on the host", () => {
     "refuses %s and writes nothing outside",
     async (_what, entries, message) => {
       await mkdir(join(root, "outside"));
-      await expect(extractArchive(archive(entries), dir)).rejects.toMatchObject({
+      await expect(extractArchive(archive(entries), dir, LIMITS)).rejects.toMatchObject({
         code: "unsafe_archive",
         message: expect.stringMatching(message),
       });
@@ -106,9 +115,53 @@ describe("unpacking a sandbox's tar on the host", () => {
         { name: "b", body: "second" },
       ]),
       dir,
+      LIMITS,
     );
     expect(await readlink(join(dir, "a"))).toBe("../target");
     expect(await readFile(join(dir, "b"), "utf8")).toBe("second");
     expect(await readFile(join(root, "target"), "utf8")).toBe("untouched");
+  });
+
+  describe("bounded as it arrives", () => {
+    const small: ReceiveLimits = {
+      maxBytes: 1000,
+      maxEntries: 5,
+      bytesLimit: "a test's 1000 bytes",
+      entriesLimit: "a test's 5",
+    };
+
+    it("refuses the first file past the byte cap before writing any of it, naming it and the limit", async () => {
+      const entries = [
+        { name: "./a.txt", body: "a".repeat(600) },
+        { name: "./big.bin", body: "b".repeat(600) },
+      ];
+      await expect(extractArchive(archive(entries), dir, small)).rejects.toMatchObject({
+        code: "receive_limit",
+        message: expect.stringMatching(/"big\.bin".*past 1000 bytes \(a test's 1000 bytes\)/),
+      });
+      expect(await readFile(join(dir, "a.txt"), "utf8")).toHaveLength(600);
+      await expect(lstat(join(dir, "big.bin"))).rejects.toThrow(/ENOENT/);
+    });
+
+    it("counts a file at the size its header announces (a sparse file at its full size)", async () => {
+      const tar = pack();
+      // The header says 2 MiB; the stream is cut after the header: nothing may be waited for or written.
+      const entry = tar.entry({ name: "sparse.bin", size: 2 * 2 ** 20 });
+      entry.write(Buffer.alloc(512));
+      const stream = Readable.from(tar as unknown as AsyncIterable<Buffer>);
+      await expect(extractArchive(stream, dir, small)).rejects.toMatchObject({ code: "receive_limit" });
+      await expect(lstat(join(dir, "sparse.bin"))).rejects.toThrow(/ENOENT/);
+    });
+
+    it("refuses the entry past the entry cap, saying where most of them are", async () => {
+      const entries = Array.from({ length: 8 }, (_, i) => ({ name: `./many/f${i}`, body: "" }));
+      await expect(extractArchive(archive(entries), dir, small)).rejects.toMatchObject({
+        code: "receive_limit",
+        message: expect.stringMatching(
+          /more than 5 files and directories \(a test's 5\); most are under many\/ \(6 so far\)/,
+        ),
+      });
+      await expect(lstat(join(dir, "many/f5"))).rejects.toThrow(/ENOENT/);
+    });
   });
 });
