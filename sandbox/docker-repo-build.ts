@@ -27,7 +27,7 @@ import { capabilities, imageMissing, isNotFound } from "./docker-spec.js";
 import { copyPaths, type DockerfileInstruction, pairs, parseDockerfile, words } from "./dockerfile.js";
 
 /** The repository of every step image (each under a random tag). */
-export const BUILD_STEP_IMAGE = "agent-fix-build";
+const BUILD_STEP_IMAGE = "agent-fix-build";
 export const BUILD_LABEL = {
   /** The hash of what made the step: the cache's key. */
   step: "agent-fix.build.step",

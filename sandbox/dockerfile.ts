@@ -19,7 +19,7 @@ export interface DockerfileInstruction {
   json: string[] | null;
 }
 
-export interface DockerfileStage {
+interface DockerfileStage {
   line: number;
   /** An allowed image, or the index of an earlier stage it starts from. */
   from: { image: string } | { stage: number };
@@ -27,7 +27,7 @@ export interface DockerfileStage {
   steps: DockerfileInstruction[];
 }
 
-export interface ParsedDockerfile {
+interface ParsedDockerfile {
   /** The escape character (`\`, or `` ` `` by the escape directive). */
   escapeChar: string;
   stages: DockerfileStage[];
@@ -38,7 +38,7 @@ export interface ParsedDockerfile {
 const HINT =
   "Keep the Dockerfile to images the operator allows (repository.images), files of the repository and the instructions FROM, RUN, COPY, ADD (local files), ENV, ARG, LABEL, WORKDIR, USER, CMD, ENTRYPOINT, SHELL, EXPOSE, VOLUME, STOPSIGNAL; or set `sandbox.image` in .github/agent-fix.yml.";
 
-export function refuseDockerfile(where: string, line: number, message: string, fix?: string): ConfigError {
+function refuseDockerfile(where: string, line: number, message: string, fix?: string): ConfigError {
   return new ConfigError(`${where}:${line}: ${message}`, {
     code: "repo_image_not_allowed",
     hint: fix ? `${fix}\n${HINT}` : HINT,
@@ -277,6 +277,8 @@ export function parseDockerfile(
       continue;
     }
     const stage = stages[stages.length - 1];
+    // An ARG before the first FROM only serves FROM lines, whose images are named literally anyway.
+    if (!stage && step.keyword === "ARG") continue;
     if (!stage) throw refuse(`${shown}: the first instruction must be FROM`);
     switch (step.keyword) {
       case "ONBUILD":
