@@ -46,7 +46,18 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
-  for (const name of ["url", "victim", "attacker", "probe", "memory", "cancel"])
+  for (const name of [
+    "url",
+    "victim",
+    "attacker",
+    "probe",
+    "memory",
+    "cancel",
+    "shutdown",
+    "timeout",
+    "legit",
+    "link",
+  ])
     await removeRepoBuilds(docker, repo(name));
   await provider.close();
   if (checkout) await rm(checkout, { recursive: true, force: true });
@@ -180,4 +191,72 @@ describe.runIf(ready)("hostile devcontainer Dockerfiles", () => {
     });
     expect(images).toEqual([]);
   }, 120_000);
+
+  it("a shutdown or the build's timeout stops it the same way", async () => {
+    const sleeping = `FROM ${SANDBOX_IMAGE}\nRUN sleep 300 && touch /done\n`;
+    const short = new DockerSandboxProvider({ imageBuildTimeoutMs: 3_000 });
+    await expect(short.repoImage(spec("timeout", sleeping))).rejects.toThrow(/took longer than 3 s/);
+    const closing = new DockerSandboxProvider({});
+    const build = closing.repoImage(spec("shutdown", sleeping));
+    build.catch(() => {});
+    await new Promise((r) => setTimeout(r, 1_500));
+    await closing.close();
+    await expect(build).rejects.toThrow(/cancelled/);
+    const left = await docker.listContainers({
+      all: true,
+      filters: { label: ["agent-fix.job=image-build"] },
+    });
+    expect(
+      left.filter((c) => [short.workerId, closing.workerId].includes(c.Labels["agent-fix.worker"] ?? "")),
+    ).toEqual([]);
+  }, 120_000);
+
+  it("a COPY source that leads out of the build context is refused", async () => {
+    const { symlink } = await import("node:fs/promises");
+    await symlink("/etc", join(checkout, "host-etc")).catch(() => {});
+    await expect(
+      checkThenBuild("link", `FROM ${SANDBOX_IMAGE}\nCOPY host-etc/hostname /loot\n`),
+    ).rejects.toThrow(/line 2: host-etc\/hostname leads outside the build context/);
+  }, 60_000);
+});
+
+describe.runIf(ready)("a devcontainer Dockerfile the worker executes", () => {
+  it("builds stages, COPY, ENV, WORKDIR and USER as the engine would, and reuses every step", async () => {
+    await writeFile(join(checkout, "tool.sh"), "#!/bin/sh\necho tool\n");
+    const dockerfile = [
+      `FROM ${SANDBOX_IMAGE} AS tools`,
+      "USER root",
+      "RUN mkdir -p /opt/tools && echo built > /opt/tools/made.txt",
+      `FROM ${SANDBOX_IMAGE}`,
+      "USER root",
+      "ARG GREETING=hello",
+      "ENV PATH=/opt/bin:$PATH APP_HOME=/app",
+      "WORKDIR $APP_HOME",
+      "COPY tool.sh README.md ./",
+      "COPY --from=tools /opt/tools /opt/from-tools",
+      'RUN echo "$GREETING $(pwd) $PATH" > /app/run.txt && chown 1000:1000 /app/run.txt',
+      "USER 1000:1000",
+      'CMD ["sleep", "infinity"]',
+      "",
+    ].join("\n");
+    const first = await checkThenBuild("legit", dockerfile);
+    expect(await fileOf(first, "/app/tool.sh")).toContain("echo tool");
+    expect(await fileOf(first, "/app/README.md")).toBe("a repository\n");
+    expect(await fileOf(first, "/opt/from-tools/made.txt")).toBe("built\n");
+    expect(await fileOf(first, "/app/run.txt")).toMatch(/^hello \/app \/opt\/bin:\/usr\/local\/sbin:/);
+    const info = await docker.getImage(first).inspect();
+    expect(info.Config.User).toBe("1000:1000");
+    expect(info.Config.WorkingDir).toBe("/app");
+    expect(info.Config.Cmd).toEqual(["sleep", "infinity"]);
+    // Another checkout of the same files (another run): the same image.
+    const again = await mkdtemp(join(tmpdir(), "af-hostile-build-again-"));
+    try {
+      await writeFile(join(again, "README.md"), "a repository\n");
+      await writeFile(join(again, "tool.sh"), "#!/bin/sh\necho tool\n");
+      const second = await provider.repoImage({ ...spec("legit", dockerfile), root: again });
+      expect(second).toBe(first);
+    } finally {
+      await rm(again, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
