@@ -471,6 +471,8 @@ class RepoBuild {
     this.abort.signal.addEventListener("abort", kill, { once: true });
     try {
       await container.start();
+      // A cancel that came while it started: the listener above was too late for it.
+      if (this.abort.signal.aborted) kill();
       const waited = (await container.wait()) as { StatusCode: number };
       this.checkAborted();
       if (waited.StatusCode !== 0) {

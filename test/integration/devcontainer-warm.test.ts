@@ -1,7 +1,7 @@
 /**
  * Warm start of a repository whose devcontainer builds its image (`build.dockerfile`), for real on
  * Docker: the worker builds the image from each run's checkout, and a second run of the same repository
- * with the same Dockerfile finds the environment the first one kept (the engine's build cache gives the
+ * with the same Dockerfile finds the environment the first one kept (the kept step images give the
  * same image); another Dockerfile prepares anew.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
