@@ -1,11 +1,10 @@
 /**
  * The images sandboxes run (sandbox/docker.ts): agent-fix's own as they are; any other image the
  * operator allowed probed once by id and run as its prepared derivative (sandbox/docker-image.ts); a
- * repository's devcontainer Dockerfile built once for equal inputs (sandbox/docker-build.ts).
+ * repository's devcontainer Dockerfile built once for equal inputs (sandbox/docker-repo-build.ts).
  */
 import type Docker from "dockerode";
 import type { SandboxCreateOptions } from "../src/contracts.js";
-import { buildRepoImage } from "./docker-build.js";
 import type { DockerPreparedEnvironments } from "./docker-environments.js";
 import {
   derivedImage,
@@ -14,6 +13,7 @@ import {
   probeImage,
   unsuitableImage,
 } from "./docker-image.js";
+import { buildRepoImage, type RepoBuildSettings } from "./docker-repo-build.js";
 import { SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "./version.js";
 
 export class SandboxImages {
@@ -22,11 +22,20 @@ export class SandboxImages {
   /** Repository images built, by what built them: the image's id. */
   private readonly built = new Map<string, Promise<string>>();
 
+  /** Aborted at shutdown: every build in progress stops. */
+  private readonly closing = new AbortController();
+
   constructor(
     private readonly docker: Docker,
     private readonly defaultImage: string,
     private readonly environments: DockerPreparedEnvironments | undefined,
+    private readonly buildSettings: Omit<RepoBuildSettings, "signal">,
   ) {}
+
+  /** Stops the builds in progress (their containers killed and removed). */
+  close(): void {
+    this.closing.abort();
+  }
 
   /** agent-fix's own images (the provider's default, the slim, the rich and the kept ones) run as they are. */
   isOwn(image: string): boolean {
@@ -57,12 +66,16 @@ export class SandboxImages {
     return run;
   }
 
-  /** The id of the repository's image, built on first use (and again after a failure). */
-  build(build: NonNullable<SandboxCreateOptions["imageBuild"]>): Promise<string> {
+  /**
+   * The id of the repository's image, built on first use (and again after a failure); `signal` (the
+   * run's cancel) stops the build. One run's checkout is its own: no other run shares the build.
+   */
+  build(build: NonNullable<SandboxCreateOptions["imageBuild"]>, signal?: AbortSignal): Promise<string> {
     const key = JSON.stringify(build);
     let id = this.built.get(key);
     if (!id) {
-      id = buildRepoImage(this.docker, build);
+      const stop = signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal;
+      id = buildRepoImage(this.docker, build, { ...this.buildSettings, signal: stop });
       id.catch(() => this.built.delete(key));
       this.built.set(key, id);
     }

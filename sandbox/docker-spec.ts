@@ -95,7 +95,7 @@ interface ContainerSpecInput {
  * sandbox-hardening.test.ts); root execs do: the control shell (KILL, SYS_NICE), the egress rules
  * (NET_ADMIN, which setup's own shell drops: sandbox/docker.ts), and root setup (what apt-get and dpkg need: owners, modes, the _apt user).
  */
-function capabilities(network: boolean, setupUser: SetupUser | undefined): string[] {
+export function capabilities(network: boolean, setupUser: SetupUser | undefined): string[] {
   const caps = ["KILL", "SETUID", "SETGID", "SYS_NICE"];
   if (network) caps.push("NET_ADMIN");
   if (setupUser === "root") caps.push("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETFCAP");

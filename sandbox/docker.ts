@@ -31,6 +31,7 @@ import {
   type KeptEnvironmentsOptions,
 } from "./docker-environments.js";
 import { SandboxImages } from "./docker-images.js";
+import { DEFAULT_BUILD_TIMEOUT_MS } from "./docker-repo-build.js";
 import {
   asCidr,
   checkCidrs,
@@ -110,6 +111,8 @@ export interface DockerSandboxProviderOptions extends Partial<SessionSandboxSett
   caBundle?: string;
   /** Standby sandboxes of kept environments (sandbox/docker-standby.ts); none by default. */
   standby?: StandbySettings;
+  /** The longest a repository's image build runs, all steps together (default 15 minutes). */
+  imageBuildTimeoutMs?: number;
 }
 
 export class DockerSandboxProvider implements SandboxProvider {
@@ -142,7 +145,17 @@ export class DockerSandboxProvider implements SandboxProvider {
       ? new DockerPreparedEnvironments(this.docker, this.image, options.keptEnvironments)
       : undefined;
     this.caBundle = options.caBundle === undefined ? undefined : checkCaBundle(options.caBundle);
-    this.images = new SandboxImages(this.docker, this.image, this.environments);
+    this.images = new SandboxImages(this.docker, this.image, this.environments, {
+      limits: { ...DEFAULT_LIMITS, ...options.limits },
+      timeoutMs: options.imageBuildTimeoutMs ?? DEFAULT_BUILD_TIMEOUT_MS,
+      // The sandbox's labels: the reaper removes a build's container its dead worker left.
+      containerLabels: {
+        [LABEL.sandbox]: "1",
+        [LABEL.job]: "image-build",
+        [LABEL.worker]: this.workerId,
+        [LABEL.created]: String(Date.now()),
+      },
+    });
     this.standbys = new StandbyPool(options.standby ?? NO_STANDBY);
   }
 
@@ -163,8 +176,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   /** The id of the repository's image, built on first use (and again after a failure). */
-  repoImage(build: NonNullable<SandboxCreateOptions["imageBuild"]>): Promise<string> {
-    return this.images.build(build);
+  repoImage(build: NonNullable<SandboxCreateOptions["imageBuild"]>, signal?: AbortSignal): Promise<string> {
+    return this.images.build(build, signal);
   }
 
   async create(options: SandboxCreateOptions): Promise<Sandbox> {
@@ -187,8 +200,9 @@ export class DockerSandboxProvider implements SandboxProvider {
     return sandbox;
   }
 
-  /** Removes the standby sandboxes; a create() after it starts none. */
+  /** Removes the standby sandboxes and stops the image builds in progress; a create() after it starts none. */
   close(): Promise<void> {
+    this.images.close();
     return this.standbys.close();
   }
 
@@ -221,7 +235,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   private async plan(options: SandboxCreateOptions): Promise<SandboxPlan> {
     const name = `agent-fix-${randomBytes(6).toString("hex")}`;
     const image = options.imageBuild
-      ? await this.repoImage(options.imageBuild)
+      ? await this.repoImage(options.imageBuild, options.signal)
       : (options.image ?? this.image);
     const labels: Record<string, string> = {
       [LABEL.sandbox]: "1",

@@ -68,6 +68,8 @@ export interface SandboxCreateOptions {
    * build.dockerfile, checked by worker/pipeline/devcontainer-build.ts); built once for equal fields.
    */
   imageBuild?: RepoImageBuildSpec | undefined;
+  /** Aborting stops what create() is doing that takes long (building the repository's image). */
+  signal?: AbortSignal | undefined;
   /**
    * A setup sandbox whose result may be kept (PreparedEnvironments): a writable root, and setup's
    * commands as this user ("root" adds the capabilities package managers need, never NET_ADMIN).
@@ -121,11 +123,11 @@ export interface RepoImageBuildSpec {
   root: string;
   /** The build context, relative to the root (it must resolve inside it). */
   context: string;
-  /** The Dockerfile's checked text, used whatever the checkout holds. */
+  /** The Dockerfile's checked text, used whatever the checkout holds (the provider executes it itself). */
   dockerfile: string;
   /** The images it starts from (allowed by the operator): each must be on the engine; none is pulled. */
   bases: string[];
-  /** The repository: names the image's tag. */
+  /** The repository: part of each step's cache key (no build reuses another repository's steps). */
   name: string;
 }
 
@@ -168,10 +170,11 @@ export interface SandboxProvider {
   /** Where setup's result is kept for later runs; absent when the driver cannot keep one. */
   readonly environments?: PreparedEnvironments | undefined;
   /**
-   * The id of a repository's image, built now (the engine's build cache gives the same id for the same
-   * Dockerfile and copied files) or by an earlier call; absent when the driver builds none.
+   * The id of a repository's image, built now (each step's image is kept: the same Dockerfile over the
+   * same copied files gives the same id) or by an earlier call; `signal` (the run's cancel) stops the
+   * build. Absent when the driver builds none.
    */
-  readonly repoImage?: ((build: RepoImageBuildSpec) => Promise<string>) | undefined;
+  readonly repoImage?: ((build: RepoImageBuildSpec, signal?: AbortSignal) => Promise<string>) | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

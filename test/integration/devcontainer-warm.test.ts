@@ -1,7 +1,7 @@
 /**
  * Warm start of a repository whose devcontainer builds its image (`build.dockerfile`), for real on
  * Docker: the worker builds the image from each run's checkout, and a second run of the same repository
- * with the same Dockerfile finds the environment the first one kept (the engine's build cache gives the
+ * with the same Dockerfile finds the environment the first one kept (the kept step images give the
  * same image); another Dockerfile prepares anew.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -9,7 +9,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../sandbox/docker.js";
-import { repoImageTag } from "../../sandbox/docker-build.js";
 import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
@@ -94,8 +93,11 @@ describe.runIf(ready)("warm start of a devcontainer's build.dockerfile", () => {
     const changed = await run("v2\n", "two");
     expect(changed.reused).toBeUndefined();
     expect(await readFile(join(changed.dir, "deps/stamp"), "utf8")).not.toBe(stamp);
-    // The repository's tag names the image of its latest build.
-    const tagged = await provider.docker.getImage(repoImageTag(REPOSITORY)).inspect();
-    expect(tagged.Config.Labels?.devtool).toBe("two");
+    // Each Dockerfile's image is one, labelled with the repository that built it.
+    const built = await provider.docker.listImages({
+      filters: JSON.stringify({ label: [`agent-fix.build.repository=${REPOSITORY}`] }),
+    });
+    const steps = built.filter((i) => i.RepoTags?.some((t) => t.startsWith("agent-fix-build:")));
+    expect(steps.map((i) => i.Labels?.devtool).sort()).toEqual(["one", "two"]);
   }, 300_000);
 });

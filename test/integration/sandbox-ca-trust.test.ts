@@ -11,11 +11,10 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider } from "../../sandbox/docker.js";
-import { repoImageTag } from "../../sandbox/docker-build.js";
 import { CA_BUNDLE_TARGET } from "../../sandbox/docker-ca.js";
-import { DERIVED_FROM_LABEL } from "../../sandbox/docker-image.js";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
 import { findSecrets } from "../../worker/pipeline/secret-scan.js";
+import { removeRepoBuilds } from "../support/repo-build.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";
 import { requireSandboxImage } from "../support/services.js";
 import { localRelay, PROBE_PACKAGE, startTlsStandIn, type TlsStandIn } from "../support/tls-server.js";
@@ -75,15 +74,7 @@ describe.runIf(ready)("the operator's CA bundle in the setup sandbox", () => {
     if (source) await rm(source, { recursive: true, force: true });
     if (checkout) await rm(checkout, { recursive: true, force: true });
     // Only what this file made: the devcontainer's image and the image the worker derived from it.
-    const id = await docker
-      .getImage(repoImageTag(repoName))
-      .inspect()
-      .then((i) => i.Id)
-      .catch(() => null);
-    if (!id) return;
-    for (const image of await docker.listImages({ filters: { label: [`${DERIVED_FROM_LABEL}=${id}`] } }))
-      await docker.getImage(image.Id).remove({ force: true });
-    await docker.getImage(id).remove({ force: true });
+    await removeRepoBuilds(docker, repoName);
   }, 120_000);
 
   const images = {

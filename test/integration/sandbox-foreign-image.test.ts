@@ -11,9 +11,9 @@ import Docker from "dockerode";
 import { pack } from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider } from "../../sandbox/docker.js";
-import { repoImageTag } from "../../sandbox/docker-build.js";
 import { DERIVED_FROM_LABEL } from "../../sandbox/docker-image.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
+import { removeRepoBuilds } from "../support/repo-build.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";
 import { requireSandboxImage } from "../support/services.js";
 
@@ -73,7 +73,8 @@ describe.runIf(available)("a sandbox in an image the repository named", () => {
     if (source) await rm(source, { recursive: true, force: true });
     if (checkout) await rm(checkout, { recursive: true, force: true });
     // Only what this file made: its images and the images the worker derived from them.
-    for (const tag of [...Object.values(images), repoImageTag(repoName)]) {
+    await removeRepoBuilds(docker, repoName);
+    for (const tag of Object.values(images)) {
       const id = await docker
         .getImage(tag)
         .inspect()

@@ -1,11 +1,13 @@
 /**
- * A devcontainer.json that builds its image (`build.dockerfile`): the worker builds it from the
- * repository's checkout with no network (sandbox/docker-build.ts). What the Dockerfile may do is checked
- * here, on its text from the default branch, before anything is built: every image it starts from
- * (`FROM`, `COPY --from`) is one the operator allows, named literally, and nothing is fetched (`ADD`
- * of a URL). The build context and the Dockerfile stay inside the repository.
+ * A devcontainer.json that builds its image (`build.dockerfile`): the worker executes the Dockerfile
+ * itself from the repository's checkout, each step held as a sandbox is (sandbox/docker-repo-build.ts).
+ * What the Dockerfile may do is checked here, on its text from the default branch, before anything is
+ * built, by the parser the build executes from (sandbox/dockerfile.ts): every image it starts from is
+ * one the operator allows, named literally; `--from` names only its own stages; nothing is fetched
+ * (URL or git sources); no ONBUILD. The build context and the Dockerfile stay inside the repository.
  */
 import path from "node:path";
+import { parseDockerfile } from "../../sandbox/dockerfile.js";
 import { ConfigError } from "../../src/errors.js";
 
 /** What the worker builds: the Dockerfile's checked text and the context, relative to the checkout. */
@@ -47,47 +49,10 @@ export function devcontainerBuild(
   };
 }
 
-/** Joins continuation lines and drops comments: one instruction a line. */
-function instructions(text: string): string[] {
-  return text
-    .replace(/\\\r?\n/g, " ")
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line.length > 0 && !line.startsWith("#"));
-}
-
 /**
- * The images a Dockerfile starts from, each checked by `allowed`; throws naming the first one refused,
- * a FROM with a variable (its value is not known before the build), or an ADD of a URL.
+ * The images a Dockerfile starts from, each checked by `allowed`; throws naming the line of the first
+ * thing refused. The same parser's result is what the provider executes (sandbox/docker-repo-build.ts).
  */
 export function checkDockerfile(text: string, where: string, allowed: (image: string) => boolean): string[] {
-  const stages = new Set<string>();
-  const bases: string[] = [];
-  const base = (image: string) => {
-    if (stages.has(image.toLowerCase()) || image === "scratch") return;
-    if (image.includes("$")) throw refuse(`${where}: FROM ${image} names its image with a variable`);
-    if (!allowed(image))
-      throw refuse(`${where} builds on ${image}, which is not one of the images the operator allows`);
-    bases.push(image);
-  };
-  for (const line of instructions(text)) {
-    const [keyword = "", ...words] = line.split(/\s+/);
-    const args = words.filter((w) => !w.startsWith("--"));
-    switch (keyword.toUpperCase()) {
-      case "FROM":
-        base(args[0] ?? "");
-        if (args[1]?.toUpperCase() === "AS" && args[2]) stages.add(args[2].toLowerCase());
-        break;
-      case "COPY":
-      case "ADD": {
-        const from = words.find((w) => w.startsWith("--from="))?.slice("--from=".length);
-        if (from !== undefined && !/^\d+$/.test(from)) base(from);
-        if (keyword.toUpperCase() === "ADD" && args.some((a) => /^[a-z][a-z0-9+.-]*:\/\/|^git@/i.test(a))) {
-          throw refuse(`${where}: ${line.slice(0, 120)} fetches from the network, which the build has not`);
-        }
-        break;
-      }
-    }
-  }
-  return bases;
+  return parseDockerfile(text, where, allowed).bases;
 }

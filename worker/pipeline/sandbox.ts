@@ -21,6 +21,8 @@ interface StartSandboxOptions {
   imageBuild?: RepoImageBuildSpec;
   /** Setup's sandbox, whose result may be kept, and who runs its commands. */
   setupUser?: SetupUser;
+  /** The run's end: stops a build of its image. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -38,6 +40,7 @@ function startSandbox(provider: SandboxProvider, options: StartSandboxOptions): 
     ...(options.defaultTimeoutMs ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
     ...(options.image ? { image: options.image } : {}),
     ...(options.imageBuild ? { imageBuild: options.imageBuild } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
     ...(options.setupUser ? { setup: { user: options.setupUser } } : {}),
   });
 }
@@ -53,6 +56,8 @@ export class RunSandboxes {
   /** Starts in flight: once `closed` each disposes its sandbox itself, and disposeAll waits for that. */
   private readonly starting = new Set<Promise<unknown>>();
   private closed = false;
+  /** Aborted by disposeAll (the run's cancel, its end): a build of the repository's image stops. */
+  private readonly stopping = new AbortController();
   /** A fresh sandbox started ahead of need (while the agent thinks), and the directory it came from. */
   private spare: { sourceDir: string; sandbox: Promise<Sandbox> } | null = null;
   /** Milliseconds spent in create() so far. */
@@ -60,7 +65,7 @@ export class RunSandboxes {
 
   constructor(
     private readonly provider: SandboxProvider,
-    private base: Omit<StartSandboxOptions, "sourceDir" | "networkForSetup" | "setupUser">,
+    private base: Omit<StartSandboxOptions, "sourceDir" | "networkForSetup" | "setupUser" | "signal">,
   ) {}
 
   /** Where setup's result is kept, when the provider keeps one. */
@@ -76,7 +81,7 @@ export class RunSandboxes {
   /** The id of the image built from the checkout (built now, once a run); null when none is built. */
   async builtImage(): Promise<string | null> {
     const build = this.base.imageBuild;
-    return build && this.provider.repoImage ? this.provider.repoImage(build) : null;
+    return build && this.provider.repoImage ? this.provider.repoImage(build, this.stopping.signal) : null;
   }
 
   /** Every later sandbox starts from the environment setup prepared (a kept image). */
@@ -101,6 +106,7 @@ export class RunSandboxes {
     const began = Date.now();
     const sandbox = await startSandbox(this.provider, {
       ...this.base,
+      signal: this.stopping.signal,
       sourceDir,
       networkForSetup,
       ...(setupUser ? { setupUser } : {}),
@@ -171,6 +177,7 @@ export class RunSandboxes {
 
   disposeAll(): Promise<void> {
     this.closed = true;
+    this.stopping.abort();
     // A spare still starting is disposed by start() itself once `closed` is seen; wait for that too.
     const spare = this.spare?.sandbox.then(
       (sandbox) => this.dispose(sandbox),

@@ -125,17 +125,21 @@ describe("the image a repository names is one the operator allows", () => {
         (e: unknown) => e as Error,
       );
     expect((await refused("FROM ghcr.io/attacker/root:1\n")).message).toBe(
-      ".devcontainer/Dockerfile builds on ghcr.io/attacker/root:1, which is not one of the images the operator allows",
+      ".devcontainer/Dockerfile:1: the Dockerfile builds on ghcr.io/attacker/root:1, which is not one of the images the operator allows",
     );
     expect(
       (await refused("FROM agent-fix-sandbox:0.2.0\nCOPY --from=docker.io/library/busybox / /\n")).message,
-    ).toContain("builds on docker.io/library/busybox");
+    ).toContain(
+      ":2: COPY --from=docker.io/library/busybox / /: --from=docker.io/library/busybox is not a stage defined above",
+    );
     expect((await refused("ARG BASE=evil\nFROM $BASE\n")).message).toContain(
       "names its image with a variable",
     );
     expect(
       (await refused("FROM agent-fix-sandbox:0.2.0\nADD \\\n  https://example.com/x.sh /x.sh\n")).message,
-    ).toContain("fetches from the network");
+    ).toContain(
+      ":2: ADD   https://example.com/x.sh /x.sh: https://example.com/x.sh is fetched from the network",
+    );
     await expect(
       load({
         ".github/agent-fix.yml": TEST,
