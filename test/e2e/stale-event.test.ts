@@ -6,7 +6,7 @@
  * run that force-pushed the branch, and so did a label or a review from someone whose access had since
  * been lowered to read. The whole product (real webhook server and worker, real Redis, real Docker,
  * the GitHub stand-in, the OpenAI-compatible model stand-in, which counts every request); the worker
- * starts only once the three jobs are queued and GitHub has changed under them.
+ * starts only once the four jobs are queued and GitHub has changed under them.
  */
 import { execFileSync } from "node:child_process";
 import Docker from "dockerode";
@@ -79,13 +79,19 @@ describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
     standIn.state = "closed";
     standIn.labels = [];
 
-    // 2. Labelled by a writer whose access was lowered to read after the event.
+    // 2. Labelled, queued; then unlabelled on GitHub (the issue stays open), the webhook lost.
+    const unlabelledRepo = await stack.addSampleRepo("stale-unlabelled", sampleConfig(null));
+    const unlabelled = stack.addIssue(unlabelledRepo);
+    expect(await stack.label(unlabelled)).toBe(200);
+    stack.github.state.issue(unlabelled.owner, unlabelled.repo, unlabelled.number)!.labels = [];
+
+    // 3. Labelled by a writer whose access was lowered to read after the event.
     const demotedRepo = await stack.addSampleRepo("stale-demoted", sampleConfig(null));
     const demoted = stack.addIssue(demotedRepo);
     expect(await stack.label(demoted)).toBe(200);
     lower(demotedRepo, "maintainer");
 
-    // 3. A review asking for changes on the app's pull request, from a reviewer lowered to read after.
+    // 4. A review asking for changes on the app's pull request, from a reviewer lowered to read after.
     const reviewRepo = await stack.addSampleRepo("stale-review", sampleConfig(null));
     const reviewed = stack.addIssue(reviewRepo);
     const branch = fixBranch(reviewed.number);
@@ -121,13 +127,16 @@ describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
     const reviewedSha = branchSha(reviewed);
     lower(reviewRepo, "maintainer");
 
-    // All three queued while no worker runs.
-    for (const issue of [closed, demoted, reviewed])
+    // All four queued while no worker runs.
+    for (const issue of [closed, unlabelled, demoted, reviewed])
       expect(["waiting", "prioritized"]).toContain(await jobState(issue));
     await stack.startWorker();
 
     expect(await finalStatus(closed)).toContain(
       `#${closed.number} was closed since this run was queued, so nothing was done`,
+    );
+    expect(await finalStatus(unlabelled)).toContain(
+      `The \`agent-fix\` label was removed from #${unlabelled.number} since this run was queued, so nothing was done`,
     );
     expect(await finalStatus(demoted)).toContain(
       "@maintainer no longer has write access to this repository since this run was queued, so nothing was done",
@@ -135,16 +144,18 @@ describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
     expect(await finalStatus(reviewed)).toContain(
       "@maintainer no longer has write access to this repository since this run was queued, so nothing was done",
     );
-    for (const issue of [closed, demoted, reviewed]) {
+    for (const issue of [closed, unlabelled, demoted, reviewed]) {
       await waitFor("the job to end", async () => (await jobState(issue)) === "completed");
     }
     // No model request, no container, no push, no pull request.
     expect(model.requests).toHaveLength(0);
     expect(await containersCreated()).toEqual([]);
     expect(branchSha(closed)).toBeNull();
+    expect(branchSha(unlabelled)).toBeNull();
     expect(branchSha(demoted)).toBeNull();
     expect(branchSha(reviewed)).toBe(reviewedSha);
     expect(stack.pulls(closed)).toEqual([]);
+    expect(stack.pulls(unlabelled)).toEqual([]);
     expect(stack.pulls(demoted)).toEqual([]);
   }, 400_000);
 });
