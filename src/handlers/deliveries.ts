@@ -7,7 +7,13 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "probot";
-import { claimSignedBody, releaseSignedBody, rememberSignedBody } from "../queue/deliveries.js";
+import { WebhookBodyInFlightError } from "../errors.js";
+import {
+  claimSignedBody,
+  HANDLING_TTL_S,
+  releaseSignedBody,
+  rememberSignedBody,
+} from "../queue/deliveries.js";
 import type { HandlerDeps } from "./deps.js";
 
 const signedBody = new AsyncLocalStorage<string>();
@@ -17,7 +23,10 @@ export function withSignedBody<T>(digest: string, handle: () => Promise<T>): Pro
   return signedBody.run(digest, handle);
 }
 
-/** Wraps an event handler so that a body it already handled, or is handling, is skipped (still 2xx). */
+/**
+ * Wraps an event handler so that a body already acted on is skipped (answered 2xx), and one being
+ * handled right now is answered 409 (not taken: if the other request never finishes, it may come again).
+ */
 export function oncePerSignedBody<C extends { id: string; log: Logger }>(
   deps: HandlerDeps,
   handle: (context: C) => Promise<void>,
@@ -28,13 +37,15 @@ export function oncePerSignedBody<C extends { id: string; log: Logger }>(
     // without one a replay could not be told apart: refuse rather than act.
     if (!digest)
       throw new Error("webhook event without a verified body digest: route POSTs through the webhook guard");
-    if (!(await claimSignedBody(deps.queue, digest))) {
+    const claim = await claimSignedBody(deps.queue, digest);
+    if (claim === "handled") {
       context.log.info(
         { delivery: context.id, bodySha256: digest },
         "signed body already handled (a redelivery or a replay under another delivery id): nothing to do",
       );
       return;
     }
+    if (claim === "handling") throw new WebhookBodyInFlightError(HANDLING_TTL_S);
     try {
       await handle(context);
     } catch (error) {

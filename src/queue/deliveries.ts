@@ -17,17 +17,28 @@ import { type QueueNames, signedBodyKey } from "./keys.js";
  */
 const HANDLED_TTL_S = 8 * 24 * 60 * 60;
 
-/** A claim outlives any handler (they only read GitHub and enqueue) but not a crashed server for long. */
-const HANDLING_TTL_S = 5 * 60;
+/**
+ * A claim outlives any handler (they read GitHub, waiting out its rate limits for seconds at most, and
+ * enqueue) but not a crashed server's for long: a body it held is taken again once this has passed.
+ */
+export const HANDLING_TTL_S = 2 * 60;
+
+const HANDLING = "handling";
 
 interface SignedBodyStore extends QueueNames {
-  readonly redis: Pick<Redis, "set" | "del">;
+  readonly redis: Pick<Redis, "set" | "get" | "del">;
 }
 
-/** Claims the body for this handler; false when it was handled before or is being handled now. */
-export async function claimSignedBody(store: SignedBodyStore, digest: string): Promise<boolean> {
-  const claimed = await store.redis.set(signedBodyKey(store, digest), "handling", "EX", HANDLING_TTL_S, "NX");
-  return claimed === "OK";
+/** Claims the body for this handler: "claimed", or why not (acted on before, or being handled now). */
+export async function claimSignedBody(
+  store: SignedBodyStore,
+  digest: string,
+): Promise<"claimed" | "handled" | "handling"> {
+  const key = signedBodyKey(store, digest);
+  if ((await store.redis.set(key, HANDLING, "EX", HANDLING_TTL_S, "NX")) === "OK") return "claimed";
+  // Two calls, not SET NX GET (Redis 7 only); a claim that lapsed between them counts as in flight.
+  const before = await store.redis.get(key);
+  return before === null || before === HANDLING ? "handling" : "handled";
 }
 
 /** The handler acted on the body: a replay of it, under any delivery id, does nothing for HANDLED_TTL_S. */

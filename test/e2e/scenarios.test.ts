@@ -70,7 +70,9 @@ describe.runIf(ready)("end to end: what a maintainer sees", () => {
     const statuses = await Promise.all(
       Array.from({ length: 10 }, () => stack.send("issues", payload, "delivery-dedup-1")),
     );
-    expect(statuses.every((s) => s < 300)).toBe(true);
+    // One is taken; a copy that comes while it is handled is answered 409, one after it 200.
+    expect(statuses).toContain(200);
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
     for (let i = 0; i < 5; i++) {
       await stack.unlabel(issue);
       await stack.label(issue);
