@@ -3,10 +3,10 @@
  * the issue open, the label on it, the pull request of a review run open, and whoever asked still a
  * writer. Before, the worker trusted the job (the event's payload): an issue closed and unlabelled
  * after queueing (its close and unlabel webhooks lost, say while the server was down) got a full paid
- * run that force-pushed the branch, and so did a label or a review from someone whose access had since
- * been lowered to read. The whole product (real webhook server and worker, real Redis, real Docker,
+ * run that force-pushed the branch, and so did a label, a `/agent-fix` or a review from someone whose
+ * access had since been lowered to read. A review whose pull request was closed meanwhile ends the same way. The whole product (real webhook server and worker, real Redis, real Docker,
  * the GitHub stand-in, the OpenAI-compatible model stand-in, which counts every request); the worker
- * starts only once the four jobs are queued and GitHub has changed under them.
+ * starts only once the jobs are queued and GitHub has changed under them.
  */
 import { execFileSync } from "node:child_process";
 import Docker from "dockerode";
@@ -17,7 +17,7 @@ import { sampleFixReplies, stackWithModelStandIn } from "../support/model-stack.
 import type { OpenAIStandIn } from "../support/openai-server.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { type SampleRepo, sampleConfig } from "../support/stack.js";
-import { type IssueRef, waitFor } from "../support/stack-parts.js";
+import { commentPayload, type IssueRef, waitFor } from "../support/stack-parts.js";
 import { reviewEvent } from "../support/webhooks.js";
 
 const ready = (await requireRedis()) && (await requireSandboxImage());
@@ -63,6 +63,40 @@ describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
   const lower = (repo: SampleRepo, login: string) =>
     stack.github.state.repo(repo.owner, repo.name)!.permissions.set(login, "read");
 
+  /**
+   * The app's pull request for a new issue (its branch made from main) and a review asking for
+   * changes on it from `maintainer`, queued as a review run.
+   */
+  async function queueReview(name: string) {
+    const repo = await stack.addSampleRepo(name, sampleConfig(null));
+    const issue = stack.addIssue(repo);
+    const branch = fixBranch(issue.number);
+    execFileSync("git", ["--git-dir", stack.github.repoDir(repo.owner, repo.name), "branch", branch, "main"]);
+    const pullNumber = stack.github.state.nextNumber(repo.owner, repo.name);
+    stack.github.state.pulls.push({
+      owner: repo.owner,
+      repo: repo.name,
+      number: pullNumber,
+      title: issue.title,
+      body: `Fixes #${issue.number}`,
+      head: branch,
+      base: "main",
+      draft: true,
+      state: "open",
+      user: stack.github.bot,
+      reviewRequests: [],
+    });
+    const review = reviewEvent(
+      stack.github,
+      { owner: repo.owner, repo: repo.name, pull: pullNumber },
+      "changes_requested",
+      { login: "maintainer" },
+      { body: "Handle an empty list too." },
+    );
+    expect(await stack.send(review.event, review.payload)).toBe(200);
+    return { repo, issue, pullNumber, sha: branchSha(issue) };
+  }
+
   beforeAll(async () => {
     model = await start();
     // Enough for two full runs, as the code before the fix made: none of it may be asked for.
@@ -92,44 +126,28 @@ describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
     lower(demotedRepo, "maintainer");
 
     // 4. A review asking for changes on the app's pull request, from a reviewer lowered to read after.
-    const reviewRepo = await stack.addSampleRepo("stale-review", sampleConfig(null));
-    const reviewed = stack.addIssue(reviewRepo);
-    const branch = fixBranch(reviewed.number);
-    execFileSync("git", [
-      "--git-dir",
-      stack.github.repoDir(reviewRepo.owner, reviewRepo.name),
-      "branch",
-      branch,
-      "main",
-    ]);
-    const pullNumber = stack.github.state.nextNumber(reviewRepo.owner, reviewRepo.name);
-    stack.github.state.pulls.push({
-      owner: reviewRepo.owner,
-      repo: reviewRepo.name,
-      number: pullNumber,
-      title: reviewed.title,
-      body: `Fixes #${reviewed.number}`,
-      head: branch,
-      base: "main",
-      draft: true,
-      state: "open",
-      user: stack.github.bot,
-      reviewRequests: [],
-    });
-    const review = reviewEvent(
-      stack.github,
-      { owner: reviewRepo.owner, repo: reviewRepo.name, pull: pullNumber },
-      "changes_requested",
-      { login: "maintainer" },
-      { body: "Handle an empty list too." },
-    );
-    expect(await stack.send(review.event, review.payload)).toBe(200);
-    const reviewedSha = branchSha(reviewed);
-    lower(reviewRepo, "maintainer");
+    const reviewed = await queueReview("stale-review");
+    lower(reviewed.repo, "maintainer");
 
-    // All four queued while no worker runs.
-    for (const issue of [closed, unlabelled, demoted, reviewed])
-      expect(["waiting", "prioritized"]).toContain(await jobState(issue));
+    // 5. A review whose pull request was closed after it was queued.
+    const reviewClosed = await queueReview("stale-review-closed");
+    stack.github.state.pull(
+      reviewClosed.issue.owner,
+      reviewClosed.issue.repo,
+      reviewClosed.pullNumber,
+    )!.state = "closed";
+
+    // 6. `/agent-fix` from a writer lowered to read after the comment.
+    const commentRepo = await stack.addSampleRepo("stale-comment", sampleConfig(null));
+    const commented = stack.addIssue(commentRepo);
+    expect(await stack.send("issue_comment", commentPayload(commented, "/agent-fix", "maintainer"))).toBe(
+      200,
+    );
+    lower(commentRepo, "maintainer");
+
+    // All queued while no worker runs.
+    const all = [closed, unlabelled, demoted, reviewed.issue, reviewClosed.issue, commented];
+    for (const issue of all) expect(["waiting", "prioritized"]).toContain(await jobState(issue));
     await stack.startWorker();
 
     expect(await finalStatus(closed)).toContain(
@@ -141,10 +159,15 @@ describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
     expect(await finalStatus(demoted)).toContain(
       "@maintainer no longer has write access to this repository since this run was queued, so nothing was done",
     );
-    expect(await finalStatus(reviewed)).toContain(
-      "@maintainer no longer has write access to this repository since this run was queued, so nothing was done",
+    for (const issue of [reviewed.issue, commented]) {
+      expect(await finalStatus(issue)).toContain(
+        "@maintainer no longer has write access to this repository since this run was queued, so nothing was done",
+      );
+    }
+    expect(await finalStatus(reviewClosed.issue)).toContain(
+      `Pull request #${reviewClosed.pullNumber} was closed since this run was queued, so nothing was done`,
     );
-    for (const issue of [closed, unlabelled, demoted, reviewed]) {
+    for (const issue of all) {
       await waitFor("the job to end", async () => (await jobState(issue)) === "completed");
     }
     // No model request, no container, no push, no pull request.
@@ -153,7 +176,8 @@ describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
     expect(branchSha(closed)).toBeNull();
     expect(branchSha(unlabelled)).toBeNull();
     expect(branchSha(demoted)).toBeNull();
-    expect(branchSha(reviewed)).toBe(reviewedSha);
+    expect(branchSha(commented)).toBeNull();
+    for (const review of [reviewed, reviewClosed]) expect(branchSha(review.issue)).toBe(review.sha);
     expect(stack.pulls(closed)).toEqual([]);
     expect(stack.pulls(unlabelled)).toEqual([]);
     expect(stack.pulls(demoted)).toEqual([]);
