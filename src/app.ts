@@ -1,7 +1,7 @@
 /** The Probot app: one line per event; the handlers in handlers/ only filter and enqueue. */
 import type { ApplicationFunction } from "probot";
 import { appLoginReader } from "./github/own-pull.js";
-import { oncePerDelivery } from "./handlers/deliveries.js";
+import { oncePerSignedBody } from "./handlers/deliveries.js";
 import type { HandlerDeps } from "./handlers/deps.js";
 import { onInstallation } from "./handlers/installation.js";
 import { onIssueCommentCreated } from "./handlers/issue-comment-created.js";
@@ -14,8 +14,8 @@ import { onPullRequestReviewSubmitted } from "./handlers/pull-request-review.js"
 export function agentFixApp(base: Omit<HandlerDeps, "appLogin">): ApplicationFunction {
   return (app) => {
     const deps: HandlerDeps = { ...base, appLogin: appLoginReader(() => app.auth()) };
-    // A redelivered webhook (same X-GitHub-Delivery) is answered and ignored: it never starts a run twice.
-    const once = oncePerDelivery;
+    // A body already handled is answered and ignored under any X-GitHub-Delivery: it never starts a run twice.
+    const once = oncePerSignedBody;
     app.on(
       "issues.labeled",
       once(deps, (context) => onIssueLabeled(context, deps)),

@@ -129,7 +129,8 @@ type ErrorCode =
   | GitHubErrorCode
   | PipelineErrorCode
   | InfrastructureErrorCode
-  | "run_cancelled";
+  | "run_cancelled"
+  | "webhook_body_in_flight";
 
 interface AgentFixErrorOptions<Code extends ErrorCode = ErrorCode> {
   code: Code;
@@ -219,6 +220,24 @@ export class CancelledError extends AgentFixError<"run_cancelled"> {
     readonly abort: CancelReason | null = null,
   ) {
     super(message, { code: "run_cancelled", fault: "user", retryable: false });
+  }
+}
+
+/**
+ * A signed webhook body that is being handled right now, by this or another server (or was, by one
+ * that died before finishing): answered 409, not 2xx, so a sender who meant it (GitHub's redelivery
+ * after a crash) sees it was not taken and can send it again once the claim lapses.
+ */
+export class WebhookBodyInFlightError extends AgentFixError<"webhook_body_in_flight"> {
+  /** The HTTP status Probot's middleware answers with. */
+  readonly status = 409;
+  constructor(lapseSeconds: number) {
+    super("This signed webhook body is being handled by another request", {
+      code: "webhook_body_in_flight",
+      fault: "user",
+      retryable: true,
+      hint: `If that one does not finish, redeliver it after ${lapseSeconds} seconds.`,
+    });
   }
 }
 

@@ -15,6 +15,7 @@ import { agentFixApp } from "./app.js";
 import { type Env, githubApiUrl, hasAppCredentials, parseEnv, requireWebhookSecret } from "./config/env.js";
 import { dashboardFor } from "./dashboard/mount.js";
 import { throttledOctokit, WEBHOOK_THROTTLE } from "./github/throttle.js";
+import { withSignedBody } from "./handlers/deliveries.js";
 import { serveMetrics, trackQueueDepth } from "./metrics/endpoint.js";
 import { exitOnSignals } from "./process-signals.js";
 import { connectRedis } from "./queue/connection.js";
@@ -22,7 +23,7 @@ import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
 import { serveTrajectory } from "./trajectories.js";
 import { trajectoryBlobsFromEnv } from "./trajectory-s3.js";
 import { createTrajectoryStore } from "./trajectory-store.js";
-import { createWebhookGuard, type WebhookGuard } from "./webhook-guard.js";
+import { createWebhookGuard, signedBodyDigest, type WebhookGuard } from "./webhook-guard.js";
 
 export interface AppServer {
   readonly url: string;
@@ -89,9 +90,13 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
       if (await dashboard(req, res)) return;
       if (await guard(req, res)) return;
       if (await serveTrajectory(trajectories, req, res)) return;
-      await middleware(req, res, () => {
+      const notFound = () => {
         res.writeHead(404, { "content-type": "text/plain" }).end("Not found\n");
-      });
+      };
+      // The handlers tell a replay by the digest of the bytes the guard verified (handlers/deliveries.ts).
+      const digest = signedBodyDigest(req);
+      if (digest) await withSignedBody(digest, async () => middleware(req, res, notFound));
+      else await middleware(req, res, notFound);
     })().catch((error: unknown) => {
       probot.log.error({ err: error }, "request failed");
       if (!res.headersSent) res.writeHead(500).end();

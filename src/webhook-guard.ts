@@ -3,9 +3,11 @@
  * the body streams in) and the X-Hub-Signature-256 check. Probot reads the whole body into memory and
  * logs the whole event when a signature does not match, so a forged or oversized POST must never
  * reach it: a 300 MB POST with a bogus signature once took the server to 3 GB and 314 MB of logs.
- * A body that passes is handed on as `req.body` (a string), which Probot uses instead of the stream.
+ * A body that passes is handed on as `req.body` (a string), which Probot uses instead of the stream,
+ * and its SHA-256 is kept for signedBodyDigest: the signature covers the body and nothing else (not
+ * X-GitHub-Delivery), so that digest, not the delivery id, is what tells a replay (src/handlers/deliveries.ts).
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 interface WebhookGuardOptions {
@@ -95,7 +97,16 @@ async function readVerified(
     };
   }
   (req as IncomingMessage & { body?: string }).body = read.body.toString("utf8");
+  verifiedDigests.set(req, createHash("sha256").update(read.body).digest("hex"));
   return null;
+}
+
+/** The SHA-256 of each request's body whose signature verified, by request (gone with the request). */
+const verifiedDigests = new WeakMap<IncomingMessage, string>();
+
+/** The hex SHA-256 of the raw bytes whose signature this guard verified; undefined for any other request. */
+export function signedBodyDigest(req: IncomingMessage): string | undefined {
+  return verifiedDigests.get(req);
 }
 
 /** The body, or a refusal as soon as it passes the limit (the rest is left unread). */

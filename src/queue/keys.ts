@@ -26,9 +26,9 @@ export function runRecordKey(names: QueueNames, jobId: string): string {
   return `${names.prefix}:${names.name}:run:${jobId}`;
 }
 
-/** A webhook delivery (X-GitHub-Delivery) that was handled, so a redelivery of it does nothing. */
-export function deliveryKey(names: QueueNames, deliveryId: string): string {
-  return `${names.prefix}:${names.name}:delivery:${deliveryId}`;
+/** A signed webhook body (its SHA-256) being or already handled, so a replay of it does nothing. */
+export function signedBodyKey(names: QueueNames, digest: string): string {
+  return `${names.prefix}:${names.name}:signed-body:${digest}`;
 }
 
 /** Review feedback on an issue's pull request waiting for the issue's current run to end (a list). */

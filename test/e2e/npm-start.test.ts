@@ -44,6 +44,8 @@ describe.runIf(ready)("npm start", () => {
       );
       const repo = await stack.addSampleRepo();
       const issue = stack.addIssue(repo);
+      // The label is on the issue on GitHub, as the event says: the worker checks it before the run.
+      stack.github.state.issue(issue.owner, issue.repo, issue.number)?.labels.push("agent-fix");
       const status = await stack.send(
         "issues",
         labelPayload(issue, "labeled", "maintainer"),

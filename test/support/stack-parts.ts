@@ -74,6 +74,19 @@ export interface IssueRef {
   body: string;
 }
 
+let lastEventMs = 0;
+
+/**
+ * The time of a new event, as its payload carries it (an issue's `updated_at`, a comment's
+ * `created_at`): never the same twice in a process. On GitHub two events differ in such fields, and
+ * the app drops a body it has already handled as a replay (src/handlers/deliveries.ts), so two
+ * events of a test must not be the same bytes unless the test replays one.
+ */
+export function eventTime(): string {
+  lastEventMs = Math.max(Date.now(), lastEventMs + 1);
+  return new Date(lastEventMs).toISOString();
+}
+
 const user = (login: string, type: "User" | "Bot" = "User") => ({ login, id: 1000 + login.length, type });
 
 /** An `issues.labeled` / `issues.unlabeled` payload as GitHub sends it (the fields the app reads). */
@@ -93,6 +106,7 @@ export function labelPayload(
       state: "open",
       labels: action === "labeled" ? [{ name: label }] : [],
       user: user("reporter"),
+      updated_at: eventTime(),
     },
     repository: {
       id: issue.repoId,
@@ -109,7 +123,12 @@ export function labelPayload(
 /** An `issue_comment.created` payload. */
 export function commentPayload(issue: IssueRef, body: string, sender: string) {
   const { action: _a, label: _l, ...rest } = labelPayload(issue, "labeled", sender);
-  return { ...rest, action: "created", comment: { id: Date.now(), body, user: user(sender) } };
+  const createdAt = eventTime();
+  return {
+    ...rest,
+    action: "created",
+    comment: { id: Date.parse(createdAt), body, user: user(sender), created_at: createdAt },
+  };
 }
 
 /** Polls `read` once a second until `done` accepts its value; the last value after `tries` polls (to assert on). */

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { sign } from "@octokit/webhooks-methods";
 import type { GitHubServer } from "./github-server.js";
+import { eventTime } from "./stack-parts.js";
 
 interface Sender {
   login: string;
@@ -66,6 +67,8 @@ function issueJson(github: GitHubServer, owner: string, repo: string, number: nu
     state: issue.state,
     labels: issue.labels.map((name) => ({ name })),
     user: user(issue.user),
+    // What the event changed is new on GitHub: two events are never the same bytes (see eventTime).
+    updated_at: eventTime(),
   };
 }
 
@@ -172,7 +175,7 @@ export function reviewEvent(
     event: "pull_request_review",
     payload: {
       action: "submitted",
-      review: { id, state, body: review.body ?? "", user: user(sender) },
+      review: { id, state, body: review.body ?? "", user: user(sender), submitted_at: eventTime() },
       pull_request: {
         number: pull.number,
         title: pull.title,

@@ -61,6 +61,7 @@ export function processorDeps(parts: BuiltParts): Deps {
     agent: agentRunnerFactory(parts, allowRepoReplay),
     loadConfig: repoConfigLoader(parts, allowRepoReplay),
     setupSecrets: (fullName) => secrets[fullName] ?? {},
+    startRules: { label: settings.AGENT_FIX_LABEL, labelBots: settings.AGENT_FIX_LABEL_BOTS },
     pendingCancel: async (jobId) => {
       const request = await readCancelRequest(names, jobId);
       return request ? { kind: "cancelled", by: request.by, reason: request.reason } : null;

@@ -10,6 +10,7 @@ import type { InstallationAuth, RunCredentials } from "./auth.js";
 import type { AbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
 import type { KeptChange, PendingPublishStore } from "./pending-publish.js";
+import type { StartRules } from "./still-wanted.js";
 import type { PipelineRepoConfig, Publisher, StatusReporter } from "./types.js";
 import type { IntakeLimits } from "./workspace-archive.js";
 
@@ -37,6 +38,8 @@ export interface ProcessorDeps<C extends PipelineRepoConfig = PipelineRepoConfig
   ): Promise<C>;
   /** Operator-configured setup secrets for `owner/repo` (never the GitHub token). */
   setupSecrets(fullName: string): Record<string, string>;
+  /** What starts a run (the label, the bots it counts for): each attempt checks it still holds (still-wanted.ts). */
+  startRules: StartRules;
   /** A cancel that arrived before this worker held the job. */
   pendingCancel(jobId: string): Promise<AbortReason | null>;
   /**

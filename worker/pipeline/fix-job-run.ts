@@ -9,9 +9,13 @@ import { keepForRetry } from "./pending-publish.js";
 import { resumePublishing } from "./resume-publish.js";
 import { loadReviewRun } from "./review.js";
 import { runFix } from "./run.js";
+import { noLongerWanted } from "./still-wanted.js";
 import type { PipelineRepoConfig, Publisher, RunInput, RunOutcome } from "./types.js";
 
-/** The run itself: publishing the change kept before, or the whole pipeline. */
+/**
+ * The run itself: publishing the change kept before, or the whole pipeline; nothing at all when what
+ * queued the job is no longer true on GitHub (every attempt, a retry or a handed-back run too).
+ */
 export async function runOrResume<C extends PipelineRepoConfig>(
   deps: ProcessorDeps<C>,
   ctx: JobContext,
@@ -28,6 +32,8 @@ export async function runOrResume<C extends PipelineRepoConfig>(
   ]).catch((error: unknown) => {
     throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
   });
+  const stale = await noLongerWanted(octokit, data, issue.data, deps.startRules);
+  if (stale) return await nothingDone(deps, ctx, runCtx, stale);
   const pending = deps.pendingPublishes;
   const publisher = pending
     ? keepForRetry(deps.publisher(octokit, data, run), pending, pendingKey, run, log)
@@ -52,6 +58,26 @@ export async function runOrResume<C extends PipelineRepoConfig>(
         logger: log,
       })
     : await runFix(await runFixInput(deps, ctx, runCtx, read, publisher));
+}
+
+/**
+ * The end of a run whose event no longer holds: before any clone, sandbox or model request, and with
+ * no push (a change an earlier attempt kept for publishing is dropped too).
+ */
+async function nothingDone<C extends PipelineRepoConfig>(
+  deps: ProcessorDeps<C>,
+  ctx: JobContext,
+  runCtx: RunContext,
+  reason: string,
+): Promise<RunOutcome> {
+  ctx.log.info({ reason }, "what queued the run no longer holds on GitHub: nothing done");
+  if (runCtx.kept) {
+    await deps.pendingPublishes?.drop(runCtx.pendingKey).catch((err: unknown) => {
+      ctx.log.warn({ err }, "could not drop the change kept from an earlier attempt");
+    });
+  }
+  await runCtx.status.failed(reason);
+  return { kind: "no_pull_request", reason, trajectory: null, timings: {} };
 }
 
 /** The repository and the issue as the installation's client read them. */

@@ -104,7 +104,10 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
       id: "delivery-1",
     };
     const statuses = await Promise.all(Array.from({ length: 10 }, () => post(first)));
-    expect(statuses).toEqual(Array(10).fill(200));
+    // One is taken; a copy that comes while it is being handled is answered 409 (not taken: a sender
+    // whose first copy never finished sends it again), one that comes after it 200 (nothing to do).
+    expect(statuses).toContain(200);
+    for (const status of statuses) expect([200, 409]).toContain(status);
     for (let i = 0; i < 5; i++) {
       await post(labelEvent(github, { owner, repo, issue }, "unlabeled", "agent-fix", alice));
       await post(labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice));

@@ -86,8 +86,9 @@ describe.skipIf(!up)("a redelivered webhook", () => {
     expect(bot()[0]?.history).toHaveLength(statusEdits ?? 0);
     expect(runs).toEqual([issue]);
 
-    // A new label event (its own delivery id) is a new request: it runs again.
-    expect(await post({ ...delivery, id: "delivery-redelivered-2" })).toBe(200);
+    // A new label event (its own body, as GitHub's differ) is a new request: it runs again.
+    const again = labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", { login: "alice" });
+    expect(await post({ ...again, id: "delivery-redelivered-2" })).toBe(200);
     await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(2);
   });
 });
