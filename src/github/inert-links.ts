@@ -222,10 +222,10 @@ function emitChar(token: { ch: string; raw: boolean }): string {
   return ch;
 }
 
-/** A URL made inert: code text (no backtick or pipe inside, so one reading) and the note. */
+/** A URL made inert: code text (no backtick or pipe inside, so one reading); the note follows. */
 function inertUrl(url: string): string {
   const shown = url.replaceAll("`", "%60").replaceAll("|", "%7C");
-  return `\`${shown}\` ${NOT_ALLOWED_NOTE}`;
+  return `\`${shown}\``;
 }
 
 /** Prose tokens to markdown: bare URLs on hosts not allowed become inert code text. */
@@ -270,7 +270,18 @@ function emitProse(tokens: ProseToken[], policy: LinkPolicy): string {
           const t = tokens[k] as ProseToken;
           out += t.kind === "verbatim" ? t.text : t.ch === "@" ? "%40" : emitChar(t);
         }
-      } else out += inertUrl(shown);
+      } else {
+        // Punctuation that ends a sentence or markup (`)**`, `">`) is shown after the code text, as
+        // prose: checked as part of the URL above, it starts nothing on its own.
+        let tail = stop;
+        while (tail > i + 1) {
+          const t = tokens[tail - 1] as ProseToken;
+          if (t.kind !== "char" || !/^[)\]}*_~.,;:!?"'>]$/.test(t.ch)) break;
+          tail--;
+        }
+        const trailing = tokens.slice(tail, stop) as { ch: string; raw: boolean }[];
+        out += `${inertUrl(shown.slice(0, shown.length - trailing.length))}${trailing.map(emitChar).join("")} ${NOT_ALLOWED_NOTE}`;
+      }
       i = stop;
       continue;
     }

@@ -62,7 +62,6 @@ function header(trajectory: Trajectory, options: SummaryOptions): string {
       ? duration(Date.parse(info.finished_at) - Date.parse(info.started_at))
       : "unknown";
   return [
-    SUMMARY_MARKER,
     "## agent-fix trajectory",
     "",
     "| | |",
@@ -90,7 +89,8 @@ export function renderTrajectorySummary(trajectory: Trajectory, options: Summary
   const limit = (options.limit ?? GITHUB_BODY_LIMIT) - 64;
   const steps = trajectory.trajectory;
   const links = options.links ?? GITHUB_COM_LINKS;
-  const head = neutralise(header(trajectory, options), links);
+  // The marker is the app's own HTML comment: added after the neutraliser, which escapes every `<`.
+  const head = `${SUMMARY_MARKER}\n${neutralise(header(trajectory, options), links)}`;
   const tableHead = "\n\n### Steps\n\n| # | Tool | Arguments | Observation | Time |\n|---|---|---|---|---|";
   const link = options.trajectoryUrl ? `\n\n[Full trajectory](${options.trajectoryUrl})` : "";
   const rows = steps.map((step, index) => neutralise(row(step, index), links));

@@ -22,7 +22,7 @@ export function liveClosingReferences(body: string): string[] {
 /**
  * URLs in a body that GitHub would fetch (images) or make clickable (links, autolinks, HTML), on a
  * host not in `allowedHosts`, read by rules written apart from the app's own scanner and stricter
- * than GitHub: outside fenced code blocks and code spans, any HTML tag or `<url>`, any entity that
+ * than GitHub: outside fenced code blocks and code spans, any HTML tag with an attribute or `<url>`, any entity that
  * could hide a character, any `]:` (a reference definition), any `](` to another host and any bare
  * `scheme://` or `www.` URL on another host count. Lines quoted with `>` are read without the quote.
  */
@@ -71,7 +71,9 @@ export function liveOutsideUrls(body: string, allowedHosts: readonly string[]): 
       i++;
     }
     const text = prose.replace(/\\[!-/:-@[-`{-~]/g, " ");
-    for (const m of text.matchAll(/<[A-Za-z/!?][^>]*>?/g)) live.push(`html ${m[0]}`);
+    // An HTML tag with no attribute (`<details>`) or a comment (the app's markers) fetches nothing.
+    for (const m of text.matchAll(/<[A-Za-z/!?][^>]*>?/g))
+      if (!/^<!--.*-->$|^<\/?[A-Za-z][A-Za-z0-9]*\s*>$/.test(m[0])) live.push(`html ${m[0]}`);
     for (const m of text.matchAll(/&(?!(?:lt|gt|amp|quot);)#?[A-Za-z0-9]+;/g)) live.push(`entity ${m[0]}`);
     for (const m of text.matchAll(/\]:/g)) live.push(`definition ${text.slice(m.index, m.index + 60)}`);
     for (const m of text.matchAll(/\]\(\s*<?([^\s)>]*)/g))

