@@ -169,3 +169,15 @@ export async function diffTrees(
   if (paths) args.push("--", ...paths);
   return (await trustedGit(args, { gitDir: base.gitDir })).toString("utf8");
 }
+
+/**
+ * The paths that differ between two trees, exactly as named (NUL-separated, never quoted): a patch's
+ * headers quote a name holding `"`, a space at the end or a control character, so they cannot be read
+ * back as names.
+ */
+export async function changedPaths(base: BaseCommit, from: string, to: string): Promise<string[]> {
+  const out = await trustedGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to], {
+    gitDir: base.gitDir,
+  });
+  return out.toString("utf8").split("\0").filter(Boolean);
+}
