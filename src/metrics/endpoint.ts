@@ -43,7 +43,7 @@ async function readQueueDepths(): Promise<void> {
 }
 
 /** Whether `host` (a listener's bind address) is reachable from this host only. */
-export function isLoopbackHost(host: string): boolean {
+function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
