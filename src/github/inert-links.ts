@@ -127,8 +127,9 @@ function allowedUrl(url: string, policy: LinkPolicy): boolean {
  */
 function allowedBareUrl(text: string, policy: LinkPolicy): boolean {
   const absolute = /^www\./i.test(text) ? `http://${text}` : text;
-  for (let end = absolute.length; end > 0; end--) {
-    if (!allowedUrl(absolute.slice(0, end), policy)) return false;
+  // Bounded: a URL ending in thousands of dots is not worth parsing thousands of times; it goes inert.
+  for (let end = absolute.length, tries = 0; end > 0; end--, tries++) {
+    if (tries > 32 || !allowedUrl(absolute.slice(0, end), policy)) return false;
     if (!/[?!.,:*_~)'"&;]/.test(absolute[end - 1] ?? "")) break;
   }
   return true;
