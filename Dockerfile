@@ -71,11 +71,14 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     AGENT_FIX_WORKER_PORT=3001 \
+    AGENT_FIX_METRICS_PORT=3002 \
     TMPDIR=/tmp
 USER node
-# 3000: webhooks, /healthz, /metrics of the server. 3001: the worker's /healthz and /metrics
-# (AGENT_FIX_WORKER_HOST, 127.0.0.1 by default: set 0.0.0.0 and AGENT_FIX_METRICS_TOKEN to scrape it).
-EXPOSE 3000 3001
+# 3000: webhooks and /healthz of the server (what a proxy forwards; never /metrics). 3002: the
+# server's /metrics (AGENT_FIX_METRICS_HOST), 3001: the worker's /healthz and /metrics
+# (AGENT_FIX_WORKER_HOST); both 127.0.0.1 by default: set 0.0.0.0 and AGENT_FIX_METRICS_TOKEN to scrape
+# them from elsewhere (a listener off loopback without the token refuses to start).
+EXPOSE 3000 3001 3002
 # Asks the /healthz of each part the role runs (deploy/healthcheck.mjs): the server's on PORT, the
 # worker's on AGENT_FIX_WORKER_PORT (Docker engine, sandbox image, Redis).
 # Generous timeouts: a worker host busy with sandboxes' test runs is slow, not ill (measured on a loaded

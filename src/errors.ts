@@ -18,6 +18,7 @@ type ConfigErrorCode =
   | "config_invalid"
   | "config_unreadable"
   | "env_invalid"
+  | "metrics_off_host"
   | "eval_instances_invalid"
   | "eval_instances_unreadable"
   | "eval_model_invalid"

@@ -1,7 +1,8 @@
 /**
  * Webhook server entry (`npm run start:server`): Probot's middleware behind a node http server (every
  * POST size-limited and signature-checked first, webhook-guard.ts), a /healthz endpoint reporting
- * Redis, Prometheus metrics at /metrics (src/metrics/, token or this host only), and a graceful shutdown on SIGTERM. It does not start without WEBHOOK_SECRET. Without APP_ID
+ * Redis, Prometheus metrics at /metrics on a listener of its own (AGENT_FIX_METRICS_PORT, never the public
+ * port; src/metrics/, token or this host only), and a graceful shutdown on SIGTERM. It does not start without WEBHOOK_SECRET. Without APP_ID
  * and a private key it runs Probot's manifest flow instead (app.yml), so registering the app is a click.
  */
 
@@ -16,7 +17,7 @@ import { type Env, githubApiUrl, hasAppCredentials, parseEnv, requireWebhookSecr
 import { dashboardFor } from "./dashboard/mount.js";
 import { throttledOctokit, WEBHOOK_THROTTLE } from "./github/throttle.js";
 import { withSignedBody } from "./handlers/deliveries.js";
-import { serveMetrics, trackQueueDepth } from "./metrics/endpoint.js";
+import { checkMetricsListener, serveMetrics, trackQueueDepth } from "./metrics/endpoint.js";
 import { exitOnSignals } from "./process-signals.js";
 import { connectRedis } from "./queue/connection.js";
 import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
@@ -27,6 +28,8 @@ import { createWebhookGuard, signedBodyDigest, type WebhookGuard } from "./webho
 
 export interface AppServer {
   readonly url: string;
+  /** The /metrics listener (AGENT_FIX_METRICS_PORT), when set: never the public port. */
+  readonly metricsUrl: string | undefined;
   readonly queue: FixQueue;
   readonly probot: Probot;
   /** Stops taking requests, finishes the ones in flight, closes the queue and Redis. */
@@ -40,6 +43,7 @@ export interface StartOptions {
 
 export async function startAppServer(env: Env, options: StartOptions = {}): Promise<AppServer> {
   const secret = requireWebhookSecret(env);
+  checkMetricsListener("AGENT_FIX_METRICS_HOST", env.AGENT_FIX_METRICS_HOST, env.AGENT_FIX_METRICS_TOKEN);
   const privateKey =
     env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? await readFile(env.PRIVATE_KEY_PATH, "utf8") : undefined);
   // Before Redis: a wrong S3 key or bucket stops the start with what to fix.
@@ -84,8 +88,7 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
   const server = createServer((req, res) => {
     if (req.url === "/healthz") return void health(queue, res);
     void (async () => {
-      if (req.method === "GET" && req.url === "/metrics")
-        return await serveMetrics(req, res, env.AGENT_FIX_METRICS_TOKEN);
+      // No /metrics here: this is the port a proxy forwards (see metricsListener).
       // Before the guard: the dashboard's sign-in form is a POST without a webhook signature.
       if (await dashboard(req, res)) return;
       if (await guard(req, res)) return;
@@ -105,11 +108,14 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
   await new Promise<void>((resolve) => server.listen(env.PORT, env.HOST, resolve));
   const { port } = server.address() as AddressInfo;
   const host = env.HOST === "0.0.0.0" ? "127.0.0.1" : env.HOST;
+  const metricsServer = env.AGENT_FIX_METRICS_PORT === undefined ? undefined : await metricsListener(env);
   return {
     url: `http://${host}:${port}`,
+    metricsUrl: metricsServer?.url,
     queue,
     probot,
     close: async () => {
+      if (metricsServer) await closeServer(metricsServer.server);
       await closeServer(server);
       untrackQueue();
       await queue.close();
@@ -117,6 +123,29 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
       blobs?.close();
     },
   };
+}
+
+/**
+ * /metrics on a listener of its own, never the public port: a TCP pass-through in front of that port
+ * adds no X-Forwarded-For, so its clients arrive from a loopback peer and would pass the local check.
+ * It binds AGENT_FIX_METRICS_HOST (loopback unless the token is set: checkMetricsListener).
+ */
+async function metricsListener(env: Env): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    if (req.method === "GET" && req.url === "/metrics") {
+      void serveMetrics(req, res, env.AGENT_FIX_METRICS_TOKEN).catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+      return;
+    }
+    res.writeHead(404, { "content-type": "text/plain" }).end("Not found: this listener serves /metrics\n");
+  });
+  await new Promise<void>((resolve) =>
+    server.listen(env.AGENT_FIX_METRICS_PORT, env.AGENT_FIX_METRICS_HOST, resolve),
+  );
+  const { port } = server.address() as AddressInfo;
+  const host = env.AGENT_FIX_METRICS_HOST === "0.0.0.0" ? "127.0.0.1" : env.AGENT_FIX_METRICS_HOST;
+  return { server, url: `http://${host}:${port}` };
 }
 
 /** Rate limits waited out; with spacing on, shared by every process through the deployment's Redis. */

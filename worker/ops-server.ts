@@ -6,7 +6,7 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { serveMetrics } from "../src/metrics/endpoint.js";
+import { checkMetricsListener, serveMetrics } from "../src/metrics/endpoint.js";
 import type { HealthReport } from "./health.js";
 import type { Logger } from "./log.js";
 
@@ -24,6 +24,8 @@ export interface OpsServer {
 }
 
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
+  // The worker's port is not behind the webhook proxy, but the same rule holds: off loopback only with the token.
+  checkMetricsListener("AGENT_FIX_WORKER_HOST", options.host, options.metricsToken);
   const server = createServer((req, res) => {
     void (async () => {
       if (req.method === "GET" && req.url === "/healthz") {

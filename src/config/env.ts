@@ -72,6 +72,8 @@ export const envSchema = z.object({
   AGENT_FIX_SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(60), // on SIGTERM, time for running jobs to finish
   AGENT_FIX_GITHUB_THROTTLE: flag.default(true), // client-side GitHub rate limiting (off only for tests)
   AGENT_FIX_METRICS_TOKEN: z.string().min(16).optional(), // bearer token /metrics asks for; unset: /metrics answers only this host's unproxied requests
+  AGENT_FIX_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(), // the server's /metrics listener, never the public PORT; unset: the server serves no metrics
+  AGENT_FIX_METRICS_HOST: z.string().min(1).default("127.0.0.1"), // address that listener binds; off loopback only with AGENT_FIX_METRICS_TOKEN
   NODE_ENV: z.string().default("development"), // "production" disables the manifest flow
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"), // log verbosity
 });
@@ -89,6 +91,7 @@ const examples: Record<string, string> = {
   AGENT_FIX_GITHUB_THROTTLE: "AGENT_FIX_GITHUB_THROTTLE=true",
   AGENT_FIX_WEBHOOK_MAX_BYTES: "AGENT_FIX_WEBHOOK_MAX_BYTES=26214400",
   AGENT_FIX_DASHBOARD_SECRET: "AGENT_FIX_DASHBOARD_SECRET=$(openssl rand -hex 32)",
+  AGENT_FIX_METRICS_PORT: "AGENT_FIX_METRICS_PORT=9464",
   AGENT_FIX_TRUST_PROXY: "AGENT_FIX_TRUST_PROXY=1 (one proxy) or AGENT_FIX_TRUST_PROXY=10.0.0.5,fd00::/8",
 };
 

@@ -6,6 +6,7 @@
  * nothing inside a fence: no mention, no link, no HTML); the prose around it is neutralised.
  */
 import type { ExitStatus } from "../contracts.js";
+import type { LinkPolicy } from "./inert-links.js";
 import { cutAt, githubLength } from "./limits.js";
 import { neutralise } from "./neutralise.js";
 
@@ -85,20 +86,21 @@ function changeStats(patch: string): string {
   return `${files} file${files === 1 ? "" : "s"}, +${added} −${removed}`;
 }
 
-function testLines(work: LeftWork): string[] {
+function testLines(work: LeftWork, links: LinkPolicy): string[] {
   const { tests } = work;
   const command = `\`${work.testCommand.replace(/`/g, "'")}\``;
-  if (tests.kind === "not_run") return [neutralise(`**Tests on this change:** not run (${tests.why}).`)];
+  if (tests.kind === "not_run")
+    return [neutralise(`**Tests on this change:** not run (${tests.why}).`, links)];
   const verdict = tests.passed
     ? `✅ ${command} passed (exit 0)`
     : tests.timedOut
       ? `⏱️ ${command} timed out`
       : `❌ ${command} failed (exit ${tests.exitCode})`;
-  const lines = [neutralise(`**Tests on this change:** ${verdict}, in a fresh sandbox.`)];
+  const lines = [neutralise(`**Tests on this change:** ${verdict}, in a fresh sandbox.`, links)];
   if (tests.tail === null) {
     lines.push("", "_The test output is withheld: it holds the value of a setup secret._");
   } else if (tests.tail.trim()) {
-    const tail = neutralise(tests.tail);
+    const tail = neutralise(tests.tail, links);
     const fence = fenceFor(tail);
     lines.push(
       "",
@@ -125,15 +127,16 @@ function continueLines(work: LeftWork): string[] {
 }
 
 /** The section without its diff, for sizing; `diffLines` are put where the diff goes. */
-function assemble(work: LeftWork, diffLines: string[]): string {
+function assemble(work: LeftWork, diffLines: string[], links: LinkPolicy): string {
   return [
     `### The agent's unfinished work`,
     "",
     neutralise(
       `The agent stopped (\`${work.exitStatus}\`) before a change passed the tests, so nothing was pushed. Its workspace held this change when it stopped.`,
+      links,
     ),
     "",
-    ...testLines(work),
+    ...testLines(work, links),
     "",
     ...diffLines,
     "",
@@ -142,13 +145,15 @@ function assemble(work: LeftWork, diffLines: string[]): string {
 }
 
 /** The unfinished work as markdown of at most `budget` characters (GitHub's count) when it can fit. */
-export function renderLeftWork(work: LeftWork, budget: number): string {
+export function renderLeftWork(work: LeftWork, budget: number, links: LinkPolicy): string {
   const { diff } = work;
   if (diff.kind === "withheld") {
     const names = diff.secretNames.map((name) => `\`${name}\``).join(", ");
-    return assemble(work, [
-      `_The diff is withheld: it holds the value of the setup secret(s) ${neutralise(names)}._`,
-    ]);
+    return assemble(
+      work,
+      [`_The diff is withheld: it holds the value of the setup secret(s) ${neutralise(names, links)}._`],
+      links,
+    );
   }
   const summary = `<details><summary>The change (${changeStats(diff.patch)})</summary>`;
   const fence = fenceFor(diff.patch);
@@ -166,8 +171,8 @@ export function renderLeftWork(work: LeftWork, budget: number): string {
     `_The diff is cut to fit GitHub's comment limit: ${cut.shown.toLocaleString("en-US")} of ${cut.total.toLocaleString("en-US")} lines shown._`;
   // The longest note the cut can need, so that the diff's room is known before cutting.
   const widest = noteFor({ shown: Number.MAX_SAFE_INTEGER, total: Number.MAX_SAFE_INTEGER });
-  const room = budget - githubLength(assemble(work, frame("", widest)));
+  const room = budget - githubLength(assemble(work, frame("", widest), links));
   // The patch's final newline would show as an empty line before the closing fence.
   const fitted = fitDiff(diff.patch.replace(/\n$/, ""), room);
-  return assemble(work, frame(fitted.text, fitted.cut ? noteFor(fitted.cut) : ""));
+  return assemble(work, frame(fitted.text, fitted.cut ? noteFor(fitted.cut) : ""), links);
 }

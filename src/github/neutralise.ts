@@ -5,8 +5,10 @@
  * (`Fixes #2`, `closes owner/repo#3`, `resolved: https://github.com/o/r/issues/4`) would close that
  * issue when the pull request merges. A zero-width joiner after the `@` and after the keyword's first
  * letter breaks both for GitHub and is invisible to readers. Only the app's own `Fixes #N` line, written
- * after this runs, links an issue.
+ * after this runs, links an issue. Links and images first go through inert-links.ts: only those to a
+ * host the operator allows stay links; no other is fetched or clickable.
  */
+import { inertLinks, inertPlainLinks, type LinkPolicy } from "./inert-links.js";
 
 /** Invisible to readers; GitHub's mention and keyword parsers see a character that breaks the word. */
 export const ZERO_WIDTH_JOINER = "\u200D";
@@ -23,10 +25,6 @@ export const CLOSING_KEYWORDS = [
   "resolves",
   "resolved",
 ] as const;
-
-// Entities GitHub's renderer turns back into `@` and `#` before it looks for mentions and references.
-const AT_ENTITY = /&(?:#0*64|#x0*40|commat);/gi;
-const HASH_ENTITY = /&(?:#0*35|#x0*23|num);/gi;
 
 /**
  * `@` then a login or `org/team`, not after a letter or digit (an email address mentions no one).
@@ -45,12 +43,24 @@ const CLOSING = new RegExp(
   "gi",
 );
 
-/** `text` with every mention and every closing-keyword reference made inert; otherwise unchanged. */
-export function neutralise(text: string): string {
+/** Mentions and closing keywords made inert in text whose links were already made inert. */
+function inertReferences(text: string): string {
   return text
-    .replace(AT_ENTITY, "@")
-    .replace(HASH_ENTITY, "#")
     .replace(URL_TEXT, (url) => url.replaceAll("@", "%40"))
     .replace(MENTION, `@${ZERO_WIDTH_JOINER}`)
     .replace(CLOSING, (keyword: string) => `${keyword[0]}${ZERO_WIDTH_JOINER}${keyword.slice(1)}`);
+}
+
+/**
+ * `text` (markdown: a body, a comment) with every mention, every closing-keyword reference and every
+ * link or image to a host `links` does not allow made inert; otherwise it reads the same. Entities
+ * are decoded first (inertLinks), so `&#64;` mentions no one either.
+ */
+export function neutralise(text: string, links: LinkPolicy): string {
+  return inertReferences(inertLinks(text, links));
+}
+
+/** The same for plain text GitHub autolinks but renders no markdown in: a commit message. */
+export function neutralisePlainText(text: string, links: LinkPolicy): string {
+  return inertReferences(inertPlainLinks(text, links));
 }

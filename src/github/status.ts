@@ -3,6 +3,7 @@
  * final state: the pull request, the reason it stopped, or cancelled (by whom).
  */
 import type { GitHubApi, RepoRef } from "./api.js";
+import { GITHUB_COM_LINKS, type LinkPolicy } from "./inert-links.js";
 import { type LeftWork, renderLeftWork } from "./left-work.js";
 import { fitComment, GITHUB_BODY_LIMIT, githubLength } from "./limits.js";
 
@@ -52,6 +53,8 @@ interface StatusContext {
   trajectoryUrl?: string;
   /** Where the run's settings came from when not (only) the repository's file, with the file that would change them. */
   configNote?: string;
+  /** Hosts the model's text (the unfinished work) may link to; default github.com only. */
+  links?: LinkPolicy;
 }
 
 export function renderStatus(view: StatusView, context: StatusContext): string {
@@ -104,7 +107,11 @@ function failedLines(
   if (!view.work) return [...lines, ...summary];
   // The unfinished work gets the room the rest of the comment leaves (the summary is rendered smaller).
   const rest = githubLength([before, ...lines, ...summary, context.trajectoryUrl ?? ""].join("\n"));
-  const work = renderLeftWork(view.work, GITHUB_BODY_LIMIT - rest - LINK_ROOM);
+  const work = renderLeftWork(
+    view.work,
+    GITHUB_BODY_LIMIT - rest - LINK_ROOM,
+    context.links ?? GITHUB_COM_LINKS,
+  );
   return [...lines, "", work, ...summary];
 }
 

@@ -3,10 +3,15 @@
  * request bearing it (`Authorization: Bearer TOKEN`) is answered; without it, only one from this host
  * that no proxy forwarded (a loopback peer and no Forwarded/X-Forwarded-For header). Queue depths are
  * read from Redis at each scrape.
+ *
+ * Never on the public webhook port: a TCP pass-through in front of it adds no X-Forwarded-For, so an
+ * outside client would arrive from a loopback peer. The server serves /metrics on a listener of its own
+ * (AGENT_FIX_METRICS_PORT), the worker on its ops server; each binds loopback unless the token is set.
  */
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Queue } from "bullmq";
+import { ConfigError } from "../errors.js";
 import { metrics, registry } from "./registry.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
@@ -34,6 +39,26 @@ async function readQueueDepths(): Promise<void> {
         if (counts) metrics.queueJobs.set({ queue: key, state }, counts[state] ?? 0);
       }
     }),
+  );
+}
+
+/** Whether `host` (a listener's bind address) is reachable from this host only. */
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * Refuses a metrics listener bound off loopback without AGENT_FIX_METRICS_TOKEN: whoever reaches that
+ * address (a proxy, a pass-through, a neighbour) would read the metrics unauthenticated.
+ */
+export function checkMetricsListener(variable: string, host: string, token: string | undefined): void {
+  if (token || isLoopbackHost(host)) return;
+  throw new ConfigError(
+    `${variable}=${host} would serve /metrics off this host without a token: anyone who reaches that address could read them`,
+    {
+      code: "metrics_off_host",
+      hint: `Set AGENT_FIX_METRICS_TOKEN (16 characters or more) to scrape from elsewhere, or bind ${variable}=127.0.0.1.`,
+    },
   );
 }
 

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOKEN_PERMISSIONS } from "../../worker/pipeline/auth.js";
-import { liveClosingReferences, liveMentions } from "../support/github/live-text.js";
+import { liveClosingReferences, liveMentions, liveOutsideUrls } from "../support/github/live-text.js";
 import type { RequestRecord } from "../support/github-server.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { type SampleRepo, Stack, sampleConfig } from "../support/stack.js";
@@ -19,8 +19,11 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
   afterAll(() => stack.stop());
 
   /** Runs the labelled issue to its final status; returns the installation requests the worker made. */
-  async function runIssue(repo: SampleRepo): Promise<{ issue: IssueRef; requests: RequestRecord[] }> {
-    const issue = stack.addIssue(repo);
+  async function runIssue(
+    repo: SampleRepo,
+    text?: { title: string; body: string },
+  ): Promise<{ issue: IssueRef; requests: RequestRecord[] }> {
+    const issue = stack.addIssue(repo, ...(text ? [text] : []));
     expect(await stack.label(issue)).toBeLessThan(300);
     // The webhook server is done once the label was answered: later requests are the worker's.
     const from = stack.github.state.requests.length;
@@ -114,6 +117,43 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
     expect(expires).toBeLessThanOrEqual(Date.now() + 2 * DAY_MS);
     expect(expires).toBeGreaterThan(Date.now() + 1.5 * DAY_MS);
     expect((await fetch(link ?? "")).status).toBe(200);
+  });
+
+  it("a hostile model's images, <img> and phishing link reach no body, comment or commit as a fetchable or clickable outside URL", async () => {
+    // The model's summary and thoughts carry an image and an <img> whose URLs hold what setup
+    // installed, and an "Approve and merge" link; the issue's title (the commit message) a URL too.
+    const repo = await stack.addSampleRepo("hostile-links", sampleConfig("sample-hostile-links.jsonl"));
+    const { issue } = await runIssue(repo, {
+      title: "median() is wrong, see https://evil.example/title.png and www.evil.example",
+      body: "`median([1, 2, 3, 4])` returns `3`; it should be `2.5`.",
+    });
+    expect(stack.finalStatus(issue)?.body).toContain("opened draft pull request #");
+    const pr = stack.pulls(issue)[0]!;
+    // The GitHub host (the stand-in) and the app's own trajectory links are the only hosts allowed.
+    const allowed = [stack.github.host, new URL(stack.env.PUBLIC_URL ?? "http://none").host];
+    const comments = [
+      ...stack.github.state.commentsOn(issue.owner, issue.repo, pr.number),
+      ...stack.github.state.commentsOn(issue.owner, issue.repo, issue.number),
+    ];
+    expect(comments.some((c) => c.body.includes("<!-- agent-fix:summary -->"))).toBe(true);
+    for (const body of [pr.body, ...comments.map((c) => c.body)]) {
+      expect(liveOutsideUrls(body, allowed), body).toEqual([]);
+    }
+    // Still there for a reviewer to see, as code text with the note.
+    expect(pr.body).toContain(
+      "**[Approve and merge]\u200B(`https://evil.example/approve?pr=1`)** (link to a host not allowed)",
+    );
+    expect(pr.body).toContain("Approve and merge");
+    expect(pr.body).not.toMatch(/<img|!\[build status\]\(/i);
+    const summary = comments.find((c) => c.body.includes("<!-- agent-fix:summary -->"))!;
+    expect(summary.body).toContain("evil.example/step.png");
+    // The commit message: GitHub autolinks URLs there (no markdown): defanged.
+    const message = execFileSync("git", ["log", "-1", "--format=%B", pr.head], {
+      cwd: stack.github.repoDir(issue.owner, issue.repo),
+      encoding: "utf8",
+    });
+    expect(message).not.toMatch(/[a-z]+:\/\/evil|www\.evil/i);
+    expect(message).toContain("https[:]//evil[.]example/title[.]png");
   });
 
   it("a run that fails before the agent wrote a trajectory links none, and its tokens are revoked too", async () => {

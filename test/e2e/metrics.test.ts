@@ -17,7 +17,7 @@ const ready = (await requireRedis()) && (await requireSandboxImage());
 
 describe.runIf(ready)("metrics of a run, at the server's and the worker's /metrics", () => {
   const token = "metrics-token-of-the-test";
-  const env = { AGENT_FIX_METRICS_TOKEN: token, AGENT_FIX_WORKER_PORT: "0" };
+  const env = { AGENT_FIX_METRICS_TOKEN: token, AGENT_FIX_WORKER_PORT: "0", AGENT_FIX_METRICS_PORT: "0" };
   const { stack, start, stop } = stackWithModelStandIn({ worker: false, env });
   let model: OpenAIStandIn;
   let worker: StartedWorker;
@@ -32,8 +32,8 @@ describe.runIf(ready)("metrics of a run, at the server's and the worker's /metri
   });
 
   it("refuses /metrics without the token, on both servers", async () => {
-    expect((await scrape(stack.app!.url)).status).toBe(401);
-    expect((await scrape(stack.app!.url, "wrong-token-of-same-size!")).status).toBe(401);
+    expect((await scrape(stack.app!.metricsUrl!)).status).toBe(401);
+    expect((await scrape(stack.app!.metricsUrl!, "wrong-token-of-same-size!")).status).toBe(401);
     expect((await scrape(worker.ops!.url)).status).toBe(401);
   });
 
@@ -85,7 +85,7 @@ describe.runIf(ready)("metrics of a run, at the server's and the worker's /metri
     // The server's /metrics reads the queue's depth from Redis: the job is completed, none waits.
     const queue = `${stack.prefix}:agent-fix`;
     const depth = async (state: string) => {
-      const server = await scrape(stack.app!.url, token);
+      const server = await scrape(stack.app!.metricsUrl!, token);
       expect(server.status).toBe(200);
       return sampleValue(server.text, "agent_fix_queue_jobs", { queue, state });
     };

@@ -13,6 +13,7 @@ import type { z } from "zod";
 import { ConfigError } from "../../src/errors.js";
 import { type AciConfig, aciConfigSchema } from "../config/aci.js";
 import { type AgentConfig, agentConfigSchema } from "../config/agent.js";
+import { type GithubTextConfig, githubTextConfigSchema } from "../config/github-text.js";
 import { type ModelConfig, modelConfigSchema } from "../config/model.js";
 import { type QuotasConfig, quotasConfigSchema } from "../config/quotas.js";
 import { type RepositoryPolicy, repositoryPolicySchema } from "../config/repo-policy.js";
@@ -32,6 +33,8 @@ export interface AgentFixConfig {
   repository: RepositoryPolicy;
   /** How runs are shared between installations: runs at once, budgets, plans (worker/fairness/). */
   quotas: QuotasConfig;
+  /** What the app's text on GitHub may hold: the hosts links and images of the model's text may point at. */
+  github: GithubTextConfig;
   /** sha256 (16 hex) of the resolved configuration: recorded in trajectories. */
   hash: string;
   /** The files it was read from, in order. */
@@ -44,6 +47,7 @@ const sections = {
   model: modelConfigSchema,
   repository: repositoryPolicySchema,
   quotas: quotasConfigSchema,
+  github: githubTextConfigSchema,
 } as const;
 type Section = keyof typeof sections;
 
@@ -77,7 +81,7 @@ async function readYaml(path: string): Promise<Record<string, unknown>> {
   }
   if (!isPlainObject(data)) {
     throw new ConfigError(
-      `config file ${path} must hold a mapping with the sections aci, agent, model, repository, quotas`,
+      `config file ${path} must hold a mapping with the sections aci, agent, model, repository, quotas, github`,
       {
         code: "config_invalid",
       },
@@ -87,7 +91,7 @@ async function readYaml(path: string): Promise<Record<string, unknown>> {
     if (!(key in sections)) {
       throw new ConfigError(`config file ${path}: unknown section "${key}"`, {
         code: "config_invalid",
-        hint: "The sections are aci, agent, model, repository and quotas.",
+        hint: "The sections are aci, agent, model, repository, quotas and github.",
       });
     }
   }

@@ -1,5 +1,7 @@
 import { DEFAULT_WORKSPACE_SIZE, parseSize } from "../../sandbox/docker-spec.js";
+import { githubWebUrl } from "../../src/config/env.js";
 import type { SandboxProvider } from "../../src/contracts.js";
+import { linkPolicy } from "../../src/github/inert-links.js";
 import {
   type connectRedis,
   type createFixQueue,
@@ -47,17 +49,20 @@ export function processorDeps(parts: BuiltParts): Deps {
   const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME, redis };
   const linkTo = trajectoryLinks(settings, parts.trajectoryDir);
   const allowRepoReplay = settings.AGENT_FIX_ALLOW_REPLAY_MODELS === "true";
+  // The model's text may link to the GitHub host and the operator's hosts only (inert-links.ts).
+  const links = linkPolicy(githubWebUrl(settings), parts.operator.github.linkHosts);
   return {
     afterCancel: requeueAfterCancel({ producer: parts.producer, label: settings.AGENT_FIX_LABEL, logger }),
     auth: parts.auth,
     pendingPublishes: pendingPublishes(redis, names),
     sandboxes: parts.sandboxes,
     identity: parts.identity,
-    status: statusOf(settings, logger),
+    links,
+    status: statusOf(settings, logger, links),
     publisher: (octokit, job, run) =>
       job.trigger === "review"
-        ? reviewPublisher(octokit, job, linkTo(run))
-        : githubPublisher(octokit, job, linkTo(run)),
+        ? reviewPublisher(octokit, job, { ...linkTo(run), links })
+        : githubPublisher(octokit, job, { ...linkTo(run), links }),
     agent: agentRunnerFactory(parts, allowRepoReplay),
     loadConfig: repoConfigLoader(parts, allowRepoReplay),
     setupSecrets: (fullName) => secrets[fullName] ?? {},

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { LinkPolicy } from "../../src/github/inert-links.js";
 import { trajectoryUrl } from "../../src/trajectories.js";
 import { jobLogger, type Logger } from "../log.js";
 import type { ProcessorDeps } from "../pipeline/fix-job.js";
@@ -23,8 +24,16 @@ export function trajectoryLinks(settings: WorkerSettings, trajectoryDir: string)
 }
 
 /** The status comment of a job, as the pipeline and the admission write it. */
-export function statusOf(settings: WorkerSettings, logger: Logger): ProcessorDeps["status"] {
+export function statusOf(
+  settings: WorkerSettings,
+  logger: Logger,
+  links?: LinkPolicy,
+): ProcessorDeps["status"] {
   const linkTo = trajectoryLinks(settings, resolve(settings.AGENT_FIX_TRAJECTORY_DIR));
   return (octokit, job, run) =>
-    githubStatusReporter(octokit, job, { ...linkTo(run), logger: jobLogger(logger, job) });
+    githubStatusReporter(octokit, job, {
+      ...linkTo(run),
+      logger: jobLogger(logger, job),
+      ...(links ? { links } : {}),
+    });
 }

@@ -2,6 +2,8 @@
  * The pull request body: what the change does (the agent's final message), `Fixes #N`, how it was
  * tested, and the proof reviewers want when the change adds tests: they failed before and pass after.
  */
+
+import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/github/inert-links.js";
 import { fitComment } from "../../src/github/limits.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { type TestChangesView, weakensTests } from "./test-changes.js";
@@ -30,6 +32,8 @@ interface PullRequestBodyInput {
   trajectoryUrl?: string;
   /** What the change does to tests that were already there (shown first when it touches them). */
   testChanges?: TestChangesView;
+  /** Hosts the summary may link to or show images from; default github.com only. */
+  links?: LinkPolicy;
 }
 
 const code = (text: string) => `\`${text.replace(/`/g, "'")}\``;
@@ -64,9 +68,10 @@ function testChangesSection(view: TestChangesView | undefined): string[] {
  * and test names come from its diff.
  */
 export function renderPullRequestBody(input: PullRequestBodyInput): string {
+  const links = input.links ?? GITHUB_COM_LINKS;
   const lines = [
-    ...testChangesSection(input.testChanges).map(neutralise),
-    neutralise(input.summary.trim()) || "_The agent gave no description of its change._",
+    ...testChangesSection(input.testChanges).map((line) => neutralise(line, links)),
+    neutralise(input.summary.trim(), links) || "_The agent gave no description of its change._",
     "",
     `Fixes #${input.issueNumber}`,
     "",
@@ -82,7 +87,7 @@ export function renderPullRequestBody(input: PullRequestBodyInput): string {
     );
   }
   if (input.proof && input.proof.testFiles.length > 0) {
-    const files = neutralise(input.proof.testFiles.map(code).join(", "));
+    const files = neutralise(input.proof.testFiles.map(code).join(", "), links);
     lines.push("", "### The new tests fail before the change and pass after it", "");
     lines.push(`Tests added or changed: ${files}.`, "");
     lines.push("| | unchanged code + new tests | this change |", "|---|---|---|");

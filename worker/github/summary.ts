@@ -5,6 +5,7 @@
  * steps (thoughts, arguments, tool output) are the model's and the repository's text: neutralised.
  */
 import type { Trajectory, TrajectoryStep } from "../../src/contracts.js";
+import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/github/inert-links.js";
 import { cutAt, GITHUB_BODY_LIMIT } from "../../src/github/limits.js";
 import { neutralise } from "../../src/github/neutralise.js";
 
@@ -17,6 +18,8 @@ interface SummaryOptions {
   trajectoryUrl?: string;
   /** Total characters allowed (tests use small limits). */
   limit?: number;
+  /** Hosts the model's text may link to or show images from; default github.com only. */
+  links?: LinkPolicy;
 }
 
 const SUMMARY_MARKER = "<!-- agent-fix:summary -->";
@@ -59,7 +62,6 @@ function header(trajectory: Trajectory, options: SummaryOptions): string {
       ? duration(Date.parse(info.finished_at) - Date.parse(info.started_at))
       : "unknown";
   return [
-    SUMMARY_MARKER,
     "## agent-fix trajectory",
     "",
     "| | |",
@@ -86,11 +88,13 @@ function thought(step: TrajectoryStep, index: number): string {
 export function renderTrajectorySummary(trajectory: Trajectory, options: SummaryOptions = {}): string {
   const limit = (options.limit ?? GITHUB_BODY_LIMIT) - 64;
   const steps = trajectory.trajectory;
-  const head = neutralise(header(trajectory, options));
+  const links = options.links ?? GITHUB_COM_LINKS;
+  // The marker is the app's own HTML comment: added after the neutraliser, which escapes every `<`.
+  const head = `${SUMMARY_MARKER}\n${neutralise(header(trajectory, options), links)}`;
   const tableHead = "\n\n### Steps\n\n| # | Tool | Arguments | Observation | Time |\n|---|---|---|---|---|";
   const link = options.trajectoryUrl ? `\n\n[Full trajectory](${options.trajectoryUrl})` : "";
-  const rows = steps.map((step, index) => neutralise(row(step, index)));
-  const thoughts = steps.map((step, index) => neutralise(thought(step, index)));
+  const rows = steps.map((step, index) => neutralise(row(step, index), links));
+  const thoughts = steps.map((step, index) => neutralise(thought(step, index), links));
   const render = (rowCount: number, thoughtCount: number) => {
     const omittedRows = steps.length - rowCount;
     const omittedThoughts = steps.length - thoughtCount;

@@ -1,6 +1,7 @@
 import { AgentFixError } from "../../src/errors.js";
 import { fixBranch } from "../../src/fix-branch.js";
-import { neutralise } from "../../src/github/neutralise.js";
+import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/github/inert-links.js";
+import { neutralisePlainText } from "../../src/github/neutralise.js";
 import { forbiddenEntries } from "./forbidden-paths.js";
 import { git } from "./git.js";
 import { pushRefusal, retryWhileTokenIsNew } from "./git-refusals.js";
@@ -21,6 +22,8 @@ interface CommitPatchOptions {
   issueTitle: string;
   /** Globs from the repository config; a change under any of them stops the run before a push. */
   forbiddenPaths: readonly string[];
+  /** Hosts a URL of the title may stay a link to (GitHub autolinks URLs in commit messages). */
+  links?: LinkPolicy;
 }
 
 /**
@@ -56,8 +59,9 @@ export async function commitPatch(
   }
   const changed = changes.map((change) => change.path);
   const { name, email } = options.identity;
-  // The title is the issue author's text: only the run's own `Fixes #N` may close an issue.
-  const message = `${neutralise(options.issueTitle)}\n\nFixes #${options.issueNumber}\n`;
+  // The title is the issue author's text: only the run's own `Fixes #N` may close an issue, and no
+  // URL of it links a host the operator did not allow.
+  const message = `${neutralisePlainText(options.issueTitle, options.links ?? GITHUB_COM_LINKS)}\n\nFixes #${options.issueNumber}\n`;
   await git(
     [
       "-c",

@@ -3,6 +3,7 @@
 import type { Job } from "bullmq";
 import type { ProbotOctokit } from "probot";
 import type { SandboxProvider } from "../../src/contracts.js";
+import type { LinkPolicy } from "../../src/github/inert-links.js";
 import type { FixJobData } from "../../src/queue/index.js";
 import type { Logger } from "../log.js";
 import type { AgentRunner } from "./agent.js";
@@ -23,6 +24,8 @@ export interface ProcessorDeps<C extends PipelineRepoConfig = PipelineRepoConfig
   sandboxes: SandboxProvider;
   /** The app's commit identity (`SLUG[bot]`). */
   identity: CommitIdentity;
+  /** Hosts the model's text may link to (the GitHub host, the operator's `github.linkHosts`); default github.com. */
+  links?: LinkPolicy;
   /** The status comment of a job. `run` names this run: its trajectory is `run.traj` (see runName). */
   status(octokit: ProbotOctokit, job: FixJobData, run: string): StatusReporter;
   publisher(octokit: ProbotOctokit, job: FixJobData, run: string): Publisher;
@@ -75,4 +78,6 @@ export interface RunContext {
   pendingKey: string;
   run: string;
   status: StatusReporter;
+  /** Hosts text in the status may link to: an error can quote the model's diff. */
+  links: LinkPolicy;
 }

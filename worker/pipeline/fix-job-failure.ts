@@ -24,7 +24,7 @@ export async function reportFailure(
   failure: unknown,
   pending: PendingPublishStore | undefined,
   { job, signal, afterCancel, log }: JobContext,
-  { octokit, kept, pendingKey, status }: RunContext,
+  { octokit, kept, pendingKey, status, links }: RunContext,
 ): Promise<Error> {
   // A sandbox lost to the Docker engine going away says so, and is retried.
   const error = engineFault(failure);
@@ -49,8 +49,9 @@ export async function reportFailure(
   const wrapped = queueError(error, job);
   if (wrapped instanceof UnrecoverableError) {
     // Unmarked when the update failed: the worker's 'failed' listener tries again.
-    // Error messages can quote the model's diff (file names): no live mentions or keywords.
-    if (await finalStatus(() => status.failed(neutralise(describe(error))), log)) markStatusFinal(wrapped);
+    // Error messages can quote the model's diff (file names): no live mentions, keywords or links.
+    if (await finalStatus(() => status.failed(neutralise(describe(error), links)), log))
+      markStatusFinal(wrapped);
   } else {
     log.warn(`retrying after ${describe(error)}`);
     const attempt = { next: job.attemptsMade + 2, of: job.opts.attempts ?? 1 };

@@ -2,8 +2,10 @@
  * The run of a fix job (fix-job.ts) once its client and status are set up: the issue read, then either
  * the change an earlier attempt kept published, or the whole pipeline (run.ts) with its input.
  */
+
 import { CancelledError } from "../../src/errors.js";
 import { githubFailure } from "../../src/github/index.js";
+import { GITHUB_COM_LINKS } from "../../src/github/inert-links.js";
 import type { JobContext, ProcessorDeps, RunContext } from "./fix-job-context.js";
 import { keepForRetry } from "./pending-publish.js";
 import { resumePublishing } from "./resume-publish.js";
@@ -49,6 +51,7 @@ export async function runOrResume<C extends PipelineRepoConfig>(
         push: {
           cloneUrl: read.repository.clone_url,
           identity: deps.identity,
+          links: deps.links ?? GITHUB_COM_LINKS,
           token: (purpose) => ctx.credentials.token(purpose),
           signal: ctx.signal,
           workRoot: deps.workRoot,
@@ -116,6 +119,7 @@ async function runFixInput<C extends PipelineRepoConfig>(
       }),
     setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
     identity: deps.identity,
+    links: deps.links ?? GITHUB_COM_LINKS,
     sandboxes: deps.sandboxes,
     agentFor: (config) => deps.agent(config, data, run),
     publisher,

@@ -3,8 +3,10 @@
  * (worker/processor.ts) built: mints the installation's client, runs the pipeline, and maps errors to
  * BullMQ: retryable ones are retried (with a status line saying so), the rest fail for good.
  */
+
 import type { Job } from "bullmq";
 import type { ProbotOctokit } from "probot";
+import { GITHUB_COM_LINKS } from "../../src/github/inert-links.js";
 import { type FixJobData, parseFixJobData } from "../../src/queue/index.js";
 import { createWorkerLogger, jobLogger, type Logger } from "../log.js";
 import type { InstallationAuth } from "./auth.js";
@@ -70,7 +72,14 @@ async function processWith<C extends PipelineRepoConfig>(
     resumedStatus(deps.status(octokit, data, run), data.handoffs),
     ctx.finishing,
   );
-  const runCtx: RunContext = { octokit, kept, pendingKey, run, status };
+  const runCtx: RunContext = {
+    octokit,
+    kept,
+    pendingKey,
+    run,
+    status,
+    links: deps.links ?? GITHUB_COM_LINKS,
+  };
   try {
     const outcome = await runOrResume(deps, ctx, runCtx);
     log.info(`${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);

@@ -227,7 +227,10 @@ export async function proveTests(
   patterns: readonly string[] = DEFAULT_TEST_PATHS,
   signal?: AbortSignal,
 ): Promise<TestProof> {
-  const testFiles = patchPaths(change.patch).filter(pathMatcher(patterns));
+  // The names from the trees, not the patch: its headers quote a name such as `tests/test_ "odd".py`,
+  // and a quoted name matched no file, so the proof ran the unchanged code and "did not fail".
+  const { base } = setup.prepared;
+  const testFiles = (await changedPaths(base, base.tree, change.tree)).filter(pathMatcher(patterns));
   if (testFiles.length === 0) return { testFiles, before: null };
   return { testFiles, before: await testChange(setup, change, { signal, paths: testFiles }) };
 }

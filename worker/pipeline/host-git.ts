@@ -35,6 +35,8 @@ interface TrustedGitOptions {
   signal?: AbortSignal;
   /** Exit statuses that are answers, not failures (check-ignore exits 1 when nothing is ignored). */
   okExitCodes?: readonly number[];
+  /** false for check-ignore, which refuses GIT_LITERAL_PATHSPECS (its paths start with `./` instead). */
+  literalPathspecs?: boolean;
 }
 
 /** Runs `git ARGS` against the worker's git directory and resolves with its stdout as bytes. */
@@ -47,6 +49,9 @@ export function trustedGit(args: string[], options: TrustedGitOptions): Promise<
     GIT_CONFIG_GLOBAL: "/dev/null",
     GIT_DIR: options.gitDir,
     LC_ALL: "C",
+    // Every path is a name, never pathspec magic (`:(glob)**`, `:!y`); no caller relies on magic.
+    // check-ignore refuses even literal magic: it opts out and passes its paths as `./NAME`.
+    GIT_LITERAL_PATHSPECS: options.literalPathspecs === false ? "0" : "1",
   };
   if (options.workTree) env.GIT_WORK_TREE = options.workTree;
   if (options.indexFile) env.GIT_INDEX_FILE = options.indexFile;

@@ -7,6 +7,7 @@ import {
   type StatusView,
   updateStatusComment,
 } from "../../src/github/index.js";
+import type { LinkPolicy } from "../../src/github/inert-links.js";
 import type { FixJobData } from "../../src/queue/index.js";
 import { renderPullRequestBody } from "../github/pr-body.js";
 import { githubMessage, openOrUpdatePullRequest, reviewRefusal } from "../github/pull-request.js";
@@ -62,7 +63,12 @@ export function githubStatusReporter(
         // The summary links no trajectory: the status comment links it once, at its end.
         ...(trajectory
           ? {
-              summary: summaryOf(trajectory, options.testsBefore?.(), work ? SUMMARY_BESIDE_WORK : undefined),
+              summary: summaryOf(
+                trajectory,
+                options.testsBefore?.(),
+                work ? SUMMARY_BESIDE_WORK : undefined,
+                options.links,
+              ),
             }
           : {}),
         ...(work ? { work } : {}),
@@ -74,6 +80,8 @@ export function githubStatusReporter(
 
 interface StatusReporterOptions {
   trajectoryUrl?: string;
+  /** Hosts the model's text may link to or show images from; default github.com only. */
+  links?: LinkPolicy;
   /** Whether the run has written its trajectory yet: a run that wrote none links none. */
   trajectoryWritten?: () => boolean;
   testsBefore?: () => boolean | undefined;
@@ -97,6 +105,7 @@ function statusComment(
       requestedBy: job.requestedBy,
       ...(trajectoryUrl ? { trajectoryUrl } : {}),
       ...(configNote ? { configNote } : {}),
+      ...(options.links ? { links: options.links } : {}),
     };
   };
   const issue = { ...repo, issueNumber: job.issueNumber };
@@ -147,11 +156,17 @@ async function editWithRetries(edit: () => Promise<void>, logger: Logger): Promi
 /** The summary's room beside unfinished work: the diff gets what is left of the comment. */
 const SUMMARY_BESIDE_WORK = 16_000;
 
-function summaryOf(trajectory: Trajectory, testsBefore: boolean | undefined, limit = 60_000): string {
+function summaryOf(
+  trajectory: Trajectory,
+  testsBefore: boolean | undefined,
+  limit = 60_000,
+  links?: LinkPolicy,
+): string {
   // Inside the status comment, which has its own header: leave room for it.
   return renderTrajectorySummary(trajectory, {
     ...(testsBefore === undefined ? {} : { testsBefore }),
     limit,
+    ...(links ? { links } : {}),
   });
 }
 
@@ -169,13 +184,22 @@ export function finalMessage(trajectory: Trajectory): string {
  * Step 11's GitHub writes (docs/architecture.md): one draft pull request per issue, the review request, the
  * summary.
  */
+export interface PublisherOptions {
+  trajectoryUrl?: string;
+  /** Hosts the model's text may link to or show images from; default github.com only. */
+  links?: LinkPolicy;
+}
+
 export function githubPublisher(
   api: WorkerGitHubApi,
   job: FixJobData,
-  options: { trajectoryUrl?: string } = {},
+  options: PublisherOptions = {},
 ): Publisher {
   const repo = { owner: job.owner, repo: job.repo };
-  const link = options.trajectoryUrl ? { trajectoryUrl: options.trajectoryUrl } : {};
+  const link = {
+    ...(options.trajectoryUrl ? { trajectoryUrl: options.trajectoryUrl } : {}),
+    ...(options.links ? { links: options.links } : {}),
+  };
   const body = (draft: PullRequestDraft) =>
     renderPullRequestBody({
       issueNumber: draft.issueNumber,

@@ -4,7 +4,9 @@
  * shutting down mid-push) keeps what is needed to make the same commit again, so the job's next
  * attempt only pushes and publishes: the agent is not run again and the model is not paid for twice.
  */
+
 import { AgentFixError, isRetryable } from "../../src/errors.js";
+import type { LinkPolicy } from "../../src/github/inert-links.js";
 import type { Logger } from "../log.js";
 import { decodeAbortReason } from "./cancel.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
@@ -31,6 +33,7 @@ export async function commitAndPush(input: {
   dir: string;
   change: UnpushedChange;
   identity: CommitIdentity;
+  links?: LinkPolicy | undefined;
   issueNumber: number;
   pushToken: () => Promise<string>;
   signal: AbortSignal;
@@ -44,6 +47,7 @@ export async function commitAndPush(input: {
     dir,
     patch: change.patch,
     identity: input.identity,
+    ...(input.links ? { links: input.links } : {}),
     issueNumber: input.issueNumber,
     issueTitle: change.commitTitle,
     forbiddenPaths: change.forbiddenPaths,

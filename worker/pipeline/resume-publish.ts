@@ -3,8 +3,10 @@
  * was not pushed (a fresh clone, the same commit made again from the tested patch on the tested-on
  * commit, the tree checked against the tested one), then publish. No setup, no agent, no model.
  */
+
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import type { LinkPolicy } from "../../src/github/inert-links.js";
 import type { Logger } from "../log.js";
 import { cloneRepository } from "./checkout.js";
 import { makeCheckoutRoot } from "./checkout-dirs.js";
@@ -23,6 +25,7 @@ interface ResumeInput {
   push: {
     cloneUrl: string;
     identity: CommitIdentity;
+    links?: LinkPolicy | undefined;
     token: (purpose: "clone" | "push") => Promise<string>;
     signal: AbortSignal;
     workRoot?: string | undefined;
@@ -78,6 +81,7 @@ async function pushAgain(input: ResumeInput, change: UnpushedChange): Promise<vo
       dir: checkout.dir,
       change,
       identity,
+      links: input.push.links,
       issueNumber: input.kept.draft.issueNumber,
       pushToken: () => token("push"),
       signal,

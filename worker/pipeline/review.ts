@@ -4,14 +4,16 @@
  * review (body and line comments, read here with the installation client: the job holds ids only), the
  * result is a new commit on the same branch, and the pull request is reused, never a second one opened.
  */
+
 import type { Trajectory } from "../../src/contracts.js";
 import { AgentFixError, type PipelineErrorCode } from "../../src/errors.js";
 import { fixBranch } from "../../src/fix-branch.js";
 import { fitComment, type GitHubApi, githubFailure } from "../../src/github/index.js";
+import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/github/inert-links.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { ownFixIssue } from "../../src/github/own-pull.js";
 import type { Feedback, FixJobData } from "../../src/queue/index.js";
-import { finalMessage, githubPublisher } from "./publish.js";
+import { finalMessage, githubPublisher, type PublisherOptions } from "./publish.js";
 import { replyInReviewThreads } from "./review-replies.js";
 import type { Publisher, RunInput } from "./types.js";
 
@@ -233,11 +235,7 @@ export function reviewTaskBody(
  * opened), the reviewer's review is requested again, and beside the trajectory summary the app
  * replies to the review on the pull request.
  */
-export function reviewPublisher(
-  api: ReviewApi,
-  job: FixJobData,
-  options: { trajectoryUrl?: string } = {},
-): Publisher {
+export function reviewPublisher(api: ReviewApi, job: FixJobData, options: PublisherOptions = {}): Publisher {
   const repo = { owner: job.owner, repo: job.repo };
   // The review request and the trajectory summary are an issue run's; opening and the reply differ.
   const issueRun = githubPublisher(api, job, options);
@@ -255,7 +253,9 @@ export function reviewPublisher(
       await api.rest.issues.createComment({
         ...repo,
         issue_number: pullNumber,
-        body: fitComment(reviewReply(job, draft.branch, draft.trajectory, pullUrl)),
+        body: fitComment(
+          reviewReply(job, draft.branch, draft.trajectory, pullUrl, options.links ?? GITHUB_COM_LINKS),
+        ),
       });
       await replyInReviewThreads(api, { ...repo, pull_number: pullNumber }, feedbackOf(job), draft.branch);
     },
@@ -263,14 +263,20 @@ export function reviewPublisher(
 }
 
 /** The app's answer to the review: what was pushed where, in the agent's own words. */
-function reviewReply(job: FixJobData, branch: string, trajectory: Trajectory, pullUrl: string): string {
+function reviewReply(
+  job: FixJobData,
+  branch: string,
+  trajectory: Trajectory,
+  pullUrl: string,
+  links: LinkPolicy,
+): string {
   const review =
     job.commentId !== undefined && pullUrl
       ? `[your request](${pullUrl}#issuecomment-${job.commentId})`
       : job.reviewId !== undefined && pullUrl
         ? `[your review](${pullUrl}#pullrequestreview-${job.reviewId})`
         : "your review";
-  const account = neutralise(finalMessage(trajectory));
+  const account = neutralise(finalMessage(trajectory), links);
   const gathered = job.feedback ?? [];
   const people = [...new Set([job.requestedBy, ...gathered.map((f) => f.by)])].map((login) => `@${login}`);
   const count = feedbackOf(job).length;

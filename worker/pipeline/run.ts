@@ -100,6 +100,7 @@ async function pushAndPublish<C extends PipelineRepoConfig>(
       force: !input.existingBranch,
     },
     identity: input.identity,
+    links: input.links,
     issueNumber: input.issue.number,
     pushToken: () => input.token("push"),
     signal: input.signal,

@@ -4,6 +4,7 @@
  * so the orchestrator (run.ts) and the steps can all import them without importing each other.
  */
 import type { SandboxLimits, SandboxProvider, SetupUser, Trajectory } from "../../src/contracts.js";
+import type { LinkPolicy } from "../../src/github/inert-links.js";
 import type { LeftWork } from "../../src/github/left-work.js";
 import type { Logger } from "../log.js";
 import type { AgentRunner } from "./agent.js";
@@ -101,6 +102,8 @@ export interface RunInput<C extends PipelineRepoConfig = PipelineRepoConfig> {
   loadConfig: () => Promise<C>;
   setupSecrets: Record<string, string>;
   identity: CommitIdentity;
+  /** Hosts the model's text may link to; others are made inert in the commit message too. */
+  links?: LinkPolicy;
   sandboxes: SandboxProvider;
   /** The agent loop for this repository's config (model, limits, tools). */
   agentFor: (config: C) => Promise<AgentRunner>;

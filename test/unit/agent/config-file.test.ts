@@ -34,6 +34,18 @@ describe("loading config/default.yaml with a user's file on top", () => {
     await expect(loadConfig({ files: [section] })).rejects.toThrow('unknown section "agents"');
   });
 
+  it("reads github.linkHosts (empty by default) and names a value that is not a host", async () => {
+    expect((await loadConfig()).github.linkHosts).toEqual([]);
+    const hosts = await file("github:\n  linkHosts: [docs.example.com, ci.example.com:8443]\n");
+    expect((await loadConfig({ files: [hosts] })).github.linkHosts).toEqual([
+      "docs.example.com",
+      "ci.example.com:8443",
+    ]);
+    const url = await file("github:\n  linkHosts: [https://docs.example.com/]\n");
+    const error = await loadConfig({ files: [url] }).catch((e: unknown) => e);
+    expect((error as Error).message).toContain(`${url}: github.linkHosts.0: a host name in lower case`);
+  });
+
   it("renders agent.demonstrationFile, relative to the file that names it, into the demonstration prompt", async () => {
     const shipped = fileURLToPath(new URL("../../../config/demonstrations/calc-mean.traj", import.meta.url));
     const dir = await mkdtemp(join(tmpdir(), "agent-config-"));

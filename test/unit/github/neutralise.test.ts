@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Trajectory } from "../../../src/contracts.js";
-import { CLOSING_KEYWORDS, neutralise } from "../../../src/github/neutralise.js";
+import { GITHUB_COM_LINKS } from "../../../src/github/inert-links.js";
+import { CLOSING_KEYWORDS, neutralise as neutraliseWith } from "../../../src/github/neutralise.js";
 import { renderPullRequestBody } from "../../../worker/github/pr-body.js";
 import { renderTrajectorySummary } from "../../../worker/github/summary.js";
 import { liveClosingReferences, liveMentions } from "../../support/github/live-text.js";
@@ -17,6 +18,7 @@ const GITHUB_KEYWORDS = [
   "resolves",
   "resolved",
 ];
+const neutralise = (text: string) => neutraliseWith(text, GITHUB_COM_LINKS);
 const REFERENCES = ["#2", "octo/other#3", "https://github.com/octo/other/issues/4"];
 
 describe("neutralise: the model's text reaches GitHub inert", () => {
@@ -53,14 +55,15 @@ describe("neutralise: the model's text reaches GitHub inert", () => {
       expect.arrayContaining(["octocat", "octo-org", "monalisa", "defunkt"]),
     );
     expect(safe).not.toMatch(/&#64;|&commat;/);
+    expect(safe).toContain("\\@\u200Dmonalisa"); // the entity decoded, shown as a plain `@`
     expect(neutralise("It fixes the median; 3 # 4 and issue #2 stay as they are.")).toBe(
       "It fixes the median; 3 # 4 and issue #2 stay as they are.",
     );
     expect(neutralise(neutralise(text))).toBe(safe);
     // Links keep working (the `@` percent-encoded); email addresses mention no one and stay as they are.
-    const links = "See https://www.npmjs.com/package/@octokit/openapi or write to dev@example.com.";
+    const links = "See https://github.com/orgs/@octokit/people or write to dev@example.com.";
     expect(neutralise(links)).toBe(
-      "See https://www.npmjs.com/package/%40octokit/openapi or write to dev@example.com.",
+      "See https://github.com/orgs/%40octokit/people or write to dev@example.com.",
     );
     // A URL GitHub would not autolink cannot smuggle a mention either.
     expect(liveMentions(neutralise("https://a_b.c_d/x/@octocat"))).toEqual([]);

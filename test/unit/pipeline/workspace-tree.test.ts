@@ -46,6 +46,20 @@ describe("the change computed on the host from a directory's files", () => {
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
+  it("takes every new file by its literal name: pathspec magic in a name (`:(glob)**`, `:!y`) is a name", async () => {
+    await setUp({ "a.py": "a\n", ".gitignore": "*.log\n" });
+    // Names git would read as pathspec magic: check-ignore --stdin failed on them and the run with it.
+    const names = [":(literal)x", ":(glob)**", ":!y", ":(exclude)a.py", ":(icase)A.PY", ":^z"];
+    for (const name of names) await writeFile(join(work, name), "new\n");
+    await writeFile(join(work, ":(glob)x.log"), "ignored by .gitignore\n");
+    const tree = await treeOfDirectory(base, work);
+    const patch = await diffTrees(base, base.tree, tree);
+    expect(patchPaths(patch).sort()).toEqual([...names].sort());
+    await writeFile(join(root, "change.patch"), patch);
+    git(repo, "apply", "--index", "--binary", join(root, "change.patch"));
+    expect(git(repo, "write-tree").trim()).toBe(tree);
+  });
+
   it("takes tracked changes, deletions, new files, modes and symlinks; leaves ignored files and artefacts out", async () => {
     await setUp({
       "a.py": "a\n",
