@@ -163,6 +163,24 @@ export class GitHubServer {
     return repo;
   }
 
+  /**
+   * Deletes a repository as its owner would: gone with its issues, pull requests and comments, its id
+   * never given again. Its name is free: addRepo may create another repository (another id, maybe in
+   * another installation, another account's) under it.
+   */
+  async deleteRepo(owner: string, name: string): Promise<void> {
+    const { state } = this;
+    const here = (x: { owner: string; repo: string }) => x.owner === owner && x.repo === name;
+    const drop = <T>(list: T[], gone: (item: T) => boolean) => {
+      for (let i = list.length - 1; i >= 0; i--) if (gone(list[i] as T)) list.splice(i, 1);
+    };
+    drop(state.repos, (r) => r.owner === owner && r.name === name);
+    drop(state.issues, here);
+    drop(state.pulls, here);
+    drop(state.comments, here);
+    await rm(this.repoDir(owner, name), { recursive: true, force: true });
+  }
+
   addIssue(
     owner: string,
     repo: string,

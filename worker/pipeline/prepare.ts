@@ -12,7 +12,7 @@ import { appendFile, cp, mkdir, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { KeptEnvironment, PreparedEnvironments, SetupUser } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
-import { environmentKey } from "./environment-key.js";
+import { environmentKey, type RepositoryIdentity } from "./environment-key.js";
 import type { RunSandboxes } from "./sandbox.js";
 import { findSecrets } from "./secret-scan.js";
 import { runSetup } from "./setup.js";
@@ -49,8 +49,11 @@ interface PrepareOptions {
   root: string;
   setup: { commands: readonly string[]; network: boolean; timeoutMs: number; user?: SetupUser };
   secrets: Record<string, string>;
-  /** owner/repo: part of the kept environment's key; without it nothing is kept (eval, local runs). */
-  repository?: string;
+  /**
+   * The repository by id and installation (part of the kept environment's key) and its current name (a
+   * label of the kept image, for people); without it nothing is kept (eval, local runs).
+   */
+  repository?: RepositoryIdentity & { fullName: string };
   signal?: AbortSignal;
 }
 
@@ -79,7 +82,7 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
   const key = environmentKey({
     ...options.setup,
     user,
-    repository: repository ?? "",
+    repository: repository ?? { id: 0, installationId: 0 },
     image: image ?? undefined,
     base,
     secrets: options.secrets,
@@ -110,7 +113,7 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
       store,
       sandbox,
       key,
-      repository: repository ?? "",
+      repository: repository?.fullName ?? "",
       dir,
       tree,
       base,

@@ -175,7 +175,11 @@ async function prepare<C extends PipelineRepoConfig>(
       ...(config.setupUser ? { user: config.setupUser } : {}),
     },
     secrets: input.setupSecrets,
-    repository: input.repository.fullName,
+    repository: {
+      id: input.repository.id,
+      installationId: input.repository.installationId,
+      fullName: input.repository.fullName,
+    },
     signal,
   });
   if (prepared.reused) status.configured(reuseNote(config.configNote, prepared.reused.preparedAt));
