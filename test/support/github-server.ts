@@ -42,6 +42,8 @@ interface GitHubServerOptions {
 interface AddRepoOptions {
   owner: string;
   name: string;
+  /** The repository's id, when a test must know it first (an operator's config binds to it); else the next. */
+  id?: number;
   files: Record<string, string>;
   defaultBranch?: string;
   installationId?: number;
@@ -152,7 +154,7 @@ export class GitHubServer {
     const defaultBranch = options.defaultBranch ?? "main";
     await createBareRepo(this.gitRoot, options.owner, options.name, options.files, defaultBranch);
     const repo = {
-      id: this.state.id(),
+      id: options.id ?? this.state.id(),
       owner: options.owner,
       name: options.name,
       defaultBranch,
