@@ -20,7 +20,7 @@ const SECRET = "npm_identity0123456789abcdef";
 const docker = new Docker();
 
 const SETUP =
-  'mkdir -p deps && if [ -n "${NPM_TOKEN:-}" ]; then echo given; else echo none; fi > /var/tmp/secret-seen' +
+  'mkdir -p deps && if [ -n "$NPM_TOKEN" ]; then echo given; else echo none; fi > /var/tmp/secret-seen' +
   " && date +%s%N > /var/tmp/prepared && cp /var/tmp/prepared deps/stamp";
 const FILES = {
   ".github/agent-fix.yml": [

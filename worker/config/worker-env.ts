@@ -131,7 +131,18 @@ const SECRETS_EXAMPLE =
 
 /** AGENT_FIX_SETUP_SECRETS parsed: the bound entries, and the names of entries that name a repository only. */
 export function parseSetupSecrets(text: string): SetupSecretsConfig {
-  const schema = z.record(z.string().regex(/^[^/\s]+\/[^/\s]+$/), z.union([boundEntry, nameOnlyEntry]));
+  // An entry naming any field of the bound form is held to it whole, never read as variables.
+  const entry = z
+    .custom<object>((value) => typeof value === "object" && value !== null)
+    .pipe(
+      z.union([
+        boundEntry,
+        nameOnlyEntry.refine(
+          (value) => !["repositoryId", "installationId", "secrets"].some((k) => k in value),
+        ),
+      ]),
+    );
+  const schema = z.record(z.string().regex(/^[^/\s]+\/[^/\s]+$/), entry);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -148,8 +159,8 @@ export function parseSetupSecrets(text: string): SetupSecretsConfig {
   const bindings: SetupSecretBinding[] = [];
   const unbound: string[] = [];
   for (const [name, entry] of Object.entries(parsed.data)) {
-    if ("repositoryId" in entry && typeof entry.repositoryId === "number") {
-      const bound = entry as z.infer<typeof boundEntry>;
+    const bound = boundEntry.safeParse(entry).data; // the union's first branch, when it was that one
+    if (bound) {
       const twin = bindings.find(
         (b) => b.repositoryId === bound.repositoryId && b.installationId === bound.installationId,
       );
