@@ -22,7 +22,14 @@ const RUN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
 
 /** Who a run was for; the worker knows it from the job. */
 export interface RunMeta {
+  /** owner/repo when the run was made: shown, never what decides who may see it. */
   repo: string;
+  /**
+   * The repository's immutable id: a signed-in viewer sees the run only if GitHub lets them read the
+   * repository of this id now (a name can pass to another repository). A run without it (stored before
+   * ids were, or by the CLI) is for operators only.
+   */
+  repoId?: number;
   issue: number;
   trigger?: string;
 }

@@ -16,9 +16,10 @@ import type { BuiltWorker } from "./compose/built-worker.js";
 import { dockerSandboxes } from "./compose/docker-sandboxes.js";
 import { probotFromSettings } from "./compose/probot.js";
 import { processorDeps } from "./compose/processor-deps.js";
+import { boundSetupSecrets } from "./compose/setup-secrets.js";
 import { statusOf } from "./compose/trajectory-links.js";
 import { opsSettings, workerOptionsFor } from "./compose/worker-options.js";
-import { parseSetupSecrets, parseWorkerEnv } from "./config/worker-env.js";
+import { parseWorkerEnv } from "./config/worker-env.js";
 import { fairnessParts } from "./fairness/wiring.js";
 import { createWorkerLogger } from "./log.js";
 import { meteredSandboxes } from "./metrics.js";
@@ -33,6 +34,8 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   // First: a wrong S3 key or bucket stops the start with what to fix.
   const blobs = await trajectoryBlobsFromEnv(settings);
   const probot = probotFromSettings(settings);
+  // Before anything else connects: an entry bound by name only stops the start with the ids to add.
+  const secrets = await boundSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS, probot);
   const auth = probotInstallationAuth(probot, logger);
   const identity = await appIdentity(probot, settings, logger);
   const tag = settings.AGENT_FIX_WORKER_TAG;
@@ -41,7 +44,6 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
     dockerProvider ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) }),
   );
   const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker", (message) => logger.warn(message));
-  const secrets = parseSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS);
   const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
   await mkdir(trajectoryDir, { recursive: true });
   const producer = createFixQueue(redis, { prefix: settings.AGENT_FIX_QUEUE_PREFIX });

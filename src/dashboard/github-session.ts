@@ -5,8 +5,10 @@
  * 401 (once for all of a session's requests at a time: github-refresh.ts), so a session lasts
  * SESSION_SECONDS; without a refresh token it lasts the token's own lifetime.
  * Whether the viewer may see a repository's runs is what GitHub answers the user's token for GET
- * /repos/{owner}/{repo} (a user-to-server token reaches a repository only when both the user and the
- * app's installation do; 404 = no access), cached per session for a minute.
+ * /repositories/{id}, the id stored with the run (a user-to-server token reaches a repository only when
+ * both the user and the app's installation do; 404 = no access), cached per session for a minute. By
+ * id, never by the name stored with the run: whoever re-creates a deleted repository's name, or takes
+ * a renamed one's, can read the new repository of that name, not the one the runs were of.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -21,7 +23,6 @@ const SESSION_SECONDS = 12 * 60 * 60;
 /** A token with less than this left is refreshed before it is used. */
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
 const ACCESS_CACHE_SECONDS = 60;
-const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 
 export interface GitHubSignInConfig {
   clientId: string;
@@ -43,7 +44,8 @@ export interface Viewer {
   login: string | null;
   /** Sees every run and the queue. */
   operator: boolean;
-  canSee(repo: string): Promise<boolean>;
+  /** Whether the viewer may see a run of this repository (by its id; a run without one: operators only). */
+  canSee(run: { repoId?: number | undefined }): Promise<boolean>;
 }
 
 const sessionKey = (config: GitHubSignInConfig, id: string) =>
@@ -102,7 +104,12 @@ export async function githubViewer(config: GitHubSignInConfig, req: IncomingMess
   return {
     login,
     operator,
-    canSee: (repo) => (operator ? Promise.resolve(true) : canRead(config, key, tokens, repo)),
+    canSee: (run) =>
+      operator
+        ? Promise.resolve(true)
+        : run.repoId === undefined
+          ? Promise.resolve(false)
+          : canRead(config, key, tokens, run.repoId),
   };
 }
 
@@ -140,18 +147,18 @@ async function canRead(
   config: GitHubSignInConfig,
   key: string,
   tokens: SessionTokens,
-  repo: string,
+  repoId: number,
 ): Promise<boolean> {
-  if (!REPO.test(repo)) return false;
-  const cacheKey = `${key}:repo:${repo}`;
+  if (!Number.isSafeInteger(repoId) || repoId <= 0) return false;
+  const cacheKey = `${key}:repository:${repoId}`;
   const cached = await config.redis.get(cacheKey);
   if (cached !== null) return cached === "1";
   const used = tokens.current().token;
-  let answer = await api(config, used, `/repos/${repo}`).catch(() => null);
+  let answer = await api(config, used, `/repositories/${repoId}`).catch(() => null);
   if (answer?.status === 401) {
     // Expired or revoked before its time: once more with a refreshed token.
     const token = await tokens.renewed(used);
-    answer = token ? await api(config, token, `/repos/${repo}`).catch(() => null) : null;
+    answer = token ? await api(config, token, `/repositories/${repoId}`).catch(() => null) : null;
   }
   // Only GitHub's own answers are cached; an unreachable GitHub is asked again next time.
   if (!answer) return false;

@@ -77,8 +77,7 @@ export function createDashboard(options: DashboardOptions): DashboardHandler {
     if (req.method === "GET" && run) {
       // A run the viewer may not see is answered exactly as a run that does not exist.
       const summary = viewer.operator ? null : await options.store.summary(run);
-      if (!viewer.operator && !(summary && (await viewer.canSee(summary.repo))))
-        sendRunMissing(res, run, nav);
+      if (!viewer.operator && !(summary && (await viewer.canSee(summary)))) sendRunMissing(res, run, nav);
       else await sendRunPage(options.store, res, run, nav);
       return true;
     }
@@ -129,13 +128,19 @@ async function visibleRuns(store: TrajectoryStore, viewer: Viewer, after?: strin
   const older = fetched.length > PAGE_SIZE ? (runs.at(-1)?.name ?? null) : null;
   const paged = { older, first: after === undefined };
   if (viewer.operator) return { runs, ...paged };
-  const repos = [...new Set(runs.map((run) => run.repo))];
+  // By the repository's id: whoever holds a run's repository name now is not who the run was for.
+  const ids = [...new Set(runs.flatMap((run) => (run.repoId === undefined ? [] : [run.repoId])))];
   const allowed = new Set(
-    (await Promise.all(repos.map(async (repo) => ((await viewer.canSee(repo)) ? repo : null)))).filter(
-      Boolean,
-    ),
+    (
+      await Promise.all(
+        ids.map(async (repoId) => {
+          const run = runs.find((r) => r.repoId === repoId);
+          return run && (await viewer.canSee(run)) ? repoId : null;
+        }),
+      )
+    ).filter((id) => id !== null),
   );
-  return { runs: runs.filter((run) => allowed.has(run.repo)), ...paged };
+  return { runs: runs.filter((run) => run.repoId !== undefined && allowed.has(run.repoId)), ...paged };
 }
 
 /** The run a `/runs/NAME` path names; a malformed escape names none (404, not a server error). */

@@ -29,11 +29,9 @@ describe.runIf(ready)("the agent cannot change the rules of the next run", () =>
   const replay = join(tmpdir(), `af-tamper-replay-${randomUUID()}.jsonl`);
   const stack = new Stack({
     model: `replay:${replay}`,
-    env: {
-      AGENT_FIX_SETUP_SECRETS: JSON.stringify({
-        "octo/config-rewrite": { AF_DEPLOY_KEY: SECRET },
-        "octo/branch-config": { AF_DEPLOY_KEY: SECRET },
-      }),
+    setupSecrets: {
+      "octo/config-rewrite": { AF_DEPLOY_KEY: SECRET },
+      "octo/branch-config": { AF_DEPLOY_KEY: SECRET },
     },
   });
   const git = (bare: string, ...args: string[]) =>

@@ -114,10 +114,8 @@ describe.runIf(ready)("a hostile agent finds no credential", () => {
   const stack = new Stack({
     model: null,
     worker: false,
-    env: {
-      AGENT_FIX_SETUP_SECRETS: JSON.stringify({ "octo/hostile": { NPM_TOKEN: setupSecret } }),
-      OPENAI_API_KEY: modelKey,
-    },
+    setupSecrets: { "octo/hostile": { NPM_TOKEN: setupSecret } },
+    env: { OPENAI_API_KEY: modelKey },
   });
   const children: ChildProcess[] = [];
   let scratch = "";

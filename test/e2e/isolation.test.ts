@@ -15,11 +15,9 @@ const HOST_MARKER = "/tmp/agent-fix-isolation-marker";
 describe.runIf(ready)("end to end: isolation of the gate, the published change and setup's secrets", () => {
   const stack = new Stack({
     model: null,
-    env: {
-      AGENT_FIX_SETUP_SECRETS: JSON.stringify({
-        "octo/secret-probe": { NPM_TOKEN: SECRET },
-        "octo/secret-in-repo": { NPM_TOKEN: SECRET },
-      }),
+    setupSecrets: {
+      "octo/secret-probe": { NPM_TOKEN: SECRET },
+      "octo/secret-in-repo": { NPM_TOKEN: SECRET },
     },
   });
 

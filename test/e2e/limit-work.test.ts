@@ -14,7 +14,7 @@ const SECRET = "npm_l1mitWORKsecret77";
 describe.runIf(ready)("end to end: a run stopped by a limit keeps its work visible", () => {
   const stack = new Stack({
     model: null,
-    env: { AGENT_FIX_SETUP_SECRETS: JSON.stringify({ "octo/limit-secret": { NPM_TOKEN: SECRET } }) },
+    setupSecrets: { "octo/limit-secret": { NPM_TOKEN: SECRET } },
   });
 
   beforeAll(() => stack.start());

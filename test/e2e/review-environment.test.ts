@@ -99,7 +99,7 @@ describe.runIf(ready)("a review run's setup never runs the branch's files with a
   const replay = join(tmpdir(), `af-review-env-replay-${randomUUID()}.jsonl`);
   const stack = new Stack({
     model: `replay:${replay}`,
-    env: { AGENT_FIX_SETUP_SECRETS: JSON.stringify({ "octo/review-postinstall": { NPM_TOKEN: SECRET } }) },
+    setupSecrets: { "octo/review-postinstall": { NPM_TOKEN: SECRET } },
   });
   let issue: IssueRef;
   const manifest = { name: "textstats-js", version: "1.0.0", private: true };

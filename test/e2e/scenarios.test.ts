@@ -37,7 +37,7 @@ async function execIn(containerId: string, command: string): Promise<string> {
 describe.runIf(ready)("end to end: what a maintainer sees", () => {
   const stack = new Stack({
     model: null,
-    env: { AGENT_FIX_SETUP_SECRETS: JSON.stringify({ "octo/slow": { SETUP_ONLY: "yes" } }) },
+    setupSecrets: { "octo/slow": { SETUP_ONLY: "yes" } },
   });
   const jobId = (issue: IssueRef) => `fix-${issue.repoId}-${issue.number}`;
 

@@ -15,6 +15,7 @@ import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
 import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { committedRepository } from "../support/committed-repo.js";
+import { repositoryNamed } from "../support/repository-identity.js";
 import { requireSandboxImage } from "../support/services.js";
 
 const ready = await requireSandboxImage();
@@ -56,7 +57,7 @@ async function run(app: string, tool: string) {
         user: "agent",
       },
       secrets: {},
-      repository: REPOSITORY,
+      repository: repositoryNamed(REPOSITORY),
     });
   } finally {
     await sandboxes.disposeAll();

@@ -17,6 +17,7 @@ import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
 import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { committedRepository } from "../support/committed-repo.js";
+import { repositoryNamed } from "../support/repository-identity.js";
 import { requireSandboxImage } from "../support/services.js";
 
 const ready = await requireSandboxImage();
@@ -42,7 +43,7 @@ async function prepare(commands: string[], repository: string) {
       root: await mkdtemp(join(root, "run-")),
       setup: { commands, network: false, timeoutMs: 120_000, user: "root" },
       secrets: { NPM_TOKEN: TOKEN },
-      repository,
+      repository: repositoryNamed(repository),
     });
   } finally {
     await sandboxes.disposeAll();

@@ -11,6 +11,7 @@ import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
 import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { committedRepository } from "../support/committed-repo.js";
+import { repositoryNamed } from "../support/repository-identity.js";
 import { requireSandboxImage } from "../support/services.js";
 import { waitFor } from "../support/stack-parts.js";
 
@@ -47,7 +48,7 @@ async function prepared(name: string, files: Record<string, string> = {}) {
     root: await mkdtemp(join(root, "run-")),
     setup: { commands: [`mkdir -p deps && echo ${name} > deps/lib.txt`], network: false, timeoutMs: 120_000 },
     secrets: {},
-    repository: name,
+    repository: repositoryNamed(name),
   });
   return { sandboxes, dir: tree.dir };
 }

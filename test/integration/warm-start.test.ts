@@ -10,6 +10,7 @@ import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
 import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { committedRepository } from "../support/committed-repo.js";
+import { repositoryNamed } from "../support/repository-identity.js";
 import { requireSandboxImage } from "../support/services.js";
 
 // Real Docker: setup's container kept as an image of this test's own store, found again by key.
@@ -45,7 +46,7 @@ async function prepare(
     root: await mkdtemp(join(repo.root, "run-")),
     setup: { commands: options.commands, network: false, timeoutMs: 120_000, user: options.user ?? "agent" },
     secrets: options.secrets ?? {},
-    repository: options.repository ?? "octo/warm",
+    repository: repositoryNamed(options.repository ?? "octo/warm"),
   });
   return { prepared, sandboxes };
 }

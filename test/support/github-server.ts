@@ -42,6 +42,8 @@ interface GitHubServerOptions {
 interface AddRepoOptions {
   owner: string;
   name: string;
+  /** The repository's id, when a test must know it first (an operator's config binds to it); else the next. */
+  id?: number;
   files: Record<string, string>;
   defaultBranch?: string;
   installationId?: number;
@@ -152,7 +154,7 @@ export class GitHubServer {
     const defaultBranch = options.defaultBranch ?? "main";
     await createBareRepo(this.gitRoot, options.owner, options.name, options.files, defaultBranch);
     const repo = {
-      id: this.state.id(),
+      id: options.id ?? this.state.id(),
       owner: options.owner,
       name: options.name,
       defaultBranch,
@@ -161,6 +163,24 @@ export class GitHubServer {
     };
     this.state.repos.push(repo);
     return repo;
+  }
+
+  /**
+   * Deletes a repository as its owner would: gone with its issues, pull requests and comments, its id
+   * never given again. Its name is free: addRepo may create another repository (another id, maybe in
+   * another installation, another account's) under it.
+   */
+  async deleteRepo(owner: string, name: string): Promise<void> {
+    const { state } = this;
+    const here = (x: { owner: string; repo: string }) => x.owner === owner && x.repo === name;
+    const drop = <T>(list: T[], gone: (item: T) => boolean) => {
+      for (let i = list.length - 1; i >= 0; i--) if (gone(list[i] as T)) list.splice(i, 1);
+    };
+    drop(state.repos, (r) => r.owner === owner && r.name === name);
+    drop(state.issues, here);
+    drop(state.pulls, here);
+    drop(state.comments, here);
+    await rm(this.repoDir(owner, name), { recursive: true, force: true });
   }
 
   addIssue(

@@ -46,7 +46,15 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** The in-process worker's own lines (its jobs log at LOG_LEVEL); none by default. */
   logger?: Logger;
+  /**
+   * AGENT_FIX_SETUP_SECRETS by `owner/repo`: bound, as an operator binds them, to the id and
+   * installation the stand-in gives the sample repository of that name when a test adds it.
+   */
+  setupSecrets?: Record<string, Record<string, string>>;
 }
+
+/** Ids of the repositories setup secrets are bound to: far above the stand-in's own counter. */
+const BOUND_REPOSITORY_IDS = 800_000;
 
 export interface SampleRepo {
   owner: string;
@@ -106,6 +114,7 @@ export class Stack {
       // No kept environments unless a test asks (test/e2e/warm-start.test.ts): each would be an image.
       AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "0",
       LOG_LEVEL: "warn",
+      ...(this.options.setupSecrets ? { AGENT_FIX_SETUP_SECRETS: this.boundSecrets() } : {}),
       ...this.options.env,
     };
     this.app = await startAppServer(parseEnv(this.env));
@@ -113,6 +122,20 @@ export class Stack {
     this.env.PUBLIC_URL = this.app.url;
     if (this.options.worker !== false) await this.startWorker();
     return this;
+  }
+
+  /** The id a repository of this name gets when a test adds it, when setup secrets are bound to it. */
+  private boundId(fullName: string): number | undefined {
+    const index = Object.keys(this.options.setupSecrets ?? {}).indexOf(fullName);
+    return index < 0 ? undefined : BOUND_REPOSITORY_IDS + index;
+  }
+
+  private boundSecrets(): string {
+    const entries = Object.entries(this.options.setupSecrets ?? {}).map(([name, secrets]) => [
+      name,
+      { repositoryId: this.boundId(name), installationId: 1, secrets },
+    ]);
+    return JSON.stringify(Object.fromEntries(entries));
   }
 
   /** An in-process worker over the same queue. */
@@ -152,9 +175,11 @@ export class Stack {
   /** The sample repository (a real bug in textstats.median) with its config, plus `extraFiles`. */
   async addSampleRepo(name = "textstats", extraFiles: Record<string, string> = {}): Promise<SampleRepo> {
     const files = { ...(await filesOf(SAMPLE_REPO_DIR)), ...extraFiles };
+    const id = this.boundId(`octo/${name}`);
     const repo = await this.github.addRepo({
       owner: "octo",
       name,
+      ...(id === undefined ? {} : { id }),
       files,
       permissions: { maintainer: "write", outsider: "read" },
     });

@@ -9,6 +9,7 @@ import {
   readCancelRequest,
 } from "../../src/queue/index.js";
 import { createTrajectoryStore, type TrajectoryBlobs } from "../../src/trajectory-store.js";
+import { type SetupSecretBinding, setupSecretsFor } from "../config/worker-env.js";
 import type { fairnessParts } from "../fairness/wiring.js";
 import { jobLogger, type Logger } from "../log.js";
 import { createAgentRunner, type loadOperatorConfig } from "../pipeline/agent-runner.js";
@@ -34,7 +35,8 @@ interface BuiltParts {
   sandboxes: SandboxProvider;
   redis: Awaited<ReturnType<typeof connectRedis>>;
   producer: ReturnType<typeof createFixQueue>;
-  secrets: Record<string, Record<string, string>>;
+  /** AGENT_FIX_SETUP_SECRETS, each entry bound to a repository id and installation. */
+  secrets: SetupSecretBinding[];
   trajectoryDir: string;
   fairness: ReturnType<typeof fairnessParts>;
   /** The S3-compatible bucket of the trajectories, when configured; else Redis. */
@@ -65,7 +67,8 @@ export function processorDeps(parts: BuiltParts): Deps {
         : githubPublisher(octokit, job, { ...linkTo(run), links }),
     agent: agentRunnerFactory(parts, allowRepoReplay),
     loadConfig: repoConfigLoader(parts, allowRepoReplay),
-    setupSecrets: (fullName) => secrets[fullName] ?? {},
+    setupSecrets: (repository, fullName) =>
+      setupSecretsFor(secrets, repository, fullName, (message) => logger.warn(message)),
     startRules: { label: settings.AGENT_FIX_LABEL, labelBots: settings.AGENT_FIX_LABEL_BOTS },
     pendingCancel: async (jobId) => {
       const request = await readCancelRequest(names, jobId);

@@ -52,7 +52,7 @@ const workerEnvSchema = z.object({
   AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
   AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
   AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
-  AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"NAME": "value"}}: for that repository's setup only
+  AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"repositoryId": N, "installationId": N, "secrets": {"NAME": "value"}}}: for that repository's setup only, bound by id
   AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
   AGENT_FIX_WORKER_PORT: z.coerce.number().int().min(0).max(65_535).optional(), // the worker's /healthz and /metrics (worker/ops-server.ts); unset: not served (the image sets 3001)
   AGENT_FIX_WORKER_HOST: z.string().min(1).default("127.0.0.1"), // address that server binds; 0.0.0.0 to be scraped from elsewhere (with AGENT_FIX_METRICS_TOKEN)
@@ -105,9 +105,53 @@ export function parseWorkerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
   return { ...shared, ...parsed.data, APP_ID: shared.APP_ID };
 }
 
-/** AGENT_FIX_SETUP_SECRETS as `owner/repo` -> variables for that repository's setup. */
-export function parseSetupSecrets(text: string): Record<string, Record<string, string>> {
-  const schema = z.record(z.string(), z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()));
+/**
+ * One entry of AGENT_FIX_SETUP_SECRETS: variables for the setup of one repository, bound to it by its
+ * immutable id and its installation. The name (the entry's key) is for people reading the config: a
+ * repository deleted and its name re-created by another account, or a name handed over after a rename,
+ * has another id; a repository transferred to another account is in another installation. Neither gets
+ * the secrets.
+ */
+export interface SetupSecretBinding {
+  /** owner/repo as the operator wrote it. */
+  name: string;
+  repositoryId: number;
+  installationId: number;
+  secrets: Record<string, string>;
+}
+
+interface SetupSecretsConfig {
+  bindings: SetupSecretBinding[];
+  /** Entries in the former form (`"owner/repo": {"NAME": "value"}`): bound by name alone, refused at start. */
+  unbound: string[];
+}
+
+const VARIABLE = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
+const boundEntry = z
+  .object({
+    repositoryId: z.number().int().positive(),
+    installationId: z.number().int().positive(),
+    secrets: z.record(VARIABLE, z.string()),
+  })
+  .strict();
+const nameOnlyEntry = z.record(VARIABLE, z.string());
+const SECRETS_EXAMPLE =
+  '{"owner/repo": {"repositoryId": 123456, "installationId": 789, "secrets": {"NPM_TOKEN": "..."}}}';
+
+/** AGENT_FIX_SETUP_SECRETS parsed: the bound entries, and the names of entries that name a repository only. */
+export function parseSetupSecrets(text: string): SetupSecretsConfig {
+  // An entry naming any field of the bound form is held to it whole, never read as variables.
+  const entry = z
+    .custom<object>((value) => typeof value === "object" && value !== null)
+    .pipe(
+      z.union([
+        boundEntry,
+        nameOnlyEntry.refine(
+          (value) => !["repositoryId", "installationId", "secrets"].some((k) => k in value),
+        ),
+      ]),
+    );
+  const schema = z.record(z.string().regex(/^[^/\s]+\/[^/\s]+$/), entry);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -118,10 +162,78 @@ export function parseSetupSecrets(text: string): Record<string, Record<string, s
   if (!parsed.success) {
     throw new ConfigError("environment variable AGENT_FIX_SETUP_SECRETS is not valid", {
       code: "worker_env_invalid",
-      hint: 'Use JSON like {"owner/repo": {"NPM_TOKEN": "..."}}: variable names as keys, strings as values.',
+      hint: `Use JSON like ${SECRETS_EXAMPLE}: one entry per repository (owner/repo, for people), its id and installation (what binds the secrets), variable names as keys, strings as values.`,
     });
   }
-  return parsed.data;
+  const bindings: SetupSecretBinding[] = [];
+  const unbound: string[] = [];
+  for (const [name, entry] of Object.entries(parsed.data)) {
+    const bound = boundEntry.safeParse(entry).data; // the union's first branch, when it was that one
+    if (bound) {
+      const twin = bindings.find(
+        (b) => b.repositoryId === bound.repositoryId && b.installationId === bound.installationId,
+      );
+      if (twin) {
+        throw new ConfigError(
+          `AGENT_FIX_SETUP_SECRETS binds ${twin.name} and ${name} to the same repository (id ${bound.repositoryId}, installation ${bound.installationId})`,
+          { code: "worker_env_invalid", hint: "Keep one entry per repository, with all of its variables." },
+        );
+      }
+      bindings.push({ name, ...bound });
+    } else unbound.push(name);
+  }
+  return { bindings, unbound };
+}
+
+/** The ids of a repository the worker looked up for the operator, or why it could not. */
+export type LookedUpRepository = { repositoryId: number; installationId: number } | { error: string };
+
+/**
+ * The start-up refusal of entries bound by name alone: whoever holds the name next would get the
+ * secrets. Says, per entry, the ids to add (as the worker found them through the app) or how to find them.
+ */
+export function unboundSecretsError(lookedUp: Record<string, LookedUpRepository>): ConfigError {
+  const lines = Object.entries(lookedUp).map(([name, found]) =>
+    "error" in found
+      ? `"${name}": not found through the app (${found.error}); its ids: gh api repos/${name} --jq .id, and the installation's number in the URL of the app's settings on the owner's account`
+      : `"${name}": {"repositoryId": ${found.repositoryId}, "installationId": ${found.installationId}, "secrets": {...}}`,
+  );
+  return new ConfigError(
+    `AGENT_FIX_SETUP_SECRETS names ${Object.keys(lookedUp).join(", ")} by name only; a name can pass to another repository (deleted and re-created, renamed, transferred), so setup secrets are bound to the repository's id and installation`,
+    {
+      code: "worker_env_invalid",
+      hint: `Write each entry with its ids, the variables under "secrets":\n${lines.join("\n")}`,
+    },
+  );
+}
+
+/**
+ * The setup secrets of the repository with this id in this installation; none for any other. `warn`
+ * is told when an entry's id matches but not its installation (the repository was transferred, or the
+ * app reinstalled: the operator re-binds it) or its name is not the repository's current one.
+ */
+export function setupSecretsFor(
+  bindings: readonly SetupSecretBinding[],
+  repository: { id: number; installationId: number },
+  fullName: string,
+  warn: (message: string) => void,
+): Record<string, string> {
+  const sameId = bindings.filter((b) => b.repositoryId === repository.id);
+  const bound = sameId.find((b) => b.installationId === repository.installationId);
+  if (!bound) {
+    for (const other of sameId) {
+      warn(
+        `setup secrets of ${other.name} not given: they are bound to installation ${other.installationId}, and repository ${repository.id} (${fullName}) is now in installation ${repository.installationId}; set its installationId to ${repository.installationId} if it is still the operator's to trust`,
+      );
+    }
+    return {};
+  }
+  if (bound.name.toLowerCase() !== fullName.toLowerCase()) {
+    warn(
+      `setup secrets of ${bound.name} given to repository ${repository.id}, now named ${fullName}: rename the entry in AGENT_FIX_SETUP_SECRETS for readability`,
+    );
+  }
+  return bound.secrets;
 }
 
 /** AGENT_FIX_SETUP_NETWORK_ALLOW / _DENY as a list ("a, b" -> ["a", "b"]; unset -> []). */

@@ -1,12 +1,15 @@
 /**
- * What determines the environment setup prepares (step 5 of docs/architecture.md): the repository (two
- * repositories never share one, whatever their lockfiles), the image, the setup commands and how they
- * run, and the dependency manifests and lockfiles of every ecosystem worker/config/detect knows, by the
- * base commit's blob ids (their contents). The provider adds the image's id. Also what decides which kept
- * files the host needs (the directories its tree skips) and the setup secrets (names and values, through
- * scrypt first, since the key is an image label anyone with the engine can read, so a guessable secret
- * costs a guesser scrypt's work per guess, not one SHA-256): the credential scan belongs to keeping, so a kept environment is reused only with the
- * very secrets it was scanned for; a changed secret prepares anew, and is scanned then.
+ * What determines the environment setup prepares (step 5 of docs/architecture.md): the repository by
+ * its immutable id and its installation, never by name (two repositories never share one, whatever
+ * their lockfiles, and whoever re-creates a deleted repository's name, or is handed it, never finds the
+ * former one's environment, nor its standbys, which start from the kept image alone), the image, the
+ * setup commands and how they run, and the dependency manifests and lockfiles of every ecosystem
+ * worker/config/detect knows, by the base commit's blob ids (their contents). The provider adds the
+ * image's id. Also what decides which kept files the host needs (the directories its tree skips) and
+ * the setup secrets (names and values, through scrypt first, since the key is an image label anyone
+ * with the engine can read, so a guessable secret costs a guesser scrypt's work per guess, not one
+ * SHA-256): the credential scan belongs to keeping, so a kept environment is reused only with the very
+ * secrets it was scanned for; a changed secret prepares anew, and is scanned then.
  */
 import { createHash, scryptSync } from "node:crypto";
 import type { SetupUser } from "../../src/contracts.js";
@@ -32,9 +35,14 @@ const MANIFEST_NAMES = new RegExp(
     ")$",
 );
 
+/** A repository as GitHub identifies it for good: its id (a rename keeps it) and the installation it is in. */
+export interface RepositoryIdentity {
+  id: number;
+  installationId: number;
+}
+
 interface EnvironmentKeyInput {
-  /** owner/repo. */
-  repository: string;
+  repository: RepositoryIdentity;
   /** The repository's image choice; the provider's default when undefined. */
   image: string | undefined;
   commands: readonly string[];
@@ -54,7 +62,7 @@ function manifestsOf(base: BaseCommit): [string, string][] {
 
 export function environmentKey(input: EnvironmentKeyInput): string {
   const material = JSON.stringify({
-    repository: input.repository.toLowerCase(),
+    repository: { id: input.repository.id, installation: input.repository.installationId },
     image: input.image ?? null,
     commands: input.commands,
     user: input.user,

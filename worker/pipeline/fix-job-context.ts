@@ -10,6 +10,7 @@ import type { AgentRunner } from "./agent.js";
 import type { InstallationAuth, RunCredentials } from "./auth.js";
 import type { AbortReason } from "./cancel.js";
 import type { CommitIdentity } from "./commit.js";
+import type { RepositoryIdentity } from "./environment-key.js";
 import type { KeptChange, PendingPublishStore } from "./pending-publish.js";
 import type { StartRules } from "./still-wanted.js";
 import type { PipelineRepoConfig, Publisher, StatusReporter } from "./types.js";
@@ -39,8 +40,11 @@ export interface ProcessorDeps<C extends PipelineRepoConfig = PipelineRepoConfig
     job: FixJobData,
     source: { api: ProbotOctokit; orgApi: ProbotOctokit | null; defaultBranch: string },
   ): Promise<C>;
-  /** Operator-configured setup secrets for `owner/repo` (never the GitHub token). */
-  setupSecrets(fullName: string): Record<string, string>;
+  /**
+   * Operator-configured setup secrets of the repository with this id in this installation (never the
+   * GitHub token); `fullName`, its current name, only for the log when the config names it otherwise.
+   */
+  setupSecrets(repository: RepositoryIdentity, fullName: string): Record<string, string>;
   /** What starts a run (the label, the bots it counts for): each attempt checks it still holds (still-wanted.ts). */
   startRules: StartRules;
   /** A cancel that arrived before this worker held the job. */

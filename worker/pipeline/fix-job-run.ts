@@ -27,12 +27,14 @@ export async function runOrResume<C extends PipelineRepoConfig>(
   const { octokit, kept, pendingKey, run } = runCtx;
   const early = await deps.pendingCancel(ctx.job.id ?? "");
   if (early) throw new CancelledError("cancelled before start", early);
-  const { owner, repo, issueNumber } = data;
+  const { owner, repo, issueNumber, repoId } = data;
+  // By id: the repository the job was made for, under its current name (renamed or transferred since),
+  // never whichever repository holds the job's name now; a deleted one is not found.
   const [repository, issue] = await Promise.all([
-    octokit.rest.repos.get({ owner, repo }),
+    octokit.request("GET /repositories/{repository_id}", { repository_id: repoId }),
     octokit.rest.issues.get({ owner, repo, issue_number: issueNumber }),
   ]).catch((error: unknown) => {
-    throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber}`);
+    throw githubFailure(error, `reading ${owner}/${repo}#${issueNumber} (repository id ${repoId})`);
   });
   const stale = await noLongerWanted(octokit, data, issue.data, deps.startRules);
   if (stale) return await nothingDone(deps, ctx, runCtx, stale);
@@ -97,13 +99,15 @@ async function runFixInput<C extends PipelineRepoConfig>(
   publisher: Publisher,
 ): Promise<RunInput<C>> {
   const { data, credentials } = ctx;
-  const { owner, repo, issueNumber } = data;
+  const { issueNumber } = data;
   const { run, pendingKey } = runCtx;
   const pending = deps.pendingPublishes;
   return {
     jobId: ctx.job.id ?? "",
     issue: { number: issueNumber, title: issue.title, body: issue.body ?? null },
     repository: {
+      id: data.repoId,
+      installationId: data.installationId,
       fullName: repository.full_name,
       cloneUrl: repository.clone_url,
       defaultBranch: repository.default_branch,
@@ -117,7 +121,10 @@ async function runFixInput<C extends PipelineRepoConfig>(
         orgApi: await credentials.orgContentsReader(),
         defaultBranch: repository.default_branch,
       }),
-    setupSecrets: deps.setupSecrets(`${owner}/${repo}`),
+    setupSecrets: deps.setupSecrets(
+      { id: data.repoId, installationId: data.installationId },
+      repository.full_name,
+    ),
     identity: deps.identity,
     links: deps.links ?? GITHUB_COM_LINKS,
     sandboxes: deps.sandboxes,

@@ -12,7 +12,7 @@ import { appendFile, cp, mkdir, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { KeptEnvironment, PreparedEnvironments, SetupUser } from "../../src/contracts.js";
 import { AgentFixError } from "../../src/errors.js";
-import { environmentKey } from "./environment-key.js";
+import { environmentKey, type RepositoryIdentity } from "./environment-key.js";
 import type { RunSandboxes } from "./sandbox.js";
 import { findSecrets } from "./secret-scan.js";
 import { runSetup } from "./setup.js";
@@ -56,8 +56,11 @@ interface PrepareOptions {
   secrets: Record<string, string>;
   /** The most the host takes in from setup's export and the kept files (default DEFAULT_INTAKE_LIMITS). */
   intake?: IntakeLimits;
-  /** owner/repo: part of the kept environment's key; without it nothing is kept (eval, local runs). */
-  repository?: string;
+  /**
+   * The repository by id and installation (part of the kept environment's key) and its current name (a
+   * label of the kept image, for people); without it nothing is kept (eval, local runs).
+   */
+  repository?: RepositoryIdentity & { fullName: string };
   signal?: AbortSignal;
 }
 
@@ -86,7 +89,7 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
   const key = environmentKey({
     ...options.setup,
     user,
-    repository: repository ?? "",
+    repository: repository ?? { id: 0, installationId: 0 },
     image: image ?? undefined,
     base,
     secrets: options.secrets,
@@ -121,7 +124,7 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
       store,
       sandbox,
       key,
-      repository: repository ?? "",
+      repository: repository?.fullName ?? "",
       dir,
       tree,
       base,

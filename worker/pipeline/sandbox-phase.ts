@@ -179,7 +179,11 @@ async function prepare<C extends PipelineRepoConfig>(
     },
     secrets: input.setupSecrets,
     intake: intakeOf(input),
-    repository: input.repository.fullName,
+    repository: {
+      id: input.repository.id,
+      installationId: input.repository.installationId,
+      fullName: input.repository.fullName,
+    },
     signal,
   });
   if (prepared.reused) status.configured(reuseNote(config.configNote, prepared.reused.preparedAt));

@@ -12,7 +12,12 @@ export function storeTrajectories(store: TrajectoryStore, logger: Logger) {
   let warned = false;
   return (job: FixJobData, run: string): TrajectorySink =>
     async (snapshot) => {
-      const meta = { repo: `${job.owner}/${job.repo}`, issue: job.issueNumber, trigger: job.trigger };
+      const meta = {
+        repo: `${job.owner}/${job.repo}`,
+        repoId: job.repoId,
+        issue: job.issueNumber,
+        trigger: job.trigger,
+      };
       await store.save(run, meta, snapshot).catch((err: unknown) => {
         // Once per process is enough to see it; every step would flood the log.
         if (!warned) logger.warn({ err, run }, "trajectory not stored (the dashboard will lack it)");

@@ -11,6 +11,7 @@ import type { AgentRunner } from "./agent.js";
 import type { TestRun } from "./baseline.js";
 import type { CommitIdentity } from "./commit.js";
 import type { ImageBuild } from "./devcontainer-build.js";
+import type { RepositoryIdentity } from "./environment-key.js";
 import type { TestProof } from "./gate.js";
 import type { UnpushedChange } from "./push-step.js";
 import type { IntakeLimits } from "./workspace-archive.js";
@@ -94,7 +95,8 @@ export interface PipelineRepoConfig {
 export interface RunInput<C extends PipelineRepoConfig = PipelineRepoConfig> {
   jobId: string;
   issue: { number: number; title: string; body: string | null };
-  repository: { fullName: string; cloneUrl: string; defaultBranch: string };
+  /** By id and installation (what binds setup secrets and kept environments), and as it is named now. */
+  repository: RepositoryIdentity & { fullName: string; cloneUrl: string; defaultBranch: string };
   requestedBy: string;
   /** A fresh installation token each call, with only its step's permissions (clone reads, push writes). */
   token: (purpose: "clone" | "push") => Promise<string>;

@@ -45,7 +45,7 @@ export async function startDashboardApp(
   const oauthEnv = options.githubSignIn
     ? { GITHUB_CLIENT_ID: github.oauth.clientId, GITHUB_CLIENT_SECRET: github.oauth.clientSecret }
     : {};
-  await github.addRepo({
+  const calc = await github.addRepo({
     owner: "octo",
     name: "calc",
     files: { "README.md": "x\n" },
@@ -63,16 +63,16 @@ export async function startDashboardApp(
   });
   await store.save(
     RUNS.gate,
-    { repo: "octo/calc", issue: 3, trigger: "label" },
+    { repo: "octo/calc", repoId: calc.id, issue: 3, trigger: "label" },
     await fixtureTrajectory("gate-fails-once.traj"),
   );
   await store.save(
     RUNS.hostile,
-    { repo: "octo/calc", issue: 4, trigger: "label" },
+    { repo: "octo/calc", repoId: calc.id, issue: 4, trigger: "label" },
     await fixtureTrajectory("hostile-markup.traj"),
   );
   if (options.githubSignIn) {
-    await github.addRepo({
+    const secret = await github.addRepo({
       owner: "octo",
       name: "secret",
       files: { "README.md": "x\n" },
@@ -80,7 +80,7 @@ export async function startDashboardApp(
     });
     await store.save(
       SECRET_RUN,
-      { repo: "octo/secret", issue: 9, trigger: "label" },
+      { repo: "octo/secret", repoId: secret.id, issue: 9, trigger: "label" },
       await fixtureTrajectory("gate-fails-once.traj"),
     );
   }

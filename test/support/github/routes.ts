@@ -164,6 +164,20 @@ export const routes: Route[] = [
     handler: withRepo((ctx, repo) => ({ status: 200, body: repoJson(ctx.base, repo) })),
   },
   {
+    // The repository of an id, whatever it is named now: where GitHub's 301 for a renamed or transferred
+    // repository points (Location: /repositories/{id}); the same answer as GET /repos/{owner}/{repo}.
+    // A deleted repository's id is not found, even when another repository holds its name now.
+    method: "GET",
+    pattern: /^\/repositories\/(\d+)$/,
+    auth: "installation",
+    handler: (ctx) => {
+      const repo = ctx.state.repos.find((r) => r.id === Number(ctx.params[0]));
+      if (!repo || (ctx.actor.kind === "installation" && ctx.actor.installationId !== repo.installationId))
+        return notFound();
+      return { status: 200, body: repoJson(ctx.base, repo) };
+    },
+  },
+  {
     method: "GET",
     pattern: new RegExp(`^${R}/contents/(.+)$`),
     auth: "installation",

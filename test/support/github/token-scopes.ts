@@ -113,6 +113,7 @@ function revokeToken(state: StandInState, token: string): void {
 // Which permission a REST path needs (GitHub's "Permissions required for GitHub Apps"); null: none.
 const PATH_PERMISSIONS: [RegExp, string[]][] = [
   [/^\/repos\/[^/]+\/[^/]+$/, ["metadata"]],
+  [/^\/repositories\/\d+$/, ["metadata"]],
   [/^\/repos\/[^/]+\/[^/]+\/collaborators\//, ["metadata"]],
   [/^\/repos\/[^/]+\/[^/]+\/(?:contents|branches|git|commits)(?:\/|$)/, ["contents"]],
   // Comments and reactions on an issue or a pull request's conversation: either permission.
@@ -134,7 +135,12 @@ export function scopeVerdict(
   const scope = state.tokens.get(token)?.scope;
   if (!scope) return null;
   const repoMatch = /^\/repos\/([^/]+)\/([^/]+)/.exec(path);
-  const repo = repoMatch ? state.repo(repoMatch[1] ?? "", repoMatch[2] ?? "") : undefined;
+  const idMatch = /^\/repositories\/(\d+)/.exec(path);
+  const repo = repoMatch
+    ? state.repo(repoMatch[1] ?? "", repoMatch[2] ?? "")
+    : idMatch
+      ? state.repos.find((r) => r.id === Number(idMatch[1]))
+      : undefined;
   if (repo && scope.repositoryIds && !scope.repositoryIds.includes(repo.id)) {
     return { status: 404, body: { message: "Not Found", documentation_url: "https://docs.github.com/rest" } };
   }

@@ -1,6 +1,7 @@
 /**
  * What the stand-in answers a user-to-server token (ghu_, from the OAuth flow in oauth.ts): the user
- * (GET /user) and a repository the user can see (GET /repos/{owner}/{repo}); a repository the user has
+ * (GET /user) and a repository the user can see (GET /repos/{owner}/{repo}, or by id GET
+ * /repositories/{id}, where GitHub's redirects for renamed repositories point); a repository the user has
  * no permission on is a 404, as GitHub hides private repositories from those who cannot see them.
  */
 import type { StandInOAuth } from "./oauth.js";
@@ -36,7 +37,15 @@ export function userTokenAnswer(
   const user = oauth.users.get(login) ?? oauth.addUser(login);
   if (method === "GET" && path === "/user") return { status: 200, body: userJson(user), actor };
   const [, owner = "", name = ""] = /^\/repos\/([^/]+)\/([^/]+)$/.exec(path) ?? [];
-  const repo = method === "GET" && owner ? state.repo(owner, name) : undefined;
+  const [, id = ""] = /^\/repositories\/(\d+)$/.exec(path) ?? [];
+  const repo =
+    method !== "GET"
+      ? undefined
+      : owner
+        ? state.repo(owner, name)
+        : id
+          ? state.repos.find((r) => r.id === Number(id))
+          : undefined;
   if (repo && state.permission(repo, login) !== "none") {
     return { status: 200, body: repoJson(base, repo), actor };
   }

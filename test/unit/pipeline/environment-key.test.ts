@@ -13,7 +13,7 @@ function base(files: Record<string, string>): BaseCommit {
 }
 
 const input = {
-  repository: "Octo/App",
+  repository: { id: 4242, installationId: 7 },
   image: undefined,
   commands: ["npm ci"],
   user: "agent" as const,
@@ -23,15 +23,16 @@ const input = {
 };
 
 describe("environmentKey", () => {
-  it("is stable, ignores source files and the repository's case, and follows lockfiles, commands and secrets", () => {
+  it("is stable, ignores source files, and follows the repository's id and installation, lockfiles, commands and secrets", () => {
     const key = environmentKey(input);
     expect(environmentKey({ ...input })).toBe(key);
-    expect(environmentKey({ ...input, repository: "octo/app" })).toBe(key);
     expect(
       environmentKey({ ...input, base: base({ "package-lock.json": "aaa", "src/index.js": "222" }) }),
     ).toBe(key);
     const changed = [
-      environmentKey({ ...input, repository: "octo/other" }),
+      // Another repository under the same name (deleted and re-created), or this one transferred.
+      environmentKey({ ...input, repository: { id: 4243, installationId: 7 } }),
+      environmentKey({ ...input, repository: { id: 4242, installationId: 8 } }),
       environmentKey({ ...input, base: base({ "package-lock.json": "bbb", "src/index.js": "111" }) }),
       environmentKey({ ...input, commands: ["npm install"] }),
       environmentKey({ ...input, user: "root" }),
