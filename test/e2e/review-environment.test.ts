@@ -1,15 +1,16 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { copyFile, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
 import { fixJobId } from "../../src/queue/index.js";
+import { sampleFixWith, turn, writeTurn } from "../support/replay-turns.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { type SampleRepo, Stack } from "../support/stack.js";
-import { FIXTURES, type IssueRef, SAMPLE_REPLAY, waitFor } from "../support/stack-parts.js";
+import { FIXTURES, type IssueRef, waitFor } from "../support/stack-parts.js";
 import { reviewEvent } from "../support/webhooks.js";
 
 // A review run works on the pull request's branch, which the agent wrote. Real Redis, real Docker
@@ -20,31 +21,6 @@ import { reviewEvent } from "../support/webhooks.js";
 const ready = (await requireRedis()) && (await requireSandboxImage());
 const REVIEW_REPLAY = join(FIXTURES, "replay", "sample-review-comment.jsonl");
 const docker = new Docker();
-
-/** One replayed model turn calling `tool`. */
-function turn(content: string, tool: string, args: Record<string, unknown> = {}): string {
-  const id = `call_${randomBytes(4).toString("hex")}`;
-  return JSON.stringify({
-    role: "assistant",
-    content,
-    tool_calls: [{ id, type: "function", function: { name: tool, arguments: JSON.stringify(args) } }],
-  });
-}
-
-/** A bash turn writing `text` to `path` (base64 through the shell: no quoting to get wrong). */
-function writeTurn(content: string, path: string, text: string): string {
-  const encoded = Buffer.from(text).toString("base64");
-  return turn(content, "bash", {
-    command: `mkdir -p "$(dirname ${path})" && echo ${encoded} | base64 -d > ${path}`,
-  });
-}
-
-/** The sample's recorded fix of median() with `extra` turns before its test run and submit. */
-async function fixWith(extra: string[]): Promise<string> {
-  const lines = (await readFile(SAMPLE_REPLAY, "utf8")).trim().split("\n");
-  // The sample's turns: search, open, edit, open the test, edit it, run the tests, submit, summary.
-  return [...lines.slice(0, 5), ...extra, ...lines.slice(5)].join("\n");
-}
 
 /** Runs git on the stand-in's bare repository. */
 function standInGit(stack: Stack, issue: IssueRef, ...args: string[]): string {
@@ -145,7 +121,7 @@ describe.runIf(ready)("a review run's setup never runs the branch's files with a
     const hostile = { ...manifest, scripts: { postinstall: "node scripts/postinstall.js" } };
     await writeFile(
       replay,
-      await fixWith([
+      await sampleFixWith([
         writeTurn("A script that warms the registry cache.", "scripts/postinstall.js", postinstall),
         writeTurn("Run it after install.", "package.json", `${JSON.stringify(hostile, null, 2)}\n`),
       ]),
@@ -236,7 +212,7 @@ describe.runIf(ready)(
       const first = stack.addIssue(repo);
       await writeFile(
         replay,
-        await fixWith([writeTurn("Make the setup script faster.", "scripts/prepare.sh", planted)]),
+        await sampleFixWith([writeTurn("Make the setup script faster.", "scripts/prepare.sh", planted)]),
       );
       expect(await runIssue(stack, first)).toContain("opened draft pull request #");
       // The environment the first run kept is gone (evicted, or the review runs on another worker's
