@@ -27,7 +27,7 @@ const workerEnvSchema = z.object({
     .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "4g" or "512m"')
     .optional(), // cap of the sandbox's /workspace (default 4g; a tmpfs volume, so the kernel enforces it; the container's memory limit grows by it); wins over AGENT_FIX_WORKSPACE_TMPFS
   AGENT_FIX_WORKSPACE_MAX_FILES: z.coerce.number().int().min(1000).default(1_000_000), // files and directories the host takes in from setup's export or a kept environment; one past it stops the run
-  AGENT_FIX_CHANGE_MAX_FILES: z.coerce.number().int().min(1).default(1000), // paths a change may touch; a submit past it is refused and the agent told which directories hold them (the submitted workspace may hold 20 untracked files per such path beside the tracked ones)
+  AGENT_FIX_CHANGE_MAX_FILES: z.coerce.number().int().min(1).max(10_000).default(1000), // paths a change may touch (at most 10,000: each goes to git on one command line); a submit past it is refused and the agent told which directories hold them (the submitted workspace may hold 20 untracked files per such path beside the tracked ones)
   AGENT_FIX_CHANGE_MAX_BYTES: z
     .string()
     .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "16m"')

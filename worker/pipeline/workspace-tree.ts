@@ -166,7 +166,11 @@ export async function diffTrees(
     to,
   ];
   // Literal already: trustedGit sets GIT_LITERAL_PATHSPECS, so a `:(…)` prefix would be part of the name.
-  if (paths) args.push("--", ...paths);
+  // A loop, not push(...paths): a call spreading tens of thousands of names overflows the stack.
+  if (paths) {
+    args.push("--");
+    for (const path of paths) args.push(path);
+  }
   return (await trustedGit(args, { gitDir: base.gitDir })).toString("utf8");
 }
 

@@ -149,4 +149,22 @@ describe("the proof of a new test file whose name git quotes", () => {
     expect(proof.before?.passed).toBe(false);
     expect(proof.before?.output).toContain("test_even_length");
   });
+
+  it("refuses a change past the operator's patch size or file count untested, telling the agent which", async () => {
+    const intake = { workspaceBytes: 2 ** 30, workspaceFiles: 10_000, changeFiles: 3, changeBytes: 4096 };
+    const gate = createGate({ ...gateSetup, intake }, sandbox).gate;
+    await sandbox.exec("head -c 6000 /dev/urandom | base64 > blob.txt");
+    const large = await gate("", undefined);
+    expect(large).toMatchObject({ passed: false, untested: true });
+    expect(large.output).toMatch(
+      /the change is \d+(\.\d)? KiB as a patch, more than 4 KiB \(AGENT_FIX_CHANGE_MAX_BYTES\)/,
+    );
+    await sandbox.exec("rm blob.txt && mkdir -p gen && touch gen/a gen/b gen/c gen/d");
+    const many = await gate("", undefined);
+    expect(many).toMatchObject({ passed: false, untested: true });
+    expect(many.output).toMatch(
+      /the change touches \d+ files, more than 3 \(AGENT_FIX_CHANGE_MAX_FILES\); most are under gen\/ \(4\)/,
+    );
+    await sandbox.exec("rm -r gen");
+  });
 });
