@@ -41,6 +41,9 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     expect(pr.body).toContain("It now returns their mean");
     expect(pr.body).toContain("`tests/test_stats.py`");
     expect(pr.body).toMatch(/❌ failed \| ✅ passed/);
+    // The regression test was added beside the old ones: no warning, the test named (issue 24).
+    expect(pr.body).not.toContain("Changes to existing tests");
+    expect(pr.body).toContain("Tests added: `test_even_length (tests/test_stats.py)`.");
     expect(pr.reviewRequests).toEqual(["maintainer"]);
     expect(status.body).toContain(`#${pr.number}`);
 

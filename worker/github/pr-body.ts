@@ -89,7 +89,10 @@ export function renderPullRequestBody(input: PullRequestBodyInput): string {
   if (input.proof && input.proof.testFiles.length > 0) {
     const files = neutralise(input.proof.testFiles.map(code).join(", "), links);
     lines.push("", "### The new tests fail before the change and pass after it", "");
-    lines.push(`Tests added or changed: ${files}.`, "");
+    lines.push(`Test files added or changed: ${files}.`);
+    const added = input.testChanges?.addedTests ?? [];
+    if (added.length > 0) lines.push("", `Tests added: ${neutralise(added.map(code).join(", "), links)}.`);
+    lines.push("");
     lines.push("| | unchanged code + new tests | this change |", "|---|---|---|");
     lines.push(
       `| result | ${input.proof.failedBefore ? "❌ failed" : "✅ passed"} | ${input.proof.passedAfter ? "✅ passed" : "❌ failed"} |`,

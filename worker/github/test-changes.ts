@@ -6,8 +6,15 @@
  */
 
 export interface TestChangesView {
-  /** Test files that exist at the base commit and the change edits (or renames). */
+  /** Test files that exist at the base commit and the change edits (lines changed or removed) or renames. */
   modified: string[];
+  /**
+   * Test files that exist at the base commit and the change only adds lines to (new tests beside the old
+   * ones): nothing there was weakened by editing, so they raise no warning; an added skip still does.
+   */
+  extended: string[];
+  /** Test functions and cases the change adds, as `name (path)`. */
+  addedTests: string[];
   /** Test files that exist at the base commit and the change deletes. */
   deleted: string[];
   /** Test functions and cases the change removes, as `name (path)`. */
@@ -74,19 +81,31 @@ export function analyseTestChanges(input: {
   outputBefore?: string;
   outputAfter?: string;
 }): TestChangesView {
-  const view: TestChangesView = { modified: [], deleted: [], removedTests: [], skips: [] };
+  const view: TestChangesView = {
+    modified: [],
+    extended: [],
+    addedTests: [],
+    deleted: [],
+    removedTests: [],
+    skips: [],
+  };
   const isTest = (path: string | null) => path !== null && input.testFiles.includes(path);
   for (const file of parseDiff(input.patch)) {
     if (isTest(file.oldPath) && file.oldPath) {
       if (file.path === "") view.deleted.push(file.oldPath);
       else if (file.path !== file.oldPath && !isTest(file.path)) view.deleted.push(file.oldPath);
+      else if (file.removed.length === 0 && file.path === file.oldPath) view.extended.push(file.oldPath);
       else view.modified.push(file.oldPath);
     }
     const where = file.path || file.oldPath || "?";
     const kept = new Set(file.added.map(testName).filter((name) => name !== null));
+    const had = new Set(file.removed.map(testName).filter((name) => name !== null));
     for (const line of file.removed) {
       const name = testName(line);
       if (name && !kept.has(name)) view.removedTests.push(`${name} (${where})`);
+    }
+    if (isTest(file.path || null)) {
+      for (const name of kept) if (!had.has(name)) view.addedTests.push(`${name} (${where})`);
     }
     for (const line of file.added) if (SKIP.test(line)) view.skips.push(`${where}: ${line.trim()}`);
   }

@@ -65,6 +65,62 @@ describe("changes to existing tests", () => {
       'web/app.test.ts: it.skip("rejects empty input", () => {',
     ]);
     expect(view.ran).toBeUndefined();
+    expect(view.extended).toEqual([]);
+    expect(view.addedTests).toEqual(["test_new (tests/test_new.py)"]);
+  });
+
+  it("tells tests added to an existing file from edited ones: no warning, the added tests named", () => {
+    const added = `diff --git a/tests/test_stats.py b/tests/test_stats.py
+index 3333333..4444444 100644
+--- a/tests/test_stats.py
++++ b/tests/test_stats.py
+@@ -16,6 +16,9 @@ class MedianTest(unittest.TestCase):
+     def test_odd_length(self):
+         self.assertEqual(median([3, 1, 2]), 2)
+ 
++    def test_even_length(self):
++        self.assertEqual(median([4, 1, 3, 2]), 2.5)
++
+     def test_empty(self):
+`;
+    const view = analyseTestChanges({ patch: added, testFiles: ["tests/test_stats.py"] });
+    expect(view).toMatchObject({
+      modified: [],
+      extended: ["tests/test_stats.py"],
+      addedTests: ["test_even_length (tests/test_stats.py)"],
+    });
+    const body = renderPullRequestBody({
+      issueNumber: 1,
+      summary: "Fixed median().",
+      testCommand: "python3 -m unittest",
+      baselinePassed: true,
+      gateAttempts: 1,
+      model: "replay:x",
+      testChanges: view,
+      proof: { testFiles: ["tests/test_stats.py"], failedBefore: true, passedAfter: true },
+    });
+    expect(body).not.toContain("Changes to existing tests");
+    expect(body).toContain("Tests added: `test_even_length (tests/test_stats.py)`.");
+    // Adding lines that skip a test is still a weakened gate, and says so first.
+    const skipping = added.replace(
+      "+    def test_even_length(self):",
+      '+    @unittest.skip("slow")\n+    def test_even_length(self):',
+    );
+    const weakened = analyseTestChanges({ patch: skipping, testFiles: ["tests/test_stats.py"] });
+    expect(weakened.skips).toEqual(['tests/test_stats.py: @unittest.skip("slow")']);
+    expect(
+      renderPullRequestBody({
+        ...{
+          issueNumber: 1,
+          summary: "x",
+          testCommand: "t",
+          baselinePassed: true,
+          gateAttempts: 1,
+          model: "m",
+        },
+        testChanges: weakened,
+      }),
+    ).toMatch(/^## ⚠️ Changes to existing tests/);
   });
 
   it("reads how many tests ran from unittest, pytest, jest and vitest, and flags fewer", () => {
