@@ -29,7 +29,7 @@ interface RepoImageChoice {
 type RepoImage = RepoImageChoice | { build: ImageBuild; source: ImageSource };
 
 /** A devcontainer whose image the operator does not allow: set aside, the run chooses as without one. */
-export interface DeclinedDevcontainer {
+interface DeclinedDevcontainer {
   declined: string;
   source: ImageSource;
 }
