@@ -83,6 +83,28 @@ describe.runIf(ready)("a repository without .github/agent-fix.yml", () => {
     expect(openai.requests).toHaveLength(0);
   }, 480_000);
 
+  it("a devcontainer naming a public image is a hint: the run falls back to detection, says so, and opens its pull request", async () => {
+    const { ".github/agent-fix.yml": _own, ...sample } = await filesOf(SAMPLE_REPO_DIR);
+    const devcontainer =
+      '{\n  // the common Codespaces case\n  "image": "mcr.microsoft.com/devcontainers/python:3",\n}\n';
+    const issue = addIssue(
+      await addRepo("octo", "devstats", {
+        ...sample,
+        "requirements.txt": "# no dependencies\n",
+        ".devcontainer/devcontainer.json": devcontainer,
+      }),
+    );
+    expect(await stack.label(issue)).toBeLessThan(300);
+    const status = await waitFor("a final status", () => stack.finalStatus(issue), 420_000);
+    expect(status.body).toContain("opened draft pull request #");
+    expect(status.body).toContain(
+      "The devcontainer's image mcr.microsoft.com/devcontainers/python:3 (.devcontainer/devcontainer.json) is not one the operator allows; ran in the operator's default image instead (repository.images in the operator config allows more;",
+    );
+    expect(status.body).toContain("- python in `/` (requirements.txt, unittest)");
+    expect(stack.pulls(issue)).toHaveLength(1);
+    expect(openai.requests).toHaveLength(0);
+  }, 480_000);
+
   it("with nothing to detect, stops before any model call and shows the file that would make it work", async () => {
     const issue = addIssue(
       await addRepo("lone", "notes", { "README.md": "# Notes\n", "notes/a.txt": "x\n" }),

@@ -19,7 +19,7 @@ import {
 } from "../config/repo.js";
 import { type ContentsApi, readContents, type Where } from "./contents.js";
 import { detectFromRepository } from "./detect.js";
-import { chooseRepoImage, toolchainImageChoice } from "./image-choice.js";
+import { chooseRepoImage, declinedDevcontainerNote, toolchainImageChoice } from "./image-choice.js";
 import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./types.js";
 
@@ -120,13 +120,17 @@ export async function loadRepoConfig(
     notes.push(describeDetection(detection));
     detected = detection.parts;
   }
-  const repoChoice = await chooseRepoImage(
+  const chosen = await chooseRepoImage(
     (path) => fetchRepoConfigText(sources.repo, { owner, repo: where.repo, ref: where.defaultBranch }, path),
     config.sandbox?.image,
     rules.policy.images,
   );
+  // A devcontainer image the operator does not allow is set aside: the run chooses as without one.
+  const declined = chosen && "declined" in chosen ? chosen : undefined;
+  const repoChoice = chosen && !("declined" in chosen) ? chosen : undefined;
   // A repository that chose no image gets the toolchain image when what was detected needs it.
   const toolchain = repoChoice ? undefined : toolchainImageChoice(detected, rules.policy);
+  if (declined) notes.push(declinedDevcontainerNote(declined, toolchain?.image));
   if (toolchain) notes.push(toolchain.note);
   const loaded = withImage(
     toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules),
@@ -138,7 +142,7 @@ export async function loadRepoConfig(
 /** The image the repository chose (named, or built from its devcontainer), when it chose one. */
 function withImage(
   loaded: LoadedRepoConfig,
-  choice: Awaited<ReturnType<typeof chooseRepoImage>> | { image: string },
+  choice: Exclude<Awaited<ReturnType<typeof chooseRepoImage>>, { declined: string }> | { image: string },
 ): LoadedRepoConfig {
   if (!choice) return loaded;
   return "build" in choice ? { ...loaded, imageBuild: choice.build } : { ...loaded, image: choice.image };

@@ -1,8 +1,11 @@
 /**
  * Which image a run's sandboxes use: the repository's `sandbox.image` in .github/agent-fix.yml, else the
  * `image` of its .devcontainer/devcontainer.json (the file developers already keep for this) or the image
- * its `build.dockerfile` builds (devcontainer-build.ts), else the operator's default. A repository's choice must match the operator's `repository.images`; any other is
- * refused before a sandbox starts, naming the allowed ones. Both files are read on the default branch
+ * its `build.dockerfile` builds (devcontainer-build.ts), else the operator's default. A repository's choice must match the operator's `repository.images`.
+ * An explicit `sandbox.image` that does not is refused before a sandbox starts, naming the allowed ones;
+ * a devcontainer's image (or Dockerfile base) that does not is only a hint: devcontainers are written for
+ * Codespaces and name public images (mcr.microsoft.com/devcontainers/python:3) no default allows, so the
+ * run falls back to what it would choose without one and says so. Both files are read on the default branch
  * through the contents API, like the config: an agent's branch never chooses the next run's image.
  */
 import JSON5 from "json5";
@@ -24,6 +27,12 @@ interface RepoImageChoice {
 
 /** What a repository's files say about its image: a named one, one to build, or none. */
 type RepoImage = RepoImageChoice | { build: ImageBuild; source: ImageSource };
+
+/** A devcontainer whose image the operator does not allow: set aside, the run chooses as without one. */
+interface DeclinedDevcontainer {
+  declined: string;
+  source: ImageSource;
+}
 
 /** The operator's patterns, matched against the image as written (`*` stops at `/`, `**` does not). */
 function imageAllowed(image: string, allowed: readonly string[]): boolean {
@@ -69,12 +78,11 @@ async function devcontainerChoice(
   source: (typeof DEVCONTAINER_PATHS)[number],
   text: string,
   allowed: readonly string[],
-): Promise<RepoImage | undefined> {
+): Promise<RepoImage | DeclinedDevcontainer | undefined> {
   const file = parseDevcontainer(text, source);
   if (typeof file.image === "string" && file.image.length > 0) {
-    const choice = { image: file.image, source };
-    checkImageAllowed(choice, allowed);
-    return choice;
+    if (!imageAllowed(file.image, allowed)) return { declined: file.image, source };
+    return { image: file.image, source };
   }
   const build = devcontainerBuild(file, source);
   if (!build) return undefined;
@@ -88,19 +96,28 @@ async function devcontainerChoice(
       },
     );
   }
-  const bases = checkDockerfile(dockerfile, build.dockerfilePath, (image) => imageAllowed(image, allowed));
+  // A base the operator does not allow is set aside like a devcontainer's image; everything else the
+  // check refuses (network fetches, variables, the worker's own images, files outside) is still refused.
+  const notAllowed: string[] = [];
+  const bases = checkDockerfile(dockerfile, build.dockerfilePath, (image) => {
+    if (!imageAllowed(image, allowed)) notAllowed.push(image);
+    return true;
+  });
+  if (notAllowed.length > 0)
+    return { declined: notAllowed.join(", "), source: build.dockerfilePath as ImageSource };
   return { build: { ...build, dockerfile, bases }, source };
 }
 
 /**
  * The repository's choice (agent-fix.yml's `sandbox.image`, else devcontainer.json's `image` or build),
- * checked against the operator's list; undefined when the repository names none (the default runs).
+ * checked against the operator's list; undefined when the repository names none (the default runs), a
+ * DeclinedDevcontainer when its devcontainer names one the operator does not allow.
  */
 export async function chooseRepoImage(
   readRepoFile: ReadRepoFile,
   configured: string | undefined,
   allowed: readonly string[],
-): Promise<RepoImage | undefined> {
+): Promise<RepoImage | DeclinedDevcontainer | undefined> {
   if (configured !== undefined) {
     const choice: RepoImageChoice = { image: configured, source: REPO_CONFIG_PATH };
     checkImageAllowed(choice, allowed);
@@ -135,4 +152,13 @@ export function toolchainImageChoice(
     image: toolchainImage,
     note: `Image: \`${toolchainImage}\`, which has the ${needing.join(", ")} toolchain (the operator's image for toolchains the default image lacks; \`sandbox.image\` in ${REPO_CONFIG_PATH} chooses another).`,
   };
+}
+
+/** The status comment's note for a devcontainer set aside, naming the image the run uses instead. */
+export function declinedDevcontainerNote(
+  declined: DeclinedDevcontainer,
+  instead: string | undefined,
+): string {
+  const ran = instead ? `\`${instead}\`` : "the operator's default image";
+  return `The devcontainer's image ${declined.declined} (${declined.source}) is not one the operator allows; ran in ${ran} instead (repository.images in the operator config allows more; \`sandbox.image\` in ${REPO_CONFIG_PATH} names an allowed one).`;
 }

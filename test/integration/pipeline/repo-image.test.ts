@@ -65,15 +65,31 @@ describe("the image a repository names is one the operator allows", () => {
     expect(config.image).toBeUndefined();
   });
 
-  it("a devcontainer.json's image is the repository's choice: refused by default, taken once the operator allows its registry", async () => {
+  it("a devcontainer.json's image is a hint: one not allowed is set aside with a note, one allowed is taken", async () => {
     const files = { ".github/agent-fix.yml": TEST, ".devcontainer/devcontainer.json": DEVCONTAINER };
-    await expect(load(files)).rejects.toThrow(
-      ".devcontainer/devcontainer.json names the image mcr.microsoft.com/devcontainers/go:1-1.24-bookworm, which is not one of the images the operator allows",
+    const fallback = await load(files);
+    expect(fallback.image).toBeUndefined();
+    expect(fallback.configNote).toBe(
+      "The devcontainer's image mcr.microsoft.com/devcontainers/go:1-1.24-bookworm (.devcontainer/devcontainer.json) is not one the operator allows; ran in the operator's default image instead (repository.images in the operator config allows more; `sandbox.image` in .github/agent-fix.yml names an allowed one).",
     );
     const allowed = await load(files, {
       images: ["agent-fix-sandbox-rich:*", "mcr.microsoft.com/devcontainers/**"],
     });
     expect(allowed.image).toBe("mcr.microsoft.com/devcontainers/go:1-1.24-bookworm");
+    expect(allowed.configNote).toBeUndefined();
+  });
+
+  it("with no agent-fix.yml, a set-aside devcontainer falls back to detection and the toolchain image", async () => {
+    const config = await load({
+      "go.mod": "module example.com/x\n\ngo 1.22\n",
+      "x_test.go": "package x\n",
+      ".devcontainer/devcontainer.json": DEVCONTAINER,
+    });
+    expect(config.testCommand).toContain("go test");
+    expect(config.image).toBe(rules.policy.toolchainImage);
+    expect(config.configNote).toContain(
+      `The devcontainer's image mcr.microsoft.com/devcontainers/go:1-1.24-bookworm (.devcontainer/devcontainer.json) is not one the operator allows; ran in \`${rules.policy.toolchainImage}\` instead`,
+    );
   });
 
   it("`*` stops at `/`: a pattern for one name does not allow another repository's image under it", async () => {
@@ -124,8 +140,18 @@ describe("the image a repository names is one the operator allows", () => {
         () => new Error("accepted"),
         (e: unknown) => e as Error,
       );
-    expect((await refused("FROM ghcr.io/attacker/root:1\n")).message).toBe(
-      ".devcontainer/Dockerfile:1: the Dockerfile builds on ghcr.io/attacker/root:1, which is not one of the images the operator allows",
+    // A base the operator does not allow is set aside like a devcontainer image; the rest is refused.
+    const publicBase = await load({
+      ".github/agent-fix.yml": TEST,
+      ".devcontainer/devcontainer.json": devcontainer,
+      ".devcontainer/Dockerfile": "FROM mcr.microsoft.com/devcontainers/python:3\nRUN pip --version\n",
+    });
+    expect(publicBase.imageBuild).toBeUndefined();
+    expect(publicBase.configNote).toContain(
+      "The devcontainer's image mcr.microsoft.com/devcontainers/python:3 (.devcontainer/Dockerfile) is not one the operator allows",
+    );
+    expect((await refused("FROM agent-fix-build:1\n")).message).toContain(
+      "which is not one of the images the operator allows",
     );
     expect(
       (await refused("FROM agent-fix-sandbox:0.2.0\nCOPY --from=docker.io/library/busybox / /\n")).message,
