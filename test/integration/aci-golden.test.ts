@@ -739,7 +739,8 @@ for (const driver of drivers) {
               end_line: { type: "integer", description: "the line number to end the edit at (inclusive)" },
               replacement_text: {
                 type: "string",
-                description: "the new lines, exactly as they should appear in the file",
+                description:
+                  "the new lines, exactly as they should appear in the file (a final newline is optional: it ends the last line)",
               },
               expected_text: {
                 type: "string",

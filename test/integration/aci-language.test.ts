@@ -65,4 +65,36 @@ describe("the ACI's searches and edit say what they do (issue 24)", async () => 
       "Error: search_term is not a valid regular expression (ripgrep's syntax); nothing was searched.",
     );
   });
+
+  it("edit: a final newline in replacement_text only ends the last line, as its description says", async () => {
+    const spec = s.env.functionSpecs().find((tool) => tool.name === "edit")!;
+    expect(spec.description).toContain(
+      "a final newline in replacement_text only ends its last line, with or without it the result is the same; to add an empty last line, end with an empty line.",
+    );
+    const original = "a = 1\nb = 2\nc = 3\n";
+    const answers: string[] = [];
+    for (const replacement of ["b = 20\n", "b = 20"]) {
+      await s.sandbox.writeFile("src/lines.py", original);
+      await s.run("open", { path: "src/lines.py" });
+      answers.push(await s.run("edit", { start_line: 2, end_line: 2, replacement_text: replacement }));
+      expect((await s.sandbox.readFile("src/lines.py")).toString()).toBe("a = 1\nb = 20\nc = 3\n");
+    }
+    expect(answers[1]).toBe(answers[0]);
+    expect(answers[0]).toBe(
+      [
+        "[File: src/lines.py (3 lines total)]",
+        "1:a = 1",
+        "2:b = 20",
+        "3:c = 3",
+        "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+        "-2:b = 2",
+        "+2:b = 20",
+        "File updated: the edited line is now line 2. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
+      ].join("\n"),
+    );
+    // An empty line at the end is one more line.
+    await s.sandbox.writeFile("src/lines.py", original);
+    await s.run("edit", { start_line: 2, end_line: 2, replacement_text: "b = 20\n\n" });
+    expect((await s.sandbox.readFile("src/lines.py")).toString()).toBe("a = 1\nb = 20\n\nc = 3\n");
+  });
 });
