@@ -10,7 +10,7 @@ import { isOptional, parameterNames } from "./arguments.js";
 import type { HistoryEntry } from "./history.js";
 import { actionFormatInstructions, textSignature } from "./parse.js";
 import { bundlePromptValues, cleanIssueText, renderTemplate } from "./prompts.js";
-import { type TestCommandSource, testCommandNote } from "./test-command.js";
+import { reproduceTip, type TestCommandSource, testCommandNote } from "./test-command.js";
 
 export function openingEntries(
   config: AgentConfig,
@@ -34,6 +34,8 @@ export function openingEntries(
     tool_docs: toolDocs,
     action_format_instructions: actionFormatInstructions(format, env.tools),
     ...bundlePromptValues(env.bundle),
+    // The tip on reproducing follows the repository's language, as its test command tells it.
+    reproduce_tip: reproduceTip(tests),
   });
   const instance = renderTemplate(config.prompts.instance, {
     issue_title: cleanIssueText(issue.title, 500),
