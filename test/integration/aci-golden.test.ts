@@ -187,9 +187,9 @@ for (const driver of drivers) {
         expect(await s.run("search_dir", { search_term: "x", dir: "nodir" })).toBe(
           "Directory nodir not found",
         );
-        // A file given as dir (issue 16): said so, with the tool that searches one file.
-        expect(await s.run("search_dir", { search_term: "greet", dir: "src/greet.py" })).toBe(
-          'Error: src/greet.py is a file, not a directory: search_dir searches the files of a directory. To search this one file, use search_file with search_term "greet" and file src/greet.py.',
+        // A file given as dir is searched (issue 24; aci-language.test.ts has the observation).
+        expect(await s.run("search_dir", { search_term: "greet", dir: "src/greet.py" })).toMatch(
+          /^Found 2 matches for "greet" in src\/greet.py:/,
         );
         expect(await s.run("find_file", { file_name: "*.py", dir: "src/greet.py" })).toBe(
           "Error: src/greet.py is a file, not a directory: find_file looks for files by name inside dir. Give the directory to look in (or leave dir out to search the whole repository).",
@@ -739,7 +739,8 @@ for (const driver of drivers) {
               end_line: { type: "integer", description: "the line number to end the edit at (inclusive)" },
               replacement_text: {
                 type: "string",
-                description: "the new lines, exactly as they should appear in the file",
+                description:
+                  "the new lines, exactly as they should appear in the file (a final newline is optional: it ends the last line)",
               },
               expected_text: {
                 type: "string",

@@ -10,7 +10,7 @@ import { isOptional, parameterNames } from "./arguments.js";
 import type { HistoryEntry } from "./history.js";
 import { actionFormatInstructions, textSignature } from "./parse.js";
 import { bundlePromptValues, cleanIssueText, renderTemplate } from "./prompts.js";
-import { type TestCommandSource, testCommandNote } from "./test-command.js";
+import { reproduceTip, type TestCommandSource, testCommandNote } from "./test-command.js";
 
 export function openingEntries(
   config: AgentConfig,
@@ -34,6 +34,8 @@ export function openingEntries(
     tool_docs: toolDocs,
     action_format_instructions: actionFormatInstructions(format, env.tools),
     ...bundlePromptValues(env.bundle),
+    // The tip on reproducing follows the repository's language, as its test command tells it.
+    reproduce_tip: reproduceTip(tests),
   });
   const instance = renderTemplate(config.prompts.instance, {
     issue_title: cleanIssueText(issue.title, 500),
@@ -108,15 +110,31 @@ export function turnEntries(
   ];
 }
 
+/** A path that looks like a test of the repository's suite (tests/, test_x.py, x_test.go, x.test.ts, x.spec.js). */
+const testPath = /(^|\/)(tests?|specs?|__tests__)\/|(^|\/)test_[^/]*$|[._-](test|spec)\.[^/]+$/i;
+
+/**
+ * The checklist's note on the files a diff adds. A regression test the model added belongs in the
+ * change, so the note never asks to remove tests (issue 24: with only a test added, it did).
+ */
+function newFilesNote(newFiles: string[]): string {
+  const listed = `   Files your diff adds: ${newFiles.join(", ")}.`;
+  if (newFiles.every((file) => testPath.test(file)))
+    return `${listed} They look like tests: keep them if they belong to the repository's test suite.`;
+  return `${listed} Remove any that only served to reproduce the problem; keep tests that belong to the repository's test suite.`;
+}
+
 export function reviewText(config: AgentConfig, diff: string): string {
   const newFiles = [...diff.matchAll(/^diff --git a\/\S+ b\/(\S+)\nnew file mode/gm)].map(
     (match) => match[1]!,
   );
-  return renderTemplate(config.prompts.review, {
+  // No new files: the placeholder's line goes too, so the checklist has no empty item.
+  const template = newFiles.length
+    ? config.prompts.review
+    : config.prompts.review.replace(/^[ \t]*\{\{new_files\}\}[ \t]*\n/m, "");
+  return renderTemplate(template, {
     diff: diff.trim() === "" ? "(no changes: the working tree equals the starting commit)" : diff.trimEnd(),
-    new_files: newFiles.length
-      ? `   Files your diff adds: ${newFiles.join(", ")}. Remove any that only served reproduction or testing.`
-      : "",
+    new_files: newFiles.length ? newFilesNote(newFiles) : "",
   });
 }
 

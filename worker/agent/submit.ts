@@ -15,16 +15,21 @@ import { groupFailures } from "./test-failures.js";
 const nothingToSubmit =
   "Nothing was submitted (no changes: the repository's files are the same as the commit you started from). Change the files to resolve the issue, then call submit again.";
 
+const stateLines = /\n\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)$/;
+
 /** The environment with `submit` behaving as described above; every other tool is the environment's. */
 export function withSubmitBehaviour(env: Environment, config: AgentConfig): Environment {
   let reviewed = !config.reviewOnSubmit;
   const submit = async (args: unknown, signal?: AbortSignal): Promise<ToolResult> => {
     const result = await env.execute("submit", args, signal);
     if (result.submission === undefined) return result;
-    if (result.submission.trim() === "") return { observation: nothingToSubmit };
+    // Every observation ends with the state lines (open file, directory); these replace submit's own
+    // text, so they keep its state lines (issue 24: the review had none).
+    const state = stateLines.exec(result.observation)?.[0] ?? "";
+    if (result.submission.trim() === "") return { observation: `${nothingToSubmit}${state}` };
     if (reviewed) return result;
     reviewed = true;
-    return { observation: reviewText(config, result.submission) };
+    return { observation: `${reviewText(config, result.submission)}${state}` };
   };
   return {
     bundle: env.bundle,

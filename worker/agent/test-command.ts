@@ -46,3 +46,30 @@ export function testCommandNote(source: TestCommandSource): string {
   }
   return `No test command is configured; the repository's files suggest \`${source.command}\` (run from the repository root). Run the relevant tests before you submit.`;
 }
+
+/**
+ * The system prompt's first tip, how to reproduce the bug, in the repository's language as its test
+ * command tells it (issue 24: Go and Node repositories were told to write reproduce.py). Unknown: a
+ * language-neutral tip. Indented to continue the numbered tip of the template.
+ */
+export function reproduceTip(source: TestCommandSource): string {
+  const command = source?.command ?? "";
+  const intro =
+    "1. Reproduce the bug first: write a short script or test that shows it, run it, and run it again\n   after your fix to confirm.";
+  const remove =
+    "Remove such scripts before you submit (a regression test that belongs\n   in the test suite stays).";
+  if (/python3|pytest|unittest/.test(command)) {
+    return `${intro} Put scratch scripts at the repository root (e.g. reproduce.py) and run them from\n   there (python3 reproduce.py): imports then resolve as from the repository root, so import the\n   package as its tests do (for a src/ layout: PYTHONPATH=src python3 reproduce.py). ${remove}`;
+  }
+  if (command.startsWith("go test")) {
+    return `${intro} In Go, write it as a test in the package's directory (e.g. reproduce_test.go with\n   func TestReproduce) and run it with go test -run TestReproduce ./path/to/package/. ${remove}`;
+  }
+  if (command.startsWith("cargo")) {
+    return `${intro} In Rust, write it as a test (e.g. tests/reproduce.rs) and run it with\n   cargo test --test reproduce. ${remove}`;
+  }
+  if (command.startsWith("npm")) {
+    return `${intro} In Node, put a scratch script at the repository root (e.g. reproduce.mjs, importing\n   the package as its tests do) and run it with node reproduce.mjs. ${remove}`;
+  }
+  const known = command === "" ? "" : ` Run it the way the repository's tests run (${command}).`;
+  return `${intro} Write it in the repository's language and put it at the repository root.${known}\n   ${remove}`;
+}

@@ -8,7 +8,7 @@ import { z } from "zod";
 /** Placeholders each template may use (the loop fills exactly these). */
 const templateVariables = {
   /** interface_summary and bundle_tips: what the tool bundle offers and how to use it, in its tools' names. */
-  system: ["tool_docs", "action_format_instructions", "interface_summary", "bundle_tips"],
+  system: ["tool_docs", "action_format_instructions", "interface_summary", "bundle_tips", "reproduce_tip"],
   demonstration: [],
   instance: ["issue_title", "issue_body", "repo_name", "test_command", "test_command_note"],
   nextStep: ["observation", "open_file", "working_dir"],

@@ -23,7 +23,10 @@ const issue = { title: "mean() crashes", body: "mean([]) raises ZeroDivisionErro
 describe("prompts per action format", () => {
   it("function calling: the system prompt lists the calls once, without the text syntax", async () => {
     const config = (await loadConfig()).agent;
-    const [system] = openingEntries(config, environment, issue, "acme/calc");
+    const [system] = openingEntries(config, environment, issue, "acme/calc", {
+      command: "python3 -m unittest discover -s tests -t .",
+      from: "repository",
+    });
     const text = system!.message.content!;
     expect(text).toContain("- edit(start_line, end_line, replacement_text, expected_text?)");
     expect(text).toContain("- open(path, line_number?)");
@@ -31,7 +34,7 @@ describe("prompts per action format", () => {
     expect(text).not.toContain("<start_line>");
     // Where scratch scripts go and how their imports resolve (issue 12).
     expect(text).toContain(
-      "Put scratch scripts at the repository root (e.g. reproduce.py) and run\n   them from there (python3 reproduce.py)",
+      "Put scratch scripts at the repository root (e.g. reproduce.py) and run them from\n   there (python3 reproduce.py)",
     );
     // The descriptions are sent once, in the schemas, not again in the prompt.
     const edit = functionSpecs(environment, config).find((spec) => spec.name === "edit")!;
@@ -40,6 +43,33 @@ describe("prompts per action format", () => {
       expect(spec.description).not.toContain("end_of_edit");
       expect(JSON.stringify(spec.parameters)).not.toContain("end_of_edit");
     }
+  });
+
+  it("the tip on reproducing follows the repository's language, from its test command (issue 24)", async () => {
+    const config = (await loadConfig()).agent;
+    const tip = (command: string | null) => {
+      const tests = command === null ? null : { command, from: "repository" as const };
+      const text = openingEntries(config, environment, issue, "acme/calc", tests)[0]!.message.content!;
+      return text.slice(text.indexOf("Tips:\n") + 6, text.indexOf("\n2. "));
+    };
+    const intro =
+      "1. Reproduce the bug first: write a short script or test that shows it, run it, and run it again\n   after your fix to confirm.";
+    const remove =
+      "Remove such scripts before you submit (a regression test that belongs\n   in the test suite stays).";
+    expect(tip("go test ./...")).toBe(
+      `${intro} In Go, write it as a test in the package's directory (e.g. reproduce_test.go with\n   func TestReproduce) and run it with go test -run TestReproduce ./path/to/package/. ${remove}`,
+    );
+    expect(tip("npm test")).toBe(
+      `${intro} In Node, put a scratch script at the repository root (e.g. reproduce.mjs, importing\n   the package as its tests do) and run it with node reproduce.mjs. ${remove}`,
+    );
+    expect(tip("make test")).toBe(
+      `${intro} Write it in the repository's language and put it at the repository root. Run it the way the repository's tests run (make test).\n   ${remove}`,
+    );
+    expect(tip(null)).toBe(
+      `${intro} Write it in the repository's language and put it at the repository root.\n   ${remove}`,
+    );
+    for (const command of ["go test ./...", "npm test", "make test", null])
+      expect(tip(command)).not.toMatch(/reproduce\.py|python3|PYTHONPATH/);
   });
 
   it("submit's description says the first call shows the diff and the second submits", async () => {

@@ -62,17 +62,21 @@ async function ripgrepLines(runtime: AciRuntime, context: ToolContext, relativeD
   return { lines } as const;
 }
 
-/** search_file on a file too large to read whole: ripgrep in the sandbox, stopped past the cap. */
-async function searchLargeFile(
+/**
+ * search_file with ripgrep in the sandbox, stopped past the cap: for a file too large to read whole,
+ * and for a regular expression, so search_file and search_dir take the same (ripgrep's) syntax.
+ */
+async function ripgrepFile(
   runtime: AciRuntime,
   context: ToolContext,
   relative: string,
   searchTerm: string,
+  regex: boolean,
 ) {
   const cap = runtime.config.searchCap;
   const term = `"${searchTerm}" in ${relative}`;
   const result = await context.sandbox.exec(
-    `rg -n --no-messages -F -e ${shellQuote(searchTerm)} -- ${shellQuote(relative)} | head -n ${cap + 1}`,
+    `rg -n --no-messages ${regex ? "" : "-F "}-e ${shellQuote(searchTerm)} -- ${shellQuote(relative)} | head -n ${cap + 1}`,
     {
       cwd: runtime.root,
       timeoutMs: runtime.config.toolTimeoutMs,
@@ -114,13 +118,9 @@ function matchFrame(
   return [`Found ${matchCount(total)} for ${term}:`, ...entries, `End of matches for ${term}`].join("\n");
 }
 
-/** What find_file and search_dir say when their dir is a file. */
-const fileGivenAsDir: Record<"find_file" | "search_dir", (path: string, term: string) => string> = {
-  find_file: (path) =>
-    `Error: ${path} is a file, not a directory: find_file looks for files by name inside dir. Give the directory to look in (or leave dir out to search the whole repository).`,
-  search_dir: (path, term) =>
-    `Error: ${path} is a file, not a directory: search_dir searches the files of a directory. To search this one file, use search_file with search_term ${JSON.stringify(term)} and file ${path}.`,
-};
+/** What find_file says when its dir is a file (search_dir searches that file instead). */
+const fileGivenToFindFile = (path: string) =>
+  `Error: ${path} is a file, not a directory: find_file looks for files by name inside dir. Give the directory to look in (or leave dir out to search the whole repository).`;
 
 /** find_file and search_dir: resolve dir, run ripgrep there, and give back its lines or the observation to send. */
 async function searchDirectory(
@@ -130,13 +130,14 @@ async function searchDirectory(
   dirArg: string | undefined,
   what: string,
   rgArgs: string,
-): Promise<{ lines: string[]; term: string } | { answer: string }> {
+): Promise<{ lines: string[]; term: string } | { answer: string } | { file: string }> {
   const dir = resolveDir(runtime, context, dirArg);
   if (!dir) return { answer: outsideRepositoryMessage(dirArg!, runtime.root) };
   const found = await ripgrepLines(runtime, context, dir.relative, rgArgs);
   if (found === null) return { answer: `Directory ${dirArg} not found` };
   if (found === "outside") return { answer: outsideRepositoryMessage(dirArg!, runtime.root) };
-  if (found === "file") return { answer: fileGivenAsDir[tool](dirArg!, what) };
+  if (found === "file")
+    return tool === "find_file" ? { answer: fileGivenToFindFile(dirArg!) } : { file: dir.relative };
   if ("timedOut" in found) return { answer: timedOutMessage(`"${what}"`) };
   return { lines: found.lines, term: `"${what}" in ${displayPath(dir.relative)}` };
 }
@@ -160,6 +161,7 @@ function findFileTool(runtime: AciRuntime): AciTool {
         `--files --no-messages -g ${shellQuote(args.file_name)}`,
       );
       if ("answer" in found) return observation(found.answer);
+      if ("file" in found) return observation(fileGivenToFindFile(args.dir!));
       return observation(matchFrame(found.term, found.lines.sort(), cap, "files"));
     },
   });
@@ -170,6 +172,35 @@ interface SearchDirArgs {
   dir?: string | undefined;
   regex?: boolean | undefined;
   lines?: number | undefined;
+}
+
+/**
+ * Matching is case-sensitive (a search for `begin` must not flood with `Begin`), so when nothing
+ * matched, the files that match ignoring case are named (issue 24): a model that guessed the wrong
+ * case learns it at once instead of concluding the term is absent.
+ */
+async function caseInsensitiveHint(
+  runtime: AciRuntime,
+  context: ToolContext,
+  dirArg: string | undefined,
+  pattern: string,
+  cap: number,
+): Promise<string> {
+  const found = await ripgrepLines(
+    runtime,
+    context,
+    resolveDir(runtime, context, dirArg)!.relative,
+    `-l -i --no-messages ${pattern}`,
+  );
+  if (found === null || typeof found === "string" || "timedOut" in found || found.lines.length === 0)
+    return "";
+  const files = [...found.lines].sort();
+  const count =
+    files.length > cap
+      ? `More than ${cap} files`
+      : `${files.length} ${files.length === 1 ? "file matches" : "files match"}`;
+  const listed = files.length > cap ? "" : `: ${files.join(", ")}`;
+  return `; ${count} ignoring case${listed}. Matching is case-sensitive: search again with the case the code uses.`;
 }
 
 async function searchDir(runtime: AciRuntime, context: ToolContext, args: SearchDirArgs) {
@@ -189,6 +220,11 @@ async function searchDir(runtime: AciRuntime, context: ToolContext, args: Search
     `-c --no-messages ${pattern}`,
   );
   if ("answer" in found) return observation(found.answer);
+  // A file given as dir is searched as search_file would (issue 24): refusing only cost a turn.
+  if ("file" in found)
+    return observation(
+      await searchOneFile(runtime, context, found.file, args.search_term, args.regex ?? false),
+    );
   const counts = found.lines
     .map((line) => {
       const colon = line.lastIndexOf(":");
@@ -197,7 +233,11 @@ async function searchDir(runtime: AciRuntime, context: ToolContext, args: Search
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const total = counts.reduce((sum, entry) => sum + entry.count, 0);
   const wanted = Math.min(args.lines ?? 0, cap);
-  if (counts.length === 0 || counts.length > cap || wanted === 0) {
+  if (counts.length === 0) {
+    const hint = await caseInsensitiveHint(runtime, context, args.dir, pattern, cap);
+    return observation(`${matchFrame(found.term, [], cap, "files")}${hint}`);
+  }
+  if (counts.length > cap || wanted === 0) {
     const entries = counts.map((entry) => `${entry.path} (${matchCount(entry.count)})`);
     return observation(matchFrame(found.term, entries, cap, "files", total));
   }
@@ -216,7 +256,7 @@ function searchDirTool(runtime: AciRuntime): AciTool {
   const cap = runtime.config.searchCap;
   return defineTool({
     name: "search_dir",
-    doc: `Searches for search_term in all files in dir and lists the files that contain it, with the number of matching lines in each. The term is matched literally unless regex is true (ripgrep's regular expression syntax). With lines, up to that many matching lines (at most ${cap}) are shown with their line numbers under their files. If dir is not provided, searches the whole repository. Files ignored by .gitignore, hidden and binary files are skipped.`,
+    doc: `Searches for search_term in all files in dir and lists the files that contain it, with the number of matching lines in each. The term is matched literally and case-sensitively unless regex is true (ripgrep's regular expression syntax); when nothing matches, the files that would match ignoring case are named. If dir is a file, that file is searched as search_file does. With lines, up to that many matching lines (at most ${cap}) are shown with their line numbers under their files. If dir is not provided, searches the whole repository. Files ignored by .gitignore, hidden and binary files are skipped.`,
     parameters: z.object({
       search_term: stringArg("the term to search for").min(1),
       dir: stringArg("the directory to search in (if not provided, the repository root)").optional(),
@@ -242,7 +282,6 @@ export function searchTools(runtime: AciRuntime): AciTool[] {
  * viewed or edited: that bundle has no `open`, so its texts never send the model there.
  */
 function searchFileTool(runtime: AciRuntime): AciTool {
-  const cap = runtime.config.searchCap;
   const editor = runtime.config.bundle === "editor";
   const openFile = editor ? "the file last viewed or edited" : "the open file";
   const noFile = editor
@@ -250,10 +289,13 @@ function searchFileTool(runtime: AciRuntime): AciTool {
     : noFileOpen;
   return defineTool({
     name: "search_file",
-    doc: `Searches for search_term (matched literally) in file and shows each matching line with its line number. If file is not provided, searches ${openFile}.`,
+    doc: `Searches for search_term in file and shows each matching line with its line number. The term is matched literally and case-sensitively unless regex is true (ripgrep's regular expression syntax, as in search_dir). If file is not provided, searches ${openFile}.`,
     parameters: z.object({
       search_term: stringArg("the term to search for").min(1),
       file: stringArg(`the file to search in (if not provided, ${openFile})`).optional(),
+      regex: booleanArg(
+        "true: search_term is a regular expression (default false: matched literally)",
+      ).optional(),
     }),
     run: async (args, context) => {
       let relative: string;
@@ -265,27 +307,46 @@ function searchFileTool(runtime: AciRuntime): AciTool {
         if (!target) return observation(outsideRepositoryMessage(args.file, runtime.root));
         relative = target.relative;
       }
-      const read = await readTextFile(
-        context.sandbox,
-        `${runtime.root}/${relative}`,
-        runtime.config.maxFileBytes,
+      return observation(
+        await searchOneFile(runtime, context, relative, args.search_term, args.regex ?? false, args.file),
       );
-      if (!read.ok) {
-        if (read.reason === "not_found" || read.reason === "is_directory") {
-          return observation(
-            `Usage: search_file <search_term> [<file>]\nError: File name ${args.file ?? relative} not found. Please provide a valid file name.`,
-          );
-        }
-        if (read.reason === "file_too_large")
-          return observation(await searchLargeFile(runtime, context, relative, args.search_term));
-        return observation(readFailureMessage(read.reason, relative, runtime.config.maxFileBytes));
-      }
-      const term = `"${args.search_term}" in ${relative}`;
-      const matches: string[] = [];
-      read.file.lines.forEach((line, index) => {
-        if (line.includes(args.search_term)) matches.push(`Line ${index + 1}:${line}`);
-      });
-      return observation(matchFrame(term, matches, cap, "lines"));
     },
   });
+}
+
+/** search_file's answer for one file (also search_dir's, when its dir is a file). */
+async function searchOneFile(
+  runtime: AciRuntime,
+  context: ToolContext,
+  relative: string,
+  searchTerm: string,
+  regex: boolean,
+  fileArg?: string,
+): Promise<string> {
+  const cap = runtime.config.searchCap;
+  if (searchTerm.includes("\n")) return "Error: search_term must be a single line.";
+  if (regex) {
+    const problem = await regexProblem(runtime, context, searchTerm);
+    if (problem) return problem;
+  }
+  const read = await readTextFile(
+    context.sandbox,
+    `${runtime.root}/${relative}`,
+    runtime.config.maxFileBytes,
+  );
+  if (!read.ok) {
+    if (read.reason === "not_found" || read.reason === "is_directory") {
+      return `Usage: search_file <search_term> [<file>]\nError: File name ${fileArg ?? relative} not found. Please provide a valid file name.`;
+    }
+    if (read.reason === "file_too_large") return ripgrepFile(runtime, context, relative, searchTerm, regex);
+    return readFailureMessage(read.reason, relative, runtime.config.maxFileBytes);
+  }
+  // ripgrep's syntax, not JavaScript's, so a pattern means what it means in search_dir.
+  if (regex) return ripgrepFile(runtime, context, relative, searchTerm, true);
+  const term = `"${searchTerm}" in ${relative}`;
+  const matches: string[] = [];
+  read.file.lines.forEach((line, index) => {
+    if (line.includes(searchTerm)) matches.push(`Line ${index + 1}:${line}`);
+  });
+  return matchFrame(term, matches, cap, "lines");
 }
