@@ -27,9 +27,22 @@ export interface DashboardApp {
   close(): Promise<void>;
 }
 
-async function fixtureTrajectory(name: string): Promise<Trajectory> {
+/** When the fixtures were recorded: their start times are moved to as long before now. */
+const RECORDED = Date.parse("2026-12-01T17:00:00Z");
+
+/**
+ * A recorded trajectory, started as long before an hour ago as it was before RECORDED: the store
+ * forgets runs older than its retention (a day here), so a fixture's own date would expire it.
+ */
+export async function fixtureTrajectory(name: string): Promise<Trajectory> {
   const path = join(import.meta.dirname, "../../fixtures/dashboard", name);
-  return JSON.parse(await readFile(path, "utf8")) as Trajectory;
+  const trajectory = JSON.parse(await readFile(path, "utf8")) as Trajectory;
+  const started = Date.parse(trajectory.info.started_at ?? "");
+  if (Number.isFinite(started)) {
+    const shifted = Date.now() - 3_600_000 - (RECORDED - started);
+    trajectory.info.started_at = new Date(shifted).toISOString();
+  }
+  return trajectory;
 }
 
 interface DashboardAppOptions {

@@ -6,16 +6,13 @@
  * could read the old repository, still sees it after a rename of that same repository.
  * Real HTTP, real Redis, the GitHub stand-in's OAuth flow and user tokens.
  */
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Trajectory } from "../../../src/contracts.js";
 import { parseFixJobData } from "../../../src/queue/index.js";
 import { createTrajectoryStore } from "../../../src/trajectory-store.js";
 import { storeTrajectories } from "../../../worker/pipeline/trajectory-sink.js";
 import { silentLogger } from "../../support/logs.js";
 import { redisAvailable } from "../queue/redis.js";
-import { type DashboardApp, startDashboardApp } from "./dashboard-app.js";
+import { type DashboardApp, fixtureTrajectory, startDashboardApp } from "./dashboard-app.js";
 
 const up = await redisAvailable();
 const RUN = "octo-ledger-5-1700000300000";
@@ -72,9 +69,7 @@ describe.skipIf(!up)("dashboard: a run is seen by its repository's id, not its n
       trigger: "label",
       deliveryId: "d-ledger-5",
     });
-    const trajectory = JSON.parse(
-      await readFile(join(import.meta.dirname, "../../fixtures/dashboard/gate-fails-once.traj"), "utf8"),
-    ) as Trajectory;
+    const trajectory = await fixtureTrajectory("gate-fails-once.traj");
     await storeTrajectories(store, silentLogger())(job, RUN)(trajectory);
   });
   afterAll(async () => {
