@@ -3,6 +3,7 @@
  * built from the GitHub stand-in's state, signed with @octokit/webhooks-methods and POSTed.
  */
 import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
 import { sign } from "@octokit/webhooks-methods";
 import type { GitHubServer } from "./github-server.js";
 import { eventTime } from "./stack-parts.js";
@@ -221,4 +222,17 @@ export function pullCommentEvent(
       ...base(github, target.owner, target.repo, sender),
     },
   };
+}
+
+export type Example = { action?: string } & Record<string, unknown>;
+const GITHUB_EXAMPLES = createRequire(import.meta.url)("@octokit/webhooks-examples") as {
+  name: string;
+  examples: Example[];
+}[];
+
+/** GitHub's own example payload of `event`.`action` (@octokit/webhooks-examples), a fresh copy to edit. */
+export function webhookExample<T extends Example = Example>(event: string, action: string): T {
+  const found = GITHUB_EXAMPLES.find((e) => e.name === event)?.examples.find((e) => e.action === action);
+  if (!found) throw new Error(`@octokit/webhooks-examples has no ${event}.${action} example`);
+  return structuredClone(found) as T;
 }

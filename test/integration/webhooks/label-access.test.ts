@@ -5,26 +5,16 @@
  * `issues.labeled` payload (@octokit/webhooks-examples) pointed at the stand-in's repository, with the
  * sender changed; permissions come from the stand-in's collaborator permission endpoint.
  */
-import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixJobId } from "../../../src/queue/index.js";
 import type { AppServer } from "../../../src/server.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
-import { commentEvent, deliver } from "../../support/webhooks.js";
+import { commentEvent, deliver, webhookExample } from "../../support/webhooks.js";
 import { redisAvailable, testPrefix } from "../queue/redis.js";
 
 const up = await redisAvailable();
 const SECRET = "label-access-secret";
-
-interface WebhookExample {
-  name: string;
-  examples: Record<string, unknown>[];
-}
-const examples = createRequire(import.meta.url)("@octokit/webhooks-examples") as WebhookExample[];
-const labeledExample = examples
-  .find((e) => e.name === "issues")
-  ?.examples.find((e) => e.action === "labeled") as Record<string, Record<string, unknown>>;
 
 describe.skipIf(!up)("the agent-fix label needs write access (GitHub's example payloads)", () => {
   let github: GitHubServer;
@@ -40,7 +30,7 @@ describe.skipIf(!up)("the agent-fix label needs write access (GitHub's example p
     const standIn = github.state.issue(owner, repo, issue);
     if (!stored || !standIn) throw new Error("no such issue on the stand-in");
     if (!standIn.labels.includes("agent-fix")) standIn.labels.push("agent-fix");
-    const example = structuredClone(labeledExample);
+    const example = webhookExample<Record<string, Record<string, unknown>>>("issues", "labeled");
     const label = { ...example.label, name: "agent-fix" };
     return {
       event: "issues",

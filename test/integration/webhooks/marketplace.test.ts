@@ -1,22 +1,15 @@
-import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enqueueFix, type FixJobData } from "../../../src/queue/index.js";
 import { readAccountPlan } from "../../../src/queue/plans.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
+import { type Example, webhookExample } from "../../support/webhooks.js";
 import { redisAvailable } from "../queue/redis.js";
 
 // Signed deliveries of GitHub's own example payloads (@octokit/webhooks-examples) through the real
 // webhook server into real Redis.
 const up = await redisAvailable();
 const SECRET = "marketplace-test-secret";
-type Example = { action?: string } & Record<string, unknown>;
-const all = createRequire(import.meta.url)("@octokit/webhooks-examples") as {
-  name: string;
-  examples: Example[];
-}[];
-const example = (event: string, action: string): Example =>
-  structuredClone(all.find((e) => e.name === event)!.examples.find((e) => e.action === action)!);
 
 describe.skipIf(!up)("marketplace and installation events (real Probot middleware, real Redis)", () => {
   let github: GitHubServer;
@@ -35,19 +28,19 @@ describe.skipIf(!up)("marketplace and installation events (real Probot middlewar
   });
 
   it("a purchase sets the account's plan, a change replaces it, a pending change waits, a cancellation drops it", async () => {
-    const purchased = example("marketplace_purchase", "purchased");
+    const purchased = webhookExample("marketplace_purchase", "purchased");
     const account = (purchased.marketplace_purchase as { account: { id: number } }).account.id;
     expect(await post("marketplace_purchase", purchased)).toBe(200);
     expect(await planOf(account)).toMatchObject({ id: 435, name: "Basic Plan" });
 
-    const changed = example("marketplace_purchase", "changed");
+    const changed = webhookExample("marketplace_purchase", "changed");
     const newPlan = (changed.marketplace_purchase as { plan: { id: number; name: string } }).plan;
     (changed.marketplace_purchase as { account: { id: number } }).account.id = account;
     expect(await post("marketplace_purchase", changed)).toBe(200);
     expect(await planOf(account)).toMatchObject({ id: newPlan.id, name: newPlan.name });
 
     // No example of pending_change: GitHub sends it with the plan the account moves to later.
-    const pending: Example = { ...example("marketplace_purchase", "purchased"), action: "pending_change" };
+    const pending: Example = { ...webhookExample("marketplace_purchase", "purchased"), action: "pending_change" };
     (pending.marketplace_purchase as { plan: { id: number; name: string } }).plan = {
       ...newPlan,
       id: 999,
@@ -56,14 +49,14 @@ describe.skipIf(!up)("marketplace and installation events (real Probot middlewar
     expect(await post("marketplace_purchase", pending)).toBe(200);
     expect(await planOf(account)).toMatchObject({ id: newPlan.id });
 
-    const cancelled = example("marketplace_purchase", "cancelled");
+    const cancelled = webhookExample("marketplace_purchase", "cancelled");
     (cancelled.marketplace_purchase as { account: { id: number } }).account.id = account;
     expect(await post("marketplace_purchase", cancelled)).toBe(200);
     expect(await planOf(account)).toBeNull();
   });
 
   it("uninstalling cancels the installation's queued runs and leaves other installations' alone", async () => {
-    const deleted = example("installation", "deleted");
+    const deleted = webhookExample("installation", "deleted");
     const installationId = (deleted.installation as { id: number }).id;
     const job = (installation: number, issueNumber: number): FixJobData => ({
       installationId: installation,

@@ -7,7 +7,6 @@
  * Redis and a real fix worker whose runs finish at once.
  */
 import { createHash } from "node:crypto";
-import { createRequire } from "node:module";
 import { sign } from "@octokit/webhooks-methods";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixJobId } from "../../../src/queue/index.js";
@@ -17,19 +16,11 @@ import { type GitHubServer, startGitHubServer } from "../../support/github-serve
 import { silentLogger } from "../../support/logs.js";
 import { eventTime } from "../../support/stack-parts.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
+import { webhookExample } from "../../support/webhooks.js";
 import { redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 
 const up = await redisAvailable();
 const SECRET = "replay-secret";
-
-interface WebhookExample {
-  name: string;
-  examples: Record<string, unknown>[];
-}
-const examples = createRequire(import.meta.url)("@octokit/webhooks-examples") as WebhookExample[];
-const labeledExample = examples
-  .find((e) => e.name === "issues")
-  ?.examples.find((e) => e.action === "labeled") as Record<string, Record<string, unknown>>;
 
 describe.skipIf(!up)("a signed body replayed under new delivery ids", () => {
   let github: GitHubServer;
@@ -46,7 +37,7 @@ describe.skipIf(!up)("a signed body replayed under new delivery ids", () => {
     const standIn = github.state.issue(owner, repo, issue);
     if (!stored || !standIn) throw new Error("no such issue on the stand-in");
     if (!standIn.labels.includes("agent-fix")) standIn.labels.push("agent-fix");
-    const example = structuredClone(labeledExample);
+    const example = webhookExample<Record<string, Record<string, unknown>>>("issues", "labeled");
     const label = { ...example.label, name: "agent-fix" };
     return JSON.stringify({
       ...example,
