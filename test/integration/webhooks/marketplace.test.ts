@@ -40,7 +40,10 @@ describe.skipIf(!up)("marketplace and installation events (real Probot middlewar
     expect(await planOf(account)).toMatchObject({ id: newPlan.id, name: newPlan.name });
 
     // No example of pending_change: GitHub sends it with the plan the account moves to later.
-    const pending: Example = { ...webhookExample("marketplace_purchase", "purchased"), action: "pending_change" };
+    const pending: Example = {
+      ...webhookExample("marketplace_purchase", "purchased"),
+      action: "pending_change",
+    };
     (pending.marketplace_purchase as { plan: { id: number; name: string } }).plan = {
       ...newPlan,
       id: 999,
