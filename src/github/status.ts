@@ -3,6 +3,7 @@
  * final state: the pull request, the reason it stopped, or cancelled (by whom).
  */
 import type { GitHubApi, RepoRef } from "./api.js";
+import { type BaselineFailure, renderBaselineFailure } from "./baseline-failure.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "./inert-links.js";
 import { type LeftWork, renderLeftWork } from "./left-work.js";
 import { fitComment, GITHUB_BODY_LIMIT, githubLength } from "./limits.js";
@@ -44,6 +45,8 @@ export type StatusView =
       summary?: string;
       /** The change the agent left when it stopped on a limit, its tests' result and how to go on. */
       work?: LeftWork;
+      /** The tests that failed before any change and stopped the run: their output, its class, the agent's spend. */
+      baseline?: BaselineFailure;
     }
   | { kind: "cancelled"; by: string; reason?: string };
 
@@ -103,6 +106,7 @@ function failedLines(
   before: string,
 ): string[] {
   const lines = [`❌ **agent-fix** stopped without a pull request.`, "", `**Why:** ${view.reason}`];
+  if (view.baseline) lines.push("", renderBaselineFailure(view.baseline));
   const summary = view.summary ? ["", view.summary] : [];
   if (!view.work) return [...lines, ...summary];
   // The unfinished work gets the room the rest of the comment leaves (the summary is rendered smaller).

@@ -50,6 +50,12 @@ export class Cancelled extends LoopExit {
 }
 
 /**
+ * The trajectory info's mark (true) of a model call cancelled on its way: its tokens are not known, and
+ * what reports the run's spend says so rather than drop the call without a word.
+ */
+export const MODEL_CALL_CANCELLED = "model_call_cancelled";
+
+/**
  * The exit of a loop that recorded `submission`: a change is never reported as submitted when it is
  * empty, and a run that ended otherwise with a change says `submitted (REASON)`.
  */

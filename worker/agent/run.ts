@@ -24,7 +24,15 @@ import type { AgentConfig } from "../config/agent.js";
 import { estimatePromptTokens } from "../model/tokens.js";
 import { formatAction } from "./arguments.js";
 import { functionSpecs, openingEntries, responseText, turnEntries } from "./conversation.js";
-import { Cancelled, exitStatusText, LimitReached, LoopExit, runExit, Submitted } from "./exit.js";
+import {
+  Cancelled,
+  exitStatusText,
+  LimitReached,
+  LoopExit,
+  MODEL_CALL_CANCELLED,
+  runExit,
+  Submitted,
+} from "./exit.js";
 import { type HistoryEntry, processHistory } from "./history.js";
 import { LoopWatcher } from "./loops.js";
 import { type ParsedReply, parseReply, validForm } from "./parse.js";
@@ -152,7 +160,10 @@ class AgentLoop {
     try {
       response = await this.options.model.query(messages, this.specs, this.signal);
     } catch (error) {
-      if (this.signal?.aborted) throw new Cancelled();
+      if (this.signal?.aborted) {
+        this.trajectory.info[MODEL_CALL_CANCELLED] = true;
+        throw new Cancelled();
+      }
       if (!(error instanceof ModelError)) throw error;
       throw new LimitReached(
         error.code === "replay_exhausted" ? "exit_replay_exhausted" : "exit_api",

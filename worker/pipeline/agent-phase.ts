@@ -9,6 +9,7 @@ import type { LeftWork } from "../../src/github/left-work.js";
 import { exitOf } from "../agent/exit.js";
 import type { Logger } from "../log.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
+import { BaselineStop } from "./baseline-alongside.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
 import { progressIsBestEffort } from "./types.js";
@@ -47,6 +48,8 @@ interface AgentPhaseInput {
 
 type AgentPhaseOutcome =
   | { kind: "no_pull_request"; reason: string; trajectory: Trajectory }
+  /** The baseline stopped the run while the agent worked: the caller writes the status, with the agent's spend. */
+  | { kind: "baseline_stopped"; stop: BaselineStop; trajectory: Trajectory }
   | { kind: "gated"; trajectory: Trajectory; tested: TestedChange; proof: TestProof };
 
 export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseOutcome> {
@@ -88,9 +91,10 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
   } finally {
     stepStatus.stop();
   }
-  signal.throwIfAborted();
   // A run the baseline stops ends with the baseline's reason, whatever the agent did meanwhile.
-  await baseline;
+  const stop = await baselineStopAfterAgent(signal, baseline);
+  if (stop) return { kind: "baseline_stopped", stop, trajectory };
+  signal.throwIfAborted();
   phase.lap("agent");
   accountGateTime(timings, trajectory, gateTestMs);
   const tested = gate.lastTested();
@@ -119,6 +123,24 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
   timings.sandbox = (timings.sandbox ?? 0) - proofTestMs;
   timings.tests = (timings.tests ?? 0) + proofTestMs;
   return { kind: "gated", trajectory, tested, proof };
+}
+
+/**
+ * Whether the baseline stopped the run, once the agent's loop has returned: it aborted the agent's
+ * signal, or it fails now. null when it did not (a cancel of the run is for the caller to throw).
+ */
+async function baselineStopAfterAgent(
+  signal: AbortSignal,
+  baseline: Promise<unknown> | undefined,
+): Promise<BaselineStop | null> {
+  if (signal.aborted) return signal.reason instanceof BaselineStop ? signal.reason : null;
+  try {
+    await baseline;
+    return null;
+  } catch (error) {
+    if (error instanceof BaselineStop) return error;
+    throw error;
+  }
 }
 
 /**

@@ -8,9 +8,12 @@
 import { runBaseline, type TestCommand, type TestRun } from "./baseline.js";
 import type { RunSandboxes } from "./sandbox.js";
 
-/** The baseline ended the run: `reason` is the status the maintainer reads. */
+/** The baseline ended the run: `reason` is the status the maintainer reads, `run` the tests' run it rests on. */
 export class BaselineStop extends Error {
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    readonly run: TestRun,
+  ) {
     super(reason);
     this.name = "BaselineStop";
   }
@@ -21,6 +24,8 @@ interface BaselineAlongside {
   signal: AbortSignal;
   /** The baseline's run once it passed or may fail; rejects with BaselineStop or the baseline's own error. */
   settled: Promise<TestRun>;
+  /** How long the baseline's tests ran, once they have (the gate's time limit follows it); null before. */
+  measuredMs: () => number | null;
 }
 
 interface BaselineOptions {
@@ -36,6 +41,7 @@ interface BaselineOptions {
 export function startBaselineAlongside(options: BaselineOptions): BaselineAlongside {
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
+  let measuredMs: number | null = null;
   const settled = options.sandboxes
     // The first gate's sandbox starts once the baseline's is up: one start at a time on the warm path.
     .using(options.dir, (sandbox) => runBaseline(sandbox, options.test, options.signal), {
@@ -43,9 +49,10 @@ export function startBaselineAlongside(options: BaselineOptions): BaselineAlongs
     })
     .then(
       (run) => {
+        measuredMs = run.durationMs;
         const reason = options.stopsRun(run);
         if (reason === null) return run;
-        const error = new BaselineStop(reason);
+        const error = new BaselineStop(reason, run);
         stop.abort(error);
         throw error;
       },
@@ -56,5 +63,5 @@ export function startBaselineAlongside(options: BaselineOptions): BaselineAlongs
     );
   // Awaited by the gate and after the agent; this only keeps a rejection from being unhandled meanwhile.
   settled.catch(() => {});
-  return { signal, settled };
+  return { signal, settled, measuredMs: () => measuredMs };
 }

@@ -1,4 +1,5 @@
 import type { Sandbox } from "../../src/contracts.js";
+import type { TestTimeLimit } from "./test-time-limit.js";
 
 export interface TestRun {
   passed: boolean;
@@ -6,11 +7,15 @@ export interface TestRun {
   timedOut: boolean;
   output: string;
   durationMs: number;
+  /** How its time limit was chosen (a gate's or proof's run, from the baseline); absent: `timeoutMs` as configured. */
+  limit?: TestTimeLimit;
 }
 
 export interface TestCommand {
   command: string;
   timeoutMs: number;
+  /** The limit's reasons when it was derived from the baseline (`timeoutMs` is its value). */
+  limit?: TestTimeLimit;
 }
 
 /** Runs the repository's test command in the sandbox's workspace; a failure is a result. */
@@ -26,6 +31,7 @@ export async function runTests(sandbox: Sandbox, test: TestCommand, signal?: Abo
     timedOut: run.timedOut,
     output: run.output,
     durationMs: run.durationMs,
+    ...(test.limit ? { limit: test.limit } : {}),
   };
 }
 

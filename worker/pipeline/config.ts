@@ -179,6 +179,7 @@ export function toPipelineConfig(config: RepoConfig, rules: OperatorRules): Load
     setupUser: config.setup.user,
     testCommand,
     testTimeoutMs: config.test.timeoutSeconds * 1000,
+    testTimeoutCeilingMs: rules.policy.ceilings.testTimeoutSeconds * 1000,
     // The operator's forbidden paths hold whatever the repository lists (an empty list included).
     forbiddenPaths: [...new Set([...rules.policy.forbiddenPaths, ...config.forbiddenPaths])],
     testPaths: config.test.paths ?? DEFAULT_TEST_PATHS,

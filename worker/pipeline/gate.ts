@@ -7,6 +7,8 @@ import { runTests, type TestCommand, type TestRun } from "./baseline.js";
 import { pathMatcher } from "./forbidden-paths.js";
 import type { PreparedTree } from "./prepare.js";
 import type { RunSandboxes } from "./sandbox.js";
+import type { TestTimeLimit } from "./test-time-limit.js";
+import { gateVerdictText } from "./test-verdicts.js";
 import {
   DEFAULT_INTAKE_LIMITS,
   extractArchive,
@@ -33,6 +35,14 @@ export interface GateSetup {
   scratch: string;
   /** What the host takes in from a submit: the operator's limits (default DEFAULT_INTAKE_LIMITS). */
   intake?: IntakeLimits;
+  /** The time limit of a run on a change, from the baseline's time (test-time-limit.ts); absent: `test.timeoutMs`. */
+  timeLimit?: () => TestTimeLimit;
+}
+
+/** The test command with the limit a run on a change gets now (asked as its sandbox is ready). */
+function limitedTest(setup: GateSetup): TestCommand {
+  const limit = setup.timeLimit?.();
+  return limit ? { ...setup.test, timeoutMs: limit.timeoutMs, limit } : setup.test;
 }
 
 /**
@@ -147,7 +157,7 @@ export async function testChange(
           );
         }
       }
-      return runTests(sandbox, setup.test, signal);
+      return runTests(sandbox, limitedTest(setup), signal);
     },
     prewarm,
   );
@@ -188,11 +198,7 @@ export function createGate(
     tested = change;
     lastRun = { change, run };
     onRun?.(run);
-    const verdict = run.passed
-      ? "The tests pass."
-      : run.timedOut
-        ? `The test command \`${setup.test.command}\` timed out after ${Math.round(setup.test.timeoutMs / 1000)} s.`
-        : `The test command \`${setup.test.command}\` failed (exit ${run.exitCode}).`;
+    const verdict = gateVerdictText(setup.test.command, run);
     return { passed: run.passed, output: `${verdict}\n${run.output}`, submission: change.patch };
   };
   return { gate, lastTested: () => tested, lastRun: () => lastRun };

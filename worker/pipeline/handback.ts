@@ -63,9 +63,9 @@ export function finishingStatus(status: StatusReporter, finishing: (() => void) 
       finishing();
       return status.succeeded(pullRequest);
     },
-    failed: (reason, trajectory, work) => {
+    failed: (reason, trajectory, work, baseline) => {
       finishing();
-      return status.failed(reason, trajectory, work);
+      return status.failed(reason, trajectory, work, baseline);
     },
     cancelled: (by) => {
       finishing();

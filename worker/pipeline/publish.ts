@@ -56,7 +56,7 @@ export function githubStatusReporter(
         // A review run adds a commit to the pull request it was asked on; it opens none.
         ...(job.trigger === "review" ? { review: true } : {}),
       }),
-    failed: (reason, trajectory, work) =>
+    failed: (reason, trajectory, work, baseline) =>
       show({
         kind: "failed",
         reason,
@@ -72,6 +72,7 @@ export function githubStatusReporter(
             }
           : {}),
         ...(work ? { work } : {}),
+        ...(baseline ? { baseline } : {}),
       }),
     cancelled: (by) => show({ kind: "cancelled", by }),
     configured: (note) => comment.configured(note),

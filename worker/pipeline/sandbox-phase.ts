@@ -3,13 +3,17 @@
  * agent's sandbox, the baseline alongside the agent, the agent's phase with its gate and proof.
  */
 import { join } from "node:path";
-import type { Sandbox } from "../../src/contracts.js";
+import type { Sandbox, Trajectory } from "../../src/contracts.js";
 import { runAgentPhase } from "./agent-phase.js";
 import type { TestRun } from "./baseline.js";
 import { BaselineStop, startBaselineAlongside } from "./baseline-alongside.js";
+import { baselineReport } from "./baseline-report.js";
 import { type PreparedTree, prepareTree } from "./prepare.js";
 import type { Checkout, Gated, RunState } from "./run-state.js";
 import { RunSandboxes } from "./sandbox.js";
+import { classifyTestFailure } from "./test-failure-class.js";
+import { gateTimeLimit } from "./test-time-limit.js";
+import { baselineStopText } from "./test-verdicts.js";
 import type { TrustedTree } from "./trusted-tree.js";
 import type { PipelineRepoConfig, RunInput, RunOutcome, RunTimings } from "./types.js";
 import { progressIsBestEffort } from "./types.js";
@@ -86,9 +90,17 @@ async function agentAlongsideBaseline<C extends PipelineRepoConfig>(
     signal: input.signal,
     stopsRun: (result) => baselineStopReason(run, config, result),
   });
+  // The gate's and the proof's runs get a limit from the baseline's time (test-time-limit.ts).
+  const timeLimit = () =>
+    gateTimeLimit({
+      configuredMs: config.testTimeoutMs,
+      ceilingMs: config.testTimeoutCeilingMs ?? config.testTimeoutMs,
+      baselineMs: baseline.measuredMs(),
+    });
+  const scratch = join(run.root, "scratch");
   const outcome = await runAgentPhase({
     sandbox,
-    gateSetup: { prepared, sandboxes, test, scratch: join(run.root, "scratch"), intake: intakeOf(input) },
+    gateSetup: { prepared, sandboxes, test, scratch, intake: intakeOf(input), timeLimit },
     config,
     input: { ...input, signal: baseline.signal, agentFor: () => agent },
     timings,
@@ -98,7 +110,11 @@ async function agentAlongsideBaseline<C extends PipelineRepoConfig>(
       run.disposal = sandboxes.dispose(sandbox);
     },
     baseline: baseline.settled,
-  }).catch((error: unknown) => stoppedByBaseline(run, baseline.settled, error));
+  }).catch((error: unknown) => stoppedByBaseline(run, config, baseline.settled, error));
+  if (outcome.kind === "baseline_stopped") {
+    await reportBaselineStop(run, config, outcome.stop, outcome.trajectory);
+    return { kind: "no_pull_request", reason: outcome.stop.reason, trajectory: outcome.trajectory, timings };
+  }
   if (outcome.kind === "no_pull_request") return { ...outcome, timings };
   return { ...outcome, baseline: await foldBaselineTime(timings, baseline.settled) };
 }
@@ -119,6 +135,7 @@ async function startAgentSandbox<C extends PipelineRepoConfig>(
 /** The agent phase's error as the outcome without a pull request when the baseline stopped the run. */
 async function stoppedByBaseline<C extends PipelineRepoConfig>(
   run: RunState<C>,
+  config: C,
   baseline: Promise<TestRun>,
   error: unknown,
 ): Promise<Omit<NoPullRequest, "timings">> {
@@ -127,8 +144,26 @@ async function stoppedByBaseline<C extends PipelineRepoConfig>(
   // failed on its own meanwhile (no model key, say) waits for the baseline's verdict.
   const stop = error instanceof BaselineStop ? error : await baselineStopOf(baseline);
   if (!stop) throw error;
-  await run.input.status.failed(stop.reason);
+  await reportBaselineStop(run, config, stop, null);
   return { kind: "no_pull_request", reason: stop.reason, trajectory: null };
+}
+
+/** The final status of a run the baseline stopped: its reason, the tests' output, what the agent spent. */
+function reportBaselineStop<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  config: C,
+  stop: BaselineStop,
+  trajectory: Trajectory | null,
+): Promise<void> {
+  const report = baselineReport({
+    testCommand: config.testCommand,
+    run: stop.run,
+    timeoutMs: config.testTimeoutMs,
+    failure: classifyTestFailure(stop.run),
+    secrets: run.input.setupSecrets,
+    trajectory,
+  });
+  return run.input.status.failed(stop.reason, undefined, undefined, report);
 }
 
 /** The baseline ran during the agent's time: its test run is moved to the tests' time. */
@@ -214,9 +249,12 @@ function baselineStopReason<C extends PipelineRepoConfig>(
 ): string | null {
   if (baseline.passed || config.openPrWhenBaselineFails) return null;
   const { input } = run;
-  return (
-    `The tests already fail on ${input.existingBranch ?? input.repository.defaultBranch} before any change ` +
-    `(\`${config.testCommand}\` exited ${baseline.exitCode}), so a passing run could not be told apart. ` +
-    "Fix the tests, or set `openPullRequestWhenBaselineFails: true` in .github/agent-fix.yml."
-  );
+  return baselineStopText({
+    branch: input.existingBranch ?? input.repository.defaultBranch,
+    testCommand: config.testCommand,
+    run: baseline,
+    failure: classifyTestFailure(baseline),
+    configuredMs: config.testTimeoutMs,
+    ceilingMs: config.testTimeoutCeilingMs ?? config.testTimeoutMs,
+  });
 }

@@ -4,6 +4,7 @@
  * so the orchestrator (run.ts) and the steps can all import them without importing each other.
  */
 import type { SandboxLimits, SandboxProvider, SetupUser, Trajectory } from "../../src/contracts.js";
+import type { BaselineFailure } from "../../src/github/baseline-failure.js";
 import type { LinkPolicy } from "../../src/github/inert-links.js";
 import type { LeftWork } from "../../src/github/left-work.js";
 import type { Logger } from "../log.js";
@@ -41,8 +42,11 @@ export interface StatusReporter {
   /** Rejects when the edit failed, which the reporter has logged; callers go on (progressIsBestEffort). */
   progress(phase: RunPhase, info?: ProgressInfo): Promise<void>;
   succeeded(pullRequest: PublishedPullRequest): Promise<void>;
-  /** `work`: the change the agent left when it stopped on a limit, with its tests' result. */
-  failed(reason: string, trajectory?: Trajectory, work?: LeftWork): Promise<void>;
+  /**
+   * `work`: the change the agent left when it stopped on a limit, with its tests' result; `baseline`: the
+   * tests that failed before any change and stopped the run, with what the agent had spent.
+   */
+  failed(reason: string, trajectory?: Trajectory, work?: LeftWork, baseline?: BaselineFailure): Promise<void>;
   cancelled(by: string): Promise<void>;
   /** Where the run's settings came from (detected commands, organisation defaults): kept in every later update. */
   configured(note: string): void;
@@ -75,6 +79,8 @@ export interface PipelineRepoConfig {
   setupUser?: SetupUser;
   testCommand: string;
   testTimeoutMs: number;
+  /** The operator's ceiling of `testTimeoutMs`: the gate's limit, from the baseline's time, stays under it. */
+  testTimeoutCeilingMs?: number | undefined;
   forbiddenPaths: string[];
   testPaths: string[] | undefined;
   openPrWhenBaselineFails: boolean;

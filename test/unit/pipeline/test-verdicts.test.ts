@@ -1,0 +1,93 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import type { TestRun } from "../../../worker/pipeline/baseline.js";
+import { classifyTestFailure } from "../../../worker/pipeline/test-failure-class.js";
+import { gateTimeLimit } from "../../../worker/pipeline/test-time-limit.js";
+import { baselineStopText, gateVerdictText } from "../../../worker/pipeline/test-verdicts.js";
+
+const output = (name: string) =>
+  readFileSync(new URL(`../../fixtures/test-outputs/${name}.txt`, import.meta.url), "utf8");
+
+function stopText(name: string, exitCode: number, timedOut = false): string {
+  const run = { exitCode, timedOut, output: output(name), durationMs: 2_000 };
+  return baselineStopText({
+    branch: "main",
+    testCommand: "npm test",
+    run,
+    failure: classifyTestFailure(run),
+    configuredMs: 300_000,
+    ceilingMs: 1_800_000,
+  });
+}
+
+const OPEN_ANYWAY = "openPullRequestWhenBaselineFails: true";
+
+describe("baselineStopText", () => {
+  it("real failing tests: fix them, or let the run go on", () => {
+    const text = stopText("vitest-failing", 1);
+    expect(text).toContain("The tests already fail on main before any change (`npm test` exited 1)");
+    expect(text).toContain("They look like real failing tests: fix them on main");
+    expect(text).toContain(OPEN_ANYWAY);
+  });
+
+  it("a toolchain crash at start-up names the toolchain, not the tests", () => {
+    const text = stopText("vitest4-node18", 1);
+    expect(text).toContain("it looks like the environment, not the tests");
+    expect(text).toContain("crashed at start-up (on `node:util`)");
+    expect(text).toContain("`engines.node`");
+    expect(text).toContain("`sandbox.image`");
+    // An agent that cannot run one test is no help: the hint does not offer it.
+    expect(text).not.toContain(OPEN_ANYWAY);
+  });
+
+  it("a missing command, a missing module, the network, a service: each its own hint", () => {
+    expect(stopText("pytest-missing", 127)).toContain("`pytest` is not installed in the sandbox");
+    expect(stopText("pytest-missing", 127)).toContain("`setup.commands`");
+    expect(stopText("python-module-missing", 1)).toContain("`requests` is not installed where the tests run");
+    const network = stopText("vitest-pass-badge-offline", 6);
+    expect(network).toContain("reaches the network (`img.shields.io`)");
+    expect(network).toContain("set `test.command` to the tests alone");
+    expect(stopText("pytest-connection-refused", 1)).toContain("a service (a database, a server)");
+    for (const name of ["pytest-missing", "python-module-missing", "pytest-connection-refused"]) {
+      expect(stopText(name, 1)).not.toContain(OPEN_ANYWAY);
+    }
+  });
+
+  it("a timeout says it was one, with the setting and the ceiling", () => {
+    const text = stopText("pytest-failing", 137, true);
+    expect(text).toContain("`npm test` timed out after 300 s (`test.timeoutSeconds`)");
+    expect(text).toContain("up to the operator's ceiling of 1,800 s");
+  });
+});
+
+function run(overrides: Partial<TestRun>): TestRun {
+  return { passed: false, exitCode: 137, timedOut: true, output: "", durationMs: 300_000, ...overrides };
+}
+
+describe("gateVerdictText", () => {
+  it("a pass and a failure as before", () => {
+    expect(gateVerdictText("go test ./...", run({ passed: true, exitCode: 0, timedOut: false }))).toBe(
+      "The tests pass.",
+    );
+    expect(gateVerdictText("go test ./...", run({ exitCode: 1, timedOut: false }))).toBe(
+      "The test command `go test ./...` failed (exit 1).",
+    );
+  });
+
+  it("a timeout says it was one, its limit, and what the baseline took on the same machine", () => {
+    const limit = gateTimeLimit({ configuredMs: 300_000, ceilingMs: 1_800_000, baselineMs: 54_000 });
+    const text = gateVerdictText("go test ./...", run({ limit }));
+    expect(text).toContain("`go test ./...` timed out: it was stopped after 300 s");
+    expect(text).toContain("on the unchanged code the tests took 54 s (the baseline, on the same machine)");
+    expect(text).toContain("3 × the baseline's time");
+    expect(text).toContain("likely makes a test hang");
+  });
+
+  it("a timeout while the baseline still ran says so, and blames no change", () => {
+    const limit = gateTimeLimit({ configuredMs: 300_000, ceilingMs: 1_800_000, baselineMs: null });
+    const text = gateVerdictText("go test ./...", run({ durationMs: 900_000, limit }));
+    expect(text).toContain("stopped after 900 s");
+    expect(text).toContain("still running beside it");
+    expect(text).not.toContain("likely makes a test hang");
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * The words a failing test run gets (steps 6, 8 and 12 of docs/architecture.md): the status's reason
+ * when the tests fail before any change, with a hint that fits what the failure looks like
+ * (test-failure-class.ts), and the gate's verdict the model reads, a timeout saying it was one, with
+ * its limit and what the tests took on the unchanged code (test-time-limit.ts).
+ */
+import type { TestFailureClass } from "../../src/github/baseline-failure.js";
+import type { TestRun } from "./baseline.js";
+import { BASELINE_FACTOR, type TestTimeLimit } from "./test-time-limit.js";
+
+const CONFIG_FILE = ".github/agent-fix.yml";
+
+function seconds(ms: number): string {
+  return `${Math.max(1, Math.round(ms / 1000)).toLocaleString("en-US")} s`;
+}
+
+/** A command as inline code (a backtick in it would end the span). */
+function code(command: string): string {
+  return `\`${command.replace(/`/g, "'")}\``;
+}
+
+/** What is missing, as inline code, when the output named it. */
+function named(subject: string | null, fallback: string): string {
+  return subject ? `${fallback} ${code(subject)}` : fallback;
+}
+
+/** What the environment failure is, then what to change: never "fix the tests" for tests that never ran. */
+function environmentHint(failure: Extract<TestFailureClass, { kind: "environment" }>): string {
+  switch (failure.cause) {
+    case "toolchain":
+      return (
+        `The test tools crashed at start-up${failure.subject ? ` (on ${code(failure.subject)})` : ""}: the sandbox's toolchain is likely older than they need. ` +
+        "Declare the version the repository needs (`engines.node`, `.nvmrc`, `requires-python`, go.mod's `go`), " +
+        `or run in an image that has it (\`sandbox.image\` in ${CONFIG_FILE}, one of the operator's \`repository.images\`).`
+      );
+    case "command":
+      return (
+        `${named(failure.subject, "A command the tests run")} is not installed in the sandbox. ` +
+        `Install it in \`setup.commands\` (setup has network; the tests do not), or run in an image that has it (\`sandbox.image\` in ${CONFIG_FILE}).`
+      );
+    case "module":
+      return (
+        `${named(failure.subject, "A module the tests import")} is not installed where the tests run. ` +
+        "Install the dependencies (and the package itself, e.g. `pip install -e .`) in `setup.commands`: setup has network, the tests do not."
+      );
+    case "network":
+      return (
+        `The test command reaches the network${failure.subject ? ` (${code(failure.subject)})` : ""}, and the sandbox has none while the tests run (only setup does). ` +
+        "Fetch what the tests need in `setup.commands`, or set `test.command` to the tests alone: a download, a coverage badge or an upload does not belong in it."
+      );
+    case "service":
+      return (
+        "A test connects to a service (a database, a server) that is not running in the sandbox. " +
+        "Start it in `test.command` before the tests, or leave the tests that need it out of `test.command`."
+      );
+  }
+}
+
+interface BaselineStopInput {
+  branch: string;
+  testCommand: string;
+  run: Pick<TestRun, "exitCode" | "durationMs">;
+  failure: TestFailureClass;
+  /** `test.timeoutSeconds` and the operator's ceiling, for a timeout's hint. */
+  configuredMs: number;
+  ceilingMs: number;
+}
+
+/** The status's reason when the tests fail before any change and the run stops. */
+export function baselineStopText(input: BaselineStopInput): string {
+  const { branch, testCommand, run, failure } = input;
+  const command = code(testCommand);
+  switch (failure.kind) {
+    case "timeout":
+      return (
+        `The tests did not finish on ${branch} before any change: ${command} timed out after ${seconds(input.configuredMs)} (\`test.timeoutSeconds\`), so a passing run could not be told apart. ` +
+        `Raise \`test.timeoutSeconds\` in ${CONFIG_FILE} (up to the operator's ceiling of ${seconds(input.ceilingMs)}), or set \`test.command\` to a faster part of the tests.`
+      );
+    case "environment":
+      return (
+        `The tests already fail on ${branch} before any change (${command} exited ${run.exitCode}), and it looks like the environment, not the tests. ` +
+        environmentHint(failure)
+      );
+    case "tests":
+      return (
+        `The tests already fail on ${branch} before any change (${command} exited ${run.exitCode}), so a passing run could not be told apart. ` +
+        `They look like real failing tests: fix them on ${branch}, or set \`openPullRequestWhenBaselineFails: true\` in ${CONFIG_FILE} to let the agent work on the issue even so.`
+      );
+  }
+}
+
+const BASELINE_WORDS = {
+  measured: `the larger of \`test.timeoutSeconds\` and ${BASELINE_FACTOR} × the baseline's time, within the operator's ceiling`,
+  running: `${BASELINE_FACTOR} × \`test.timeoutSeconds\` while the baseline runs, within the operator's ceiling`,
+} as const;
+
+/** Why the run's limit is what it is, for a timeout's words. */
+function limitBasis(limit: TestTimeLimit): string {
+  if (limit.baseline.kind === "running") {
+    return `the tests on the unchanged code were still running beside it on the same machine; the limit is ${BASELINE_WORDS.running}`;
+  }
+  const took = `on the unchanged code the tests took ${seconds(limit.baseline.ms)} (the baseline, on the same machine)`;
+  return `${took}; the limit is ${BASELINE_WORDS.measured}`;
+}
+
+/** "timed out after 300 s (…)": a timeout said as one, with its limit and what the baseline took. */
+export function timeoutWords(limit: TestTimeLimit): string {
+  return `timed out: it was stopped after ${seconds(limit.timeoutMs)} (${limitBasis(limit)})`;
+}
+
+/** The first line of the gate's observation for the model. */
+export function gateVerdictText(testCommand: string, run: TestRun): string {
+  const command = code(testCommand);
+  if (run.passed) return "The tests pass.";
+  if (!run.timedOut) return `The test command ${command} failed (exit ${run.exitCode}).`;
+  const words = run.limit ? timeoutWords(run.limit) : `timed out after ${seconds(run.durationMs)}`;
+  const likely =
+    run.limit?.baseline.kind === "measured"
+      ? " Your change likely makes a test hang or run far slower: look for a loop that does not end, or a wait with no timeout."
+      : "";
+  return `The test command ${command} ${words}.${likely}`;
+}
