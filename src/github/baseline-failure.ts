@@ -94,6 +94,11 @@ function tailLines(baseline: BaselineFailure): string[] {
 
 /** The agent's spend, said plainly: no model call of the run goes unreported. */
 export function spendLine(spent: ModelSpend): string {
+  if (spent.calls === 0) {
+    return spent.cancelledCall
+      ? "**Spent before the stop:** no model call had finished; the first was on its way and was cancelled: its tokens are not known."
+      : "**Spent before the stop:** nothing: the agent had made no model call.";
+  }
   const calls = `${spent.calls.toLocaleString("en-US")} model call${spent.calls === 1 ? "" : "s"}`;
   const tokens = `${spent.tokensSent.toLocaleString("en-US")} tokens sent, ${spent.tokensReceived.toLocaleString("en-US")} received`;
   const cancelled = spent.cancelledCall

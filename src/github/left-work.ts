@@ -17,6 +17,8 @@ export type LeftWorkTests =
       passed: boolean;
       exitCode: number;
       timedOut: boolean;
+      /** The limit it ran under, when it timed out. */
+      timeoutMs?: number;
       /** The last lines of the output; null when withheld (it held a setup secret's value). */
       tail: string | null;
     }
@@ -94,7 +96,7 @@ function testLines(work: LeftWork, links: LinkPolicy): string[] {
   const verdict = tests.passed
     ? `✅ ${command} passed (exit 0)`
     : tests.timedOut
-      ? `⏱️ ${command} timed out`
+      ? `⏱️ ${command} timed out${tests.timeoutMs ? ` after ${Math.round(tests.timeoutMs / 1000).toLocaleString("en-US")} s` : ""}`
       : `❌ ${command} failed (exit ${tests.exitCode})`;
   const lines = [neutralise(`**Tests on this change:** ${verdict}, in a fresh sandbox.`, links)];
   if (tests.tail === null) {

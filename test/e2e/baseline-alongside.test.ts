@@ -1,6 +1,11 @@
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OpenAIStandIn, startOpenAIStandIn } from "../support/openai-server.js";
+import {
+  message,
+  type OpenAIStandIn,
+  type ScriptedReply,
+  startOpenAIStandIn,
+} from "../support/openai-server.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";
@@ -65,6 +70,11 @@ describe.runIf(ready)("the baseline runs alongside the agent", () => {
     expect(status.body).toContain("already fail on main before any change");
     expect(status.body).toContain("exited 1");
     expect(status.body).toContain("openPullRequestWhenBaselineFails: true");
+    expect(status.body).toContain("It looks like **real failing tests**");
+    // The one request never answered is not dropped without a word.
+    expect(status.body).toContain(
+      "**Spent before the stop:** no model call had finished; the first was on its way and was cancelled",
+    );
     expect(openai.requests).toHaveLength(1);
     expect(stack.pulls(issue)).toEqual([]);
     await waitFor(
@@ -73,4 +83,82 @@ describe.runIf(ready)("the baseline runs alongside the agent", () => {
       60_000,
     );
   }, 420_000);
+
+  it("a baseline failing for the environment shows its output's tail, its class and what the agent spent", async () => {
+    // The slim image has no pytest: the shell's own message, for real, once the test lets the baseline go.
+    const command = `while [ ! -e ${RELEASE} ]; do sleep 0.2; done; pytest -q`;
+    const repo = await stack.addSampleRepo("no-pytest", {
+      ".github/agent-fix.yml": `test:\n  command: ${command}\n`,
+    });
+    const issue = stack.addIssue(repo);
+    const before = openai.requests.length;
+    // One answered call (its usage is what the status must report), then one that never is.
+    openai.enqueue(
+      withUsage(message("Look around first.", { name: "bash", arguments: { command: "ls" } }), 1_234, 56),
+      { kind: "hang" },
+    );
+    await stack.label(issue);
+    await waitFor("the agent's second model request", () => openai.requests.length >= before + 2, 180_000);
+    const jobId = `fix-${issue.repoId}-${issue.number}`;
+    const status = await waitFor(
+      "a final status",
+      async () => {
+        await releaseBaseline(stack, jobId);
+        return stack.finalStatus(issue);
+      },
+      120_000,
+      500,
+    );
+    expect(status.body).toContain(
+      "it looks like the environment, not the tests. `pytest` is not installed in the sandbox",
+    );
+    expect(status.body).toContain("It looks like **the environment: a missing command**");
+    expect(status.body).not.toContain("openPullRequestWhenBaselineFails");
+    // The tail, fenced as the shell printed it.
+    expect(status.body).toMatch(/```text\n(?:.*\n)*.*pytest: command not found\n```/);
+    expect(status.body).toContain(
+      "**Spent before the stop:** the agent had made 1 model call (1,234 tokens sent, 56 received,",
+    );
+    expect(status.body).toContain("One more call was on its way and was cancelled");
+    expect(openai.requests).toHaveLength(before + 2);
+    expect(stack.pulls(issue)).toEqual([]);
+  }, 420_000);
+
+  it("a gate run that times out says so, with its limit and the baseline's time, to the model and in the status", async () => {
+    // Passes at once on the unchanged code; hangs once the change adds hang.flag.
+    const command = "if [ -e hang.flag ]; then sleep 600; fi; exit 0";
+    const repo = await stack.addSampleRepo("hanging-change", {
+      ".github/agent-fix.yml": `test:\n  command: ${command}\n  timeoutSeconds: 5\nlimits:\n  maxSteps: 4\n`,
+    });
+    const issue = stack.addIssue(repo);
+    const submit = { name: "submit", arguments: {} };
+    openai.enqueue(
+      message("Make the change.", { name: "bash", arguments: { command: "touch hang.flag" } }),
+      // Late enough that the baseline (a second) has its time when the gate's run is given its limit.
+      { ...message("Submit it.", submit), delayMs: 10_000 } as ScriptedReply,
+      message("Confirm the submission.", submit),
+      message("Look again.", { name: "bash", arguments: { command: "ls" } }),
+    );
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => stack.finalStatus(issue), 300_000);
+    // The model read the gate's verdict in its fourth request.
+    const observation = JSON.stringify(openai.requests.at(-1)?.body.messages ?? []);
+    expect(observation).toContain(`The test command \`${command}\` timed out: it was stopped after 5 s`);
+    expect(observation).toMatch(
+      /the tests took \d+ s on the unchanged code, in the baseline on the same machine/,
+    );
+    expect(observation).toContain("likely makes a test hang");
+    expect(status.body).toContain(
+      `\`${command}\` still failed on it; its last run timed out: it was stopped after 5 s`,
+    );
+    expect(status.body).toContain(`⏱️ \`${command}\` timed out after 5 s`);
+    expect(stack.pulls(issue)).toEqual([]);
+  }, 420_000);
 });
+
+/** A scripted reply that reports this usage. */
+function withUsage(reply: ScriptedReply, prompt: number, completion: number): ScriptedReply {
+  return reply.kind === "message"
+    ? { ...reply, usage: { prompt_tokens: prompt, completion_tokens: completion } }
+    : reply;
+}

@@ -74,7 +74,9 @@ export const repoConfigSchema = z
           ),
         timeoutSeconds: seconds(3600)
           .default(300)
-          .describe("Time allowed for one run of the test command; at most the operator's ceiling."),
+          .describe(
+            "Time allowed for one run of the test command; at most the operator's ceiling. A run on a change gets 3 × what the tests took before any change when that is more, within the ceiling.",
+          ),
         paths: z
           .array(z.string().min(1))
           .optional()

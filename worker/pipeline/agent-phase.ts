@@ -9,9 +9,11 @@ import type { LeftWork } from "../../src/github/left-work.js";
 import { exitOf } from "../agent/exit.js";
 import type { Logger } from "../log.js";
 import { type AgentRunner, gatePassed } from "./agent.js";
+import type { TestRun } from "./baseline.js";
 import { BaselineStop } from "./baseline-alongside.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
+import { timeoutWords } from "./test-verdicts.js";
 import { progressIsBestEffort } from "./types.js";
 
 type Phase = "agent" | "testing";
@@ -99,7 +101,7 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
   accountGateTime(timings, trajectory, gateTestMs);
   const tested = gate.lastTested();
   if (!gatePassed(trajectory) || !tested || tested.patch !== trajectory.info.submission) {
-    const reason = explainNoPullRequest(trajectory, config.testCommand);
+    const reason = explainNoPullRequest(trajectory, config.testCommand, gate.lastRun()?.run);
     // Read before the agent's sandbox goes: a run stopped by a limit keeps its work visible.
     const work = await captureLeftWork({
       trajectory,
@@ -191,12 +193,18 @@ function throttled<T>(
 }
 
 /** Why a run opened no pull request, in words a maintainer can act on. */
-export function explainNoPullRequest(trajectory: Trajectory, testCommand: string): string {
+export function explainNoPullRequest(
+  trajectory: Trajectory,
+  testCommand: string,
+  lastRun?: TestRun | undefined,
+): string {
   const status = endingOf(trajectory);
   const gates = trajectory.info.gate;
   const steps = trajectory.trajectory.length;
   if (gates.length > 0 && !gates.at(-1)?.passed) {
-    return `The agent submitted a change ${gates.length} time(s) but \`${testCommand}\` still failed on it, so no pull request was opened.`;
+    // A timeout is said as one: "failed" would send a maintainer looking for an assertion.
+    const timedOut = lastRun?.timedOut && lastRun.limit ? `; its last run ${timeoutWords(lastRun.limit)}` : "";
+    return `The agent submitted a change ${gates.length} time(s) but \`${testCommand}\` still failed on it${timedOut}, so no pull request was opened.`;
   }
   const reasons: Record<string, string> = {
     exit_step_limit: `The agent reached its step limit (${steps} steps) without a change that passes the tests.`,

@@ -90,6 +90,7 @@ async function testsOn(change: TestedChange, input: LeftWorkInput): Promise<Left
     passed: run.passed,
     exitCode: run.exitCode,
     timedOut: run.timedOut,
+    ...(run.timedOut && run.limit ? { timeoutMs: run.limit.timeoutMs } : {}),
     tail: testTail(run.output),
   };
 }

@@ -19,9 +19,9 @@ function code(command: string): string {
   return `\`${command.replace(/`/g, "'")}\``;
 }
 
-/** What is missing, as inline code, when the output named it. */
+/** What is missing, as inline code when the output named it, else in general words. */
 function named(subject: string | null, fallback: string): string {
-  return subject ? `${fallback} ${code(subject)}` : fallback;
+  return subject ? code(subject) : fallback;
 }
 
 /** What the environment failure is, then what to change: never "fix the tests" for tests that never ran. */
@@ -99,7 +99,7 @@ function limitBasis(limit: TestTimeLimit): string {
   if (limit.baseline.kind === "running") {
     return `the tests on the unchanged code were still running beside it on the same machine; the limit is ${BASELINE_WORDS.running}`;
   }
-  const took = `on the unchanged code the tests took ${seconds(limit.baseline.ms)} (the baseline, on the same machine)`;
+  const took = `the tests took ${seconds(limit.baseline.ms)} on the unchanged code, in the baseline on the same machine`;
   return `${took}; the limit is ${BASELINE_WORDS.measured}`;
 }
 

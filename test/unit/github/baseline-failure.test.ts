@@ -89,6 +89,9 @@ describe("a failing baseline in the final status", () => {
     );
     const one = render(failure({ spent: { ...spent, calls: 1, cancelledCall: false } }));
     expect(one).not.toContain("cancelled");
+    expect(render(failure({ spent: { ...spent, calls: 0, tokensSent: 0, tokensReceived: 0 } }))).toContain(
+      "**Spent before the stop:** no model call had finished; the first was on its way and was cancelled",
+    );
     expect(one).toContain("made 1 model call (12,345 tokens sent, 678 received, $0.0123).");
   });
 });

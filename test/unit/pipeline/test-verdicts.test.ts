@@ -41,9 +41,25 @@ describe("baselineStopText", () => {
   });
 
   it("a missing command, a missing module, the network, a service: each its own hint", () => {
-    expect(stopText("pytest-missing", 127)).toContain("`pytest` is not installed in the sandbox");
+    expect(stopText("pytest-missing", 127)).toContain(
+      "not the tests. `pytest` is not installed in the sandbox",
+    );
     expect(stopText("pytest-missing", 127)).toContain("`setup.commands`");
-    expect(stopText("python-module-missing", 1)).toContain("`requests` is not installed where the tests run");
+    expect(stopText("python-module-missing", 1)).toContain(
+      "not the tests. `requests` is not installed where the tests run",
+    );
+    // A command the output does not name is said in general words.
+    const unnamed = { exitCode: 127, timedOut: false, output: "", durationMs: 1 };
+    expect(
+      baselineStopText({
+        branch: "main",
+        testCommand: "make test",
+        run: unnamed,
+        failure: classifyTestFailure(unnamed),
+        configuredMs: 300_000,
+        ceilingMs: 1_800_000,
+      }),
+    ).toContain("not the tests. A command the tests run is not installed in the sandbox");
     const network = stopText("vitest-pass-badge-offline", 6);
     expect(network).toContain("reaches the network (`img.shields.io`)");
     expect(network).toContain("set `test.command` to the tests alone");
@@ -78,7 +94,7 @@ describe("gateVerdictText", () => {
     const limit = gateTimeLimit({ configuredMs: 300_000, ceilingMs: 1_800_000, baselineMs: 54_000 });
     const text = gateVerdictText("go test ./...", run({ limit }));
     expect(text).toContain("`go test ./...` timed out: it was stopped after 300 s");
-    expect(text).toContain("on the unchanged code the tests took 54 s (the baseline, on the same machine)");
+    expect(text).toContain("the tests took 54 s on the unchanged code, in the baseline on the same machine");
     expect(text).toContain("3 × the baseline's time");
     expect(text).toContain("likely makes a test hang");
   });
