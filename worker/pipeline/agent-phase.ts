@@ -203,7 +203,8 @@ export function explainNoPullRequest(
   const steps = trajectory.trajectory.length;
   if (gates.length > 0 && !gates.at(-1)?.passed) {
     // A timeout is said as one: "failed" would send a maintainer looking for an assertion.
-    const timedOut = lastRun?.timedOut && lastRun.limit ? `; its last run ${timeoutWords(lastRun.limit)}` : "";
+    const timedOut =
+      lastRun?.timedOut && lastRun.limit ? `; its last run ${timeoutWords(lastRun.limit)}` : "";
     return `The agent submitted a change ${gates.length} time(s) but \`${testCommand}\` still failed on it${timedOut}, so no pull request was opened.`;
   }
   const reasons: Record<string, string> = {

@@ -46,7 +46,9 @@ describe("why no pull request was opened", () => {
   it("says a last run that timed out timed out, with its limit and the baseline's time", () => {
     const limit = gateTimeLimit({ configuredMs: 300_000, ceilingMs: 1_800_000, baselineMs: 54_000 });
     const lastRun = { passed: false, exitCode: 137, timedOut: true, output: "", durationMs: 300_000, limit };
-    expect(explainNoPullRequest(trajectory("exit_step_limit", [false], "diff"), "go test ./...", lastRun)).toBe(
+    expect(
+      explainNoPullRequest(trajectory("exit_step_limit", [false], "diff"), "go test ./...", lastRun),
+    ).toBe(
       "The agent submitted a change 1 time(s) but `go test ./...` still failed on it; its last run timed out: it was stopped after 300 s (the tests took 54 s on the unchanged code, in the baseline on the same machine; the limit is the larger of `test.timeoutSeconds` and 3 × the baseline's time, within the operator's ceiling), so no pull request was opened.",
     );
   });
