@@ -56,7 +56,7 @@ const CAUSE_WORDS: Record<EnvironmentCause, string> = {
 };
 
 /** "the environment (…)", "a timeout" or "real failing tests": what the run took the failure for. */
-export function failureClassWords(failure: TestFailureClass): string {
+function failureClassWords(failure: TestFailureClass): string {
   if (failure.kind === "environment") return `the environment: ${CAUSE_WORDS[failure.cause]}`;
   return failure.kind === "timeout" ? "a timeout" : "real failing tests";
 }
@@ -93,7 +93,7 @@ function tailLines(baseline: BaselineFailure): string[] {
 }
 
 /** The agent's spend, said plainly: no model call of the run goes unreported. */
-export function spendLine(spent: ModelSpend): string {
+function spendLine(spent: ModelSpend): string {
   if (spent.calls === 0) {
     return spent.cancelledCall
       ? "**Spent before the stop:** no model call had finished; the first was on its way and was cancelled: its tokens are not known."

@@ -12,7 +12,7 @@ import type { TestRun } from "./baseline.js";
 import { secretsIn } from "./secret-scan.js";
 
 /** The agent's spend as its trajectory counted it. */
-export function modelSpend(trajectory: Trajectory): ModelSpend {
+function modelSpend(trajectory: Trajectory): ModelSpend {
   const stats = trajectory.info.model_stats;
   return {
     calls: stats.api_calls,
