@@ -56,7 +56,7 @@ const CAUSE_WORDS: Record<EnvironmentCause, string> = {
 };
 
 /** "the environment (…)", "a timeout" or "real failing tests": what the run took the failure for. */
-function failureClassWords(failure: TestFailureClass): string {
+export function failureClassWords(failure: TestFailureClass): string {
   if (failure.kind === "environment") return `the environment: ${CAUSE_WORDS[failure.cause]}`;
   return failure.kind === "timeout" ? "a timeout" : "real failing tests";
 }

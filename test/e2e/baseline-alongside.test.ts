@@ -13,7 +13,10 @@ import { waitFor } from "../support/stack-parts.js";
 // Real Redis, real Docker sandboxes, the real app and worker, the GitHub stand-in, the OpenAI stand-in.
 // The repository's tests block until a file appears in their sandbox, then fail: the baseline cannot end
 // before the test lets it. The agent's first model request must come while it is still blocked, and the
-// failing baseline must then stop the agent with the status a failing baseline has always given.
+// failing baseline must then stop the agent with the status a failing baseline has always given. The
+// status shows the baseline's output and what it looks like, and what the agent had spent; a gate run
+// that times out says so, with its limit and the baseline's time; a run that goes on though the tests
+// failed before tells the model so.
 const ready = (await requireRedis()) && (await requireSandboxImage());
 const docker = new Docker();
 const RELEASE = "/tmp/af-release-baseline";
@@ -153,6 +156,31 @@ describe.runIf(ready)("the baseline runs alongside the agent", () => {
     );
     expect(status.body).toContain(`⏱️ \`${command}\` timed out after 5 s`);
     expect(stack.pulls(issue)).toEqual([]);
+  }, 420_000);
+
+  it("a run that goes on though the tests failed before tells the model so with the gate's verdict", async () => {
+    const command = "echo 'FAILED tests/test_old.py::test_old - assert 1 == 2'; exit 1";
+    const repo = await stack.addSampleRepo("red-before", {
+      ".github/agent-fix.yml": `test:\n  command: ${JSON.stringify(command)}\nopenPullRequestWhenBaselineFails: true\nlimits:\n  maxSteps: 4\n`,
+    });
+    const issue = stack.addIssue(repo);
+    const submit = { name: "submit", arguments: {} };
+    openai.enqueue(
+      message("Make the change.", { name: "bash", arguments: { command: "echo fixed > fix.txt" } }),
+      message("Submit it.", submit),
+      message("Confirm the submission.", submit),
+      message("Look again.", { name: "bash", arguments: { command: "ls" } }),
+    );
+    await stack.label(issue);
+    await waitFor("a final status", () => stack.finalStatus(issue), 300_000);
+    const messages = (openai.requests.at(-1)?.body.messages ?? []) as { content?: unknown }[];
+    const observation = messages.map((m) => (typeof m.content === "string" ? m.content : "")).join("\n");
+    expect(observation).toContain(
+      `Note: \`${command}\` failed before your change too (on the unchanged code it exited 1; it looks like real failing tests)`,
+    );
+    expect(observation).toContain(
+      "FAILED tests/test_old.py::test_old - assert 1 == 2\n(end of the run before your change)",
+    );
   }, 420_000);
 });
 

@@ -13,7 +13,7 @@ import type { TestRun } from "./baseline.js";
 import { BaselineStop } from "./baseline-alongside.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
-import { timeoutWords } from "./test-verdicts.js";
+import { timeoutWords, withBaselineNote } from "./test-verdicts.js";
 import { progressIsBestEffort } from "./types.js";
 
 type Phase = "agent" | "testing";
@@ -45,7 +45,7 @@ interface AgentPhaseInput {
    * end of the phase wait for it, and its rejection (the run cannot go on) ends the phase. Without it the
    * baseline ran before, and the first gate's sandbox starts with the agent.
    */
-  baseline?: Promise<unknown>;
+  baseline?: Promise<TestRun>;
 }
 
 type AgentPhaseOutcome =
@@ -82,8 +82,8 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
       gate: baseline
         ? async (patch, gateSignal) => {
             const verdict = await gate.gate(patch, gateSignal);
-            await baseline;
-            return verdict;
+            // A run that goes on though the tests failed before: the model is told so with the verdict.
+            return withBaselineNote(verdict, await baseline, config.testCommand);
           }
         : gate.gate,
       onStep: ({ step }) => stepStatus.push({ phase: "agent", info: { step, maxSteps: config.maxSteps } }),

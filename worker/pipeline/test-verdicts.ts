@@ -4,8 +4,11 @@
  * (test-failure-class.ts), and the gate's verdict the model reads, a timeout saying it was one, with
  * its limit and what the tests took on the unchanged code (test-time-limit.ts).
  */
-import type { TestFailureClass } from "../../src/github/baseline-failure.js";
+import type { Gate } from "../../src/contracts.js";
+import { failureClassWords, type TestFailureClass } from "../../src/github/baseline-failure.js";
+import { testTail } from "../../src/github/left-work.js";
 import type { TestRun } from "./baseline.js";
+import { classifyTestFailure } from "./test-failure-class.js";
 import { BASELINE_FACTOR, type TestTimeLimit } from "./test-time-limit.js";
 
 const CONFIG_FILE = ".github/agent-fix.yml";
@@ -119,4 +122,22 @@ export function gateVerdictText(testCommand: string, run: TestRun): string {
       ? " Your change likely makes a test hang or run far slower: look for a loop that does not end, or a wait with no timeout."
       : "";
   return `The test command ${command} ${words}.${likely}`;
+}
+
+type GateVerdict = Awaited<ReturnType<Gate>>;
+
+/**
+ * A failed gate's verdict with what the baseline said, when the tests failed before the change too (the
+ * repository lets such a run go on): the model learns that the failure may not be its own, and what it
+ * looks like, instead of chasing it.
+ */
+export function withBaselineNote(verdict: GateVerdict, baseline: TestRun, testCommand: string): GateVerdict {
+  // Only a change the tests ran on: not one refused untested, nor "there is no change to test".
+  if (verdict.passed || !verdict.submission || baseline.passed) return verdict;
+  const before = baseline.timedOut ? "timed out" : `exited ${baseline.exitCode}`;
+  const note =
+    `Note: ${code(testCommand)} failed before your change too (on the unchanged code it ${before}; ` +
+    `it looks like ${failureClassWords(classifyTestFailure(baseline))}), so part of this failure may have been there before. ` +
+    `The last lines of that run:\n${testTail(baseline.output)}\n(end of the run before your change)`;
+  return { ...verdict, output: `${note}\n\n${verdict.output}` };
 }

@@ -3,7 +3,11 @@ import { describe, expect, it } from "vitest";
 import type { TestRun } from "../../../worker/pipeline/baseline.js";
 import { classifyTestFailure } from "../../../worker/pipeline/test-failure-class.js";
 import { gateTimeLimit } from "../../../worker/pipeline/test-time-limit.js";
-import { baselineStopText, gateVerdictText } from "../../../worker/pipeline/test-verdicts.js";
+import {
+  baselineStopText,
+  gateVerdictText,
+  withBaselineNote,
+} from "../../../worker/pipeline/test-verdicts.js";
 
 const output = (name: string) =>
   readFileSync(new URL(`../../fixtures/test-outputs/${name}.txt`, import.meta.url), "utf8");
@@ -105,5 +109,42 @@ describe("gateVerdictText", () => {
     expect(text).toContain("stopped after 900 s");
     expect(text).toContain("still running beside it");
     expect(text).not.toContain("likely makes a test hang");
+  });
+});
+
+describe("withBaselineNote", () => {
+  const failing = {
+    passed: false,
+    output: "The test command `npm test` failed (exit 1).\n1 failed",
+    submission: "diff",
+  };
+  const before = run({
+    exitCode: 1,
+    timedOut: false,
+    output: output("vitest-pass-badge-offline"),
+    durationMs: 2_000,
+  });
+
+  it("tells the model the tests failed before its change too, what it looks like, and how that run ended", () => {
+    const noted = withBaselineNote(failing, before, "npm test");
+    expect(noted.output).toMatch(
+      /^Note: `npm test` failed before your change too \(on the unchanged code it exited 1; it looks like the environment: the network/,
+    );
+    expect(noted.output).toContain(
+      "curl: (6) Could not resolve host: img.shields.io\n(end of the run before your change)",
+    );
+    expect(noted.output.endsWith(failing.output)).toBe(true);
+    expect(noted.submission).toBe("diff");
+  });
+
+  it("says nothing when the baseline passed, the gate passed, or nothing was tested", () => {
+    const passedBefore = run({ passed: true, exitCode: 0, timedOut: false });
+    expect(withBaselineNote(failing, passedBefore, "npm test")).toBe(failing);
+    const passed = { ...failing, passed: true };
+    expect(withBaselineNote(passed, before, "npm test")).toBe(passed);
+    const untested = { passed: false, untested: true, output: "Your change was not submitted" };
+    expect(withBaselineNote(untested, before, "npm test")).toBe(untested);
+    const empty = { passed: false, submission: "", output: "there is no change to test." };
+    expect(withBaselineNote(empty, before, "npm test")).toBe(empty);
   });
 });
