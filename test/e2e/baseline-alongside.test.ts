@@ -15,7 +15,8 @@ import { waitFor } from "../support/stack-parts.js";
 // before the test lets it. The agent's first model request must come while it is still blocked, and the
 // failing baseline must then stop the agent with the status a failing baseline has always given. The
 // status shows the baseline's output and what it looks like, and what the agent had spent; a gate run
-// that times out says so, with its limit and the baseline's time; a run that goes on though the tests
+// that times out says so, with its limit and the baseline's time, and one longer than test.timeoutSeconds
+// passes within the limit the baseline's time gives it; a run that goes on though the tests
 // failed before tells the model so.
 const ready = (await requireRedis()) && (await requireSandboxImage());
 const docker = new Docker();
@@ -156,6 +157,26 @@ describe.runIf(ready)("the baseline runs alongside the agent", () => {
     );
     expect(status.body).toContain(`⏱️ \`${command}\` timed out after 5 s`);
     expect(stack.pulls(issue)).toEqual([]);
+  }, 420_000);
+
+  it("a gate run longer than test.timeoutSeconds passes within the limit the baseline's time gives it", async () => {
+    // 2 s on the unchanged code; 4 s with the change, past the configured 3 s but within 3 × the baseline's.
+    const command = "sleep 2; if [ -e slow.flag ]; then sleep 2; fi; exit 0";
+    const repo = await stack.addSampleRepo("slow-change", {
+      ".github/agent-fix.yml": `test:\n  command: ${command}\n  timeoutSeconds: 3\nlimits:\n  maxSteps: 4\n`,
+    });
+    const issue = stack.addIssue(repo);
+    const submit = { name: "submit", arguments: {} };
+    openai.enqueue(
+      message("Make the change.", { name: "bash", arguments: { command: "touch slow.flag" } }),
+      { ...message("Submit it.", submit), delayMs: 10_000 } as ScriptedReply,
+      message("Confirm the submission.", submit),
+      message("The change makes the tests slower but correct."),
+    );
+    await stack.label(issue);
+    const status = await waitFor("a final status", () => stack.finalStatus(issue), 300_000);
+    expect(status.body).toContain("opened draft pull request #");
+    expect(stack.pulls(issue)).toHaveLength(1);
   }, 420_000);
 
   it("a run that goes on though the tests failed before tells the model so with the gate's verdict", async () => {
