@@ -170,13 +170,15 @@ describe.runIf(ready)("the baseline runs alongside the agent", () => {
     openai.enqueue(
       message("Make the change.", { name: "bash", arguments: { command: "touch slow.flag" } }),
       { ...message("Submit it.", submit), delayMs: 10_000 } as ScriptedReply,
+      // The gate passes on the confirmed submission, which ends the loop.
       message("Confirm the submission.", submit),
-      message("The change makes the tests slower but correct."),
     );
     await stack.label(issue);
     const status = await waitFor("a final status", () => stack.finalStatus(issue), 300_000);
     expect(status.body).toContain("opened draft pull request #");
     expect(stack.pulls(issue)).toHaveLength(1);
+    // Every scripted reply was asked for: the next test's model starts from its own script.
+    expect(openai.remaining()).toBe(0);
   }, 420_000);
 
   it("a run that goes on though the tests failed before tells the model so with the gate's verdict", async () => {
