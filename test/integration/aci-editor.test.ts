@@ -164,6 +164,36 @@ for (const driver of drivers) {
     );
 
     it.runIf(provider)(
+      "str_replace lists only the changed lines, not the ones kept between them",
+      async () => {
+        const before = await s.sandbox.readFile("src/calc.py");
+        const old = "def add_32(value):\n    return value + 32\n\ndef add_33(value):\n    return value + 33";
+        const observation = await s.run("str_replace", {
+          path: "src/calc.py",
+          old_str: old,
+          new_str: old.replaceAll("value", "number"),
+        });
+        const lines = observation.split("\n");
+        expect(
+          lines.slice(
+            lines.indexOf("Lines removed (-, old numbers) and added (+, new numbers) by this edit:"),
+          ),
+        ).toEqual([
+          "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+          "-99:def add_32(value):",
+          "-100:    return value + 32",
+          "+99:def add_32(number):",
+          "+100:    return number + 32",
+          "-102:def add_33(value):",
+          "-103:    return value + 33",
+          "+102:def add_33(number):",
+          "+103:    return number + 33",
+        ]);
+        await s.sandbox.writeFile("src/calc.py", before);
+      },
+    );
+
+    it.runIf(provider)(
       "create refuses an existing path, checks the syntax of the new text and writes it exactly",
       async () => {
         expect(await s.run("create", { path: "src/greet.py", file_text: "x" })).toBe(

@@ -486,6 +486,74 @@ for (const driver of drivers) {
         expect((await s.sandbox.readFile("src/calc.py")).equals(before)).toBe(true);
       });
 
+      it("lists only the changed lines of a range, not the lines kept between two changes", async () => {
+        const before = await s.sandbox.readFile("src/calc.py");
+        await s.run("open", { path: "src/calc.py" });
+        expect(
+          await s.run("edit", {
+            start_line: 100,
+            end_line: 103,
+            replacement_text:
+              "    return value + 32.0\n\ndef add_33(value):\n    return value + 33.0\n    # two lines\n",
+          }),
+        ).toBe(
+          [
+            "[File: src/calc.py (151 lines total)]",
+            "(96 more lines above)",
+            "97:    return value + 31",
+            "98:",
+            "99:def add_32(value):",
+            "100:    return value + 32.0",
+            "101:",
+            "102:def add_33(value):",
+            "103:    return value + 33.0",
+            "104:    # two lines",
+            "105:",
+            "106:def add_34(value):",
+            "107:    return value + 34",
+            "(44 more lines below)",
+            "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
+            "-100:    return value + 32",
+            "+100:    return value + 32.0",
+            "-103:    return value + 33",
+            "+103:    return value + 33.0",
+            "+104:    # two lines",
+            "File updated: the edited lines are now 100-104. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.",
+          ].join("\n"),
+        );
+        await s.sandbox.writeFile("src/calc.py", before);
+        // Past 8 changed lines a side the rest are counted; the blank lines kept between are left out.
+        const renamed = Array.from(
+          { length: 5 },
+          (_, k) => `def add_${32 + k}(v):\n    return v + ${32 + k}`,
+        );
+        const diff = (
+          await s.run("edit", { start_line: 99, end_line: 112, replacement_text: renamed.join("\n\n") })
+        ).split("\n");
+        expect(diff.slice(diff.findIndex((line) => line.startsWith("Lines removed")) + 1, -1)).toEqual([
+          "-99:def add_32(value):",
+          "-100:    return value + 32",
+          "+99:def add_32(v):",
+          "+100:    return v + 32",
+          "-102:def add_33(value):",
+          "-103:    return value + 33",
+          "+102:def add_33(v):",
+          "+103:    return v + 33",
+          "-105:def add_34(value):",
+          "-106:    return value + 34",
+          "+105:def add_34(v):",
+          "+106:    return v + 34",
+          "-108:def add_35(value):",
+          "-109:    return value + 35",
+          "+108:def add_35(v):",
+          "+109:    return v + 35",
+          "-(2 more lines)",
+          "+(2 more lines)",
+        ]);
+        await s.sandbox.writeFile("src/calc.py", before);
+        expect((await s.sandbox.readFile("src/calc.py")).equals(before)).toBe(true);
+      });
+
       it("warns when an edit's indentation differs from the file's (tabs vs spaces)", async () => {
         await s.sandbox.writeFile("src/tabs.js", "function f(x) {\n\tconst y = x + 1;\n\treturn y;\n}\n");
         await s.run("open", { path: "src/tabs.js" });

@@ -111,13 +111,30 @@ export function anchorMismatch(path: string, lines: readonly string[], start: nu
 /** Lines of each side of an edit's diff shown; the rest are counted. */
 const diffMaxLines = 8;
 
-/** The replaced lines and their replacement without the lines they share at the top and bottom. */
-function changedHunk(
+/**
+ * The largest old-lines × new-lines product diffed line by line (a 1000-line range against its
+ * 1000-line replacement); past it the lines between the shared ends all count as changed.
+ */
+const diffMaxCells = 1_000_000;
+
+/** One changed line: removed (its old number) or added (its new number). */
+interface ChangedLine {
+  sign: "-" | "+";
+  line: number;
+  text: string;
+}
+
+/**
+ * The lines an edit changed: a line diff (longest common subsequence) of the replaced range and its
+ * replacement, so a line kept between two changes is neither removed nor added. Each run of changes
+ * lists its removed lines, then its added ones.
+ */
+function changedLines(
   oldLines: readonly string[],
   start: number,
   end: number,
   replacement: readonly string[],
-) {
+): ChangedLine[] {
   const removed = oldLines.slice(start - 1, Math.max(end, start - 1));
   let top = 0;
   while (top < removed.length && top < replacement.length && removed[top] === replacement[top]) top++;
@@ -129,24 +146,69 @@ function changedHunk(
   ) {
     bottom++;
   }
-  return {
-    removed: removed.slice(top, removed.length - bottom),
-    added: replacement.slice(top, replacement.length - bottom),
-    /** Line number of the first changed line, before and after the edit (the same). */
-    first: start + top,
-  };
+  const a = removed.slice(top, removed.length - bottom);
+  const b = replacement.slice(top, replacement.length - bottom);
+  const kept = a.length * b.length <= diffMaxCells ? commonLines(a, b) : [];
+  const changes: ChangedLine[] = [];
+  let i = 0;
+  let j = 0;
+  // Each kept pair (and the end) closes a run of changes: its removed lines, then its added ones.
+  for (const [keptA, keptB] of [...kept, [a.length, b.length] as const]) {
+    for (; i < keptA; i++) changes.push({ sign: "-", line: start + top + i, text: a[i]! });
+    for (; j < keptB; j++) changes.push({ sign: "+", line: start + top + j, text: b[j]! });
+    i++;
+    j++;
+  }
+  return changes;
 }
 
-function diffSide(sign: "-" | "+", lines: readonly string[], first: number): string[] {
-  const shown = lines.slice(0, diffMaxLines).map((line, index) => `${sign}${first + index}:${line}`);
-  const more = lines.length - diffMaxLines;
-  if (more > 0) shown.push(`${sign}(${more} more line${more === 1 ? "" : "s"})`);
+/** The index pairs of a longest common subsequence of `a` and `b`, in order. */
+function commonLines(a: readonly string[], b: readonly string[]): (readonly [number, number])[] {
+  const width = b.length + 1;
+  // lengths[i * width + j]: the longest common subsequence of a[i..] and b[j..].
+  const lengths = new Uint32Array((a.length + 1) * width);
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      lengths[i * width + j] =
+        a[i] === b[j]
+          ? lengths[(i + 1) * width + j + 1]! + 1
+          : Math.max(lengths[(i + 1) * width + j]!, lengths[i * width + j + 1]!);
+    }
+  }
+  const pairs: (readonly [number, number])[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      pairs.push([i, j]);
+      i++;
+      j++;
+    } else if (lengths[(i + 1) * width + j]! >= lengths[i * width + j + 1]!) i++;
+    else j++;
+  }
+  return pairs;
+}
+
+/** The changed lines, at most diffMaxLines of each sign; the rest counted after them. */
+function diffLines(changes: readonly ChangedLine[]): string[] {
+  const shown: string[] = [];
+  const more = { "-": 0, "+": 0 };
+  const count = { "-": 0, "+": 0 };
+  for (const change of changes) {
+    if (count[change.sign]++ < diffMaxLines) shown.push(`${change.sign}${change.line}:${change.text}`);
+    else more[change.sign]++;
+  }
+  for (const sign of ["-", "+"] as const) {
+    const n = more[sign];
+    if (n > 0) shown.push(`${sign}(${n} more line${n === 1 ? "" : "s"})`);
+  }
   return shown;
 }
 
 /**
  * What an edit removed and what took its place, when it removed anything (the region above shows the
- * new lines; only a diff shows the old ones). Unchanged lines at either end are left out.
+ * new lines; only a diff shows the old ones). Lines the edit kept, at either end or between two
+ * changes, are left out.
  */
 export function editDiff(
   oldLines: readonly string[],
@@ -154,14 +216,13 @@ export function editDiff(
   end: number,
   replacement: readonly string[],
 ): string | null {
-  const hunk = changedHunk(oldLines, start, end, replacement);
-  if (hunk.removed.length === 0 && hunk.added.length === 0 && end >= start)
+  const changes = changedLines(oldLines, start, end, replacement);
+  if (changes.length === 0 && end >= start)
     return "Note: the new lines are the same as the old ones; the file did not change.";
-  if (hunk.removed.length === 0) return null;
+  if (!changes.some((change) => change.sign === "-")) return null;
   return [
     "Lines removed (-, old numbers) and added (+, new numbers) by this edit:",
-    ...diffSide("-", hunk.removed, hunk.first),
-    ...diffSide("+", hunk.added, hunk.first),
+    ...diffLines(changes),
   ].join("\n");
 }
 
@@ -188,7 +249,9 @@ export function commentedOutWarning(
   end: number,
   replacement: readonly string[],
 ): string | null {
-  const { removed, added } = changedHunk(oldLines, start, end, replacement);
+  const changes = changedLines(oldLines, start, end, replacement);
+  const removed = changes.filter((change) => change.sign === "-").map((change) => change.text);
+  const added = changes.filter((change) => change.sign === "+").map((change) => change.text);
   if (added.length === 0) return null;
   const code = removed.filter((line) => commentOrBlank(path, line) === false);
   if (code.length === 0 || !added.every((line) => commentOrBlank(path, line) === true)) return null;
