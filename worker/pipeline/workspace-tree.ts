@@ -7,7 +7,7 @@
  */
 import { lstat, readdir, readFile, readlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type ArtefactRule, artefactRules } from "./artefacts.js";
+import { type ArtefactRule, artefactRules } from "../aci/artefacts.js";
 import { trustedGit } from "./host-git.js";
 
 export interface BaseCommit {

@@ -3,7 +3,7 @@
  * repository, and both sandbox drivers (Docker through the real engine and the sandbox image).
  */
 import { execFile } from "node:child_process";
-import { cp, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -137,6 +137,29 @@ describe("agent-fix run, inspect and replay on the local sandbox", { timeout: 30
     );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("cannot clone file:///nonexistent/repo.git");
+  });
+
+  it("leaves __pycache__ out of the patch and info.submission of a repository without a .gitignore", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cli-no-ignore-"));
+    await cp(repo, dir, { recursive: true });
+    await rm(join(dir, ".gitignore"));
+    // A real run of the tests first: the directory holds __pycache__ before the agent starts, and the
+    // replayed episode runs them again before it submits.
+    // (one of them fails: the bug)
+    const { PYTHONDONTWRITEBYTECODE: _, ...env } = process.env;
+    await promisify(execFile)("python3", ["-m", "unittest", "-q"], { cwd: dir, env }).catch(() => undefined);
+    expect(await readdir(join(dir, "calc/__pycache__"))).not.toHaveLength(0);
+    const out = await mkdtemp(join(tmpdir(), "cli-out-"));
+    const result = await cli(
+      ...["run", "--repo", dir, "--issue", issue, "--model", replay("fix.jsonl")],
+      ...["--sandbox", "local", "--test", "python3 -m unittest -q", "--out", out],
+    );
+    expect(result.code).toBe(0);
+    const { traj, patch } = await outputs(out);
+    const submission = JSON.parse(await readFile(traj, "utf8")).info.submission as string;
+    expect(submission).toBe(patch);
+    expect(patch.match(/^diff --git .*$/gm)).toEqual(["diff --git a/calc/ops.py b/calc/ops.py"]);
+    expect(await applies(patch)).toContain("        return 0\n");
   });
 
   it("exits 1 when the run ends without submitting", async () => {
