@@ -15,6 +15,8 @@ type Fault =
 
 type ConfigErrorCode =
   | "app_auth_failed"
+  | "cli_image_missing"
+  | "cli_options_invalid"
   | "config_invalid"
   | "config_unreadable"
   | "env_invalid"

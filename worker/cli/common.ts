@@ -1,8 +1,13 @@
 /** What the `agent-fix` commands (worker/cli.ts) share: printing, option parsers, a sandbox with its ACI. */
 import { InvalidArgumentError, Option } from "commander";
+import type Docker from "dockerode";
 import { createSandboxProvider } from "../../sandbox/index.js";
+import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "../../sandbox/version.js";
+import type { Sandbox } from "../../src/contracts.js";
+import { ConfigError } from "../../src/errors.js";
 import { createEnvironment } from "../aci/index.js";
 import type { AgentFixConfig } from "../agent/config-file.js";
+import { checkImagePresent, chooseLocalImage, type LocalImage } from "./local-image.js";
 
 export type SandboxDriver = "docker" | "local";
 
@@ -27,15 +32,82 @@ export function positiveInteger(value: string): number {
 /** An option's values, one per occurrence (a repeatable option). */
 export const collect = (value: string, previous: string[]) => [...previous, value];
 
-/** A sandbox on `sourceDir` and the ACI over it; the sandbox is removed if the ACI cannot start. */
+export const imageOption = () =>
+  new Option(
+    "--image <name>",
+    "the Docker image the sandbox runs (default: chosen as the worker chooses it, from the repository's files)",
+  );
+
+/** The sandbox of a command on a local checkout: where it runs, and the image it starts from. */
+export interface SandboxChoice {
+  driver: SandboxDriver;
+  /** `--image`, when given. */
+  image?: string | undefined;
+  /** The checkout's name, part of the key of an image built from it. */
+  repoName: string;
+}
+
+/** The image a Docker sandbox on `sourceDir` starts from (local-image.ts), checked to be on the engine. */
+async function dockerImageFor(
+  choice: SandboxChoice,
+  sourceDir: string,
+  config: AgentFixConfig,
+  docker: Docker,
+): Promise<LocalImage> {
+  const chosen = await chooseLocalImage({
+    root: sourceDir,
+    name: choice.repoName,
+    policy: config.repository,
+    // As the worker reads it (worker/config/worker-env.ts): the operator's default image.
+    defaultImage: process.env.AGENT_FIX_SANDBOX_IMAGE || SANDBOX_IMAGE,
+    override: choice.image,
+  });
+  if ("image" in chosen) {
+    await checkImagePresent((image) => docker.getImage(image).inspect(), chosen.image, {
+      slim: SANDBOX_IMAGE_NAME,
+      rich: SANDBOX_RICH_IMAGE_NAME,
+    });
+  }
+  print(`image: ${"image" in chosen ? chosen.image : "built from the repository"} (${chosen.reason})`);
+  return chosen;
+}
+
+/** The sandbox of `choice` on `sourceDir`: Docker's from the image chosen for it, or the host's. */
+async function createSandbox(
+  choice: SandboxChoice,
+  sourceDir: string,
+  jobId: string,
+  config: AgentFixConfig,
+): Promise<Sandbox> {
+  if (choice.driver === "local") {
+    if (choice.image !== undefined) {
+      throw new ConfigError(`--image ${choice.image}: the local sandbox runs on this host, in no image`, {
+        code: "cli_options_invalid",
+        hint: "Leave out --image, or run with --sandbox docker.",
+      });
+    }
+    return createSandboxProvider("local").create({ sourceDir, jobId });
+  }
+  const provider = createSandboxProvider("docker");
+  const image = await dockerImageFor(choice, sourceDir, config, provider.docker);
+  return provider.create({
+    sourceDir,
+    jobId,
+    ...("image" in image ? { image: image.image } : { imageBuild: image.build }),
+  });
+}
+
+/**
+ * A sandbox on `sourceDir` and the ACI over it; the sandbox is removed if the ACI cannot start. With
+ * Docker, the image is chosen as the worker chooses it (or `--image`), and printed with the reason.
+ */
 export async function startSandbox(
-  driver: SandboxDriver,
+  choice: SandboxChoice,
   sourceDir: string,
   jobId: string,
   config: AgentFixConfig,
 ) {
-  const provider = createSandboxProvider(driver);
-  const sandbox = await provider.create({ sourceDir, jobId });
+  const sandbox = await createSandbox(choice, sourceDir, jobId, config);
   try {
     const environment = await createEnvironment({ sandbox, config: config.aci });
     return { sandbox, environment };

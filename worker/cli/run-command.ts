@@ -8,7 +8,14 @@ import { readIssue, resolveRepo, runId } from "../agent/cli-support.js";
 import { loadConfig } from "../agent/config-file.js";
 import { type RunAgentOptions, runAgent } from "../agent/index.js";
 import { createModel } from "../model/index.js";
-import { print, type SandboxDriver, type SetExitCode, sandboxOption, startSandbox } from "./common.js";
+import {
+  imageOption,
+  print,
+  type SandboxDriver,
+  type SetExitCode,
+  sandboxOption,
+  startSandbox,
+} from "./common.js";
 
 const GATE_TIMEOUT_MS = 15 * 60_000;
 
@@ -17,6 +24,7 @@ interface RunOptions {
   issue: string;
   model?: string;
   sandbox: SandboxDriver;
+  image?: string;
   config?: string;
   test?: string;
   out: string;
@@ -30,6 +38,7 @@ export function registerRunCommand(program: Command, setExitCode: SetExitCode): 
     .requiredOption("--issue <file|text>", "the issue: a file (first line = title) or the text itself")
     .option("--model <spec>", "openai:NAME or replay:FILE (default: model.name in the config)")
     .addOption(sandboxOption())
+    .addOption(imageOption())
     .option("--config <file>", "a YAML file overriding config/default.yaml")
     .option("--test <command>", "a command that must pass on the submitted change (the gate)")
     .option("--out <dir>", "where ID.traj and ID.patch are written", "./trajectories")
@@ -74,7 +83,12 @@ async function run(options: RunOptions): Promise<number> {
   const detach = abortOnInterrupt(controller, print);
   let sandbox: Sandbox | undefined;
   try {
-    const started = await startSandbox(options.sandbox, repo.dir, id, config);
+    const started = await startSandbox(
+      { driver: options.sandbox, image: options.image, repoName: repo.name },
+      repo.dir,
+      id,
+      config,
+    );
     sandbox = started.sandbox;
     const trajectoryPath = join(out, `${id}.traj`);
     print(`agent-fix run ${id}: ${model.name}, ${options.sandbox} sandbox, trajectory ${trajectoryPath}`);

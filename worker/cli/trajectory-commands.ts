@@ -4,11 +4,19 @@ import { resolveRepo, runId } from "../agent/cli-support.js";
 import { loadConfig } from "../agent/config-file.js";
 import { formatTrajectory, readTrajectory } from "../agent/inspect.js";
 import { formatReplayReport, replayActions } from "../agent/replay-check.js";
-import { print, type SandboxDriver, type SetExitCode, sandboxOption, startSandbox } from "./common.js";
+import {
+  imageOption,
+  print,
+  type SandboxDriver,
+  type SetExitCode,
+  sandboxOption,
+  startSandbox,
+} from "./common.js";
 
 interface ReplayOptions {
   repo: string;
   sandbox: SandboxDriver;
+  image?: string;
   config?: string;
 }
 
@@ -25,6 +33,7 @@ export function registerTrajectoryCommands(program: Command, setExitCode: SetExi
     .argument("<file>", "a .traj file")
     .requiredOption("--repo <dir|git-url>", "the repository to replay against")
     .addOption(sandboxOption())
+    .addOption(imageOption())
     .option("--config <file>", "a YAML file overriding config/default.yaml")
     .action(async (file: string, options: ReplayOptions) => setExitCode(await replay(file, options)));
 }
@@ -43,7 +52,12 @@ async function replay(file: string, options: ReplayOptions): Promise<number> {
     ...(bundle === "aci" || bundle === "editor" ? { overrides: { aci: { bundle } } } : {}),
   });
   const repo = await resolveRepo(options.repo);
-  const { sandbox, environment } = await startSandbox(options.sandbox, repo.dir, runId(repo.name), config);
+  const { sandbox, environment } = await startSandbox(
+    { driver: options.sandbox, image: options.image, repoName: repo.name },
+    repo.dir,
+    runId(repo.name),
+    config,
+  );
   try {
     const recordedWorkdir = typeof trajectory.info.workdir === "string" ? trajectory.info.workdir : undefined;
     const report = await replayActions(trajectory, environment, {

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { cli } from "../../support/cli.js";
 import { requireSandboxImage } from "../../support/services.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
@@ -16,25 +17,6 @@ const fixtures = join(root, "test/fixtures/agent");
 const repo = join(fixtures, "calc-repo");
 const issue = join(fixtures, "issue.md");
 const replay = (name: string) => `replay:${join(fixtures, "replays", name)}`;
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(
-      join(root, "node_modules/.bin/tsx"),
-      ["worker/cli.ts", ...args],
-      {
-        cwd: root,
-        env: { ...process.env, OPENAI_API_KEY: "" },
-        timeout: 240_000,
-      },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    if (typeof failed.code !== "number") throw error;
-    return { code: failed.code, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
-  }
-}
 
 async function outputs(dir: string) {
   const files = await readdir(dir);

@@ -1,0 +1,106 @@
+/**
+ * `agent-fix run` chooses its Docker image as the worker does, from the local checkout: a real Go module
+ * (github.com/google/uuid, fetched from the Go module proxy at test time) runs in the rich image and its
+ * tests run there; `--image` wins; an image the engine lacks is refused with how to build it.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../../sandbox/version.js";
+import type { Trajectory } from "../../../src/contracts.js";
+import { cli } from "../../support/cli.js";
+import { turn } from "../../support/replay-turns.js";
+import { requireSandboxImage } from "../../support/services.js";
+
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+const calcRepo = join(root, "test/fixtures/agent/calc-repo");
+const GO_MODULE = "github.com/google/uuid";
+const GO_VERSION = "v1.6.0";
+
+/** The module's zip from the Go module proxy, unpacked: its directory. */
+async function fetchGoModule(): Promise<string> {
+  const response = await fetch(`https://proxy.golang.org/${GO_MODULE}/@v/${GO_VERSION}.zip`);
+  expect(response.status).toBe(200);
+  const dir = await mkdtemp(join(tmpdir(), "cli-go-"));
+  await writeFile(join(dir, "module.zip"), Buffer.from(await response.arrayBuffer()));
+  await promisify(execFile)("unzip", ["-q", "module.zip"], { cwd: dir });
+  return join(dir, `${GO_MODULE}@${GO_VERSION}`);
+}
+
+/** A replayed episode: look at the toolchain, change one file, submit and confirm. */
+async function replayFile(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "cli-replay-"));
+  const file = join(dir, "episode.jsonl");
+  const turns = [
+    turn("Which toolchain is here?", "bash", { command: "go version && command -v python3" }),
+    turn("Document the package.", "bash", { command: "echo '// Checked by agent-fix.' >> doc.go" }),
+    turn("Done.", "submit"),
+    turn("Reviewed: the change is the one line.", "submit"),
+  ];
+  await writeFile(file, `${turns.join("\n")}\n`);
+  return `replay:${file}`;
+}
+
+async function trajectoryIn(out: string): Promise<Trajectory> {
+  const traj = (await readdir(out)).find((file) => file.endsWith(".traj"));
+  return JSON.parse(await readFile(join(out, traj!), "utf8")) as Trajectory;
+}
+
+const ready = (await requireSandboxImage(SANDBOX_RICH_IMAGE)) && (await requireSandboxImage(SANDBOX_IMAGE));
+
+// Each run starts a CLI process (tsx compiles on start) and a sandbox: tens of seconds on a busy machine.
+describe.runIf(ready)("agent-fix run chooses the image as the worker does", { timeout: 300_000 }, () => {
+  it("runs a Go module from the Go proxy in the rich image, where its tests pass", async () => {
+    const module = await fetchGoModule();
+    const out = await mkdtemp(join(tmpdir(), "cli-out-"));
+    const result = await cli(
+      ...["run", "--repo", module, "--issue", "Document the package", "--model", await replayFile()],
+      ...["--sandbox", "docker", "--test", "go test ./...", "--out", out],
+    );
+    expect(result.stderr).not.toContain("Error");
+    expect(result.stdout).toContain(
+      `image: ${SANDBOX_RICH_IMAGE} (Image: \`${SANDBOX_RICH_IMAGE}\`, which has the go toolchain`,
+    );
+    expect(result.code).toBe(0);
+    const trajectory = await trajectoryIn(out);
+    expect(trajectory.info.sandbox_image).toBe(SANDBOX_RICH_IMAGE);
+    expect(trajectory.trajectory[0]!.observation).toMatch(/^go version go1\.\d+/);
+    expect(trajectory.info.gate).toHaveLength(1);
+    expect(trajectory.info.gate[0]!.output).toContain(`ok  \t${GO_MODULE}`);
+    expect(trajectory.info.submission).toContain("+// Checked by agent-fix.");
+  });
+
+  it("takes --image over the choice, and refuses an image the engine lacks with how to build it", async () => {
+    const module = await fetchGoModule();
+    const out = await mkdtemp(join(tmpdir(), "cli-out-"));
+    const slim = await cli(
+      ...["run", "--repo", module, "--issue", "Document the package", "--model", await replayFile()],
+      ...["--sandbox", "docker", "--image", SANDBOX_IMAGE, "--out", out],
+    );
+    expect(slim.stdout).toContain(`image: ${SANDBOX_IMAGE} (named by --image)`);
+    const trajectory = await trajectoryIn(out);
+    expect(trajectory.info.sandbox_image).toBe(SANDBOX_IMAGE);
+    // The slim image has no Go: the first command fails there.
+    expect(trajectory.trajectory[0]!.observation).toContain("go: command not found");
+
+    const missing = `${SANDBOX_RICH_IMAGE.split(":")[0]}:0.0.0-missing`;
+    const refused = await cli(
+      ...["run", "--repo", calcRepo, "--issue", "x", "--model", await replayFile()],
+      ...["--sandbox", "docker", "--image", missing],
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`the image ${missing} is not on this Docker engine`);
+    expect(refused.stderr).toContain("npm run sandbox:image:rich");
+
+    const local = await cli(
+      ...["run", "--repo", calcRepo, "--issue", "x", "--model", await replayFile()],
+      ...["--sandbox", "local", "--image", SANDBOX_IMAGE],
+    );
+    expect(local.code).toBe(2);
+    expect(local.stderr).toContain("the local sandbox runs on this host, in no image");
+  });
+});
