@@ -18,6 +18,7 @@ import type {
   KeptEnvironment,
   PreparedEnvironments,
   Sandbox,
+  SandboxOrigin,
 } from "../src/contracts.js";
 import { changedPaths, scanImage } from "./docker-keep-scan.js";
 import { isNotFound, parseSize, SANDBOX_UID } from "./docker-spec.js";
@@ -33,6 +34,9 @@ export const KEPT_LABEL = {
   prepared: "agent-fix.kept.prepared",
   /** How many files KEPT_HOST_FILES holds (absent on images kept before it existed). */
   hostFiles: "agent-fix.kept.host-files",
+  /** The image setup ran in, as named, and its id: what a trajectory records (absent on older images). */
+  base: "agent-fix.kept.base",
+  baseId: "agent-fix.kept.base-id",
 } as const;
 
 /** Where the kept image holds the workspace files setup produced, and the subset the host needs. */
@@ -77,15 +81,39 @@ export class DockerPreparedEnvironments implements PreparedEnvironments {
     return image.startsWith(`${this.name}:`);
   }
 
-  /** The key with the base image's id: an image built again under the same name prepares anew. */
-  private async fullKey(key: string, image: string): Promise<string | null> {
+  /** An image's id; null when the engine does not have it. */
+  private async imageId(image: string): Promise<string | null> {
     try {
-      const info = await this.docker.getImage(image).inspect();
-      return createHash("sha256").update(`${key}\0${info.Id}`).digest("hex");
+      return (await this.docker.getImage(image).inspect()).Id;
     } catch (error) {
       if (isNotFound(error)) return null;
       throw error;
     }
+  }
+
+  /** The key with the base image's id: an image built again under the same name prepares anew. */
+  private async fullKey(key: string, image: string): Promise<string | null> {
+    const id = await this.imageId(image);
+    return id === null ? null : keyWithImage(key, id);
+  }
+
+  /**
+   * Where a sandbox of the kept image `image` came from: the image setup ran in (its labels; an image kept
+   * before they existed gives its parent's id), and the environment itself.
+   */
+  async origin(image: string): Promise<SandboxOrigin> {
+    const info = await this.docker.getImage(image).inspect();
+    const labels = info.Config?.Labels ?? {};
+    const parent = info.Parent || null;
+    return {
+      image: labels[KEPT_LABEL.base] ?? parent ?? "unknown",
+      imageId: labels[KEPT_LABEL.baseId] || parent,
+      kept: {
+        image,
+        key: labels[KEPT_LABEL.key] ?? "unknown",
+        preparedAt: new Date(Number(labels[KEPT_LABEL.prepared] ?? 0)).toISOString(),
+      },
+    };
   }
 
   async find(key: string, image: string | undefined): Promise<KeptEnvironment | null> {
@@ -160,7 +188,8 @@ export class DockerPreparedEnvironments implements PreparedEnvironments {
       size: boolean;
     }) => Promise<{ SizeRw?: number }>;
     const size = await inspect({ size: true });
-    const full = (await this.fullKey(input.key, sandbox.image)) ?? input.key;
+    const baseId = await this.imageId(sandbox.image);
+    const full = baseId === null ? input.key : keyWithImage(input.key, baseId);
     const preparedAt = new Date();
     const labels = {
       [KEPT_LABEL.kept]: this.name,
@@ -169,6 +198,8 @@ export class DockerPreparedEnvironments implements PreparedEnvironments {
       [KEPT_LABEL.bytes]: String(size.SizeRw ?? 0),
       [KEPT_LABEL.prepared]: String(preparedAt.getTime()),
       [KEPT_LABEL.hostFiles]: String(hostFiles.length),
+      [KEPT_LABEL.base]: sandbox.image,
+      [KEPT_LABEL.baseId]: baseId ?? "",
     };
     const changes = Object.entries(labels)
       .map(([name, value]) => `LABEL ${JSON.stringify(name)}=${JSON.stringify(value)}`)
@@ -234,6 +265,10 @@ export class DockerPreparedEnvironments implements PreparedEnvironments {
     }
     return removed;
   }
+}
+
+function keyWithImage(key: string, imageId: string): string {
+  return createHash("sha256").update(`${key}\0${imageId}`).digest("hex");
 }
 
 /** Workspace files as a tar under `top`/, owned by the sandbox's user. */

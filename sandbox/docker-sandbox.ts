@@ -3,6 +3,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
+import type { SandboxOrigin } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import {
   assertWritableSize,
@@ -21,6 +22,7 @@ import { ansiC, ShellSession } from "./shell-session.js";
 interface DockerSandboxInit {
   id: string;
   image: string;
+  origin: SandboxOrigin;
   /** The setup network's name while connected (or connectable), null without. */
   network: string | null;
   env: string[];
@@ -35,6 +37,7 @@ export class DockerSandbox extends SessionSandbox {
   readonly workdir = WORKDIR;
   readonly id: string;
   readonly image: string;
+  readonly origin: SandboxOrigin;
   protected readonly agent: ShellSession;
   /** Root: kills and probes. */
   private readonly control: ShellSession;
@@ -58,6 +61,7 @@ export class DockerSandbox extends SessionSandbox {
     super(init.settings);
     this.id = init.id;
     this.image = init.image;
+    this.origin = init.origin;
     this.networkName = init.network;
     this.networkConnected = init.network !== null;
     this.workspaceBytes = init.workspaceBytes;

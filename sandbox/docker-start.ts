@@ -5,6 +5,7 @@
  * shells ready, its main process waiting for the repository (sandbox/docker-standby.ts).
  */
 import type Docker from "dockerode";
+import type { SandboxOrigin } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import type { SessionSandboxSettings } from "./common.js";
 import { type CopyChannel, openCopyChannel } from "./docker-copy.js";
@@ -16,6 +17,8 @@ export interface SandboxPlan {
   name: string;
   /** The image asked for (recorded on the sandbox). */
   image: string;
+  /** Where it came from (a kept environment's base image), for the trajectory. */
+  origin: SandboxOrigin;
   spec: Docker.ContainerCreateOptions;
   /** The setup network's name, or null for none. */
   network: string | null;
@@ -56,6 +59,7 @@ export async function startSandbox(
   const sandbox = new DockerSandbox(docker, container, {
     id: plan.name,
     image: plan.image,
+    origin: plan.origin,
     network: plan.network,
     env: plan.env,
     rootShell: plan.rootShell,

@@ -14,7 +14,13 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import Docker from "dockerode";
-import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
+import type {
+  Sandbox,
+  SandboxCreateOptions,
+  SandboxLimits,
+  SandboxOrigin,
+  SandboxProvider,
+} from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import {
   DEFAULT_LIMITS,
@@ -246,11 +252,13 @@ export class DockerSandboxProvider implements SandboxProvider {
     };
     const network = options.network === true ? this.setupNetwork : undefined;
     const runImage = await this.images.runnable(image, network !== undefined);
+    const origin = await this.originOf(image);
     const fixed = safeEnv(HOME, SANDBOX_PATH);
     const env = sandboxEnv(this.caBundle ? { ...fixed, ...caTrustEnv() } : fixed, options.env);
     return {
       name,
       image,
+      origin,
       spec: containerSpec({
         name,
         image: runImage,
@@ -271,6 +279,17 @@ export class DockerSandboxProvider implements SandboxProvider {
       settings: sessionSettings(this.options, options),
       workspaceBytes: this.workspaceBytes,
     };
+  }
+
+  /** Where a sandbox of `image` comes from: a kept environment's base image, or the image itself. */
+  private async originOf(image: string): Promise<SandboxOrigin> {
+    if (this.environments?.owns(image)) return this.environments.origin(image);
+    // Missing: the container's creation says so, in its own words.
+    const info = await this.docker
+      .getImage(image)
+      .inspect()
+      .catch(() => null);
+    return { image, imageId: info?.Id ?? null, kept: null };
   }
 
   /** The setup network's egress rules (the network made on first use). */

@@ -131,13 +131,25 @@ export interface RepoImageBuildSpec {
   name: string;
 }
 
+/** Where a Docker sandbox's image came from: what trajectories record (a kept image's tag is deleted later). */
+export interface SandboxOrigin {
+  /** The image as the operator or the repository named it (a built repository image: its id). */
+  image: string;
+  /** Its id on the engine; null when the engine could not say (an environment kept before this was recorded). */
+  imageId: string | null;
+  /** The kept environment (warm start) the sandbox started from, when it did. */
+  kept: { image: string; key: string; preparedAt: string } | null;
+}
+
 export interface Sandbox {
   readonly id: string;
   readonly driver: "docker" | "local";
   /** Absolute path of the repository root inside the sandbox (`/workspace` in Docker). */
   readonly workdir: string;
-  /** Image tag (Docker) or a description of the host (local): recorded in trajectories. */
+  /** The image the container runs (a kept environment's tag) (Docker), or a description of the host (local). */
   readonly image: string;
+  /** The image it came from, and the kept environment it started from (Docker); absent for the local driver. */
+  readonly origin?: SandboxOrigin | undefined;
   /**
    * Milliseconds from the start of its creation to the end of each start-up phase (Docker); a sandbox a
    * standby served has a `standby` phase (sandbox/docker-standby.ts).
@@ -347,7 +359,12 @@ export interface TrajectoryInfo {
   config_hash: string;
   tool_bundle: string;
   aci_version: string;
+  /** The image the run's sandboxes came from, as named (SandboxOrigin.image), or the local host's description. */
   sandbox_image: string;
+  /** That image's id on the engine (Docker). */
+  sandbox_image_id?: string | null;
+  /** The kept environment the sandboxes started from (warm start), null when setup ran or none was kept. */
+  kept_environment?: { image: string; key: string; prepared_at: string } | null;
   started_at: string;
   finished_at: string | null;
   [extra: string]: unknown;

@@ -73,6 +73,7 @@ function figures(trajectory: Trajectory, title: string): Html {
 <tr><th>Cost</th><td>$${stats.instance_cost.toFixed(4)}</td></tr>
 <tr><th>Duration</th><td>${seconds === null ? "running" : `${seconds.toFixed(0)} s`}</td></tr>
 <tr><th>Gate runs</th><td>${info.gate.map((g) => (g.passed ? "passed" : "failed")).join(", ") || "none"}</td></tr>
+<tr><th>Image</th><td><code>${info.sandbox_image}</code>${info.kept_environment ? html` (kept environment prepared at ${info.kept_environment.prepared_at})` : ""}</td></tr>
 </table>`;
 }
 

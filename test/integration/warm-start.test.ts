@@ -1,15 +1,19 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
+import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import { AgentFixError } from "../../src/errors.js";
+import { loadConfig } from "../../worker/agent/config-file.js";
+import { createAgentRunner } from "../../worker/pipeline/agent-runner.js";
 import { prepareTree } from "../../worker/pipeline/prepare.js";
 import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
 import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { committedRepository } from "../support/committed-repo.js";
+import { turn } from "../support/replay-turns.js";
 import { repositoryNamed } from "../support/repository-identity.js";
 import { requireSandboxImage } from "../support/services.js";
 
@@ -119,6 +123,48 @@ describe.runIf(ready)("warm start: the environment setup prepared, kept and foun
     const other = await prepare(await repository({}), { commands, secrets, repository: "other/warm" });
     expect(other.prepared.reused).toBeUndefined();
     expect(await readFile(join(other.prepared.dir, "deps/stamp"), "utf8")).not.toBe(stamp);
+  }, 400_000);
+
+  it("records in the trajectory the image setup ran in and the kept environment, not only the kept tag", async () => {
+    const commands = ["mkdir -p deps && echo lib > deps/lib.txt"];
+    const repo = await repository({ "app.txt": "origin\n" });
+    const first = await prepare(repo, { commands, repository: "octo/origin" });
+    const second = await prepare(repo, { commands, repository: "octo/origin" });
+    expect(second.prepared.reused?.preparedAt).toBeInstanceOf(Date);
+    const slim = await provider.docker.getImage(SANDBOX_IMAGE).inspect();
+    const operator = await loadConfig();
+    const replayDir = await mkdtemp(join(tmpdir(), "af-warm-replay-"));
+    roots.push(replayDir);
+    const replayFile = join(replayDir, "turns.jsonl");
+    await writeFile(replayFile, `${turn("Look.", "bash", { command: "cat deps/lib.txt" })}\n`);
+    for (const run of [first, second]) {
+      const trajectory = await run.sandboxes.using(run.prepared.dir, async (sandbox) => {
+        // The sandbox runs the kept image, whose tag goes when the environment is evicted.
+        expect(sandbox.image.startsWith(`${STORE}:`)).toBe(true);
+        const runner = await createAgentRunner(
+          { operator, modelOverride: `replay:${replayFile}` },
+          { maxSteps: 2 },
+          "warm-origin",
+        );
+        return runner({
+          sandbox,
+          issue: { number: 1, title: "Look", body: "" },
+          repoName: "octo/origin",
+          gate: async () => ({ passed: true, output: "" }),
+          onStep: () => {},
+          signal: new AbortController().signal,
+        });
+      });
+      await run.sandboxes.disposeAll();
+      expect(trajectory.trajectory[0]?.observation).toContain("lib");
+      const { info } = trajectory;
+      expect(info.sandbox_image).toBe(SANDBOX_IMAGE);
+      expect(info.sandbox_image_id).toBe(slim.Id);
+      expect(info.kept_environment?.image.startsWith(`${STORE}:`)).toBe(true);
+      expect(info.kept_environment?.key).toMatch(/^[0-9a-f]{64}$/);
+      // The environment the second run reused is the first run's: prepared once, at the same time.
+      expect(info.kept_environment?.prepared_at).toBe(second.prepared.reused?.preparedAt.toISOString());
+    }
   }, 400_000);
 
   it("lays nothing on the host when every kept file lies under a skipped directory: the checkout is the prepared tree", async () => {

@@ -1,6 +1,6 @@
 /** `agent-fix inspect`: a trajectory file made readable, step by step, then the outcome and the figures. */
 import { readFile } from "node:fs/promises";
-import type { Trajectory } from "../../src/contracts.js";
+import type { Trajectory, TrajectoryInfo } from "../../src/contracts.js";
 import { ConfigError } from "../../src/errors.js";
 
 export async function readTrajectory(path: string): Promise<Trajectory> {
@@ -73,10 +73,17 @@ export function formatTrajectory(
     `tokens        ${stats.tokens_sent} sent, ${stats.tokens_received} received`,
     `cost          $${stats.instance_cost.toFixed(4)}${typeof info.cost_note === "string" ? ` (${info.cost_note})` : ""}`,
     `tools         ${info.tool_bundle} (ACI ${info.aci_version}), ${String(info.action_format ?? "")}`,
-    `sandbox       ${info.sandbox_image}`,
+    `sandbox       ${sandboxLine(info)}`,
     `config hash   ${info.config_hash}`,
     `time          ${info.started_at} to ${info.finished_at ?? "?"}`,
   );
   if (patch.trim()) out.push("", "=== patch ===", patch.trimEnd());
   return out.join("\n");
+}
+
+/** The image the run came from (with its id), and the kept environment it started from. */
+function sandboxLine(info: TrajectoryInfo): string {
+  const id = info.sandbox_image_id ? ` (${info.sandbox_image_id.slice(0, 19)})` : "";
+  const kept = info.kept_environment;
+  return `${info.sandbox_image}${id}${kept ? `, kept environment prepared at ${kept.prepared_at}` : ""}`;
 }

@@ -13,6 +13,7 @@ import type {
   Gate,
   Model,
   ModelResponse,
+  SandboxOrigin,
   ToolResult,
   Trajectory,
   TrajectoryInfo,
@@ -68,6 +69,8 @@ export interface RunAgentOptions {
   onStep?: ((event: AgentStepEvent) => void | Promise<void>) | undefined;
   /** Recorded in info, so a result is attributable to the environment that produced it. */
   sandboxImage?: string | undefined;
+  /** Where the sandbox's image came from (Docker): recorded in its place, with the kept environment. */
+  sandboxOrigin?: SandboxOrigin | undefined;
   /** Hash of the whole configuration; default: a hash of `config`. */
   configHash?: string | undefined;
   /** Extra facts for info (e.g. the price table's date). */

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { Environment, Model, Trajectory, TrajectoryInfo } from "../../src/contracts.js";
+import type { Environment, Model, SandboxOrigin, Trajectory, TrajectoryInfo } from "../../src/contracts.js";
 import type { AgentConfig } from "../config/agent.js";
 
 /** Where else a trajectory goes after each save (the deployment's store); it handles its own errors. */
@@ -45,10 +45,12 @@ export function startingInfo(options: {
   config: AgentConfig;
   startedAt: number;
   sandboxImage?: string | undefined;
+  sandboxOrigin?: SandboxOrigin | undefined;
   configHash?: string | undefined;
   info?: Record<string, unknown> | undefined;
 }): TrajectoryInfo {
   const { model, env, config } = options;
+  const origin = options.sandboxOrigin;
   return {
     exit_status: null,
     submission: null,
@@ -58,7 +60,9 @@ export function startingInfo(options: {
     config_hash: options.configHash ?? hashOf(config),
     tool_bundle: env.bundle,
     aci_version: env.version,
-    sandbox_image: options.sandboxImage ?? "unknown",
+    // The image as named, not a kept environment's tag: that one is deleted when the environment is evicted.
+    sandbox_image: origin?.image ?? options.sandboxImage ?? "unknown",
+    ...(origin ? { sandbox_image_id: origin.imageId, kept_environment: keptEnvironment(origin) } : {}),
     started_at: new Date(options.startedAt).toISOString(),
     finished_at: null,
     action_format: config.actionFormat,
@@ -66,6 +70,10 @@ export function startingInfo(options: {
     ...(model.costNote ? { cost_note: model.costNote } : {}),
     ...options.info,
   };
+}
+
+function keptEnvironment({ kept }: SandboxOrigin): NonNullable<TrajectoryInfo["kept_environment"]> | null {
+  return kept && { image: kept.image, key: kept.key, prepared_at: kept.preparedAt };
 }
 
 function hashOf(value: unknown): string {

@@ -101,6 +101,7 @@ async function run(options: RunOptions): Promise<number> {
       signal: controller.signal,
       trajectoryPath,
       sandboxImage: sandbox.image,
+      sandboxOrigin: sandbox.origin,
       configHash: config.hash,
       info: { workdir: sandbox.workdir },
       ...(options.test ? { gate: commandGate(sandbox, options.test), testCommand: options.test } : {}),

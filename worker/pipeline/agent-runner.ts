@@ -106,6 +106,7 @@ export async function createAgentRunner(
       gate: input.gate,
       signal: input.signal,
       sandboxImage: input.sandbox.image,
+      sandboxOrigin: input.sandbox.origin,
       configHash: operator.hash,
       ...(wiring.trajectoryDir ? { trajectoryPath: join(wiring.trajectoryDir, `${jobId}.traj`) } : {}),
       ...(wiring.trajectorySink ? { trajectorySink: wiring.trajectorySink } : {}),

@@ -68,10 +68,17 @@ describe.runIf(ready)("agent-fix run chooses the image as the worker does", { ti
     expect(result.code).toBe(0);
     const trajectory = await trajectoryIn(out);
     expect(trajectory.info.sandbox_image).toBe(SANDBOX_RICH_IMAGE);
+    expect(trajectory.info.sandbox_image_id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(trajectory.info.kept_environment).toBeNull();
     expect(trajectory.trajectory[0]!.observation).toMatch(/^go version go1\.\d+/);
     expect(trajectory.info.gate).toHaveLength(1);
     expect(trajectory.info.gate[0]!.output).toContain(`ok  \t${GO_MODULE}`);
     expect(trajectory.info.submission).toContain("+// Checked by agent-fix.");
+    const traj = (await readdir(out)).find((file) => file.endsWith(".traj"))!;
+    const shown = await cli("inspect", join(out, traj));
+    expect(shown.stdout).toContain(
+      `sandbox       ${SANDBOX_RICH_IMAGE} (${trajectory.info.sandbox_image_id!.slice(0, 19)})`,
+    );
   });
 
   it("takes --image over the choice, and refuses an image the engine lacks with how to build it", async () => {

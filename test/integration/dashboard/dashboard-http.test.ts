@@ -129,6 +129,7 @@ describe.skipIf(!up)("dashboard over HTTP (real server, Redis, GitHub stand-in)"
     const page = await run.text();
     expect(page).toContain('<section class="step failing" id="step-3">');
     expect(page).toContain('<span class="add">+        return 0</span>');
+    expect(page).toContain("<tr><th>Image</th><td><code>local:vm (no isolation)</code></td></tr>");
     expect((await get("/dashboard/runs/no-such-run", { cookie })).status).toBe(404);
     for (const path of ["..%2F..%2Fetc", "%E0%A4%A", "a%2Fb"]) {
       expect((await get(`/dashboard/runs/${path}`, { cookie })).status, path).toBe(404);
