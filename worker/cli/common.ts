@@ -2,7 +2,7 @@
 import { InvalidArgumentError, Option } from "commander";
 import type Docker from "dockerode";
 import { createSandboxProvider } from "../../sandbox/index.js";
-import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "../../sandbox/version.js";
+import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import type { Sandbox } from "../../src/contracts.js";
 import { ConfigError } from "../../src/errors.js";
 import { createEnvironment } from "../aci/index.js";
@@ -32,6 +32,9 @@ export function positiveInteger(value: string): number {
 /** An option's values, one per occurrence (a repeatable option). */
 export const collect = (value: string, previous: string[]) => [...previous, value];
 
+/** The operator's default image, as the worker reads it (AGENT_FIX_SANDBOX_IMAGE, worker/config/worker-env.ts). */
+export const defaultSandboxImage = () => process.env.AGENT_FIX_SANDBOX_IMAGE || SANDBOX_IMAGE;
+
 export const imageOption = () =>
   new Option(
     "--image <name>",
@@ -58,15 +61,11 @@ async function dockerImageFor(
     root: sourceDir,
     name: choice.repoName,
     policy: config.repository,
-    // As the worker reads it (worker/config/worker-env.ts): the operator's default image.
-    defaultImage: process.env.AGENT_FIX_SANDBOX_IMAGE || SANDBOX_IMAGE,
+    defaultImage: defaultSandboxImage(),
     override: choice.image,
   });
   if ("image" in chosen) {
-    await checkImagePresent((image) => docker.getImage(image).inspect(), chosen.image, {
-      slim: SANDBOX_IMAGE_NAME,
-      rich: SANDBOX_RICH_IMAGE_NAME,
-    });
+    await checkImagePresent((image) => docker.getImage(image).inspect(), chosen.image);
   }
   print(`image: ${"image" in chosen ? chosen.image : "built from the repository"} (${chosen.reason})`);
   return chosen;

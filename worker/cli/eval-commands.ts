@@ -1,12 +1,14 @@
 /** `agent-fix eval` (SWE-bench-style instances, graded; worker/eval/) and `agent-fix eval-replays`. */
-import { resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import type { Command } from "commander";
+import type { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { createSandboxProvider } from "../../sandbox/index.js";
-import type { SandboxProvider } from "../../src/contracts.js";
 import { abortOnInterrupt } from "../../src/process-signals.js";
+import type { RepositoryPolicy } from "../config/repo-policy.js";
 import { runEval } from "../eval/eval.js";
 import { exportReplays } from "../eval/replays.js";
-import { collect, positiveInteger, print, type SetExitCode } from "./common.js";
+import { collect, defaultSandboxImage, positiveInteger, print, type SetExitCode } from "./common.js";
+import { checkImagePresent, chooseLocalImage } from "./local-image.js";
 
 interface EvalCliOptions {
   model: string;
@@ -59,7 +61,7 @@ export function registerEvalReplaysCommand(program: Command, setExitCode: SetExi
 
 async function evaluate(instances: string, options: EvalCliOptions): Promise<number> {
   // One provider per image the instances name, made on first use.
-  const providers = new Map<string, SandboxProvider>();
+  const providers = new Map<string, DockerSandboxProvider>();
   const providerFor = (image: string | undefined) => {
     const key = image ?? "";
     let provider = providers.get(key);
@@ -68,6 +70,20 @@ async function evaluate(instances: string, options: EvalCliOptions): Promise<num
       providers.set(key, provider);
     }
     return provider;
+  };
+  const docker = providerFor(undefined).docker;
+  // An instance naming no image runs in the one its checkout calls for, as `agent-fix run` chooses it
+  // (an image built from a devcontainer's Dockerfile is not: the instance's `image` names one).
+  const imageFor = async (checkoutDir: string, policy: RepositoryPolicy) => {
+    const chosen = await chooseLocalImage({
+      root: checkoutDir,
+      name: basename(checkoutDir),
+      policy,
+      defaultImage: defaultSandboxImage(),
+    });
+    if (!("image" in chosen)) return undefined;
+    await checkImagePresent((image) => docker.getImage(image).inspect(), chosen.image);
+    return chosen.image;
   };
   const controller = new AbortController();
   const detach = abortOnInterrupt(controller, print);
@@ -80,6 +96,7 @@ async function evaluate(instances: string, options: EvalCliOptions): Promise<num
       workers: options.workers,
       out: options.out,
       providerFor,
+      imageFor,
       print,
       signal: controller.signal,
     });

@@ -8,6 +8,7 @@
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "../../sandbox/version.js";
 import type { RepoImageBuildSpec } from "../../src/contracts.js";
 import { ConfigError } from "../../src/errors.js";
 import { artefactRules } from "../aci/artefacts.js";
@@ -111,7 +112,6 @@ export async function chooseLocalImage(options: {
 export async function checkImagePresent(
   inspect: (image: string) => Promise<unknown>,
   image: string,
-  names: { slim: string; rich: string },
 ): Promise<void> {
   const found = await inspect(image).then(
     () => true,
@@ -123,9 +123,9 @@ export async function checkImagePresent(
   if (found) return;
   const [repository] = image.split(":");
   const hint =
-    repository === names.rich
+    repository === SANDBOX_RICH_IMAGE_NAME
       ? "Build it with `npm run sandbox:image:rich` (sandbox/image/build.sh --rich), or choose another with --image."
-      : repository === names.slim
+      : repository === SANDBOX_IMAGE_NAME
         ? "Build it with `npm run sandbox:image` (sandbox/image/build.sh), or choose another with --image."
         : `Pull or build it (\`docker pull ${image}\`), or choose another with --image.`;
   throw new ConfigError(`the image ${image} is not on this Docker engine`, {

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import Bottleneck from "bottleneck";
 import type { SandboxProvider } from "../../src/contracts.js";
 import { AgentFixError, ConfigError } from "../../src/errors.js";
+import type { RepositoryPolicy } from "../config/repo-policy.js";
 import { requirePrice } from "../model/cost.js";
 import { createModel } from "../model/index.js";
 import { createAgentRunner } from "../pipeline/agent-runner.js";
@@ -28,6 +29,11 @@ interface EvalOptions {
   out: string;
   /** Sandboxes from the instance's image, or the agent-fix sandbox image. */
   providerFor: (image: string | undefined) => SandboxProvider;
+  /**
+   * For an instance that names no image: the one its checkout calls for, chosen as the worker chooses
+   * (under the variant's `repository:` policy); undefined for the provider's default.
+   */
+  imageFor?: ((checkoutDir: string, policy: RepositoryPolicy) => Promise<string | undefined>) | undefined;
   print: (line: string) => void;
   signal: AbortSignal;
 }
@@ -96,6 +102,9 @@ async function evaluate(
     const run = await runInstance(instance, {
       jobId,
       provider: options.providerFor(instance.image),
+      ...(options.imageFor && instance.image === undefined
+        ? { imageFor: (dir: string) => options.imageFor!(dir, variant.config.repository) }
+        : {}),
       maxSteps,
       agentFor: (testCommand) =>
         createAgentRunner(

@@ -42,7 +42,7 @@ const instanceSchema = z.object({
     .string()
     .refine((text) => text.includes("{tests}"), "must contain {tests}, where the test ids go")
     .optional(),
-  /** The Docker image the sandboxes start from; default the agent-fix sandbox image. */
+  /** The Docker image the sandboxes start from; default: the one its checkout calls for (eval.ts imageFor). */
   image: z.string().min(1).optional(),
 });
 

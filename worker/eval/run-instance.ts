@@ -22,6 +22,8 @@ interface InstanceRunDeps {
   jobId: string;
   /** Starts sandboxes from the instance's image. */
   provider: SandboxProvider;
+  /** The image the checkout calls for (an instance naming none); undefined keeps the provider's default. */
+  imageFor?: ((checkoutDir: string) => Promise<string | undefined>) | undefined;
   maxSteps: number;
   /** The agent loop, told the gate's command. */
   agentFor: (testCommand: string) => Promise<AgentRunner>;
@@ -47,6 +49,8 @@ export async function runInstance(instance: EvalInstance, deps: InstanceRunDeps)
   signal.addEventListener("abort", onAbort, { once: true });
   try {
     const checkout = await checkoutInstance(instance.repo, instance.base_commit, join(root, "repo"), signal);
+    const image = await deps.imageFor?.(checkout.dir);
+    if (image !== undefined) sandboxes.useImage(image);
     const { setup, testCommand } = await instanceCommands(instance, checkout.dir);
     const prepared = await prepareInstanceTree(sandboxes, checkout, root, setup, signal);
     // The gate runs the tests that passed before the change (all of them when none are listed): the

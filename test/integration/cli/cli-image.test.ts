@@ -1,10 +1,11 @@
 /**
  * `agent-fix run` chooses its Docker image as the worker does, from the local checkout: a real Go module
  * (github.com/google/uuid, fetched from the Go module proxy at test time) runs in the rich image and its
- * tests run there; `--image` wins; an image the engine lacks is refused with how to build it.
+ * tests run there; `--image` wins; an image the engine lacks is refused with how to build it. `agent-fix
+ * eval` chooses the same way for an instance that names no image.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,14 +13,37 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../../sandbox/version.js";
 import type { Trajectory } from "../../../src/contracts.js";
-import { cli } from "../../support/cli.js";
+import { gitIn, readEvalResults, cli as runCli } from "../../support/eval-repo.js";
 import { turn } from "../../support/replay-turns.js";
 import { requireSandboxImage } from "../../support/services.js";
 
+const cli = (...args: string[]) => runCli(args);
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const calcRepo = join(root, "test/fixtures/agent/calc-repo");
 const GO_MODULE = "github.com/google/uuid";
 const GO_VERSION = "v1.6.0";
+
+/** The grading's test, added by the instance's test_patch. */
+const NEW_TEST = [
+  "package uuid",
+  "",
+  'import "testing"',
+  "",
+  "func TestAgentFix(t *testing.T) {",
+  '\tif NewString() == "" {',
+  '\t\tt.Fatal("no UUID")',
+  "\t}",
+  "}",
+];
+const NEW_TEST_PATCH = [
+  "diff --git a/agentfix_test.go b/agentfix_test.go",
+  "new file mode 100644",
+  "--- /dev/null",
+  "+++ b/agentfix_test.go",
+  `@@ -0,0 +1,${NEW_TEST.length} @@`,
+  ...NEW_TEST.map((line) => `+${line}`),
+  "",
+].join("\n");
 
 /** The module's zip from the Go module proxy, unpacked: its directory. */
 async function fetchGoModule(): Promise<string> {
@@ -109,5 +133,44 @@ describe.runIf(ready)("agent-fix run chooses the image as the worker does", { ti
     );
     expect(local.code).toBe(2);
     expect(local.stderr).toContain("the local sandbox runs on this host, in no image");
+  });
+
+  it("eval runs an instance naming no image in the one its checkout calls for, and grades its Go tests", async () => {
+    const module = await fetchGoModule();
+    const git = gitIn(module);
+    await git("init", "-q");
+    await git("add", "-A");
+    await git("commit", "-q", "-m", "uuid");
+    const base = (await git("rev-parse", "HEAD")).trim();
+    const dir = await mkdtemp(join(tmpdir(), "cli-eval-"));
+    await mkdir(join(dir, "replays"));
+    const replay = (await readFile((await replayFile()).slice("replay:".length), "utf8")).trim();
+    await writeFile(join(dir, "replays", "uuid-doc.jsonl"), `${replay}\n`);
+    const instance = {
+      instance_id: "uuid-doc",
+      repo: module,
+      base_commit: base,
+      problem_statement: "Document the package",
+      test_patch: NEW_TEST_PATCH,
+      FAIL_TO_PASS: ["TestAgentFix"],
+      PASS_TO_PASS: ["TestNil"],
+      setup: [],
+    };
+    await writeFile(join(dir, "instances.jsonl"), `${JSON.stringify(instance)}\n`);
+    const out = join(dir, "out");
+    const result = await cli(
+      ...["eval", join(dir, "instances.jsonl"), "--model", `replay:${join(dir, "replays")}`, "--out", out],
+    );
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const [graded] = await readEvalResults(out);
+    expect(graded?.grade).toEqual({
+      resolved: true,
+      FAIL_TO_PASS: { passed: ["TestAgentFix"], failed: [] },
+      PASS_TO_PASS: { passed: ["TestNil"], failed: [] },
+    });
+    const trajectory = JSON.parse(await readFile(graded!.trajectory!, "utf8")) as Trajectory;
+    expect(trajectory.info.sandbox_image).toBe(SANDBOX_RICH_IMAGE);
+    expect(trajectory.trajectory[0]!.observation).toMatch(/^go version go1\.\d+/);
   });
 });

@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { cli } from "../../support/cli.js";
+import { cli as runCli } from "../../support/eval-repo.js";
 import { requireSandboxImage } from "../../support/services.js";
 
+const cli = (...args: string[]) => runCli(args);
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const fixtures = join(root, "test/fixtures/agent");
 const repo = join(fixtures, "calc-repo");
