@@ -42,7 +42,7 @@ export const imageOption = () =>
   );
 
 /** The sandbox of a command on a local checkout: where it runs, and the image it starts from. */
-export interface SandboxChoice {
+interface SandboxChoice {
   driver: SandboxDriver;
   /** `--image`, when given. */
   image?: string | undefined;
