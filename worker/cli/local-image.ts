@@ -14,7 +14,7 @@ import { ConfigError } from "../../src/errors.js";
 import { artefactRules } from "../aci/artefacts.js";
 import { detectCommands, filesToRead } from "../config/detect/index.js";
 import type { DetectedPart } from "../config/detect/types.js";
-import { parseRepoConfig, REPO_CONFIG_PATH } from "../config/repo.js";
+import { parseRepoYaml, REPO_CONFIG_PATH, type RepoConfig, validateRepoConfig } from "../config/repo.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";
 import { chooseRepoImage, declinedDevcontainerNote, toolchainImageChoice } from "../pipeline/image-choice.js";
 
@@ -67,6 +67,15 @@ async function detectLocal(root: string): Promise<DetectedPart[]> {
   return detectCommands({ paths, contents }).parts;
 }
 
+/** The checkout's agent-fix.yml; its `_extends` (the organisation's defaults, not read here) left out. */
+function localRepoConfig(text: string, source: string): RepoConfig {
+  const data = parseRepoYaml(text, source);
+  if (typeof data !== "object" || data === null || Array.isArray(data))
+    return validateRepoConfig(data, source);
+  const { _extends: _, ...own } = data as Record<string, unknown>;
+  return validateRepoConfig(own, source);
+}
+
 export async function chooseLocalImage(options: {
   /** The checkout on the host. */
   root: string;
@@ -82,7 +91,7 @@ export async function chooseLocalImage(options: {
   if (options.override !== undefined) return { image: options.override, reason: "named by --image" };
   const read = (path: string) => readLocalFile(root, path, MAX_FILE_BYTES);
   const configText = await read(REPO_CONFIG_PATH);
-  const config = configText === null ? undefined : parseRepoConfig(configText, join(root, REPO_CONFIG_PATH));
+  const config = configText === null ? undefined : localRepoConfig(configText, join(root, REPO_CONFIG_PATH));
   // As the worker: detection only for a repository whose file names no test command.
   const detected = config?.test.command === undefined ? await detectLocal(root) : [];
   const chosen = await chooseRepoImage(read, config?.sandbox?.image, policy.images);
