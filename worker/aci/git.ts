@@ -84,15 +84,18 @@ async function writeArtefactExcludes(sandbox: Sandbox, base: string, timeoutMs: 
 }
 
 /**
- * The diff of the working tree against `base`: new files included, unless the repository's .gitignore
- * or an artefact rule ignores them.
+ * The diff of the working tree against `base`: the paths `base` tracks, and new files unless the
+ * repository's .gitignore or an artefact rule ignores them (whatever the agent staged).
  */
 export async function workingTreeDiff(sandbox: Sandbox, base: string, timeoutMs: number): Promise<string> {
   const excludes = await writeArtefactExcludes(sandbox, base, timeoutMs);
   await run(
     sandbox,
     `index=$(mktemp) && { cp "$(${git} rev-parse --git-dir)/index" "$index" 2>/dev/null || rm -f "$index"; } && ` +
-      `export GIT_INDEX_FILE="$index" && ${git} -c core.excludesFile=${shellQuote(excludes)} add -A . && ` +
+      // The base's entries (with the agent's index's stat data where they match: no file is hashed again),
+      // not what the agent staged: an artefact it added (`git add -A` without a .gitignore) stays out.
+      `export GIT_INDEX_FILE="$index" && { ${git} read-tree -m ${base} 2>/dev/null || ${git} read-tree ${base}; } && ` +
+      `${git} -c core.excludesFile=${shellQuote(excludes)} add -A . && ` +
       `${git} diff --cached --binary --no-color --no-ext-diff --no-textconv --src-prefix=a/ --dst-prefix=b/ ${base} > ${patchFile}; ` +
       `status=$?; rm -f "$index"; exit $status`,
     timeoutMs,

@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import type { Trajectory } from "../../../src/contracts.js";
 import { cli as runCli } from "../../support/eval-repo.js";
+import { turn } from "../../support/replay-turns.js";
 import { requireSandboxImage } from "../../support/services.js";
 
 const cli = (...args: string[]) => runCli(args);
@@ -132,14 +134,22 @@ describe("agent-fix run, inspect and replay on the local sandbox", { timeout: 30
     const { PYTHONDONTWRITEBYTECODE: _, ...env } = process.env;
     await promisify(execFile)("python3", ["-m", "unittest", "-q"], { cwd: dir, env }).catch(() => undefined);
     expect(await readdir(join(dir, "calc/__pycache__"))).not.toHaveLength(0);
+    // The recorded fix, with the agent staging everything (the artefacts too) before it submits.
+    const turns = (await readFile(join(fixtures, "replays", "fix.jsonl"), "utf8")).trim().split("\n");
+    const stagesAll = turn("Stage the change.", "bash", { command: "git add -A && git status --short" });
+    const model = join(await mkdtemp(join(tmpdir(), "cli-replay-")), "fix-staged.jsonl");
+    await writeFile(model, `${[...turns.slice(0, 3), stagesAll, ...turns.slice(3)].join("\n")}\n`);
     const out = await mkdtemp(join(tmpdir(), "cli-out-"));
     const result = await cli(
-      ...["run", "--repo", dir, "--issue", issue, "--model", replay("fix.jsonl")],
+      ...["run", "--repo", dir, "--issue", issue, "--model", `replay:${model}`],
       ...["--sandbox", "local", "--test", "python3 -m unittest -q", "--out", out],
     );
     expect(result.code).toBe(0);
     const { traj, patch } = await outputs(out);
-    const submission = JSON.parse(await readFile(traj, "utf8")).info.submission as string;
+    const trajectory = JSON.parse(await readFile(traj, "utf8")) as Trajectory;
+    // The agent's index holds them: git status shows them staged.
+    expect(trajectory.trajectory[3]?.observation).toContain("A  calc/__pycache__/");
+    const submission = trajectory.info.submission;
     expect(submission).toBe(patch);
     expect(patch.match(/^diff --git .*$/gm)).toEqual(["diff --git a/calc/ops.py b/calc/ops.py"]);
     expect(await applies(patch)).toContain("        return 0\n");
