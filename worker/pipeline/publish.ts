@@ -171,16 +171,6 @@ function summaryOf(
   });
 }
 
-/** The agent's own account of its change: the thought that went with its final submit. */
-export function finalMessage(trajectory: Trajectory): string {
-  const steps = trajectory.trajectory;
-  for (let i = steps.length - 1; i >= 0; i--) {
-    const thought = steps[i]?.thought.trim();
-    if (thought) return thought;
-  }
-  return "";
-}
-
 /**
  * Step 11's GitHub writes (docs/architecture.md): one draft pull request per issue, the review request, the
  * summary.
@@ -204,7 +194,10 @@ export function githubPublisher(
   const body = (draft: PullRequestDraft) =>
     renderPullRequestBody({
       issueNumber: draft.issueNumber,
-      summary: finalMessage(draft.trajectory),
+      issueTitle: draft.title,
+      // Only what the model gave as the description: never a thought it was not told is published.
+      description: draft.trajectory.info.description ?? null,
+      patch: draft.trajectory.info.submission ?? "",
       testCommand: draft.testCommand,
       baselinePassed: draft.baseline.passed,
       gateAttempts: draft.trajectory.info.gate.length,
