@@ -10,7 +10,6 @@
 const STATE_LINE = /^\((Open file|Current directory): .*\)$/;
 /** Lines that carry no result: rules (`-----`, `=====`), progress dots, pytest's `[100%]` bar alone. */
 const NOISE = /^(\s*[-=_~⎯─]{3,}\s*|\s*[.sFExX]+\s*(\[\s*\d+%\])?\s*)$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the escape is what is removed
 const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
 
 /** Tools whose observation is a command's output; every other tool's first line says what it did. */
