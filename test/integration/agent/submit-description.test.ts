@@ -2,8 +2,8 @@
  * The pull request's description (issue 24: the confirming submit's thought was published though nothing
  * the model saw said so, and it was its reply to the checklist): the model is asked for it in so many
  * words, and only what it gave as the description is taken. With function calls, submit's `description`
- * argument; in text mode, the reply's text before the submit that answers the request. Real ACI over a
- * local sandbox, replayed models.
+ * argument, in every tool bundle; in text mode, the reply's text before the submit that answers the
+ * request. Real ACI over a local sandbox, replayed models.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { FunctionSpec, Model, Sandbox } from "../../../src/contracts.js";
@@ -91,5 +91,16 @@ describe("the pull request's description", () => {
     );
     expect(review).not.toContain("Write it in three parts");
     expect(trajectory.info.pull_request_template).toBe(".github/pull_request_template.md");
+  });
+
+  it.each(["editor", "shell"])("is the same submit argument in the %s bundle", async (bundle) => {
+    const { model, specs } = await recordingModel("description-bash.jsonl");
+    const { trajectory } = await runEpisode({ model, aci: { bundle }, cleanup: sandboxes });
+    expect(trajectory.info.tool_bundle).toBe(bundle);
+    expect(trajectory.info.submission).toContain("if values else 0");
+    expect(trajectory.info.description).toMatch(/^## What was wrong\n`mean\(\[\]\)` divided by zero\./);
+    expect(specs[0]!.find((spec) => spec.name === "submit")!.parameters).toMatchObject({
+      properties: { description: { type: "string" } },
+    });
   });
 });
