@@ -57,8 +57,13 @@ describe("the pull request's description", () => {
     expect(trajectory.info.exit_status).toBe("submitted");
     expect(trajectory.trajectory.at(-1)!.thought).toBe("Submitting.");
     expect(trajectory.info.description).toBeUndefined();
-    // The instance prompt asked for it, as the review would have.
-    expect(trajectory.history[1]!.content).toContain("Give it in submit's `description` argument.");
+    // The instance prompt asked for it, as the review would have, after the note on the tests.
+    const instance = trajectory.history[1]!.content ?? "";
+    expect(instance).toContain(
+      "Run the relevant tests before you submit.\n\nWhen you submit, give the pull request's description with it. It is published as you write it,",
+    );
+    expect(instance).toContain("Give it in submit's `description` argument.\n\nWrite it in three parts");
+    expect(instance.endsWith("the test results are added for you: leave them out.")).toBe(true);
   });
 
   it("in text mode: the text of the reply that confirms, fenced code and all, without the DISCUSSION line", async () => {
