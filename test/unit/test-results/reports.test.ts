@@ -33,6 +33,14 @@ describe("JUnit XML", () => {
     expect(() => parseJunitXml("<html><body/></html>")).toThrow(/no <testsuite>/);
   });
 
+  it("Maven Surefire's report, a nested class's test under its own class", async () => {
+    expect(Object.fromEntries(parseJunitXml(await fixture("surefire-TEST-ex.CalcTest-Inner.xml")))).toEqual({
+      "ex.CalcTest::breaks": "failed",
+      "ex.CalcTest::adds": "passed",
+      "ex.CalcTest$Inner::innerPasses": "passed",
+    });
+  });
+
   it("suites nested in suites, a root <testsuite> as Surefire writes it", () => {
     const xml = `<testsuite name="a"><testsuite name="b"><testcase classname="ex.T" name="one"/><testcase classname="ex.T" name="two"><error message="boom"/></testcase></testsuite></testsuite>`;
     expect(Object.fromEntries(parseJunitXml(xml))).toEqual({ "ex.T::one": "passed", "ex.T::two": "failed" });
