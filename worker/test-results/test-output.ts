@@ -106,7 +106,9 @@ export function parseCargoTest(output: string, { qualified = true } = {}): TestO
  * TAP (version 13 and 14, node:test's default output when not on a terminal, tape, tap): `ok 1 - name`
  * and `not ok 2 - name`, subtests indented by four spaces after their `# Subtest: name` line; the id is
  * the path of names (`group > inner`). `# SKIP` and `# TODO` are left out, as are YAML blocks (an
- * error message quoting "ok 1" is not a test). A name reported again (tape's assertions) gets its count.
+ * error message quoting "ok 1" is not a test). tape names its tests in comments (`# merge`) and its
+ * assertions after them (`ok 1 should be equivalent`): the id is both (`merge > should be equivalent`),
+ * and a name reported again in one test gets its count.
  * Read only from output that says it is TAP.
  */
 export function parseTap(output: string): TestOutcomes {
@@ -115,6 +117,7 @@ export function parseTap(output: string): TestOutcomes {
   const path: string[] = [];
   const seen = new Map<string, number>();
   let yamlIndent: number | null = null;
+  let group = "";
   for (const line of output.split("\n")) {
     const indent = line.length - line.trimStart().length;
     const text = line.trim();
@@ -133,11 +136,17 @@ export function parseTap(output: string): TestOutcomes {
       path[depth] = subtest[1]!;
       continue;
     }
+    // tape's test names: `# merge` before its assertions (the summary's `# tests 15` comes after them all).
+    const comment = depth === 0 ? /^# (.+)$/.exec(text) : null;
+    if (comment) {
+      group = comment[1]!.trim();
+      continue;
+    }
     const point = /^(not ok|ok)\b(?: \d+)?(?: -)?(?: (.*?))?(?:\s+#\s*(SKIP|TODO)\b.*)?$/i.exec(text);
     if (!point) continue;
     if (point[3]) continue;
     const name = (point[2] ?? "").replace(/\s+#.*$/, "");
-    const names = [...path.slice(0, depth), name];
+    const names = depth === 0 && group ? [group, name] : [...path.slice(0, depth), name];
     let id = names.join(" > ");
     const count = (seen.get(id) ?? 0) + 1;
     seen.set(id, count);

@@ -73,18 +73,25 @@ describe("TAP", () => {
     expect(parseTap("ok 1 - looks like a test\nnot ok 2 - another\n").size).toBe(0);
   });
 
-  it("an assertion name reported again gets its count (tape)", () => {
+  it("tape: assertions under their test's name, a name reported again in one test with its count", () => {
+    // tape 1.1's output for xtend 4.0.2 (npm), its first tests and its summary.
     const output = [
       "TAP version 13",
-      "# adds",
-      "ok 1 should be equal",
-      "ok 2 should be equal",
-      "not ok 3 should be equal",
+      "# merge",
+      "ok 1 should be equivalent",
+      "# undefined",
+      "ok 2 should be equivalent",
+      "not ok 3 should be equivalent",
+      "",
+      "1..3",
+      "# tests 3",
+      "# pass  2",
+      "# fail  1",
     ].join("\n");
     expect(Object.fromEntries(parseTap(output))).toEqual({
-      "should be equal": "passed",
-      "should be equal (2)": "passed",
-      "should be equal (3)": "failed",
+      "merge > should be equivalent": "passed",
+      "undefined > should be equivalent": "passed",
+      "undefined > should be equivalent (2)": "failed",
     });
   });
 });
