@@ -74,16 +74,19 @@ function listCommand(): string {
   return `{ ${ours}; ${jvm}; } 2>/dev/null | head -z -n ${MAX_REPORT_FILES + 1}`;
 }
 
-/** What one report file holds, by its name. */
+/** What one report file holds, by its name: only the names agent-fix asked for, and the JVM tools' reports. */
 function parseReport(path: string, text: string, root: string): { tests: TestOutcomes; source: string } {
   const name = posix.basename(path);
-  if (name.endsWith(".vitest.json"))
-    return { tests: parseJestJson(text, root), source: "vitest's JSON report" };
-  if (name.endsWith(".jest.json")) return { tests: parseJestJson(text, root), source: "jest's JSON report" };
-  if (path.startsWith(REPORT_DIR) && name === "pytest.xml")
-    return { tests: parseJunitXml(text), source: "pytest's JUnit XML" };
-  if (path.endsWith(".json")) throw new UnreadableReport("it is not a report agent-fix writes");
-  const tool = path.includes("/build/test-results/") ? "Gradle" : "Maven Surefire";
+  if (path.startsWith(`${REPORT_DIR}/`)) {
+    if (name.endsWith(".vitest.json"))
+      return { tests: parseJestJson(text, root), source: "vitest's JSON report" };
+    if (name.endsWith(".jest.json"))
+      return { tests: parseJestJson(text, root), source: "jest's JSON report" };
+    if (name === "pytest.xml") return { tests: parseJunitXml(text), source: "pytest's JUnit XML" };
+    throw new UnreadableReport("it is not a report agent-fix asked for");
+  }
+  const tool =
+    path.includes("/build/test-results/") || path.startsWith("build/") ? "Gradle" : "Maven Surefire";
   return { tests: parseJunitXml(text), source: `${tool}'s JUnit XML` };
 }
 

@@ -174,6 +174,27 @@ describe("per-test results from the repository's own command", () => {
   );
 
   it.runIf(slim)(
+    "a report too large or malformed is said and not used; the other results stand",
+    async () => {
+      const sandbox = await offline(SANDBOX_IMAGE, "node-test");
+      // What a hostile test suite can do: write into the report directory it is told about.
+      const hostile =
+        'head -c 9000000 /dev/zero > "$AGENT_FIX_TEST_REPORTS/pytest.xml"; echo "{" > "$AGENT_FIX_TEST_REPORTS/1-1.jest.json"; ' +
+        'echo "<testsuite>" > "$AGENT_FIX_TEST_REPORTS/other.xml"; node --test';
+      const result = await run(sandbox, hostile);
+      expect(outcomes(result.results?.tests)).toEqual({ adds: "passed", breaks: "failed" });
+      expect(result.results?.problems).toEqual([
+        expect.stringMatching(/^\.git\/agent-fix-reports\/1-1\.jest\.json was not read: it is not JSON \(/),
+        ".git/agent-fix-reports/other.xml was not read: it is not a report agent-fix asked for",
+        expect.stringMatching(
+          /^\.git\/agent-fix-reports\/pytest\.xml was not read: file too large: .* has 9000000 bytes, the limit is 8388608$/,
+        ),
+      ]);
+    },
+    300_000,
+  );
+
+  it.runIf(slim)(
     "vitest on Node 18 reports through the preload; the badge's failed download leaves every test passed",
     async () => {
       const sandbox = await offline(SANDBOX_IMAGE, "vitest", "npm install --no-audit --no-fund");
