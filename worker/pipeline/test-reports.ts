@@ -28,15 +28,15 @@ import {
 import { NODE_REPORT_PRELOAD } from "./node-report-preload.js";
 
 /** Under the workspace's .git: never part of a change, never shown by `git status`. */
-export const REPORT_DIR = ".git/agent-fix-reports";
+const REPORT_DIR = ".git/agent-fix-reports";
 const STARTED = `${REPORT_DIR}/.started`;
 const PRELOAD = `${REPORT_DIR}/preload.cjs`;
 
 /** Report files read per run: a Surefire report is one file per test class. */
-export const MAX_REPORT_FILES = 400;
+const MAX_REPORT_FILES = 400;
 /** One report's size, and all of a run's together. */
-export const MAX_REPORT_BYTES = 8 * 1024 * 1024;
-export const MAX_REPORTS_TOTAL_BYTES = 32 * 1024 * 1024;
+const MAX_REPORT_BYTES = 8 * 1024 * 1024;
+const MAX_REPORTS_TOTAL_BYTES = 32 * 1024 * 1024;
 
 /** The environment the test command gets, its report directory made (and emptied) first. */
 export async function prepareTestReports(

@@ -34,7 +34,7 @@ export function parseUnittestVerbose(output: string): TestOutcomes {
 }
 
 /** A top-level Go test's outcome in its package. */
-export interface GoTestLine {
+interface GoTestLine {
   pkg: string;
   name: string;
   outcome: TestOutcome;
