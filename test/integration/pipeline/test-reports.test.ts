@@ -7,6 +7,7 @@
  * node:test's own output is read, the output the model sees is the runner's usual one, and a test
  * command whose offline step fails after passing tests still has every test as passed.
  */
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -24,7 +25,18 @@ const HOST_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 /** A failing offline step after the tests, as a real `npm test` that downloads its coverage badge. */
 const BADGE = `node -e "fetch('https://img.shields.io/badge/coverage-100%25-green').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"`;
 
+const SUREFIRE = readFileSync(
+  new URL("../../fixtures/test-results/surefire-TEST-ex.CalcTest-Inner.xml", import.meta.url),
+  "utf8",
+);
+
 const PROJECTS: Record<string, Record<string, string>> = {
+  jvm: {
+    "pom.xml": "<project/>\n",
+    // Left by setup (a kept environment): older than the run, so not this run's result.
+    "target/surefire-reports/TEST-ex.Stale.xml":
+      '<testsuite><testcase classname="ex.Stale" name="old"/></testsuite>',
+  },
   pytest: {
     "tests/test_math.py":
       "def test_adds():\n    assert 1 + 1 == 2\n\ndef test_breaks():\n    assert 1 + 1 == 3\n",
@@ -169,6 +181,29 @@ describe("per-test results from the repository's own command", () => {
       const result = await run(sandbox, "npm test");
       expect(result.results?.sources).toEqual(["TAP output"]);
       expect(outcomes(result.results?.tests)).toEqual({ adds: "passed", breaks: "failed" });
+    },
+    300_000,
+  );
+
+  it.runIf(slim)(
+    "Surefire's and Gradle's reports written during the run are read, an older one left from setup is not",
+    async () => {
+      const sandbox = await offline(SANDBOX_IMAGE, "jvm");
+      // The JVM tools are not run here (their plugins come from Maven Central): the command writes what
+      // Surefire wrote for a real run (test/fixtures/test-results/), in a module, as `mvn test` would.
+      await sandbox.writeFile("module/target/surefire-reports/TEST-ex.CalcTest-Inner.xml.in", SUREFIRE);
+      const result = await run(
+        sandbox,
+        "cp module/target/surefire-reports/TEST-ex.CalcTest-Inner.xml.in 'module/target/surefire-reports/TEST-ex.CalcTest$Inner.xml' && " +
+          `mkdir -p build/test-results/test && printf '%s' '<testsuite><testcase classname="ex.G" name="g"/></testsuite>' > build/test-results/test/TEST-ex.G.xml`,
+      );
+      expect(result.results?.sources).toEqual(["Gradle's JUnit XML", "Maven Surefire's JUnit XML"]);
+      expect(outcomes(result.results?.tests)).toEqual({
+        "ex.G::g": "passed",
+        "module: ex.CalcTest::breaks": "failed",
+        "module: ex.CalcTest::adds": "passed",
+        "module: ex.CalcTest$Inner::innerPasses": "passed",
+      });
     },
     300_000,
   );
