@@ -49,13 +49,18 @@ describe.runIf(ready)("a real npm package whose `npm test` ends with an offline-
   let files: Record<string, string | Buffer>;
 
   /** xtend under `owner`, its owner's .github naming the replay of `turns`. */
-  async function xtendRepo(owner: string, installationId: number, turns: string[]): Promise<IssueRef> {
+  async function xtendRepo(
+    owner: string,
+    installationId: number,
+    turns: string[],
+    maxSteps = 10,
+  ): Promise<IssueRef> {
     const replay = join(dir, `${owner}.jsonl`);
     await writeFile(replay, `${turns.join("\n")}\n`);
     await stack.github.addRepo({
       owner,
       name: ".github",
-      files: { ".github/agent-fix.yml": `model: replay:${replay}\nlimits:\n  maxSteps: 10\n` },
+      files: { ".github/agent-fix.yml": `model: replay:${replay}\nlimits:\n  maxSteps: ${maxSteps}\n` },
       permissions: { maintainer: "write" },
       installationId,
     });
@@ -151,5 +156,25 @@ describe.runIf(ready)("a real npm package whose `npm test` ends with an offline-
     expect(outputs[0]).toMatch(
       /2 tests that passed before your change fail now:\n {2}- undefined > should be equivalent\n {2}- undefined > should be equivalent \(2\)/,
     );
+  }, 1_000_000);
+
+  it("work left unsubmitted at the step limit is judged test by test in the status", async () => {
+    const issue = await xtendRepo(
+      "limits",
+      3,
+      [
+        appendTurn("A test of extend() with no arguments.", "test.js", NEW_TEST),
+        turn("Looking around.", "bash", { command: "ls" }),
+        turn("Submitting.", "submit"),
+      ],
+      2,
+    );
+    expect(await stack.label(issue)).toBeLessThan(300);
+    const status = await waitFor("the final status", () => stack.finalStatus(issue), 900_000);
+    expect(status.body).toContain("The agent reached its step limit (2 steps)");
+    expect(status.body).toContain(
+      "**Tests on this change:** ✅ `npm test`: the tests passed (the command exited 1 after them, as on the unchanged code), in a fresh sandbox.",
+    );
+    expect(stack.pulls(issue)).toEqual([]);
   }, 1_000_000);
 });

@@ -101,7 +101,7 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
     const work = await captureLeftWork({
       trajectory,
       gate,
-      setup: phase.gateSetup,
+      setup: gateSetup,
       workspace: phase.sandbox,
       secrets: input.setupSecrets,
       signal,
