@@ -9,6 +9,13 @@
  * - `go test` (its package lines and `--- FAIL:` lines), cargo's libtest lines and TAP (node:test) are
  *   read from the output the model sees, unchanged.
  *
+ * Not `go test -json` through GOFLAGS: GOFLAGS reaches every go command that knows the flag, so a
+ * Makefile's `go list` or `go vet` would print JSON too; the default output's package lines suffice (a
+ * passing package stands for its tests, which it does not list without -v). Not node:test's reporters
+ * through NODE_OPTIONS: its default output off a terminal is TAP on the images' Node 18 and 20. pytest
+ * run twice in one command (tox-like scripts) keeps the last run's report only: tests of the first are
+ * absent, which counts against a change only when the command failed.
+ *
  * The reports go to a directory under the workspace's `.git`, which no change includes (the export skips
  * every `.git`) and the tests do not see as a change. They are written by the tests, that is by the code
  * under test: each file is read bounded in size and count, parsed as untrusted, and one that cannot be
