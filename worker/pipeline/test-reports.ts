@@ -13,8 +13,9 @@
  * Makefile's `go list` or `go vet` would print JSON too; the default output's package lines suffice (a
  * passing package stands for its tests, which it does not list without -v). Not node:test's reporters
  * through NODE_OPTIONS: its default output off a terminal is TAP on the images' Node 18 and 20. pytest
- * run twice in one command (tox-like scripts) keeps the last run's report only: tests of the first are
- * absent, which counts against a change only when the command failed.
+ * run twice in one command (tox-like scripts) keeps the last run's report only: the first run's tests
+ * are not judged one by one, and a command that failed on the unchanged code too would not show their
+ * failure (a known gap, as is any test runner that reports nothing beside one that does).
  *
  * The reports go to a directory under the workspace's `.git`, which no change includes (the export skips
  * every `.git`) and the tests do not see as a change. They are written by the tests, that is by the code
