@@ -3,14 +3,18 @@
  * the change and the baseline both have per-test results (test-reports.ts), the change passes when every
  * test that passed on the unchanged code passes and every test the baseline did not have passes. Tests
  * that failed before and still fail do not block it, nor does a command that fails after its tests (an
- * offline-only step such as a coverage badge's download), as long as it failed on the unchanged code too.
+ * offline-only step such as a coverage badge's download), as long as it failed on the unchanged code too
+ * and its failure looks the same (test-failure-class.ts): a test runner that reports nothing, beside one
+ * that does, failing only with the change would otherwise hide behind the baseline's offline step.
  *
  * A test that passed before and is not reported after (renamed, removed, or in a package that no longer
  * builds) is absent, not failed: it blocks only when the command failed, since then it may be a test that
  * could not run. A command that exits 0 passes as the exit-code gate would pass it. Without results on
  * both sides, or after a timeout (its results are partial), the exit code decides as before.
  */
+import type { TestFailureClass } from "../../src/github/baseline-failure.js";
 import type { TestRun } from "./baseline.js";
+import { classifyTestFailure } from "./test-failure-class.js";
 
 export interface PerTestVerdict {
   passed: boolean;
@@ -29,8 +33,19 @@ export interface PerTestVerdict {
   passing: number;
   /** The command failed though no test blocks: it failed after its tests on the unchanged code too. */
   commandFailedAfterTests: boolean;
-  /** The command failed with every test passing, and had not on the unchanged code: the exit code decides. */
+  /**
+   * The command failed with every test passing, and had not on the unchanged code, or failed otherwise
+   * there (what each failure looks like): the exit code decides.
+   */
   commandNewlyFails: boolean;
+  /** What the failures look like when they differ: on the unchanged code, and with the change. */
+  failureChanged: { before: TestFailureClass; after: TestFailureClass } | null;
+}
+
+/** Whether two failures look alike: the same class, and for the environment the same cause and subject. */
+function sameFailure(a: TestFailureClass, b: TestFailureClass): boolean {
+  if (a.kind !== "environment" || b.kind !== "environment") return a.kind === b.kind;
+  return a.cause === b.cause && a.subject === b.subject;
 }
 
 /** The verdict of `run` against `baseline`, or null when the exit code alone decides. */
@@ -57,7 +72,13 @@ export function perTestVerdict(baseline: TestRun, run: TestRun): PerTestVerdict 
     .map(([id]) => id);
   const failed = run.exitCode !== 0;
   const testsPass = broken.length === 0 && newFailing.length === 0 && (!failed || missing.length === 0);
-  const commandNewlyFails = testsPass && failed && baseline.exitCode === 0;
+  const failedBefore = testsPass && failed && baseline.exitCode !== 0 ? classifyTestFailure(baseline) : null;
+  const failsNow = failedBefore ? classifyTestFailure(run) : null;
+  const failureChanged =
+    failedBefore && failsNow && !sameFailure(failedBefore, failsNow)
+      ? { before: failedBefore, after: failsNow }
+      : null;
+  const commandNewlyFails = testsPass && failed && (baseline.exitCode === 0 || failureChanged !== null);
   return {
     passed: testsPass && !commandNewlyFails,
     broken,
@@ -69,6 +90,7 @@ export function perTestVerdict(baseline: TestRun, run: TestRun): PerTestVerdict 
     passing,
     commandFailedAfterTests: testsPass && failed && !commandNewlyFails,
     commandNewlyFails,
+    failureChanged,
   };
 }
 

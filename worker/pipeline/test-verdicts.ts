@@ -190,6 +190,11 @@ export function perTestVerdictText(testCommand: string, run: TestRun, verdict: P
         `Note: ${command} exited ${run.exitCode} though no test fails that passed before, as it failed on the unchanged code too (a step after the tests, such as a download the sandbox has no network for): it is not counted against your change.`,
       );
     }
+  } else if (verdict.failureChanged) {
+    const { before, after } = verdict.failureChanged;
+    lines.push(
+      `The test command ${command} failed (exit ${run.exitCode}) though no test fails that passed before${resultsBasis(run)}, and it fails otherwise than on the unchanged code: there it looked like ${failureClassWords(before)}, now like ${failureClassWords(after)}. Something your change affects fails beside the tests that report each result (a step, or tests of another runner). Its output follows.`,
+    );
   } else if (verdict.commandNewlyFails) {
     lines.push(
       `The test command ${command} failed (exit ${run.exitCode}) though no test fails that passed before${resultsBasis(run)}; on the unchanged code it exited 0, so something your change affects fails after or beside the tests. Its output follows.`,

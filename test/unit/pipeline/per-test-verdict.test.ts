@@ -117,6 +117,30 @@ describe("perTestVerdict", () => {
     );
   });
 
+  it("a command failing otherwise than on the unchanged code fails, though the reported tests pass", () => {
+    // `vitest run && mocha && curl badge`: offline, the badge fails; with the change, mocha (which
+    // reports nothing per test) fails first: real test output, not the badge's offline failure.
+    const curl = readFileSync(
+      new URL("../../fixtures/test-outputs/curl-offline.txt", import.meta.url),
+      "utf8",
+    );
+    const mocha = readFileSync(
+      new URL("../../fixtures/test-outputs/vitest-failing.txt", import.meta.url),
+      "utf8",
+    );
+    const baseline = run(6, { a: "passed" }, curl);
+    expect(perTestVerdict(baseline, run(6, { a: "passed" }, curl))).toMatchObject({
+      passed: true,
+      failureChanged: null,
+    });
+    const after = run(1, { a: "passed" }, mocha);
+    const verdict = perTestVerdict(baseline, after);
+    expect(verdict).toMatchObject({ passed: false, commandNewlyFails: true });
+    expect(perTestVerdictText("npm test", after, verdict!)).toContain(
+      "and it fails otherwise than on the unchanged code: there it looked like the environment: ",
+    );
+  });
+
   it("the exit code decides without results on both sides, or after a timeout", () => {
     expect(perTestVerdict(run(1, null), run(0, { a: "passed" }))).toBeNull();
     expect(perTestVerdict(run(0, { a: "passed" }), run(1, null))).toBeNull();
