@@ -14,6 +14,7 @@ import { githubMessage, openOrUpdatePullRequest, reviewRefusal } from "../github
 import { renderTrajectorySummary } from "../github/summary.js";
 import { analyseTestChanges } from "../github/test-changes.js";
 import { createWorkerLogger, type Logger } from "../log.js";
+import { baselineTestsPassed, proofFailed } from "./per-test-verdict.js";
 import type { PublishedPullRequest, Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /** Attempts at the final status edit before a new comment carries it instead. */
@@ -199,7 +200,8 @@ export function githubPublisher(
       description: draft.trajectory.info.description ?? null,
       patch: draft.trajectory.info.submission ?? "",
       testCommand: draft.testCommand,
-      baselinePassed: draft.baseline.passed,
+      // Per test where the runner reported them: a command failing after passing tests is not a failing baseline.
+      baselinePassed: baselineTestsPassed(draft.baseline),
       gateAttempts: draft.trajectory.info.gate.length,
       model: draft.trajectory.info.model,
       ...link,
@@ -213,7 +215,7 @@ export function githubPublisher(
         ? {
             proof: {
               testFiles: draft.proof.testFiles,
-              failedBefore: !draft.proof.before.passed,
+              failedBefore: proofFailed(draft.baseline, draft.proof.before),
               passedAfter: true,
             },
           }
