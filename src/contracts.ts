@@ -367,6 +367,10 @@ export interface TrajectoryInfo {
   kept_environment?: { image: string; key: string; prepared_at: string } | null;
   started_at: string;
   finished_at: string | null;
+  /** The pull request's description as the model gave it on submit; absent when it gave none. */
+  description?: string;
+  /** The repository's pull request template the model was asked to fill in, by its path. */
+  pull_request_template?: string;
   [extra: string]: unknown;
 }
 

@@ -117,7 +117,12 @@ function agentRunnerFactory(parts: BuiltParts, allowRepoReplay: boolean): Deps["
         spend: parts.fairness.spendOf(job.installationId),
         ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
       },
-      { ...config.agent, testCommand: config.testCommand },
+      {
+        ...config.agent,
+        testCommand: config.testCommand,
+        // A review run answers a review on a pull request already open: no template to fill in.
+        pullRequestTemplate: job.trigger === "review" ? undefined : config.agent.pullRequestTemplate,
+      },
       run,
     );
 }

@@ -7,6 +7,7 @@
  */
 
 import { ConfigError } from "../../src/errors.js";
+import type { PullRequestTemplate } from "../agent/index.js";
 import type { ToolBundleName } from "../config/aci.js";
 import { describeDetection, LOOKED_FOR, nothingDetectedHint } from "../config/detect/report.js";
 import { mergeOver, ORG_CONFIG_REPO, withoutExtends } from "../config/org-defaults.js";
@@ -20,6 +21,7 @@ import {
 import { type ContentsApi, readContents, type Where } from "./contents.js";
 import { detectFromRepository } from "./detect.js";
 import { chooseRepoImage, declinedDevcontainerNote, toolchainImageChoice } from "./image-choice.js";
+import { findPullRequestTemplate } from "./pr-template.js";
 import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
 import type { PipelineRepoConfig } from "./types.js";
 
@@ -30,6 +32,8 @@ export interface RepoAgentSettings {
   maxCostUsd: number | undefined;
   maxWallTimeSeconds: number | undefined;
   toolBundle: ToolBundleName | undefined;
+  /** The repository's pull request template (pipeline/pr-template.ts), filled in as the description. */
+  pullRequestTemplate?: PullRequestTemplate | undefined;
 }
 
 export type LoadedRepoConfig = PipelineRepoConfig & { agent: RepoAgentSettings };
@@ -85,11 +89,12 @@ export async function loadRepoConfig(
 ): Promise<LoadedRepoConfig> {
   const { owner } = where;
   const orgSource = `${owner}/${ORG_CONFIG_REPO}: ${REPO_CONFIG_PATH}`;
-  const [orgText, repoText] = await Promise.all([
+  const [orgText, repoText, template] = await Promise.all([
     sources.org && where.repo !== ORG_CONFIG_REPO
       ? fetchRepoConfigText(sources.org, { owner, repo: ORG_CONFIG_REPO })
       : null,
     fetchRepoConfigText(sources.repo, { owner, repo: where.repo, ref: where.defaultBranch }),
+    findPullRequestTemplate(sources, where),
   ]);
   // Each file is checked alone first, so that an error names the file it is in.
   const orgData = orgText === null ? {} : checkedData(orgText, owner, orgSource);
@@ -132,9 +137,12 @@ export async function loadRepoConfig(
   const toolchain = repoChoice ? undefined : toolchainImageChoice(detected, rules.policy);
   if (declined) notes.push(declinedDevcontainerNote(declined, toolchain?.image));
   if (toolchain) notes.push(toolchain.note);
-  const loaded = withImage(
-    toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules),
-    repoChoice ?? toolchain,
+  const loaded = withTemplate(
+    withImage(
+      toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules),
+      repoChoice ?? toolchain,
+    ),
+    template,
   );
   return notes.length ? { ...loaded, configNote: notes.join("\n\n") } : loaded;
 }
@@ -146,6 +154,10 @@ function withImage(
 ): LoadedRepoConfig {
   if (!choice) return loaded;
   return "build" in choice ? { ...loaded, imageBuild: choice.build } : { ...loaded, image: choice.image };
+}
+
+function withTemplate(loaded: LoadedRepoConfig, template: PullRequestTemplate | null): LoadedRepoConfig {
+  return template ? { ...loaded, agent: { ...loaded.agent, pullRequestTemplate: template } } : loaded;
 }
 
 function checkedData(text: string, owner: string, source: string): unknown {
