@@ -4,16 +4,15 @@
  * tests run there; `--image` wins; an image the engine lacks is refused with how to build it. `agent-fix
  * eval` chooses the same way for an instance that names no image.
  */
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../../sandbox/version.js";
 import type { Trajectory } from "../../../src/contracts.js";
 import { gitIn, readEvalResults, cli as runCli } from "../../support/eval-repo.js";
+import { goModule } from "../../support/registry-project.js";
 import { turn } from "../../support/replay-turns.js";
 import { requireSandboxImage } from "../../support/services.js";
 
@@ -45,14 +44,14 @@ const NEW_TEST_PATCH = [
   "",
 ].join("\n");
 
-/** The module's zip from the Go module proxy, unpacked: its directory. */
+/** The module from the Go module proxy (test/support/registry-project.ts), written out: its directory. */
 async function fetchGoModule(): Promise<string> {
-  const response = await fetch(`https://proxy.golang.org/${GO_MODULE}/@v/${GO_VERSION}.zip`);
-  expect(response.status).toBe(200);
   const dir = await mkdtemp(join(tmpdir(), "cli-go-"));
-  await writeFile(join(dir, "module.zip"), Buffer.from(await response.arrayBuffer()));
-  await promisify(execFile)("unzip", ["-q", "module.zip"], { cwd: dir });
-  return join(dir, `${GO_MODULE}@${GO_VERSION}`);
+  for (const [path, content] of Object.entries(await goModule(GO_MODULE, GO_VERSION))) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+  return dir;
 }
 
 /** A replayed episode: look at the toolchain, change one file, submit and confirm. */
