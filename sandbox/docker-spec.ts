@@ -9,6 +9,7 @@ import { caBundleMount } from "./docker-ca.js";
 import { copyThenSleep } from "./docker-copy.js";
 import { WORKDIR } from "./docker-scripts.js";
 import { isIpv4Cidr } from "./egress.js";
+import { SANDBOX_RICH_IMAGE_NAME } from "./version.js";
 
 export const SANDBOX_UID = 1000;
 /** Default cap of /workspace (a tmpfs volume: the kernel enforces it). */
@@ -173,7 +174,9 @@ export function createError(image: string, error: unknown): SandboxError {
   if (isNotFound(error)) {
     return new SandboxError(`the sandbox image ${image} is missing`, {
       code: "image_missing",
-      hint: "Build it with `npm run sandbox:image` (sandbox/image/build.sh).",
+      hint: image.startsWith(`${SANDBOX_RICH_IMAGE_NAME}:`)
+        ? "Build it with `npm run sandbox:image:rich` (sandbox/image/build.sh --rich)."
+        : "Build it with `npm run sandbox:image` (sandbox/image/build.sh).",
       cause: error,
     });
   }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../sandbox/docker.js";
-import { SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
+import { SANDBOX_RICH_IMAGE, SANDBOX_RICH_IMAGE_NAME } from "../../sandbox/version.js";
 import type { Sandbox } from "../../src/contracts.js";
 import { requireSandboxImage } from "../support/services.js";
 
@@ -56,6 +56,17 @@ describe.runIf(available)("the rich sandbox image", () => {
     expect(failing.exitCode).not.toBe(0);
     expect(failing.output).toContain("Add(2, 3) = -1");
   }, 3_000_000);
+
+  it("a rich image the engine lacks is refused with how to build that one", async () => {
+    const missing = `${SANDBOX_RICH_IMAGE_NAME}:0.0.0-missing`;
+    await expect(
+      new DockerSandboxProvider().create({ sourceDir: source, jobId: "rich-missing", image: missing }),
+    ).rejects.toMatchObject({
+      code: "image_missing",
+      message: `the sandbox image ${missing} is missing`,
+      hint: "Build it with `npm run sandbox:image:rich` (sandbox/image/build.sh --rich).",
+    });
+  });
 
   it("runs a Rust crate's tests offline with cargo", async () => {
     const run = await sandbox.exec("cd crate && cargo test --offline", { timeoutMs: 600_000 });
