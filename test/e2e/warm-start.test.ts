@@ -5,6 +5,8 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
+import { SANDBOX_IMAGE } from "../../sandbox/version.js";
+import type { Trajectory } from "../../src/contracts.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { type SampleRepo, Stack } from "../support/stack.js";
 import { type IssueRef, waitFor } from "../support/stack-parts.js";
@@ -76,6 +78,17 @@ describe.runIf(ready)("warm start: a second run of a repository skips setup", ()
     // The agent's sandbox was the standby the first run left (sandbox/docker-standby.ts), and the tests
     // the gate ran in it passed: it held what setup prepared.
     expect(await agentSandboxFromStandby(second.issue)).toBe(true);
+    // The trajectory, as the app serves it from the store: the image setup ran in, not the kept tag
+    // (deleted when the environment is evicted), and the environment the run started from.
+    const { page, trajectory } = await servedTrajectory(second.issue);
+    const { info } = trajectory;
+    expect(page).toContain(`<code>${SANDBOX_IMAGE}</code> (kept environment prepared at ${preparedAt})`);
+    expect(info.sandbox_image).toBe(SANDBOX_IMAGE);
+    expect(info.sandbox_image_id).toBe((await docker.getImage(SANDBOX_IMAGE).inspect()).Id);
+    expect(info.kept_environment).toMatchObject({
+      image: expect.stringMatching(`^${STORE}:`),
+      prepared_at: preparedAt,
+    });
 
     await commitToMain(stack, repo, { "requirements.txt": "# one line changed\n" });
     const third = await runIssue();
@@ -84,6 +97,16 @@ describe.runIf(ready)("warm start: a second run of a repository skips setup", ()
     // A new environment: no standby of it existed, and the old one's never serves it.
     expect(await agentSandboxFromStandby(third.issue)).toBe(false);
   }, 1_200_000);
+
+  /** The run's trajectory through the signed link its pull request's summary gives. */
+  async function servedTrajectory(issue: IssueRef): Promise<{ page: string; trajectory: Trajectory }> {
+    const [pr] = stack.pulls(issue);
+    const [summary] = stack.github.state.commentsOn(issue.owner, issue.repo, pr!.number);
+    const link = /\[Full trajectory\]\((\S+)\)/.exec(summary!.body)?.[1];
+    const page = await (await fetch(link!)).text();
+    const trajectory = (await (await fetch(`${link!}&format=json`)).json()) as Trajectory;
+    return { page, trajectory };
+  }
 
   /** Whether the run's agent sandbox started as a standby (its start-up phases, in the job's result). */
   async function agentSandboxFromStandby(issue: IssueRef): Promise<boolean> {
