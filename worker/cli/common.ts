@@ -1,4 +1,6 @@
 /** What the `agent-fix` commands (worker/cli.ts) share: printing, option parsers, a sandbox with its ACI. */
+
+import { basename } from "node:path";
 import { InvalidArgumentError, Option } from "commander";
 import type Docker from "dockerode";
 import { createSandboxProvider } from "../../sandbox/index.js";
@@ -7,6 +9,7 @@ import type { Sandbox } from "../../src/contracts.js";
 import { ConfigError } from "../../src/errors.js";
 import { createEnvironment } from "../aci/index.js";
 import type { AgentFixConfig } from "../agent/config-file.js";
+import type { RepositoryPolicy } from "../config/repo-policy.js";
 import { checkImagePresent, chooseLocalImage, type LocalImage } from "./local-image.js";
 
 export type SandboxDriver = "docker" | "local";
@@ -48,6 +51,24 @@ interface SandboxChoice {
   image?: string | undefined;
   /** The checkout's name, part of the key of an image built from it. */
   repoName: string;
+}
+
+/**
+ * For eval and mine: the image a checkout calls for (as `run` chooses it), checked to be on the
+ * engine; undefined for an image built from a devcontainer's Dockerfile (an instance's `image` names one).
+ */
+export function checkoutImage(docker: Docker, policy: RepositoryPolicy) {
+  return async (checkoutDir: string): Promise<string | undefined> => {
+    const chosen = await chooseLocalImage({
+      root: checkoutDir,
+      name: basename(checkoutDir),
+      policy,
+      defaultImage: defaultSandboxImage(),
+    });
+    if (!("image" in chosen)) return undefined;
+    await checkImagePresent((image) => docker.getImage(image).inspect(), chosen.image);
+    return chosen.image;
+  };
 }
 
 /** The image a Docker sandbox on `sourceDir` starts from (local-image.ts), checked to be on the engine. */

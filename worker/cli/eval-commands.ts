@@ -1,5 +1,5 @@
 /** `agent-fix eval` (SWE-bench-style instances, graded; worker/eval/) and `agent-fix eval-replays`. */
-import { basename, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { createSandboxProvider } from "../../sandbox/index.js";
@@ -7,8 +7,7 @@ import { abortOnInterrupt } from "../../src/process-signals.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";
 import { runEval } from "../eval/eval.js";
 import { exportReplays } from "../eval/replays.js";
-import { collect, defaultSandboxImage, positiveInteger, print, type SetExitCode } from "./common.js";
-import { checkImagePresent, chooseLocalImage } from "./local-image.js";
+import { checkoutImage, collect, positiveInteger, print, type SetExitCode } from "./common.js";
 
 interface EvalCliOptions {
   model: string;
@@ -72,19 +71,9 @@ async function evaluate(instances: string, options: EvalCliOptions): Promise<num
     return provider;
   };
   const docker = providerFor(undefined).docker;
-  // An instance naming no image runs in the one its checkout calls for, as `agent-fix run` chooses it
-  // (an image built from a devcontainer's Dockerfile is not: the instance's `image` names one).
-  const imageFor = async (checkoutDir: string, policy: RepositoryPolicy) => {
-    const chosen = await chooseLocalImage({
-      root: checkoutDir,
-      name: basename(checkoutDir),
-      policy,
-      defaultImage: defaultSandboxImage(),
-    });
-    if (!("image" in chosen)) return undefined;
-    await checkImagePresent((image) => docker.getImage(image).inspect(), chosen.image);
-    return chosen.image;
-  };
+  // An instance naming no image runs in the one its checkout calls for, as `agent-fix run` chooses it.
+  const imageFor = (checkoutDir: string, policy: RepositoryPolicy) =>
+    checkoutImage(docker, policy)(checkoutDir);
   const controller = new AbortController();
   const detach = abortOnInterrupt(controller, print);
   try {

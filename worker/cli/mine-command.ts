@@ -4,8 +4,9 @@ import type { Command } from "commander";
 import { createSandboxProvider } from "../../sandbox/index.js";
 import { ConfigError } from "../../src/errors.js";
 import { abortOnInterrupt } from "../../src/process-signals.js";
+import { loadConfig } from "../agent/config-file.js";
 import { runMine } from "../eval/mine/mine.js";
-import { collect, positiveInteger, print, type SetExitCode } from "./common.js";
+import { checkoutImage, collect, positiveInteger, print, type SetExitCode } from "./common.js";
 
 interface MineCliOptions {
   since?: string;
@@ -29,7 +30,10 @@ export function registerMineCommand(program: Command, setExitCode: SetExitCode):
       collect,
       [] as string[],
     )
-    .option("--image <image>", "the Docker image the tests run in (default the agent-fix sandbox image)")
+    .option(
+      "--image <image>",
+      "the Docker image the tests run in (default: chosen from each checkout as `agent-fix run` chooses it)",
+    )
     .action(async (slug: string, options: MineCliOptions) => setExitCode(await mine(slug, options)));
 }
 
@@ -45,6 +49,8 @@ async function mine(slug: string, options: MineCliOptions): Promise<number> {
       hint: "Give a date as 2025-01-31 (or an ISO 8601 time).",
     });
   }
+  const config = await loadConfig();
+  const provider = createSandboxProvider("docker", options.image ? { image: options.image } : {});
   const controller = new AbortController();
   const detach = abortOnInterrupt(controller, print);
   try {
@@ -55,7 +61,8 @@ async function mine(slug: string, options: MineCliOptions): Promise<number> {
       limit: options.limit,
       out: resolve(options.out ?? `${owner}__${repo}.jsonl`),
       ...(options.setup.length ? { setup: options.setup } : {}),
-      provider: createSandboxProvider("docker", options.image ? { image: options.image } : {}),
+      provider,
+      ...(options.image ? {} : { imageFor: checkoutImage(provider.docker, config.repository) }),
       print,
       signal: controller.signal,
     });

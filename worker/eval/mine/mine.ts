@@ -26,6 +26,8 @@ interface MineOptions {
   /** Setup commands instead of the detected ones. */
   setup?: string[] | undefined;
   provider: SandboxProvider;
+  /** The image a candidate's checkout calls for (eval.ts's imageFor); undefined: the provider's default. */
+  imageFor?: ((checkoutDir: string) => Promise<string | undefined>) | undefined;
   print: (line: string) => void;
   signal: AbortSignal;
   env?: NodeJS.ProcessEnv;
@@ -142,7 +144,12 @@ async function minePull(
   const testFiles = await existingAfter(mining.mirror, pull.headSha, split.tests);
   const validation = await validateCandidate(
     { repo: mining.mirror, baseCommit: pull.baseSha, testPatch, patch, testFiles, setup: options.setup },
-    { provider: options.provider, jobId: `mine-${repo}-${pull.number}`, signal: options.signal },
+    {
+      provider: options.provider,
+      jobId: `mine-${repo}-${pull.number}`,
+      signal: options.signal,
+      imageFor: options.imageFor,
+    },
   );
   if (validation.kind === "skip") return validation;
   return {

@@ -35,7 +35,12 @@ type Validation =
 
 export async function validateCandidate(
   candidate: Candidate,
-  deps: { provider: SandboxProvider; jobId: string; signal: AbortSignal },
+  deps: {
+    provider: SandboxProvider;
+    jobId: string;
+    signal: AbortSignal;
+    imageFor?: ((checkoutDir: string) => Promise<string | undefined>) | undefined;
+  },
 ): Promise<Validation> {
   const root = await mkdtemp(join(tmpdir(), "agent-fix-mine-"));
   const sandboxes = new RunSandboxes(deps.provider, { jobId: deps.jobId });
@@ -46,6 +51,8 @@ export async function validateCandidate(
       join(root, "repo"),
       deps.signal,
     );
+    const image = await deps.imageFor?.(checkout.dir);
+    if (image !== undefined) sandboxes.useImage(image);
     const found = chooseRunner(await repoFilesIn(checkout.dir));
     if (!found) return { kind: "skip", reason: "no_test_runner", detail: "no runner with known test ids" };
     const setup = candidate.setup ?? found.setup;
