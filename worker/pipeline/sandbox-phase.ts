@@ -11,6 +11,7 @@ import { baselineReport } from "./baseline-report.js";
 import { type PreparedTree, prepareTree } from "./prepare.js";
 import type { Checkout, Gated, RunState } from "./run-state.js";
 import { RunSandboxes } from "./sandbox.js";
+import { fallbackNote } from "./setup.js";
 import { classifyTestFailure } from "./test-failure-class.js";
 import { gateTimeLimit } from "./test-time-limit.js";
 import { baselineStopText } from "./test-verdicts.js";
@@ -211,6 +212,7 @@ async function prepare<C extends PipelineRepoConfig>(
       network: config.setupNetwork && config.setup.length > 0,
       timeoutMs: config.setupTimeoutMs,
       ...(config.setupUser ? { user: config.setupUser } : {}),
+      detected: config.detectedSetup,
     },
     secrets: input.setupSecrets,
     intake: intakeOf(input),
@@ -222,6 +224,11 @@ async function prepare<C extends PipelineRepoConfig>(
     signal,
   });
   if (prepared.reused) status.configured(reuseNote(config.configNote, prepared.reused.preparedAt));
+  if (prepared.fallbacks?.length) {
+    status.configured(
+      [config.configNote, ...prepared.fallbacks.map(fallbackNote)].filter(Boolean).join("\n\n"),
+    );
+  }
   run.lap("setup");
   return prepared;
 }

@@ -4,6 +4,7 @@ import {
   projectExtras,
   type Requirement,
   requirementsFileLines,
+  shellWord,
 } from "./python-requirements.js";
 import { MAKEFILES, makeHasTestTarget } from "./ruby-make.js";
 import type { EcosystemRule, PartFiles } from "./types.js";
@@ -110,7 +111,7 @@ function testFilesRead(names: ReadonlySet<string>): string[] {
 /** The optional install of a requirements file other than requirements.txt: its lines one by one on failure. */
 function requirementsFileInstall(name: string, text: string | undefined): OptionalInstall {
   return optionalInstall(
-    `${PIP} -r ${name}`,
+    `${PIP} -r ${shellWord(name)}`,
     name,
     [],
     text === undefined ? [] : requirementsFileLines(text),
