@@ -28,6 +28,12 @@ describe("Node: the lockfile decides the install, the `test` script the tests", 
     expect(found.test).toBe("npm test");
     expect(found.read).toEqual(["package.json"]);
   });
+  it("no lockfile: npm install, which writes none (a lockfile setup wrote would be in the change)", async () => {
+    const found = await detectFixture("node-no-lockfile");
+    expect(found.setup).toEqual(["npm install --no-package-lock"]);
+    expect(found.test).toBe("npm test");
+    expect(found.parts[0]?.evidence).toEqual(["package.json (`test` script)", "no lockfile"]);
+  });
   it("yarn.lock: yarn install --frozen-lockfile, through npx when yarn is not installed", async () => {
     const found = await detectFixture("node-yarn");
     expect(found.setup).toEqual([
