@@ -8,7 +8,7 @@ import { pypiSdist } from "../support/registry-project.js";
 import { turn } from "../support/replay-turns.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
-import { waitFor } from "../support/stack-parts.js";
+import { filesOf, SAMPLE_ISSUE, SAMPLE_REPO_DIR, waitFor } from "../support/stack-parts.js";
 
 // A real project from PyPI (marshmallow 3.21.3's sdist, which holds its tests), taken at test time and
 // seeded into the GitHub stand-in with no .github/agent-fix.yml, its `tests` extra changed in one way:
@@ -111,4 +111,45 @@ describe.runIf(ready)("a real project whose optional test extra cannot be instal
     expect(changed.trim().split("\n")).toEqual(["README.rst"]);
     expect(openai.requests).toHaveLength(0);
   }, 1_800_000);
+
+  it("a detected step that must succeed and fails: the status says setup was detected and shows what to commit", async () => {
+    // The sample package with a requirements.txt naming the release that does not exist: a required step.
+    const { ".github/agent-fix.yml": _own, ...sample } = await filesOf(SAMPLE_REPO_DIR);
+    const repo = await stack.github.addRepo({
+      owner: OWNER,
+      name: "pinned",
+      files: { ...sample, "requirements.txt": "flake8==0.0.0\n" },
+      permissions: { maintainer: "write" },
+    });
+    const issue = stack.addIssue(
+      { owner: OWNER, name: "pinned", id: repo.id, installationId: repo.installationId },
+      SAMPLE_ISSUE,
+    );
+    expect(await stack.label(issue)).toBeLessThan(300);
+    const status = await waitFor("the final status", () => stack.finalStatus(issue), 600_000);
+    expect(status.body).toContain("stopped without a pull request");
+    expect(status.body).toContain(
+      `**Why:** The setup agent-fix detected failed at step 2 of 2: \`${PIP} -r requirements.txt\` exited 1. Its last lines:`,
+    );
+    expect(status.body).toMatch(
+      /ERROR: No matching distribution found for flake8==0\.0\.0\n```\n \(setup_failed\)\. No \.github\/agent-fix\.yml names setup commands, so agent-fix detected them/,
+    );
+    expect(status.body).toContain(
+      "Commit .github/agent-fix.yml with setup commands that work, for example the detected ones, edited:",
+    );
+    const snippet = [
+      "```yaml",
+      "setup:",
+      "  commands:",
+      "    - python3 -m venv --system-site-packages .venv",
+      `    - ${PIP} -r requirements.txt`,
+      "test:",
+      "  command: .venv/bin/python -m unittest discover -s tests",
+      "```",
+    ].join("\n");
+    // In the hint, and in the detection's note as on every detected run.
+    expect(status.body.split(snippet)).toHaveLength(3);
+    expect(status.body).not.toContain("Fix the `setup` commands in .github/agent-fix.yml");
+    expect(stack.pulls(issue)).toEqual([]);
+  }, 900_000);
 });
