@@ -171,8 +171,13 @@ const code = (text: string) => `\`${text.replace(/`/g, "'")}\``;
 /** The status comment's note on an optional install that failed and what stood in for it. */
 export function fallbackNote(fallback: SetupFallback): string {
   const fence = fenceFor(fallback.tail);
+  const failed = `⚠️ Setup step ${fallback.step} of ${fallback.steps}, the optional install of ${fallback.what} (${code(fallback.install)}), ${fallback.why}`;
+  const nothingInstead = fallback.instead.length + fallback.installed.length + fallback.skipped.length === 0;
   const lines = [
-    `⚠️ Setup step ${fallback.step} of ${fallback.steps}, the optional install of ${fallback.what} (${code(fallback.install)}), ${fallback.why}; the run went on with what the tests need instead:`,
+    // A requirements file too large to read has no requirements to install one by one.
+    nothingInstead
+      ? `${failed}; the run went on without it.`
+      : `${failed}; the run went on with what the tests need instead:`,
     ...fallback.instead.map((command) => `- ${code(command)}`),
   ];
   if (fallback.installed.length + fallback.skipped.length > 0) {

@@ -50,6 +50,14 @@ describe("a Python repository with tests and no project file", () => {
     expect(found.parts.map((p) => `${p.ecosystem}:${p.dir}`)).toEqual(["go:"]);
     expect(found.read).not.toContain("test.py");
   });
+  it("tests at the root do not hide a package below that has a project file to install", () => {
+    const found = detectCommands({
+      paths: ["app.py", "tests/test_app.py", "plugins/extra/pyproject.toml", "plugins/extra/extra.py"],
+      contents: new Map([["plugins/extra/pyproject.toml", '[project]\nname = "extra"\n']]),
+    });
+    expect(found.parts.map((p) => `${p.ecosystem}:${p.dir}`)).toEqual(["python:", "python:plugins/extra"]);
+    expect(found.setup).toContain("cd plugins/extra && .venv/bin/python -m pip install -e .");
+  });
   it("a lone file named like a test, with no code beside it, is no project: nothing to test", () => {
     const found = detectCommands({ paths: ["src/test_data.py", "README.md"], contents: new Map() });
     expect(found.test).toBeNull();

@@ -66,6 +66,10 @@ function candidateDirs(paths: readonly string[]): string[] {
 /** Whether `dir` is `root` or below it. */
 const inside = (dir: string, root: string) => root === "" || dir === root || dir.startsWith(`${root}/`);
 
+/** A directory Python by its test files alone, with no project file (python.ts). */
+const byTestsOnly = (rule: EcosystemRule, names: ReadonlySet<string>) =>
+  rule === pythonRule && pythonByTestsOnly(names);
+
 /** Each directory that is a part of each ecosystem, outermost only. */
 export function findCandidates(paths: readonly string[]): Candidate[] {
   const found: Candidate[] = [];
@@ -73,7 +77,10 @@ export function findCandidates(paths: readonly string[]): Candidate[] {
     const names = namesBelow(paths, dir);
     for (const rule of RULES) {
       if (!rule.marks(names)) continue;
-      if (found.some((c) => c.rule === rule && inside(dir, c.dir))) continue;
+      // A part by its tests alone does not hold a project below it that has a project file to install.
+      const held = (c: Candidate) =>
+        c.rule === rule && inside(dir, c.dir) && (!byTestsOnly(c.rule, c.names) || byTestsOnly(rule, names));
+      if (found.some(held)) continue;
       found.push({ dir, rule, names });
     }
   }
@@ -81,7 +88,7 @@ export function findCandidates(paths: readonly string[]): Candidate[] {
   // part holds it: a test script beside a Go module or a Node package is that part's business.
   return found.filter(
     (c) =>
-      !(c.rule === pythonRule && pythonByTestsOnly(c.names)) ||
+      !byTestsOnly(c.rule, c.names) ||
       !found.some(
         (other) => other.rule !== pythonRule && other.rule !== makeRule && inside(c.dir, other.dir),
       ),

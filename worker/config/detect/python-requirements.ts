@@ -62,7 +62,7 @@ export function requirementsFileLines(text: string): Requirement[] {
 const normalName = (name: string) => name.toLowerCase().replace(/[-_.]+/g, "-");
 
 /** The project's name, and each extra with its requirements, from pyproject.toml's `[project]` or setup.cfg. */
-export interface ProjectExtras {
+interface ProjectExtras {
   name: string | null;
   extras: Map<string, string[]>;
 }
