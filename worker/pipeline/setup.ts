@@ -117,13 +117,17 @@ export async function runSetup(sandbox: Sandbox, options: SetupOptions): Promise
   return result;
 }
 
-/** The detected steps when they are the commands to run (they always are, unless changed since); else plain. */
+/**
+ * The commands as steps: the detected ones, with their fallbacks, where they end the commands (what
+ * provides a declared toolchain may run before them); any command before them is a plain step.
+ */
 function stepsOf(options: SetupOptions): readonly DetectedSetupStep[] {
+  const plain = options.commands.map((command) => ({ command }));
   const detected = options.detected?.steps;
-  const same =
-    detected?.length === options.commands.length &&
-    detected.every((step, i) => step.command === options.commands[i]);
-  return same && detected ? detected : options.commands.map((command) => ({ command }));
+  if (!detected) return plain;
+  const offset = options.commands.length - detected.length;
+  const ends = offset >= 0 && detected.every((step, i) => step.command === options.commands[offset + i]);
+  return ends ? [...plain.slice(0, offset), ...detected] : plain;
 }
 
 function configuredFailure(command: string, ran: { why: string; tail: string }): AgentFixError {

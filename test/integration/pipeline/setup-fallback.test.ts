@@ -37,7 +37,7 @@ describe("detected setup: optional installs fall back, a failing step says it wa
   });
 
   /** The fixture with the stand-in pip, prepared with its detected setup (the venv step kept out). */
-  async function prepareWith(fails: string[], configured = false) {
+  async function prepareWith(fails: string[], configured = false, before: string[] = []) {
     const root = await mkdtemp(join(tmpdir(), "af-setup-fallback-"));
     roots.push(root);
     const repo = join(root, "repo");
@@ -53,7 +53,7 @@ describe("detected setup: optional installs fall back, a failing step says it wa
       trusted: operatorTree(repo, commitAll(repo, "fixture")),
       root,
       setup: {
-        commands: steps.map((step) => step.command),
+        commands: [...before, ...steps.map((step) => step.command)],
         network: false,
         timeoutMs: 30_000,
         // A file naming setup commands: the same commands, not detected, so nothing falls back.
@@ -102,6 +102,13 @@ describe("detected setup: optional installs fall back, a failing step says it wa
         "```",
       ].join("\n"),
     );
+  });
+
+  it("after commands that run before the detected ones (what provides a toolchain): still detected steps", async () => {
+    const { prepare } = await prepareWith(["[dev]"], false, ["echo provided > provided.txt"]);
+    const prepared = await prepare;
+    expect(await readFile(join(prepared.dir, "provided.txt"), "utf8")).toBe("provided\n");
+    expect(prepared.fallbacks?.map((f) => [f.step, f.steps, f.skipped])).toEqual([[3, 4, []]]);
   });
 
   it("an optional extra that installs: no fallback, nothing to say", async () => {
