@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_TEST_PATHS } from "../../../worker/config/repo.js";
+import { analyseTestChanges, weakensTests } from "../../../worker/github/test-changes.js";
 import { pathMatcher } from "../../../worker/pipeline/forbidden-paths.js";
 
 // The files the proof applies alone to the unchanged code and the pull request's test-change warning
@@ -61,5 +62,41 @@ describe("the default test files", () => {
       "lib/spec.ts",
     ];
     expect(code.filter(isTest)).toEqual([]);
+  });
+
+  it("a root tests.py the change edits raises the warning; one it only adds tests to does not", () => {
+    const patch = (removed: string) =>
+      [
+        "diff --git a/tests.py b/tests.py",
+        "--- a/tests.py",
+        "+++ b/tests.py",
+        "@@ -3,3 +3,6 @@",
+        " class RomanTest(unittest.TestCase):",
+        ...(removed ? [`-${removed}`] : []),
+        "     def test_one(self):",
+        '         self.assertEqual(to_roman(1), "I")',
+        "+",
+        "+    def test_four(self):",
+        '+        self.assertEqual(to_roman(4), "IV")',
+        "diff --git a/roman.py b/roman.py",
+        "--- a/roman.py",
+        "+++ b/roman.py",
+        "@@ -1,2 +1,2 @@",
+        " def to_roman(n):",
+        '-    return "I" * n',
+        '+    return "IV" if n == 4 else "I" * n',
+      ].join("\n");
+    const testFiles = ["tests.py", "roman.py"].filter(isTest);
+    expect(testFiles).toEqual(["tests.py"]);
+    const added = analyseTestChanges({ patch: patch(""), testFiles });
+    expect(added).toMatchObject({
+      extended: ["tests.py"],
+      modified: [],
+      addedTests: ["test_four (tests.py)"],
+    });
+    expect(weakensTests(added)).toBe(false);
+    const edited = analyseTestChanges({ patch: patch("    maxDiff = None"), testFiles });
+    expect(edited.modified).toEqual(["tests.py"]);
+    expect(weakensTests(edited)).toBe(true);
   });
 });
