@@ -9,7 +9,13 @@
 import { ConfigError } from "../../src/errors.js";
 import type { PullRequestTemplate } from "../agent/index.js";
 import type { ToolBundleName } from "../config/aci.js";
-import { describeDetection, LOOKED_FOR, nothingDetectedHint } from "../config/detect/report.js";
+import { detectedSetupSteps } from "../config/detect/optional-install.js";
+import {
+  describeDetection,
+  detectedSnippet,
+  LOOKED_FOR,
+  nothingDetectedHint,
+} from "../config/detect/report.js";
 import { mergeOver, ORG_CONFIG_REPO, withoutExtends } from "../config/org-defaults.js";
 import {
   DEFAULT_TEST_PATHS,
@@ -23,6 +29,7 @@ import { detectFromRepository } from "./detect.js";
 import { chooseRepoImage, declinedDevcontainerNote, toolchainImageChoice } from "./image-choice.js";
 import { findPullRequestTemplate } from "./pr-template.js";
 import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
+import type { DetectedSetup } from "./setup.js";
 import type { PipelineRepoConfig } from "./types.js";
 
 /** What the agent wiring takes from the repository config beside the pipeline's own fields. */
@@ -107,6 +114,7 @@ export async function loadRepoConfig(
   const notes = orgText === null ? [] : [orgNote(orgSource, repoText !== null)];
   let testCommand = config.test.command;
   let detected: Awaited<ReturnType<typeof detectFromRepository>>["parts"] = [];
+  let detectedSetup: DetectedSetup | undefined;
   if (testCommand === undefined) {
     const detection = await detectFromRepository(sources.repo, {
       owner,
@@ -121,7 +129,10 @@ export async function loadRepoConfig(
     }
     testCommand = detection.test;
     // Setup commands a file names are kept; detected ones are used only where no file names any.
-    if (data.setup?.commands === undefined) config.setup.commands = detection.setup;
+    if (data.setup?.commands === undefined) {
+      config.setup.commands = detection.setup;
+      detectedSetup = { steps: detectedSetupSteps(detection), snippet: detectedSnippet(detection) };
+    }
     notes.push(describeDetection(detection));
     detected = detection.parts;
   }
@@ -139,7 +150,10 @@ export async function loadRepoConfig(
   if (toolchain) notes.push(toolchain.note);
   const loaded = withTemplate(
     withImage(
-      toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules),
+      {
+        ...toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules),
+        ...(detectedSetup ? { detectedSetup } : {}),
+      },
       repoChoice ?? toolchain,
     ),
     template,

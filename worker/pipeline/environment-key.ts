@@ -23,7 +23,8 @@ const MANIFEST_NAMES = new RegExp(
       "package\\.json|package-lock\\.json|npm-shrinkwrap\\.json|yarn\\.lock|pnpm-lock\\.yaml|pnpm-workspace\\.yaml",
       "\\.npmrc|\\.yarnrc|\\.yarnrc\\.yml|\\.nvmrc|\\.node-version",
       // Python
-      "pyproject\\.toml|setup\\.py|setup\\.cfg|requirements[^/]*\\.txt|constraints[^/]*\\.txt|Pipfile|Pipfile\\.lock",
+      "pyproject\\.toml|setup\\.py|setup\\.cfg|requirements[^/]*\\.txt|[A-Za-z0-9]+[-_]requirements\\.txt",
+      "constraints[^/]*\\.txt|Pipfile|Pipfile\\.lock",
       "poetry\\.lock|uv\\.lock|pdm\\.lock|tox\\.ini|\\.python-version",
       // Go, Rust, Ruby
       "go\\.mod|go\\.sum|go\\.work|go\\.work\\.sum|Cargo\\.toml|Cargo\\.lock|rust-toolchain|rust-toolchain\\.toml",

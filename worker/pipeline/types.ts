@@ -15,6 +15,7 @@ import type { ImageBuild } from "./devcontainer-build.js";
 import type { RepositoryIdentity } from "./environment-key.js";
 import type { TestProof } from "./gate.js";
 import type { UnpushedChange } from "./push-step.js";
+import type { DetectedSetup } from "./setup.js";
 import type { IntakeLimits } from "./workspace-archive.js";
 
 /** An open pull request as the status reports it: whether a draft, and what did not work after it opened. */
@@ -73,6 +74,8 @@ export interface Publisher {
 /** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by worker/config/repo.ts). */
 export interface PipelineRepoConfig {
   setup: string[];
+  /** Set when detection wrote `setup` (no file names setup commands): optional installs' fallbacks, the snippet. */
+  detectedSetup?: DetectedSetup | undefined;
   setupTimeoutMs: number;
   setupNetwork: boolean;
   /** Who runs setup (root: system packages); the agent never is root. Default agent. */

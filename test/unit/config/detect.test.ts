@@ -58,7 +58,8 @@ describe("Python: a virtual environment in the workspace; pytest where the proje
     const found = await detectFixture("python-pytest");
     expect(found.setup).toEqual([
       "python3 -m venv --system-site-packages .venv",
-      '.venv/bin/python -m pip install -e ".[test]"',
+      // The test extra is optional: the project alone, then its requirements one by one, when it fails.
+      ".venv/bin/python -m pip install -e \".[test]\" || (.venv/bin/python -m pip install -e . && { .venv/bin/python -m pip install 'pytest>=7'; true; })",
       ".venv/bin/python -m pip install pytest",
     ]);
     expect(found.test).toBe(".venv/bin/python -m pytest");
@@ -67,13 +68,14 @@ describe("Python: a virtual environment in the workspace; pytest where the proje
     const found = await detectFixture("python-unittest");
     expect(found.setup).toEqual([
       "python3 -m venv --system-site-packages .venv",
-      ".venv/bin/python -m pip install -r requirements-dev.txt -r requirements.txt",
+      ".venv/bin/python -m pip install -r requirements.txt",
+      ".venv/bin/python -m pip install -r requirements-dev.txt || { .venv/bin/python -m pip install coverage; true; }",
     ]);
     expect(found.test).toBe(".venv/bin/python -m unittest discover -s tests");
   });
   it("setup.py, setup.cfg's testing extra, tox.ini running pytest", async () => {
     const found = await detectFixture("python-setupcfg");
-    expect(found.setup).toContain('.venv/bin/python -m pip install -e ".[testing]"');
+    expect(found.parts[0]?.optional?.[0]?.install).toBe('.venv/bin/python -m pip install -e ".[testing]"');
     expect(found.test).toBe(".venv/bin/python -m pytest");
     expect(found.parts[0]?.evidence).toEqual([
       "setup.cfg",

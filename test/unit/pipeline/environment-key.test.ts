@@ -62,3 +62,24 @@ describe("environmentKey", () => {
     expect(environmentKey(input)).not.toBe(cheap);
   });
 });
+
+describe("environmentKey and the requirements files detection installs", () => {
+  it("follows dev-requirements.txt and requirements-dev.txt, not a source file named like one", () => {
+    const python = { ...input, commands: ["python3 -m venv .venv"] };
+    const files = {
+      "requirements-dev.txt": "a",
+      "dev-requirements.txt": "b",
+      "docs/my_requirements.py": "c",
+    };
+    const key = environmentKey({ ...python, base: base(files) });
+    expect(environmentKey({ ...python, base: base({ ...files, "requirements-dev.txt": "a2" }) })).not.toBe(
+      key,
+    );
+    expect(environmentKey({ ...python, base: base({ ...files, "dev-requirements.txt": "b2" }) })).not.toBe(
+      key,
+    );
+    expect(environmentKey({ ...python, base: base({ ...files, "docs/my_requirements.py": "c2" }) })).toBe(
+      key,
+    );
+  });
+});

@@ -37,7 +37,10 @@ export const rubyRule: EcosystemRule = {
   },
 };
 
-const MAKEFILES = ["GNUmakefile", "makefile", "Makefile"];
+export const MAKEFILES = ["GNUmakefile", "makefile", "Makefile"];
+
+/** Whether a Makefile has a rule line `test:` or `test check:` (not a `test := ...` assignment). */
+export const makeHasTestTarget = (body: string) => /^(?:[\w.-]+\s+)*test(?:\s+[\w.-]+)*\s*:(?!=)/m.test(body);
 
 export const makeRule: EcosystemRule = {
   ecosystem: "make",
@@ -46,9 +49,7 @@ export const makeRule: EcosystemRule = {
   detect({ names, text }) {
     const file = MAKEFILES.find((name) => names.has(name));
     const body = file ? text(file) : undefined;
-    // A rule line `test:` or `test check:` (not a `test := ...` assignment).
-    if (!file || body === undefined || !/^(?:[\w.-]+\s+)*test(?:\s+[\w.-]+)*\s*:(?!=)/m.test(body))
-      return null;
+    if (!file || body === undefined || !makeHasTestTarget(body)) return null;
     return { evidence: [`${file} (\`test\` target)`], setup: [], test: "make test" };
   },
 };

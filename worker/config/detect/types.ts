@@ -3,6 +3,7 @@
  * list and the text of a few of its files (read through GitHub's contents API by the caller): no
  * repository code runs on the host, and the same input always gives the same commands.
  */
+import type { OptionalInstall } from "./optional-install.js";
 
 /** The repository as detection sees it: its file paths (regular files only) and the files it asked for. */
 export interface RepoFiles {
@@ -23,6 +24,8 @@ export interface DetectedPart {
   evidence: string[];
   setup: string[];
   test: string;
+  /** The commands of `setup` that install optional extras, as data: each is in `setup` as `optionalCommand(it)`. */
+  optional?: OptionalInstall[];
 }
 
 /** How one ecosystem recognises a part and derives its commands. */
