@@ -1,3 +1,6 @@
+import type { WorkspaceEnv } from "../../../src/contracts.js";
+import type { ToolchainRequirement } from "./requirements.js";
+
 /**
  * What detection works on and what it finds. Detection is a pure function of the repository's file
  * list and the text of a few of its files (read through GitHub's contents API by the caller): no
@@ -23,6 +26,13 @@ export interface DetectedPart {
   evidence: string[];
   setup: string[];
   test: string;
+  /**
+   * Variables its commands need, naming directories of the workspace (its caches): put in every
+   * sandbox's shell for the run rather than before each command, so the model types `go test ./...`.
+   */
+  env: WorkspaceEnv["vars"];
+  /** The toolchain it runs on, and the versions its files declare. */
+  requirements: ToolchainRequirement[];
 }
 
 /** How one ecosystem recognises a part and derives its commands. */
@@ -33,7 +43,11 @@ export interface EcosystemRule {
   /** The files of `dir` (relative to it) whose text the rule reads. */
   reads(names: ReadonlySet<string>): string[];
   /** The part, or null when the directory has nothing to test this way. */
-  detect(dir: PartFiles): Omit<DetectedPart, "dir" | "ecosystem"> | null;
+  detect(dir: PartFiles):
+    | (Omit<DetectedPart, "dir" | "ecosystem" | "env" | "requirements"> & {
+        env?: WorkspaceEnv["vars"];
+      })
+    | null;
 }
 
 /** One directory's view: its files' names (relative, including those below it) and their texts. */
@@ -43,7 +57,14 @@ export interface PartFiles {
 }
 
 /**
- * Where a part keeps what setup downloads (module caches, installed gems): inside the workspace,
- * because setup's $HOME is discarded with its sandbox, and ignored by the change (see artefacts.ts).
+ * Where setup keeps what it downloads (module caches, installed gems, a provided Node): inside the
+ * workspace, at its root, because setup's $HOME is discarded with its sandbox, and ignored by the
+ * change (see artefacts.ts).
  */
 export const CACHE_DIR = ".agent-fix-cache";
+
+/** A directory of the cache, as a workspace variable's value. */
+export const cachePath = (what: string, prefix?: string) => ({
+  path: `${CACHE_DIR}/${what}`,
+  ...(prefix ? { prefix } : {}),
+});
