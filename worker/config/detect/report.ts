@@ -56,6 +56,12 @@ export function describeDetection(detection: Detection, toolchains: ToolchainsUs
     ...(toolchains.lines.length
       ? ["", "Toolchain versions the repository declares:", ...toolchains.lines]
       : []),
+    ...(toolchains.image
+      ? [
+          "",
+          `Image: \`${toolchains.image}\`, the first of the operator's images with the toolchains these parts need (\`sandbox.image\` in ${CONFIG_PATH} chooses another).`,
+        ]
+      : []),
     "",
     `To change what runs, commit this as ${CONFIG_PATH} and edit it:`,
     fence(detectedSnippet(detection, toolchains)),
