@@ -113,6 +113,9 @@ describe("Go, Rust, Ruby, Java and make", () => {
   it("pom.xml with the Maven wrapper: ./mvnw, the tests offline", async () => {
     const found = await detectFixture("java-maven");
     expect(found.setup[0]).toContain("./mvnw -B");
+    // The tests run once in setup (surefire fetches its provider only then), their failures ignored there.
+    expect(found.setup[0]).toMatch(/ test -Dmaven\.test\.failure\.ignore=true$/);
+    expect(found.setup[0]).not.toContain("go-offline");
     expect(found.test).toContain("./mvnw -B -o");
     expect(found.test).toMatch(/ test$/);
   });
