@@ -210,7 +210,7 @@ export async function createBareRepo(
   root: string,
   owner: string,
   repo: string,
-  files: Record<string, string>,
+  files: Record<string, string | Uint8Array>,
   defaultBranch = "main",
 ): Promise<string> {
   const bare = join(root, owner, `${repo}.git`);

@@ -44,7 +44,8 @@ interface AddRepoOptions {
   name: string;
   /** The repository's id, when a test must know it first (an operator's config binds to it); else the next. */
   id?: number;
-  files: Record<string, string>;
+  /** Paths to contents: text, or bytes for a file that is not (a real project's images, archives). */
+  files: Record<string, string | Uint8Array>;
   defaultBranch?: string;
   installationId?: number;
   /** login -> admin | maintain | write | triage | read */

@@ -28,6 +28,12 @@ describe("Node: the lockfile decides the install, the `test` script the tests", 
     expect(found.test).toBe("npm test");
     expect(found.read).toEqual(["package.json"]);
   });
+  it("no lockfile: npm install, which writes none (a lockfile setup wrote would be in the change)", async () => {
+    const found = await detectFixture("node-no-lockfile");
+    expect(found.setup).toEqual(["npm install --no-package-lock"]);
+    expect(found.test).toBe("npm test");
+    expect(found.parts[0]?.evidence).toEqual(["package.json (`test` script)", "no lockfile"]);
+  });
   it("yarn.lock: yarn install --frozen-lockfile, through npx when yarn is not installed", async () => {
     const found = await detectFixture("node-yarn");
     expect(found.setup).toEqual([
@@ -111,6 +117,8 @@ describe("Go, Rust, Ruby, Java and make", () => {
   it("pom.xml with the Maven wrapper: ./mvnw, the tests offline", async () => {
     const found = await detectFixture("java-maven");
     expect(found.setup[0]).toContain("./mvnw -B");
+    // The tests run once in setup (surefire fetches its provider only then), their failures ignored there.
+    expect(found.setup[0]).toBe("./mvnw -B test -Dmaven.test.failure.ignore=true");
     expect(found.test).toBe("./mvnw -B -o test");
     expect(found.env.vars).toEqual({
       MAVEN_USER_HOME: { path: ".agent-fix-cache/m2" },

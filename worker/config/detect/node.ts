@@ -54,7 +54,9 @@ export const nodeRule: EcosystemRule = {
       install = "npm ci";
     } else {
       lockfile = null;
-      install = "npm install";
+      // Without a lockfile npm writes one into the workspace, and the pull request would add it: a
+      // repository that keeps none (the npm tarball of a library, for one) gets none.
+      install = "npm install --no-package-lock";
     }
     return {
       evidence: ["package.json (`test` script)", ...(lockfile ? [lockfile] : ["no lockfile"])],

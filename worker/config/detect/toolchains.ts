@@ -48,7 +48,11 @@ export const javaRule: EcosystemRule = {
           MAVEN_USER_HOME: cachePath("m2"),
           MAVEN_OPTS: cachePath("m2/repository", "-Dmaven.repo.local="),
         },
-        setup: [`${mvn} -B dependency:go-offline test-compile`],
+        // The tests once, their failures left to the baseline: surefire resolves its booter and the
+        // test framework's provider only when it runs tests, which `dependency:go-offline` never
+        // fetches (the offline `mvn -o test` then fails on a real project), while it does fetch every
+        // plugin of every later phase, which the tests never need.
+        setup: [`${mvn} -B test -Dmaven.test.failure.ignore=true`],
         test: `${mvn} -B -o test`,
       };
     }
