@@ -33,7 +33,11 @@ describe.runIf(ready)("the toolchains of the sandbox images", () => {
   const load = async (files: Record<string, string>) => {
     const name = `toolchains-${++count}`;
     await github.addRepo({ owner: "octo", name, files: { "README.md": "x\n", ...files } });
-    return loadRepoConfig({ repo: api, org: null }, { owner: "octo", repo: name, defaultBranch: "main" }, rules);
+    return loadRepoConfig(
+      { repo: api, org: null },
+      { owner: "octo", repo: name, defaultBranch: "main" },
+      rules,
+    );
   };
   const dirs: string[] = [];
 
@@ -90,7 +94,10 @@ describe.runIf(ready)("the toolchains of the sandbox images", () => {
     expect(go.image).toBe(SANDBOX_RICH_IMAGE);
     expect(go.testCommand).toBe("go test ./...");
     expect(go.workspaceEnv).toEqual({
-      vars: { GOMODCACHE: { path: ".agent-fix-cache/go/mod" }, GOCACHE: { path: ".agent-fix-cache/go/build" } },
+      vars: {
+        GOMODCACHE: { path: ".agent-fix-cache/go/mod" },
+        GOCACHE: { path: ".agent-fix-cache/go/build" },
+      },
       path: [],
     });
   }, 120_000);
@@ -120,7 +127,10 @@ describe.runIf(ready)("the toolchains of the sandbox images", () => {
           setup: [],
           test: "npm test",
           env: {},
-          requirements: partRequirements("node", { names, text: (name) => nvmrc[name as keyof typeof nvmrc] }),
+          requirements: partRequirements("node", {
+            names,
+            text: (name) => nvmrc[name as keyof typeof nvmrc],
+          }),
         },
       ],
       [{ image: undefined, toolchains: await provider.toolchains(undefined) }],
