@@ -147,8 +147,9 @@ export async function loadRepoConfig(
   if (detection) notes.push(describeDetection(detection, toolchains));
   if (declined) notes.push(declinedDevcontainerNote(declined, image));
   if (toolchain) notes.push(toolchain.note);
-  if (toolchains && data.setup?.commands === undefined)
-    config.setup.commands = [...toolchains.setup, ...config.setup.commands];
+  // What provides a declared toolchain runs first, before setup commands a file names too: they are
+  // the repository's, and would run on the image's own version otherwise.
+  if (toolchains) config.setup.commands = [...toolchains.setup, ...config.setup.commands];
   const loaded = withImage(
     toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules),
     repoChoice ?? (image === undefined ? undefined : { image }),

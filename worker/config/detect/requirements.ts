@@ -10,21 +10,9 @@ import * as pep440 from "@renovatebot/pep440";
 import semver from "semver";
 import { parse as parseToml } from "smol-toml";
 import type { Toolchain } from "../../../src/contracts.js";
-import type { Ecosystem, PartFiles } from "./types.js";
+import type { Ecosystem, PartFiles, ToolchainRequirement } from "./types.js";
 
-/** One version constraint a part's files declare, or only that its toolchain must be there (`range` null). */
-export interface ToolchainRequirement {
-  toolchain: Toolchain;
-  /**
-   * The versions that fit: an npm semver range for Node, a PEP 440 specifier for Python, and for Go,
-   * Rust and Java a semver range (`>=1.22.0`) over their version numbers. null: any version.
-   */
-  range: string | null;
-  /** Where it was declared, for people: `package.json` (`engines.node`), `.nvmrc` line 1; null when not declared. */
-  source: string | null;
-  /** What the file said, as written (`>=20.19`, `go 1.25.0`). */
-  declared: string | null;
-}
+export type { ToolchainRequirement } from "./types.js";
 
 /** The toolchain each ecosystem runs on (make needs none of them). */
 const TOOLCHAIN_OF: Partial<Record<Ecosystem, Toolchain>> = {

@@ -1,5 +1,4 @@
-import type { WorkspaceEnv } from "../../../src/contracts.js";
-import type { ToolchainRequirement } from "./requirements.js";
+import type { Toolchain, WorkspaceEnv } from "../../../src/contracts.js";
 
 /**
  * What detection works on and what it finds. Detection is a pure function of the repository's file
@@ -68,3 +67,17 @@ export const cachePath = (what: string, prefix?: string) => ({
   path: `${CACHE_DIR}/${what}`,
   ...(prefix ? { prefix } : {}),
 });
+
+/** One version constraint a part's files declare, or only that its toolchain must be there (`range` null). */
+export interface ToolchainRequirement {
+  toolchain: Toolchain;
+  /**
+   * The versions that fit: an npm semver range for Node, a PEP 440 specifier for Python, and for Go,
+   * Rust and Java a semver range (`>=1.22.0`) over their version numbers. null: any version.
+   */
+  range: string | null;
+  /** Where it was declared, for people: `package.json` (`engines.node`), `.nvmrc` line 1; null when not declared. */
+  source: string | null;
+  /** What the file said, as written (`>=20.19`, `go 1.25.0`). */
+  declared: string | null;
+}
