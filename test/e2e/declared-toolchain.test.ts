@@ -9,6 +9,9 @@
  * it from the npm registry's `node` package into the workspace's cache, and every sandbox of the run has it
  * on PATH: the replayed agent's `node --version` says v22, the baseline passes and the pull request opens.
  *
+ * A project testing with vitest 4, whose engines say Node >= 20.19, runs in the rich image (Node 20.19):
+ * the slim image's Node 18 would crash vitest at start-up.
+ *
  * A Python project whose requires-python no image meets is refused before any sandbox starts and any
  * model is asked, naming the file and line, what the images have and how to provide it.
  */
@@ -145,6 +148,56 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
     expect(step?.observation).toMatch(/^v22\.\d+\.\d+/);
     const [pr] = stack.pulls(issue);
     expect(pr?.body).toContain("npm test");
+    expect(openai.requests).toHaveLength(0);
+  }, 1_300_000);
+
+  it("a project whose vitest 4 needs Node >= 20.19 runs in the rich image, which has it, not the slim one's 18", async () => {
+    // Hand-made, with the real vitest 4 from the npm registry (installed by setup) and vitest's own
+    // engines range: on the slim image's Node 18, vitest 4 crashes at start-up (`node:util` has no
+    // `styleText`), the failure this choice is for.
+    const engines = "^20.19.0 || >=22.12.0";
+    const pkg = {
+      name: "adder",
+      type: "module",
+      scripts: { test: "vitest run" },
+      engines: { node: engines },
+      devDependencies: { vitest: "4.1.12" },
+    };
+    const issue = await repoWith(
+      "vites",
+      3,
+      {
+        "package.json": `${JSON.stringify(pkg, null, 2)}\n`,
+        "add.js": "export const add = (a, b) => a + b;\n",
+        "add.test.js":
+          'import { expect, test } from "vitest";\nimport { add } from "./add.js";\n\ntest("adds", () => {\n  expect(add(1, 2)).toBe(3);\n});\n',
+        "README.md": "# adder\n",
+      },
+      [
+        turn("Which Node runs here?", "bash", { command: "node --version" }),
+        turn("The README gets an example.", "bash", {
+          command: "printf '\\n`add(1, 2)` is `3`.\\n' >> README.md",
+        }),
+        turn("Submitting.", "submit"),
+        turn("README: an example of add().", "submit"),
+      ],
+      { title: "README: an example", body: "Show `add(1, 2)` in the README." },
+    );
+    expect(await stack.label(issue)).toBeLessThan(300);
+    const status = await waitFor("the final status", () => stack.finalStatus(issue), 1_200_000);
+    expect(status.body).toContain("opened draft pull request #");
+    expect(status.body).toContain(
+      `- node ${engines} (package.json line 8 (\`engines.node\`)): \`${SANDBOX_RICH_IMAGE}\` has 20.19.`,
+    );
+    expect(status.body).toContain(`Image: \`${SANDBOX_RICH_IMAGE}\`, the first of the operator's images`);
+    const link = /\[Full trajectory\]\((\S+?)\)/.exec(status.body)?.[1];
+    const trajectory = (await (await fetch(`${link!}&format=json`)).json()) as Trajectory;
+    expect(trajectory.trajectory.find((s) => s.action.includes("node --version"))?.observation).toMatch(
+      /^v20\.19\.\d+/,
+    );
+    // The baseline ran vitest 4 and passed: the pull request says so.
+    const [pr] = stack.pulls(issue);
+    expect(pr?.body).toContain("`npm test` on the unchanged code (baseline): passed");
     expect(openai.requests).toHaveLength(0);
   }, 1_300_000);
 
