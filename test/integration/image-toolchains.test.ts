@@ -69,6 +69,7 @@ describe.runIf(ready)("the toolchains of the sandbox images", () => {
       python: expect.stringMatching(/^3\.13\.\d+$/),
       go: expect.stringMatching(/^1\.2\d\.\d+$/),
       rust: expect.stringMatching(/^1\.\d+\.\d+$/),
+      ruby: expect.stringMatching(/^3\.\d+\.\d+$/),
       java: expect.stringMatching(/^21\.\d+\.\d+$/),
     });
     // Kept by image id: the second answer is the first one.
