@@ -12,6 +12,8 @@
  * A project testing with vitest 4, whose engines say Node >= 20.19, runs in the rich image (Node 20.19):
  * the slim image's Node 18 would crash vitest at start-up.
  *
+ * A Go module whose go line is newer than the rich image's Go gets that Go from the module proxy in setup.
+ *
  * A Python project whose requires-python no image meets is refused before any sandbox starts and any
  * model is asked, naming the file and line, what the images have and how to provide it.
  */
@@ -28,7 +30,7 @@ import { npmPackage } from "../support/registry-project.js";
 import { turn } from "../support/replay-turns.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
-import { type IssueRef, waitFor } from "../support/stack-parts.js";
+import { FIXTURES, filesOf, type IssueRef, waitFor } from "../support/stack-parts.js";
 
 const ready =
   (await requireRedis()) && (await requireSandboxImage()) && (await requireSandboxImage(SANDBOX_RICH_IMAGE));
@@ -198,6 +200,40 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
     // The baseline ran vitest 4 and passed: the pull request says so.
     const [pr] = stack.pulls(issue);
     expect(pr?.body).toContain("`npm test` on the unchanged code (baseline): passed");
+    expect(openai.requests).toHaveLength(0);
+  }, 1_300_000);
+
+  it("a go.mod asking for a newer Go than the image's gets it from the module proxy in setup, then offline", async () => {
+    // The go-clamp fixture with its go line raised to 1.25.0, above the rich image's 1.24: Go 1.21 and
+    // later download the toolchain go.mod names (GOTOOLCHAIN) into GOMODCACHE, the workspace's cache.
+    const { "go.mod": mod, ...clamp } = await filesOf(join(FIXTURES, "toolchains", "go-clamp"));
+    const issue = await repoWith(
+      "gophers",
+      4,
+      { ...clamp, "go.mod": (mod ?? "").replace(/^go .*$/m, "go 1.25.0") },
+      [
+        turn("Which Go runs here?", "bash", { command: "go version" }),
+        turn("The README gets an example.", "bash", {
+          command: "printf '\\n`Clamp(15, 0, 10)` should be `10`.\\n' >> README.md",
+        }),
+        turn("Submitting.", "submit"),
+        turn("README: an example of Clamp.", "submit"),
+      ],
+      { title: "README: an example", body: "Show `Clamp` in the README." },
+    );
+    expect(await stack.label(issue)).toBeLessThan(300);
+    const status = await waitFor("the final status", () => stack.finalStatus(issue), 1_200_000);
+    expect(status.body).toContain("opened draft pull request #");
+    expect(status.body).toMatch(
+      /- go go 1\.25\.0 \(go\.mod line 3 \(`go`\)\): `agent-fix-sandbox-rich:[\d.]+` has 1\.24\.\d+; Go downloads the toolchain go\.mod names during setup/,
+    );
+    const link = /\[Full trajectory\]\((\S+?)\)/.exec(status.body)?.[1];
+    const trajectory = (await (await fetch(`${link!}&format=json`)).json()) as Trajectory;
+    expect(trajectory.trajectory.find((s) => s.action.includes("go version"))?.observation).toMatch(
+      /^go version go1\.25\.0 /,
+    );
+    const [pr] = stack.pulls(issue);
+    expect(pr?.body).toContain("`go test ./...` on the unchanged code (baseline): passed");
     expect(openai.requests).toHaveLength(0);
   }, 1_300_000);
 
