@@ -150,6 +150,8 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
     expect(step?.observation).toMatch(/^v22\.\d+\.\d+/);
     const [pr] = stack.pulls(issue);
     expect(pr?.body).toContain("npm test");
+    // Its sandboxes are counted as the refusal below counts them (setup, agent, baseline, gate).
+    expect((await containersCreated(issue)).length).toBeGreaterThanOrEqual(4);
     expect(openai.requests).toHaveLength(0);
   }, 1_300_000);
 
