@@ -14,7 +14,13 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import Docker from "dockerode";
-import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
+import type {
+  ImageToolchains,
+  Sandbox,
+  SandboxCreateOptions,
+  SandboxLimits,
+  SandboxProvider,
+} from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import {
   DEFAULT_LIMITS,
@@ -23,6 +29,7 @@ import {
   safeEnv,
   sandboxEnv,
   sessionSettings,
+  withWorkspaceEnv,
 } from "./common.js";
 import { caTrustEnv, checkCaBundle } from "./docker-ca.js";
 import {
@@ -32,6 +39,7 @@ import {
 } from "./docker-environments.js";
 import { SandboxImages } from "./docker-images.js";
 import { DEFAULT_BUILD_TIMEOUT_MS } from "./docker-repo-build.js";
+import { WORKDIR } from "./docker-scripts.js";
 import {
   asCidr,
   checkCidrs,
@@ -49,6 +57,7 @@ import {
   standbyFingerprint,
 } from "./docker-standby.js";
 import { type SandboxPlan, type StartedSandbox, startSandbox } from "./docker-start.js";
+import { ImageToolchainProbe } from "./docker-toolchains.js";
 import {
   DEFAULT_SETUP_NETWORK,
   egressRules,
@@ -131,6 +140,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   readonly environments: DockerPreparedEnvironments | undefined;
   private readonly images: SandboxImages;
   private readonly standbys: StandbyPool<StartedSandbox>;
+  private readonly probe: ImageToolchainProbe;
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
     this.workspaceSize = options.workspaceSize ?? options.workspaceTmpfsSize ?? DEFAULT_WORKSPACE_SIZE;
@@ -157,6 +167,12 @@ export class DockerSandboxProvider implements SandboxProvider {
       },
     });
     this.standbys = new StandbyPool(options.standby ?? NO_STANDBY);
+    this.probe = new ImageToolchainProbe(this.docker);
+  }
+
+  /** The toolchain versions `image` (the default when undefined) provides, probed once per image id. */
+  toolchains(image: string | undefined): Promise<ImageToolchains> {
+    return this.probe.versions(image ?? this.image);
   }
 
   /** The setup network's subnet and gateway, the network created on first use. */
@@ -247,7 +263,11 @@ export class DockerSandboxProvider implements SandboxProvider {
     const network = options.network === true ? this.setupNetwork : undefined;
     const runImage = await this.images.runnable(image, network !== undefined);
     const fixed = safeEnv(HOME, SANDBOX_PATH);
-    const env = sandboxEnv(this.caBundle ? { ...fixed, ...caTrustEnv() } : fixed, options.env);
+    const env = withWorkspaceEnv(
+      sandboxEnv(this.caBundle ? { ...fixed, ...caTrustEnv() } : fixed, options.env),
+      options.workspaceEnv,
+      WORKDIR,
+    );
     return {
       name,
       image,

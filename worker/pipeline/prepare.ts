@@ -101,6 +101,7 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
     user,
     repository: repository ?? { id: 0, installationId: 0 },
     image: image ?? undefined,
+    env: sandboxes.workspaceEnv,
     base,
     secrets: options.secrets,
   });

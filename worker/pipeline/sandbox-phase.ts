@@ -30,6 +30,7 @@ function runSandboxes<C extends PipelineRepoConfig>(
     jobId: input.jobId,
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.image ? { image: config.image } : {}),
+    ...(config.workspaceEnv ? { workspaceEnv: config.workspaceEnv } : {}),
     ...(config.imageBuild
       ? {
           imageBuild: {

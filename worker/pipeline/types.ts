@@ -3,7 +3,13 @@
  * a run's input and outcome, the status comment, the pull request draft and its publisher. Types only,
  * so the orchestrator (run.ts) and the steps can all import them without importing each other.
  */
-import type { SandboxLimits, SandboxProvider, SetupUser, Trajectory } from "../../src/contracts.js";
+import type {
+  SandboxLimits,
+  SandboxProvider,
+  SetupUser,
+  Trajectory,
+  WorkspaceEnv,
+} from "../../src/contracts.js";
 import type { BaselineFailure } from "../../src/github/baseline-failure.js";
 import type { LinkPolicy } from "../../src/github/inert-links.js";
 import type { LeftWork } from "../../src/github/left-work.js";
@@ -95,6 +101,8 @@ export interface PipelineRepoConfig {
   image?: string | undefined;
   /** Or the image its devcontainer.json builds, checked (worker/pipeline/devcontainer-build.ts). */
   imageBuild?: ImageBuild | undefined;
+  /** The detected commands' variables (caches, a provided Node), in every sandbox's shell for the run. */
+  workspaceEnv?: WorkspaceEnv | undefined;
 }
 
 /**

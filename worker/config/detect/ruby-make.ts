@@ -1,5 +1,5 @@
 /** Ruby (bundler, then rake or rspec) and a Makefile's `test` target. */
-import { CACHE_DIR, type EcosystemRule } from "./types.js";
+import { cachePath, type EcosystemRule } from "./types.js";
 
 /**
  * Gems bundler installs go to the workspace's cache (kept with it; the root may be read-only), and the
@@ -8,7 +8,6 @@ import { CACHE_DIR, type EcosystemRule } from "./types.js";
  * minitest would need rubygems.org, even offline with nothing to download. A gem the image lacks (or
  * another version) is downloaded into GEM_HOME during setup, with setup's network, as before.
  */
-const BUNDLE_ENV = `GEM_HOME="$PWD/${CACHE_DIR}/gems"`;
 
 export const rubyRule: EcosystemRule = {
   ecosystem: "ruby",
@@ -31,8 +30,9 @@ export const rubyRule: EcosystemRule = {
     }
     return {
       evidence: ["Gemfile", test.replace("bundle exec ", "")],
-      setup: [`${BUNDLE_ENV} bundle install`],
-      test: `${BUNDLE_ENV} ${test}`,
+      env: { GEM_HOME: cachePath("gems") },
+      setup: ["bundle install"],
+      test,
     };
   },
 };
