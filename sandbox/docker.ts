@@ -15,6 +15,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import Docker from "dockerode";
 import type {
+  ImageToolchains,
   Sandbox,
   SandboxCreateOptions,
   SandboxLimits,
@@ -29,6 +30,7 @@ import {
   safeEnv,
   sandboxEnv,
   sessionSettings,
+  withWorkspaceEnv,
 } from "./common.js";
 import { caTrustEnv, checkCaBundle } from "./docker-ca.js";
 import {
@@ -38,6 +40,7 @@ import {
 } from "./docker-environments.js";
 import { SandboxImages } from "./docker-images.js";
 import { DEFAULT_BUILD_TIMEOUT_MS } from "./docker-repo-build.js";
+import { WORKDIR } from "./docker-scripts.js";
 import {
   asCidr,
   checkCidrs,
@@ -55,6 +58,7 @@ import {
   standbyFingerprint,
 } from "./docker-standby.js";
 import { type SandboxPlan, type StartedSandbox, startSandbox } from "./docker-start.js";
+import { ImageToolchainProbe } from "./docker-toolchains.js";
 import {
   DEFAULT_SETUP_NETWORK,
   egressRules,
@@ -137,6 +141,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   readonly environments: DockerPreparedEnvironments | undefined;
   private readonly images: SandboxImages;
   private readonly standbys: StandbyPool<StartedSandbox>;
+  private readonly probe: ImageToolchainProbe;
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
     this.workspaceSize = options.workspaceSize ?? options.workspaceTmpfsSize ?? DEFAULT_WORKSPACE_SIZE;
@@ -163,6 +168,12 @@ export class DockerSandboxProvider implements SandboxProvider {
       },
     });
     this.standbys = new StandbyPool(options.standby ?? NO_STANDBY);
+    this.probe = new ImageToolchainProbe(this.docker);
+  }
+
+  /** The toolchain versions `image` (the default when undefined) provides, probed once per image id. */
+  toolchains(image: string | undefined): Promise<ImageToolchains> {
+    return this.probe.versions(image ?? this.image);
   }
 
   /** The setup network's subnet and gateway, the network created on first use. */
@@ -254,7 +265,11 @@ export class DockerSandboxProvider implements SandboxProvider {
     const runImage = await this.images.runnable(image, network !== undefined);
     const origin = await this.originOf(image);
     const fixed = safeEnv(HOME, SANDBOX_PATH);
-    const env = sandboxEnv(this.caBundle ? { ...fixed, ...caTrustEnv() } : fixed, options.env);
+    const env = withWorkspaceEnv(
+      sandboxEnv(this.caBundle ? { ...fixed, ...caTrustEnv() } : fixed, options.env),
+      options.workspaceEnv,
+      WORKDIR,
+    );
     return {
       name,
       image,

@@ -141,6 +141,8 @@ function repoConfigLoader(parts: BuiltParts, allowRepoReplay: boolean): Deps["lo
         model: operator.model,
         modelOverride: settings.AGENT_FIX_MODEL,
         allowReplayModels: allowRepoReplay,
+        // Probed once per image id: which of the operator's images meets the repository's declared versions.
+        toolchains: parts.sandboxes.toolchains,
       },
     );
 }

@@ -12,6 +12,7 @@ import { baselineTestsUsable } from "./per-test-verdict.js";
 import { type PreparedTree, prepareTree } from "./prepare.js";
 import type { Checkout, Gated, RunState } from "./run-state.js";
 import { RunSandboxes } from "./sandbox.js";
+import { fallbackNote } from "./setup.js";
 import { classifyTestFailure } from "./test-failure-class.js";
 import { gateTimeLimit } from "./test-time-limit.js";
 import { baselineGoesOnText, baselineStopText } from "./test-verdicts.js";
@@ -29,6 +30,7 @@ function runSandboxes<C extends PipelineRepoConfig>(
     jobId: input.jobId,
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.image ? { image: config.image } : {}),
+    ...(config.workspaceEnv ? { workspaceEnv: config.workspaceEnv } : {}),
     ...(config.imageBuild
       ? {
           imageBuild: {
@@ -216,6 +218,7 @@ async function prepare<C extends PipelineRepoConfig>(
       network: config.setupNetwork && config.setup.length > 0,
       timeoutMs: config.setupTimeoutMs,
       ...(config.setupUser ? { user: config.setupUser } : {}),
+      detected: config.detectedSetup,
     },
     secrets: input.setupSecrets,
     intake: intakeOf(input),
@@ -227,6 +230,11 @@ async function prepare<C extends PipelineRepoConfig>(
     signal,
   });
   if (prepared.reused) status.configured(reuseNote(config.configNote, prepared.reused.preparedAt));
+  if (prepared.fallbacks?.length) {
+    status.configured(
+      [config.configNote, ...prepared.fallbacks.map(fallbackNote)].filter(Boolean).join("\n\n"),
+    );
+  }
   run.lap("setup");
   return prepared;
 }
