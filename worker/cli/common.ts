@@ -36,7 +36,7 @@ export function positiveInteger(value: string): number {
 export const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** The operator's default image, as the worker reads it (AGENT_FIX_SANDBOX_IMAGE, worker/config/worker-env.ts). */
-export const defaultSandboxImage = () => process.env.AGENT_FIX_SANDBOX_IMAGE || SANDBOX_IMAGE;
+const defaultSandboxImage = () => process.env.AGENT_FIX_SANDBOX_IMAGE || SANDBOX_IMAGE;
 
 export const imageOption = () =>
   new Option(
