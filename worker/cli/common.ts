@@ -2,7 +2,7 @@
 
 import { basename } from "node:path";
 import { InvalidArgumentError, Option } from "commander";
-import type Docker from "dockerode";
+import type { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { createSandboxProvider } from "../../sandbox/index.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import type { Sandbox } from "../../src/contracts.js";
@@ -57,17 +57,26 @@ interface SandboxChoice {
  * For eval and mine: the image a checkout calls for (as `run` chooses it), checked to be on the
  * engine; undefined for an image built from a devcontainer's Dockerfile (an instance's `image` names one).
  */
-export function checkoutImage(docker: Docker, policy: RepositoryPolicy) {
+export function checkoutImage(provider: DockerSandboxProvider, policy: RepositoryPolicy) {
   return async (checkoutDir: string): Promise<string | undefined> => {
     const chosen = await chooseLocalImage({
       root: checkoutDir,
       name: basename(checkoutDir),
       policy,
-      defaultImage: defaultSandboxImage(),
+      ...imageDefaults(provider),
     });
     if (!("image" in chosen)) return undefined;
-    await checkImagePresent((image) => docker.getImage(image).inspect(), chosen.image);
+    await checkImagePresent((image) => provider.docker.getImage(image).inspect(), chosen.image);
     return chosen.image;
+  };
+}
+
+/** The operator's default image, and the provider's probe of an image's toolchains (the default's when undefined). */
+function imageDefaults(provider: DockerSandboxProvider) {
+  const defaultImage = defaultSandboxImage();
+  return {
+    defaultImage,
+    toolchains: (image: string | undefined) => provider.toolchains(image ?? defaultImage),
   };
 }
 
@@ -76,17 +85,17 @@ async function dockerImageFor(
   choice: SandboxChoice,
   sourceDir: string,
   config: AgentFixConfig,
-  docker: Docker,
+  provider: DockerSandboxProvider,
 ): Promise<LocalImage> {
   const chosen = await chooseLocalImage({
     root: sourceDir,
     name: choice.repoName,
     policy: config.repository,
-    defaultImage: defaultSandboxImage(),
+    ...imageDefaults(provider),
     override: choice.image,
   });
   if ("image" in chosen) {
-    await checkImagePresent((image) => docker.getImage(image).inspect(), chosen.image);
+    await checkImagePresent((image) => provider.docker.getImage(image).inspect(), chosen.image);
   }
   print(`image: ${"image" in chosen ? chosen.image : "built from the repository"} (${chosen.reason})`);
   return chosen;
@@ -109,7 +118,7 @@ async function createSandbox(
     return createSandboxProvider("local").create({ sourceDir, jobId });
   }
   const provider = createSandboxProvider("docker");
-  const image = await dockerImageFor(choice, sourceDir, config, provider.docker);
+  const image = await dockerImageFor(choice, sourceDir, config, provider);
   return provider.create({
     sourceDir,
     jobId,

@@ -70,10 +70,10 @@ async function evaluate(instances: string, options: EvalCliOptions): Promise<num
     }
     return provider;
   };
-  const docker = providerFor(undefined).docker;
+  const defaultProvider = providerFor(undefined);
   // An instance naming no image runs in the one its checkout calls for, as `agent-fix run` chooses it.
   const imageFor = (checkoutDir: string, policy: RepositoryPolicy) =>
-    checkoutImage(docker, policy)(checkoutDir);
+    checkoutImage(defaultProvider, policy)(checkoutDir);
   const controller = new AbortController();
   const detach = abortOnInterrupt(controller, print);
   try {

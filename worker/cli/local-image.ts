@@ -1,21 +1,23 @@
 /**
  * The image of a CLI run's Docker sandboxes, chosen as the worker chooses it (step 4 of
  * docs/architecture.md) but from the local checkout's files: its `.github/agent-fix.yml`'s
- * `sandbox.image`, else its devcontainer's image or Dockerfile, else the operator's toolchain image when
- * detection finds a part the default image cannot run (Go, Rust, Ruby, Java), else the default image
- * (AGENT_FIX_SANDBOX_IMAGE, as the worker reads it). The same choice functions under the same image
+ * `sandbox.image`, else its devcontainer's image or Dockerfile, else the first of the operator's images
+ * (the default, AGENT_FIX_SANDBOX_IMAGE as the worker reads it, first) whose probed toolchains meet what
+ * detection finds and the versions the checkout declares (pipeline/config.ts's toolchainsFor, with no
+ * setup network: the CLI runs no setup to provide one), else the default image. The same choice functions under the same image
  * policy (the config's `repository:` section); `--image` overrides them all.
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "../../sandbox/version.js";
-import type { RepoImageBuildSpec } from "../../src/contracts.js";
+import type { ImageToolchains, RepoImageBuildSpec } from "../../src/contracts.js";
 import { ConfigError } from "../../src/errors.js";
 import { artefactRules } from "../aci/artefacts.js";
 import { detectCommands, filesToRead } from "../config/detect/index.js";
 import type { DetectedPart } from "../config/detect/types.js";
 import { parseRepoYaml, REPO_CONFIG_PATH, type RepoConfig, validateRepoConfig } from "../config/repo.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";
+import { toolchainsFor } from "../pipeline/config.js";
 import { chooseRepoImage, declinedDevcontainerNote, toolchainImageChoice } from "../pipeline/image-choice.js";
 
 /** The files detection reads at most, and their size, as the worker reads them through the API. */
@@ -86,6 +88,8 @@ export async function chooseLocalImage(options: {
   defaultImage: string;
   /** `--image`: wins over everything. */
   override?: string | undefined;
+  /** The toolchain versions an image has (the provider's probe; undefined: the default image). */
+  toolchains?: ((image: string | undefined) => Promise<ImageToolchains>) | undefined;
 }): Promise<LocalImage> {
   const { root, policy } = options;
   if (options.override !== undefined) return { image: options.override, reason: "named by --image" };
@@ -97,8 +101,15 @@ export async function chooseLocalImage(options: {
   const chosen = await chooseRepoImage(read, config?.sandbox?.image, policy.images);
   const declined = chosen && "declined" in chosen ? chosen : undefined;
   const repoChoice = chosen && !("declined" in chosen) ? chosen : undefined;
-  const toolchain = repoChoice ? undefined : toolchainImageChoice(detected, policy);
-  const setAside = declined ? ` ${declinedDevcontainerNote(declined, toolchain?.image)}` : "";
+  // As the worker: the image whose toolchains meet the versions the checkout declares (no setup runs
+  // here, so none is provided from a registry); without a probe, the toolchain image by ecosystem.
+  const versions =
+    repoChoice || detected.length === 0
+      ? undefined
+      : await toolchainsFor(detected, { policy, toolchains: options.toolchains }, false).catch(withImageHint);
+  const toolchain = repoChoice || versions ? undefined : toolchainImageChoice(detected, policy);
+  const chosenImage = versions ? (versions.image ?? options.defaultImage) : toolchain?.image;
+  const setAside = declined ? ` ${declinedDevcontainerNote(declined, chosenImage)}` : "";
   if (repoChoice && "build" in repoChoice) {
     const { build } = repoChoice;
     return {
@@ -113,8 +124,27 @@ export async function chooseLocalImage(options: {
     };
   }
   if (repoChoice) return { image: repoChoice.image, reason: `named in ${repoChoice.source}` };
+  if (versions) {
+    const needed = [...new Set(detected.map((part) => part.ecosystem))].join(", ");
+    const why =
+      versions.lines.length > 0
+        ? `the toolchain versions the checkout declares:\n${versions.lines.join("\n")}`
+        : `the first of the operator's images with what the checkout needs (${needed})`;
+    return { image: chosenImage!, reason: `${why}${setAside}` };
+  }
   if (toolchain) return { image: toolchain.image, reason: `${toolchain.note}${setAside}` };
   return { image: options.defaultImage, reason: `the default image${setAside}` };
+}
+
+/** A refusal of the declared toolchains, with the CLI's own way out. */
+function withImageHint(error: unknown): never {
+  if (error instanceof ConfigError && error.code === "repo_toolchain_unavailable") {
+    throw new ConfigError(error.message, {
+      code: error.code,
+      hint: `${error.hint ?? ""} Or name an image that has it with --image.`.trim(),
+    });
+  }
+  throw error;
 }
 
 /** Throws a ConfigError saying how to get `image` when the engine lacks it (the worker never pulls one). */

@@ -62,7 +62,7 @@ async function mine(slug: string, options: MineCliOptions): Promise<number> {
       out: resolve(options.out ?? `${owner}__${repo}.jsonl`),
       ...(options.setup.length ? { setup: options.setup } : {}),
       provider,
-      ...(options.image ? {} : { imageFor: checkoutImage(provider.docker, config.repository) }),
+      ...(options.image ? {} : { imageFor: checkoutImage(provider, config.repository) }),
       print,
       signal: controller.signal,
     });

@@ -196,10 +196,11 @@ function runEnv(detected: WorkspaceEnv, provided: WorkspaceEnv | undefined): Wor
  * The toolchain choice over the operator's images: its default, `toolchainImage` and each exact name
  * of `images` (a pattern names no image to probe), each probed once per image id by the provider. An
  * image the engine does not have is left out; undefined when none could be probed (or no probe).
+ * `agent-fix` chooses with it too (worker/cli/local-image.ts).
  */
-async function toolchainsFor(
+export async function toolchainsFor(
   parts: readonly DetectedPart[],
-  rules: OperatorRules,
+  rules: Pick<OperatorRules, "policy" | "toolchains">,
   setupNetwork: boolean,
 ): Promise<ToolchainChoice | undefined> {
   const probe = rules.toolchains;

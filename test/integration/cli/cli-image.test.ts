@@ -86,7 +86,7 @@ describe.runIf(ready)("agent-fix run chooses the image as the worker does", { ti
     );
     expect(result.stderr).not.toContain("Error");
     expect(result.stdout).toContain(
-      `image: ${SANDBOX_RICH_IMAGE} (Image: \`${SANDBOX_RICH_IMAGE}\`, which has the go toolchain`,
+      `image: ${SANDBOX_RICH_IMAGE} (the first of the operator's images with what the checkout needs (go))`,
     );
     expect(result.code).toBe(0);
     const trajectory = await trajectoryIn(out);
@@ -116,6 +116,24 @@ describe.runIf(ready)("agent-fix run chooses the image as the worker does", { ti
     expect(trajectory.info.sandbox_image).toBe(SANDBOX_IMAGE);
     // The slim image has no Go: the first command fails there.
     expect(trajectory.trajectory[0]!.observation).toContain("go: command not found");
+
+    // A Go no image has, as go.mod declares it: refused before any sandbox, saying what would do.
+    await writeFile(join(module, "go.mod"), `module ${GO_MODULE}\n\ngo 1.99\n`);
+    const tooNew = await cli(
+      ...["run", "--repo", module, "--issue", "x", "--model", await replayFile(), "--sandbox", "docker"],
+    );
+    expect(tooNew.code).toBe(2);
+    expect(tooNew.stderr).toContain("Or name an image that has it with --image.");
+    expect(tooNew.stderr).toContain("1.99 (go.mod line 3");
+    expect(tooNew.stderr).toContain(`\`${SANDBOX_RICH_IMAGE}\` (go 1.24`);
+    await writeFile(join(module, "go.mod"), `module ${GO_MODULE}\n\ngo 1.21\n`);
+    const declared = await cli(
+      ...["run", "--repo", module, "--issue", "x", "--model", await replayFile(), "--sandbox", "docker"],
+      ...["--out", await mkdtemp(join(tmpdir(), "cli-out-"))],
+    );
+    expect(declared.stdout).toContain(
+      `image: ${SANDBOX_RICH_IMAGE} (the toolchain versions the checkout declares:\n- go go 1.21 (go.mod line 3 (\`go\`)): \`${SANDBOX_RICH_IMAGE}\` has 1.24`,
+    );
 
     const missing = `${SANDBOX_RICH_IMAGE.split(":")[0]}:0.0.0-missing`;
     const refused = await cli(
