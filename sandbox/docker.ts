@@ -12,6 +12,7 @@
  */
 
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import Docker from "dockerode";
 import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
@@ -24,7 +25,7 @@ import {
   sandboxEnv,
   sessionSettings,
 } from "./common.js";
-import { caTrustEnv, checkCaBundle } from "./docker-ca.js";
+import { caTrustEnv, checkCaBundle, javaTrustEnv, javaTrustStore } from "./docker-ca.js";
 import {
   DockerPreparedEnvironments,
   KEPT_WORKSPACE,
@@ -125,6 +126,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   readonly setupNetwork: string;
   /** The CA bundle's real path on the host, when the operator gave one. */
   readonly caBundle: string | undefined;
+  /** The bundle as the keystore Java's tools read, written into each sandbox with network. */
+  private readonly javaKeystore: Buffer | undefined;
   private readonly allow: string[];
   private readonly deny: string[];
   private networkReady: Promise<string[]> | undefined;
@@ -145,6 +148,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       ? new DockerPreparedEnvironments(this.docker, this.image, options.keptEnvironments)
       : undefined;
     this.caBundle = options.caBundle === undefined ? undefined : checkCaBundle(options.caBundle);
+    this.javaKeystore = this.caBundle ? javaTrustStore(readFileSync(this.caBundle, "utf8")) : undefined;
     this.images = new SandboxImages(this.docker, this.image, this.environments, {
       limits: { ...DEFAULT_LIMITS, ...options.limits },
       timeoutMs: options.imageBuildTimeoutMs ?? DEFAULT_BUILD_TIMEOUT_MS,
@@ -247,7 +251,8 @@ export class DockerSandboxProvider implements SandboxProvider {
     const network = options.network === true ? this.setupNetwork : undefined;
     const runImage = await this.images.runnable(image, network !== undefined);
     const fixed = safeEnv(HOME, SANDBOX_PATH);
-    const env = sandboxEnv(this.caBundle ? { ...fixed, ...caTrustEnv() } : fixed, options.env);
+    const trust = this.caBundle ? { ...caTrustEnv(), ...(network ? javaTrustEnv() : {}) } : {};
+    const env = sandboxEnv({ ...fixed, ...trust }, options.env);
     return {
       name,
       image,
@@ -266,6 +271,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       }),
       network: network ?? null,
       egressRules: network ? await this.egressRulesOf() : undefined,
+      javaTrustStore: network ? this.javaKeystore : undefined,
       env: envList(env),
       rootShell: options.setup?.user === "root",
       settings: sessionSettings(this.options, options),
