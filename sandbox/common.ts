@@ -4,7 +4,7 @@
  */
 import path from "node:path";
 import type { Readable } from "node:stream";
-import type { ExecOptions, ExecResult, Sandbox, SandboxLimits } from "../src/contracts.js";
+import type { ExecOptions, ExecResult, Sandbox, SandboxLimits, WorkspaceEnv } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import { assertEnvNames, type ShellSession } from "./shell-session.js";
 
@@ -40,6 +40,36 @@ export function sandboxEnv(
 ): Record<string, string> {
   assertEnvNames(extra);
   return { ...fixed, ...(extra ?? {}) };
+}
+
+/**
+ * The run's toolchain variables made absolute under `workdir`, its PATH directories before the
+ * image's. A path leaving the workspace is refused: they name caches of the workspace only.
+ */
+export function withWorkspaceEnv(
+  env: Record<string, string>,
+  workspaceEnv: WorkspaceEnv | undefined,
+  workdir: string,
+): Record<string, string> {
+  if (!workspaceEnv) return env;
+  assertEnvNames(Object.fromEntries(Object.keys(workspaceEnv.vars).map((name) => [name, ""])));
+  const inside = (relative: string) => {
+    const absolute = path.posix.join(workdir, relative);
+    if (path.posix.isAbsolute(relative) || !absolute.startsWith(`${workdir}/`))
+      throw new SandboxError(`a workspace variable names ${relative}, outside the workspace`, {
+        code: "path_outside_workspace",
+        hint: "Name a directory of the workspace, relative to its root.",
+      });
+    return absolute;
+  };
+  const vars = Object.fromEntries(
+    Object.entries(workspaceEnv.vars).map(([name, value]) => [
+      name,
+      "value" in value ? value.value : `${value.prefix ?? ""}${inside(value.path)}`,
+    ]),
+  );
+  const searchPath = [...workspaceEnv.path.map(inside), ...(env.PATH ? [env.PATH] : [])].join(":");
+  return { ...env, ...vars, PATH: searchPath };
 }
 
 export function envList(env: Record<string, string>): string[] {

@@ -135,7 +135,7 @@ export async function derivedImage(docker: Docker, image: string, id: string): P
 }
 
 /** Runs a command in a container as locked down as a sandbox and returns its output (stdout and stderr). */
-async function runThrowaway(docker: Docker, image: string, cmd: string[]): Promise<string> {
+export async function runThrowaway(docker: Docker, image: string, cmd: string[]): Promise<string> {
   const container = await docker.createContainer({
     Image: image,
     Entrypoint: cmd,

@@ -15,7 +15,13 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import Docker from "dockerode";
-import type { Sandbox, SandboxCreateOptions, SandboxLimits, SandboxProvider } from "../src/contracts.js";
+import type {
+  ImageToolchains,
+  Sandbox,
+  SandboxCreateOptions,
+  SandboxLimits,
+  SandboxProvider,
+} from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import {
   DEFAULT_LIMITS,
@@ -24,6 +30,7 @@ import {
   safeEnv,
   sandboxEnv,
   sessionSettings,
+  withWorkspaceEnv,
 } from "./common.js";
 import { caTrustEnv, checkCaBundle, javaTrustEnv, javaTrustStore } from "./docker-ca.js";
 import {
@@ -33,6 +40,7 @@ import {
 } from "./docker-environments.js";
 import { SandboxImages } from "./docker-images.js";
 import { DEFAULT_BUILD_TIMEOUT_MS } from "./docker-repo-build.js";
+import { WORKDIR } from "./docker-scripts.js";
 import {
   asCidr,
   checkCidrs,
@@ -50,6 +58,7 @@ import {
   standbyFingerprint,
 } from "./docker-standby.js";
 import { type SandboxPlan, type StartedSandbox, startSandbox } from "./docker-start.js";
+import { ImageToolchainProbe } from "./docker-toolchains.js";
 import {
   DEFAULT_SETUP_NETWORK,
   egressRules,
@@ -134,6 +143,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   readonly environments: DockerPreparedEnvironments | undefined;
   private readonly images: SandboxImages;
   private readonly standbys: StandbyPool<StartedSandbox>;
+  private readonly probe: ImageToolchainProbe;
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
     this.workspaceSize = options.workspaceSize ?? options.workspaceTmpfsSize ?? DEFAULT_WORKSPACE_SIZE;
@@ -161,6 +171,12 @@ export class DockerSandboxProvider implements SandboxProvider {
       },
     });
     this.standbys = new StandbyPool(options.standby ?? NO_STANDBY);
+    this.probe = new ImageToolchainProbe(this.docker);
+  }
+
+  /** The toolchain versions `image` (the default when undefined) provides, probed once per image id. */
+  toolchains(image: string | undefined): Promise<ImageToolchains> {
+    return this.probe.versions(image ?? this.image);
   }
 
   /** The setup network's subnet and gateway, the network created on first use. */
@@ -252,7 +268,11 @@ export class DockerSandboxProvider implements SandboxProvider {
     const runImage = await this.images.runnable(image, network !== undefined);
     const fixed = safeEnv(HOME, SANDBOX_PATH);
     const trust = this.caBundle ? { ...caTrustEnv(), ...(network ? javaTrustEnv() : {}) } : {};
-    const env = sandboxEnv({ ...fixed, ...trust }, options.env);
+    const env = withWorkspaceEnv(
+      sandboxEnv({ ...fixed, ...trust }, options.env),
+      options.workspaceEnv,
+      WORKDIR,
+    );
     return {
       name,
       image,

@@ -31,6 +31,7 @@ import {
   safeEnv,
   sandboxEnv,
   sessionSettings,
+  withWorkspaceEnv,
 } from "./common.js";
 import { KILL_FUNCTION, type ShellProcess, ShellSession } from "./shell-session.js";
 
@@ -68,7 +69,11 @@ export class LocalSandboxProvider implements SandboxProvider {
       await mkdir(home, { recursive: true });
       await cp(options.sourceDir, workdir, { recursive: true, verbatimSymlinks: true, errorOnExist: false });
       await mkdir(workdir, { recursive: true });
-      const env = sandboxEnv(safeEnv(home, process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin"), options.env);
+      const env = withWorkspaceEnv(
+        sandboxEnv(safeEnv(home, process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin"), options.env),
+        options.workspaceEnv,
+        workdir,
+      );
       const sandbox = new LocalSandbox(
         root,
         workdir,

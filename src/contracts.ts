@@ -56,6 +56,11 @@ export interface SandboxCreateOptions {
   limits?: Partial<SandboxLimits>;
   /** The only environment variables the sandbox sees (an allow-list; never the worker's own environment). */
   env?: Record<string, string>;
+  /**
+   * The run's toolchain variables (caches, a provided Node on PATH), as workspace paths: the driver
+   * makes them absolute under `workdir` and puts them in every shell of the sandbox.
+   */
+  workspaceEnv?: WorkspaceEnv | undefined;
   /** Default per-command timeout. */
   defaultTimeoutMs?: number;
   /**
@@ -78,6 +83,26 @@ export interface SandboxCreateOptions {
 }
 
 export type SetupUser = "agent" | "root";
+
+/**
+ * A run's toolchain variables: each names a directory of the workspace, relative to its root
+ * (`.agent-fix-cache/go/mod`), after an optional fixed text (MAVEN_OPTS' `-Dmaven.repo.local=`), or is
+ * a fixed value (GOTOOLCHAIN's `auto`); and directories of it to put before the image's PATH, in order.
+ */
+export interface WorkspaceEnv {
+  vars: Record<string, { path: string; prefix?: string } | { value: string }>;
+  path: string[];
+}
+
+/** The toolchains whose versions an image is probed for. */
+export type Toolchain = "node" | "python" | "go" | "rust" | "ruby" | "java";
+
+/** What an image provides: each toolchain's version as it reports it (`20.19.2`); absent: not installed. */
+export interface ImageToolchains {
+  /** The image as named (the provider's default resolved). */
+  image: string;
+  versions: Partial<Record<Toolchain, string>>;
+}
 
 /** An environment kept after setup (a committed image), and when it was prepared. */
 export interface KeptEnvironment {
@@ -175,6 +200,11 @@ export interface SandboxProvider {
    * build. Absent when the driver builds none.
    */
   readonly repoImage?: ((build: RepoImageBuildSpec, signal?: AbortSignal) => Promise<string>) | undefined;
+  /**
+   * The toolchain versions `image` (the provider's default when undefined) provides, probed once per
+   * image id; rejects when the image is not on the engine. Absent when the driver cannot tell.
+   */
+  readonly toolchains?: ((image: string | undefined) => Promise<ImageToolchains>) | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -350,6 +380,10 @@ export interface TrajectoryInfo {
   sandbox_image: string;
   started_at: string;
   finished_at: string | null;
+  /** The pull request's description as the model gave it on submit; absent when it gave none. */
+  description?: string;
+  /** The repository's pull request template the model was asked to fill in, by its path. */
+  pull_request_template?: string;
   [extra: string]: unknown;
 }
 

@@ -45,6 +45,7 @@ type ConfigErrorCode =
   | "repo_missing"
   | "repo_image_not_allowed"
   | "repo_model_not_allowed"
+  | "repo_toolchain_unavailable"
   | "trajectory_invalid"
   | "trajectory_store_refused"
   | "trajectory_unreadable"

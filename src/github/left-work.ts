@@ -94,7 +94,10 @@ function testLines(work: LeftWork, links: LinkPolicy): string[] {
   if (tests.kind === "not_run")
     return [neutralise(`**Tests on this change:** not run (${tests.why}).`, links)];
   const verdict = tests.passed
-    ? `✅ ${command} passed (exit 0)`
+    ? tests.exitCode === 0
+      ? `✅ ${command} passed (exit 0)`
+      : // Judged test by test: every test passed, the command failed after them as on the unchanged code.
+        `✅ ${command}: the tests passed (the command exited ${tests.exitCode} after them, as on the unchanged code)`
     : tests.timedOut
       ? `⏱️ ${command} timed out${tests.timeoutMs ? ` after ${Math.round(tests.timeoutMs / 1000).toLocaleString("en-US")} s` : ""}`
       : `❌ ${command} failed (exit ${tests.exitCode})`;

@@ -32,6 +32,8 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
     return { issue, requests };
   }
 
+  /** The contents API: a file, a folder, or the root's listing (`/contents`, no path). */
+  const CONTENTS = /^\/repos\/[^/]+\/[^/]+\/contents(\/|$)/;
   const scopeOf = (token: string | undefined) => stack.github.state.tokens.get(token ?? "")?.scope;
   const allRevoked = (requests: RequestRecord[]) =>
     requests.every((r) => stack.github.state.tokens.get(r.token ?? "")?.revokedAt !== undefined);
@@ -87,7 +89,7 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
           ? TOKEN_PERMISSIONS.clone
           : request.method === "GIT-PUSH"
             ? TOKEN_PERMISSIONS.push
-            : request.path.includes("/contents/")
+            : CONTENTS.test(request.path)
               ? TOKEN_PERMISSIONS.config
               : TOKEN_PERMISSIONS.api;
       expect(scope?.permissions, `${request.method} ${request.path}`).toEqual({
@@ -95,8 +97,9 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
         ...expected,
       });
       // A 404 of the contents API is a file that may be absent (the devcontainer's, looked up for the
-      // image): a refusal of anything else would be a token without the permission its step needs.
-      if (!(request.status === 404 && request.path.includes("/contents/")))
+      // image; a folder that may hold a pull request template): a refusal of anything else would be a
+      // token without the permission its step needs.
+      if (!(request.status === 404 && CONTENTS.test(request.path)))
         expect(request.status, `${request.method} ${request.path}`).toBeLessThan(400);
     }
     const kinds = new Set(requests.map((r) => r.method));

@@ -38,7 +38,10 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
       title: issue.title,
     });
     expect(pr.body).toContain("Fixes #1");
+    // The description the model gave as such, not its reply to the review checklist (issue 24).
+    expect(pr.body.startsWith("## What was wrong\nmedian() returned the upper")).toBe(true);
     expect(pr.body).toContain("It now returns their mean");
+    expect(pr.body).not.toContain("Checklist:");
     expect(pr.body).toContain("`tests/test_stats.py`");
     expect(pr.body).toMatch(/❌ failed \| ✅ passed/);
     // The regression test was added beside the old ones: no warning, the test named (issue 24).

@@ -83,6 +83,35 @@ describe.runIf(ready)("a repository without .github/agent-fix.yml", () => {
     expect(openai.requests).toHaveLength(0);
   }, 480_000);
 
+  it("a Python repository with only tests/test_*.py and no project file is detected (unittest) and gets its pull request", async () => {
+    // The sample as many small repositories are: a package and its unittest tests, nothing else.
+    const { ".github/agent-fix.yml": _own, ...sample } = await filesOf(SAMPLE_REPO_DIR);
+    expect(Object.keys(sample).filter((path) => /requirements|pyproject|setup\.(py|cfg)/.test(path))).toEqual(
+      [],
+    );
+    const issue = addIssue(await addRepo("octo", "bare-textstats", sample));
+    expect(await stack.label(issue)).toBeLessThan(300);
+    const status = await waitFor("a final status", () => stack.finalStatus(issue), 420_000);
+    expect(status.body).toContain("opened draft pull request #");
+    expect(status.body).toContain("- python in `/` (tests/test_stats.py, no project file, unittest)");
+    expect(status.body).toContain(
+      [
+        "```yaml",
+        "setup:",
+        "  commands:",
+        "    - python3 -m venv --system-site-packages .venv",
+        "test:",
+        "  command: .venv/bin/python -m unittest discover -s tests",
+        "```",
+      ].join("\n"),
+    );
+    const [pr] = stack.pulls(issue);
+    expect(pr?.body).toContain(
+      "- `.venv/bin/python -m unittest discover -s tests` on the unchanged code (baseline): passed",
+    );
+    expect(openai.requests).toHaveLength(0);
+  }, 480_000);
+
   it("a devcontainer naming a public image is a hint: the run falls back to detection, says so, and opens its pull request", async () => {
     const { ".github/agent-fix.yml": _own, ...sample } = await filesOf(SAMPLE_REPO_DIR);
     const devcontainer =

@@ -77,7 +77,9 @@ describe.runIf(ready)("a Go repository without .github/agent-fix.yml, its own te
     const status = await waitFor("the fix's final status", () => stack.finalStatus(fixed), 1_500_000);
     expect(status.body).toContain("opened draft pull request #");
     expect(status.body).toContain("- go in `/` (go.mod)");
-    expect(status.body).toContain(`Image: \`${SANDBOX_RICH_IMAGE}\`, which has the go toolchain`);
+    // The slim image has no Go: the rich image is the first of the operator's that meets go.mod's line.
+    expect(status.body).toContain("- go go 1.21 (go.mod line 3 (`go`)): `agent-fix-sandbox-rich:");
+    expect(status.body).toContain(`Image: \`${SANDBOX_RICH_IMAGE}\`, the first of the operator's images`);
     // The detected command was the gate: the pull request's proof names it.
     const [pr] = stack.pulls(fixed);
     expect(pr?.body).toContain("go test ./...");

@@ -2,19 +2,20 @@
 import type { Trajectory } from "../../src/contracts.js";
 import type { PullRequestDraft } from "../../worker/pipeline/types.js";
 
-/** A submitted trajectory of one step whose thought (the agent's account of its change) is `thought`. */
-export function submittedTrajectory(thought: string): Trajectory {
+/** A submitted trajectory of one step whose submit gave `description` (the agent's account of its change). */
+export function submittedTrajectory(description: string): Trajectory {
   return {
     trajectory: [
       {
-        thought,
+        // The model gave its account as the description, as it is asked to; its thought is not it.
+        thought: "Confirm the submission.",
         action: "submit",
         observation: "submitted",
         response: "",
         execution_time: 0.5,
         state: { open_file: "n/a", working_dir: "/workspace" },
         tool: "submit",
-        args: {},
+        args: { description },
         tokens: { sent: 10, received: 5 },
       },
     ],
@@ -31,6 +32,7 @@ export function submittedTrajectory(thought: string): Trajectory {
       sandbox_image: "img",
       started_at: "2026-12-01T10:00:00.000Z",
       finished_at: "2026-12-01T10:01:00.000Z",
+      description,
     },
   };
 }

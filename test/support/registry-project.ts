@@ -152,11 +152,13 @@ interface PypiRelease {
 /** A PyPI sdist, its `NAME-VERSION/` prefix stripped (an sdist holds its tests when its author ships them). */
 export async function pypiSdist(name: string, version: string): Promise<ProjectFiles> {
   const what = `the PyPI sdist of ${name}==${version}`;
-  const meta = await getJson<PypiRelease>(`${PYPI}/${name}/json`, `PyPI's metadata of ${name}`);
+  const metaUrl = `${PYPI}/${name}/json`;
+  const meta = await getJson<PypiRelease>(metaUrl, `PyPI's metadata of ${name}`);
   const sdist = meta.releases[version]?.find((file) => file.packagetype === "sdist");
   if (!sdist) throw new Error(`${what}: PyPI lists no sdist for that version`);
   const digest: Digest = { algorithm: "sha256", encoding: "hex", value: sdist.digests.sha256 };
-  const bytes = await download(sdist.url, sdist.filename, what, digest);
+  // A mirror of PyPI's JSON API may give the file's URL relative to the metadata's.
+  const bytes = await download(new URL(sdist.url, metaUrl).href, sdist.filename, what, digest);
   return unpack(bytes, "tar.gz", sdist.filename.replace(/\.tar\.gz$/, ""), what);
 }
 

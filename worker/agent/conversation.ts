@@ -12,12 +12,20 @@ import { actionFormatInstructions, textSignature } from "./parse.js";
 import { bundlePromptValues, cleanIssueText, renderTemplate } from "./prompts.js";
 import { reproduceTip, type TestCommandSource, testCommandNote } from "./test-command.js";
 
+/** A repository's pull request template (read on the host from its default branch), bounded. */
+export interface PullRequestTemplate {
+  /** Where it is in the repository, e.g. `.github/pull_request_template.md`. */
+  path: string;
+  text: string;
+}
+
 export function openingEntries(
   config: AgentConfig,
   env: Environment,
   issue: { title: string; body: string },
   repoName: string,
   tests: TestCommandSource = null,
+  template?: PullRequestTemplate,
 ): HistoryEntry[] {
   const format = config.actionFormat;
   // With function calling the tool definitions already carry every description: the prompt only
@@ -43,7 +51,9 @@ export function openingEntries(
     repo_name: repoName,
     test_command: tests?.command ?? "",
     test_command_note: testCommandNote(tests),
-  });
+    // With the review on, the review asks for the description, when the model is about to give it.
+    description_request: config.reviewOnSubmit ? "" : `\n${descriptionRequest(config, template)}`,
+  }).replace(/\n$/, "");
   return [
     { kind: "system", message: { role: "system", content: system } },
     ...(config.prompts.demonstration
@@ -124,7 +134,27 @@ function newFilesNote(newFiles: string[]): string {
   return `${listed} Remove any that only served to reproduce the problem; keep tests that belong to the repository's test suite.`;
 }
 
-export function reviewText(config: AgentConfig, diff: string): string {
+/** How the description is given: an argument with function calls; text mode's reply text otherwise. */
+const DESCRIPTION_WHERE = {
+  function_calling: "Give it in submit's `description` argument.",
+  thought_action:
+    "Write it as the text of your reply before the submit command: that text is published as it is, so write nothing else there.",
+} as const;
+
+/**
+ * The request for the pull request's description (issue 24: nothing the model saw said its thought
+ * would be published): in fixed parts, or the repository's template to fill in.
+ */
+export function descriptionRequest(config: AgentConfig, template?: PullRequestTemplate): string {
+  const { prompts } = config;
+  const parts = template
+    ? renderTemplate(prompts.descriptionTemplate, { path: template.path, template: template.text.trimEnd() })
+    : prompts.descriptionParts;
+  return renderTemplate(prompts.description, { where: DESCRIPTION_WHERE[config.actionFormat], parts });
+}
+
+/** The review shown on the first submit of a change: the checklist, the diff, and `request` at its end. */
+export function reviewText(config: AgentConfig, diff: string, request: string): string {
   const newFiles = [...diff.matchAll(/^diff --git a\/\S+ b\/(\S+)\nnew file mode/gm)].map(
     (match) => match[1]!,
   );
@@ -135,6 +165,7 @@ export function reviewText(config: AgentConfig, diff: string): string {
   return renderTemplate(template, {
     diff: diff.trim() === "" ? "(no changes: the working tree equals the starting commit)" : diff.trimEnd(),
     new_files: newFiles.length ? newFilesNote(newFiles) : "",
+    description_request: request,
   });
 }
 

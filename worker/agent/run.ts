@@ -23,7 +23,13 @@ import { isAciToolName } from "../aci/tool-names.js";
 import type { AgentConfig } from "../config/agent.js";
 import { estimatePromptTokens } from "../model/tokens.js";
 import { formatAction } from "./arguments.js";
-import { functionSpecs, openingEntries, responseText, turnEntries } from "./conversation.js";
+import {
+  functionSpecs,
+  openingEntries,
+  type PullRequestTemplate,
+  responseText,
+  turnEntries,
+} from "./conversation.js";
 import {
   Cancelled,
   exitStatusText,
@@ -37,7 +43,7 @@ import { type HistoryEntry, processHistory } from "./history.js";
 import { LoopWatcher } from "./loops.js";
 import { type ParsedReply, parseReply, validForm } from "./parse.js";
 import { renderTemplate } from "./prompts.js";
-import { gateHook, type SubmitHook, withSubmitBehaviour } from "./submit.js";
+import { gateHook, SubmitDescription, type SubmitHook, withSubmitBehaviour } from "./submit.js";
 import { detectTestCommand, type TestCommandSource } from "./test-command.js";
 import { startingInfo, TrajectoryRecorder, type TrajectorySink } from "./trajectory.js";
 
@@ -57,6 +63,8 @@ export interface RunAgentOptions {
   repoName: string;
   /** The gate's test command, named in the instance prompt; none: guessed from the repository's files. */
   testCommand?: string | undefined;
+  /** The repository's pull request template: the model fills it in as the pull request's description. */
+  pullRequestTemplate?: PullRequestTemplate | undefined;
   /** Runs the repository's tests on a submission; a failure goes back to the model (config.gate.maxAttempts). */
   gate?: Gate | undefined;
   signal?: AbortSignal | undefined;
@@ -105,6 +113,7 @@ class AgentLoop {
   private readonly recorder: TrajectoryRecorder;
   private readonly loops: LoopWatcher;
   private readonly afterSubmit: SubmitHook;
+  private readonly description: SubmitDescription;
   private formatErrorsInRow = 0;
   private gatesRecorded = 0;
   private steps = 0;
@@ -116,11 +125,14 @@ class AgentLoop {
   ) {
     const { config } = options;
     this.config = config;
-    this.env = withSubmitBehaviour(options.environment, config);
+    const template = options.pullRequestTemplate;
+    this.description = new SubmitDescription(config.actionFormat, config.reviewOnSubmit);
+    this.env = withSubmitBehaviour(options.environment, config, { description: this.description, template });
     this.signal = options.signal;
     this.specs = config.actionFormat === "function_calling" ? functionSpecs(this.env, config) : [];
-    this.entries = openingEntries(config, this.env, options.issue, options.repoName, tests);
+    this.entries = openingEntries(config, this.env, options.issue, options.repoName, tests, template);
     const info = startingInfo({ ...options, env: this.env, startedAt });
+    if (template) info.pull_request_template = template.path;
     this.trajectory = { trajectory: [], history: [], info };
     this.recorder = new TrajectoryRecorder(this.trajectory, options.trajectoryPath, options.trajectorySink);
     this.loops = new LoopWatcher(config.loopWarnings);
@@ -202,6 +214,14 @@ class AgentLoop {
       return { observation: result.observation, seconds, answer: null, exit: new Cancelled() };
     if (result.formatError) return this.formatError(parsed.tool, result.observation, seconds);
     this.dropFormatErrors();
+    if (parsed.tool === "submit") {
+      const description = this.description.observe(
+        parsed.args,
+        parsed.thought,
+        result.submission !== undefined,
+      );
+      if (description !== null) this.trajectory.info.description = description;
+    }
     let observation = result.observation;
     if (parsed.ignoredCalls > 0) {
       observation += `\nNote: your reply had ${parsed.ignoredCalls} more function call(s); only the first was run. Call one function per reply.`;

@@ -3,12 +3,14 @@
  * - The tool, in the manner of SWE-agent's `review_on_submit_m` bundle: a submit with no change submits
  *   nothing and says so (a run never ends as submitted with an empty patch); with the review on, the
  *   first submit that has a change shows the diff and a checklist and submits nothing; the next submits.
+ * - The pull request's description, asked for explicitly and taken from the submit (SubmitDescription).
  * - The gate, a hook after a submit: the repository's tests on the change decide whether the loop ends.
  */
 
-import type { Environment, Gate, GateRecord, ToolResult } from "../../src/contracts.js";
+import { z } from "zod";
+import type { Environment, FunctionSpec, Gate, GateRecord, Tool, ToolResult } from "../../src/contracts.js";
 import type { AgentConfig } from "../config/agent.js";
-import { reviewText } from "./conversation.js";
+import { descriptionRequest, type PullRequestTemplate, reviewText } from "./conversation.js";
 import { cutMiddle, renderTemplate } from "./prompts.js";
 import { groupFailures } from "./test-failures.js";
 
@@ -17,8 +19,61 @@ const nothingToSubmit =
 
 const stateLines = /\n\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)$/;
 
+/** What the model is told of submit's `description` argument (function calling only). */
+const DESCRIPTION_ARGUMENT =
+  "the pull request's description, published as you write it for the repository's maintainers: what was wrong, what changed, how it was checked";
+
+/**
+ * The pull request's description the model gives (issue 24: the confirming submit's thought was
+ * published, though nothing the model saw said so, and it was its reply to the checklist). With
+ * function calls it is submit's `description` argument, the latest one given. In text mode, where an
+ * argument cannot hold a fenced block, it is the text before the command of the first submit of a
+ * change after the model was asked: in the review, or with the review off in the instance prompt. A
+ * thought no request preceded is never taken.
+ */
+export class SubmitDescription {
+  private asked: boolean;
+  private text: string | null = null;
+
+  constructor(
+    private readonly format: AgentConfig["actionFormat"],
+    reviewOnSubmit: boolean,
+  ) {
+    this.asked = !reviewOnSubmit;
+  }
+
+  /** The review, which ends with the request, was shown. */
+  requested(): void {
+    this.asked = true;
+  }
+
+  /** A submit call; `submitted`: it submitted a change (not the review, not an empty submit). */
+  observe(args: Record<string, unknown>, thought: string, submitted: boolean): string | null {
+    if (this.format === "function_calling") {
+      const given = typeof args.description === "string" ? args.description.trim() : "";
+      if (given !== "") this.text = given;
+    } else if (submitted && this.asked && this.text === null) {
+      // The format's example starts the reasoning with a DISCUSSION line: not part of the description.
+      const given = thought.replace(/^\s*DISCUSSION[ \t]*\n/, "").trim();
+      if (given !== "") this.text = given;
+    }
+    return this.text;
+  }
+}
+
+/** What withSubmitBehaviour needs beside the environment and the config. */
+interface SubmitOptions {
+  description: SubmitDescription;
+  /** The repository's pull request template, to be filled in as the description. */
+  template?: PullRequestTemplate | undefined;
+}
+
 /** The environment with `submit` behaving as described above; every other tool is the environment's. */
-export function withSubmitBehaviour(env: Environment, config: AgentConfig): Environment {
+export function withSubmitBehaviour(
+  env: Environment,
+  config: AgentConfig,
+  options: SubmitOptions,
+): Environment {
   let reviewed = !config.reviewOnSubmit;
   const submit = async (args: unknown, signal?: AbortSignal): Promise<ToolResult> => {
     const result = await env.execute("submit", args, signal);
@@ -29,19 +84,53 @@ export function withSubmitBehaviour(env: Environment, config: AgentConfig): Envi
     if (result.submission.trim() === "") return { observation: `${nothingToSubmit}${state}` };
     if (reviewed) return result;
     reviewed = true;
-    return { observation: `${reviewText(config, result.submission)}${state}` };
+    options.description.requested();
+    const request = descriptionRequest(config, options.template);
+    return { observation: `${reviewText(config, result.submission, request)}${state}` };
   };
+  const withArgument = config.actionFormat === "function_calling";
+  const tools = withArgument ? env.tools.map(withDescriptionArgument) : env.tools;
   return {
     bundle: env.bundle,
     version: env.version,
-    tools: env.tools,
-    functionSpecs: () => env.functionSpecs(),
+    tools,
+    functionSpecs: () => (withArgument ? env.functionSpecs().map(withDescriptionSpec) : env.functionSpecs()),
     docs: () => env.docs(),
     state: () => env.state(),
     diff: () => env.diff(),
+    // The ACI's submit takes no argument: the description is the loop's (SubmitDescription).
     execute: (name, args, signal) =>
-      name === "submit" ? submit(args, signal) : env.execute(name, args, signal),
+      name === "submit" ? submit(withoutDescription(args), signal) : env.execute(name, args, signal),
   };
+}
+
+function withDescriptionArgument(tool: Tool): Tool {
+  if (tool.name !== "submit") return tool;
+  return {
+    ...tool,
+    parameters: tool.parameters.extend({ description: z.string().describe(DESCRIPTION_ARGUMENT).optional() }),
+  };
+}
+
+function withDescriptionSpec(spec: FunctionSpec): FunctionSpec {
+  if (spec.name !== "submit") return spec;
+  const parameters = spec.parameters as { properties?: Record<string, unknown> };
+  return {
+    ...spec,
+    parameters: {
+      ...spec.parameters,
+      properties: {
+        ...parameters.properties,
+        description: { type: "string", description: DESCRIPTION_ARGUMENT },
+      },
+    },
+  };
+}
+
+function withoutDescription(args: unknown): unknown {
+  if (!args || typeof args !== "object" || Array.isArray(args)) return args;
+  const { description: _given, ...rest } = args as Record<string, unknown>;
+  return rest;
 }
 
 /** What the gate says about a submission. */

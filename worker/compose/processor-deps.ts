@@ -117,7 +117,12 @@ function agentRunnerFactory(parts: BuiltParts, allowRepoReplay: boolean): Deps["
         spend: parts.fairness.spendOf(job.installationId),
         ...(settings.AGENT_FIX_MODEL ? { modelOverride: settings.AGENT_FIX_MODEL } : {}),
       },
-      { ...config.agent, testCommand: config.testCommand },
+      {
+        ...config.agent,
+        testCommand: config.testCommand,
+        // A review run answers a review on a pull request already open: no template to fill in.
+        pullRequestTemplate: job.trigger === "review" ? undefined : config.agent.pullRequestTemplate,
+      },
       run,
     );
 }
@@ -136,6 +141,8 @@ function repoConfigLoader(parts: BuiltParts, allowRepoReplay: boolean): Deps["lo
         model: operator.model,
         modelOverride: settings.AGENT_FIX_MODEL,
         allowReplayModels: allowRepoReplay,
+        // Probed once per image id: which of the operator's images meets the repository's declared versions.
+        toolchains: parts.sandboxes.toolchains,
       },
     );
 }

@@ -10,10 +10,23 @@ const templateVariables = {
   /** interface_summary and bundle_tips: what the tool bundle offers and how to use it, in its tools' names. */
   system: ["tool_docs", "action_format_instructions", "interface_summary", "bundle_tips", "reproduce_tip"],
   demonstration: [],
-  instance: ["issue_title", "issue_body", "repo_name", "test_command", "test_command_note"],
+  /** description_request: with the review off, the request for the pull request's description (below). */
+  instance: [
+    "issue_title",
+    "issue_body",
+    "repo_name",
+    "test_command",
+    "test_command_note",
+    "description_request",
+  ],
   nextStep: ["observation", "open_file", "working_dir"],
   formatError: ["error", "valid_form"],
-  review: ["diff", "new_files"],
+  review: ["diff", "new_files", "description_request"],
+  /** where: how the description is given in the action format (an argument, or the reply's text). */
+  description: ["where", "parts"],
+  descriptionParts: [],
+  /** A repository's pull request template: its path and text, bounded. */
+  descriptionTemplate: ["path", "template"],
   gateFailed: ["output", "attempt", "max_attempts"],
 } as const;
 
@@ -98,6 +111,14 @@ export const agentConfigSchema = z.strictObject({
     nextStep: template("nextStep"),
     formatError: template("formatError"),
     review: template("review"),
+    /**
+     * The request for the pull request's description, shown in the review (or, with the review off, in
+     * the instance prompt): `parts` is descriptionParts, or descriptionTemplate when the repository has
+     * a pull request template.
+     */
+    description: template("description"),
+    descriptionParts: template("descriptionParts"),
+    descriptionTemplate: template("descriptionTemplate"),
     gateFailed: template("gateFailed"),
   }),
 });

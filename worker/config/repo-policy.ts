@@ -19,8 +19,9 @@ export const repositoryPolicySchema = z.strictObject({
   images: z.array(z.string().min(1)).default(["agent-fix-sandbox:*", "agent-fix-sandbox-rich:*"]),
   /**
    * The image for a repository with no image of its own (no `sandbox.image`, no devcontainer) whose
-   * detected parts need a toolchain the slim image lacks (Go, Rust, Ruby, Java); used only when
-   * `images` allows it. null: such repositories run in the operator's default image too.
+   * detected parts need a toolchain, or a version of one, the default image lacks (Go, Rust, Ruby, Java;
+   * a newer Node or Python: worker/pipeline/toolchain-choice.ts); used only when `images` allows it.
+   * null: such repositories get the default image or an exact name of `images` that has it.
    */
   toolchainImage: z.string().min(1).nullable().default(SANDBOX_RICH_IMAGE),
   /** The highest value a repository may set for each limit; above it the run is refused, naming both. */

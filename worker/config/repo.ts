@@ -11,17 +11,24 @@ import { toolBundles } from "./aci.js";
 
 export const REPO_CONFIG_PATH = ".github/agent-fix.yml";
 
-/** Test-file patterns used when the file names none: the common layouts of each ecosystem. */
+/**
+ * Test-file patterns used when the file names none: the common layouts of each ecosystem, in a
+ * monorepo's packages too (`packages/x/test/`, a crate's `tests/`, a Maven module's `src/test/`).
+ */
 export const DEFAULT_TEST_PATHS = [
-  "test/**",
-  "tests/**",
+  "**/test/**",
+  "**/tests/**",
   "**/__tests__/**",
   "**/*.test.*",
   "**/*.spec.*",
   "**/test_*.py",
   "**/*_test.py",
+  // Django's app/tests.py, a script's test.py beside it; conftest.py holds fixtures the tests run with.
+  "**/tests.py",
+  "**/test.py",
+  "**/conftest.py",
   "**/*_test.go",
-  "src/test/**",
+  "**/*_spec.rb",
   "spec/**",
 ];
 

@@ -6,11 +6,16 @@
  * pytest node ids, unittest dotted names, Go and Rust test names, JavaScript test files.
  */
 import type { DetectedPart } from "../config/detect/types.js";
+import { recordOutcome, type TestOutcome, type TestOutcomes } from "../test-results/test-outcome.js";
+import {
+  parseCargoTest,
+  parseGoTest,
+  parsePytestSummary,
+  parseUnittestVerbose,
+} from "../test-results/test-output.js";
 import { shellWord } from "./grade.js";
 
 export type RunnerKind = "pytest" | "unittest" | "go" | "cargo" | "jest" | "vitest" | "npm";
-
-export type TestOutcome = "passed" | "failed";
 
 export interface TestRunner {
   kind: RunnerKind;
@@ -19,56 +24,22 @@ export interface TestRunner {
   /** Runs the given test files (paths from the repository root) and reports every test in them. */
   reportCommand(files: readonly string[]): string;
   /** Each test of the report and how it ended (skipped tests are left out). */
-  parse(output: string): Map<string, TestOutcome>;
+  parse(output: string): TestOutcomes;
 }
 
 /** The venv detection's setup makes, else the image's python3. */
 const PYTHON = `"$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)"`;
 const words = (items: readonly string[]) => items.map(shellWord).join(" ");
 
-/** `-rA`'s summary: `PASSED tests/test_a.py::test_x`, `FAILED ... - reason`, `ERROR file - reason`. */
-function parsePytest(output: string): Map<string, TestOutcome> {
-  const results = new Map<string, TestOutcome>();
-  for (const line of output.split("\n")) {
-    const match = /^(PASSED|XPASS|FAILED|ERROR) (\S+)/.exec(line);
-    if (match) results.set(match[2]!, match[1] === "PASSED" || match[1] === "XPASS" ? "passed" : "failed");
-  }
+/** Top-level Go tests by name (the ids `go test -run` takes back), from `-v`'s lines. */
+function parseGo(output: string): TestOutcomes {
+  const results: TestOutcomes = new Map();
+  for (const test of parseGoTest(output).tests) recordOutcome(results, test.name, test.outcome);
   return results;
 }
 
-/**
- * `-v`: `test_x (pkg.mod.Class.test_x) ... ok` (Python 3.11+) or `test_x (pkg.mod.Class) ... ok`
- * (older). A module that fails to import shows as `unittest.loader._FailedTest`: its tests are unknown.
- */
-function parseUnittest(output: string): Map<string, TestOutcome> {
-  const results = new Map<string, TestOutcome>();
-  const pattern =
-    /^(\w+) \(([\w.]+)\)(?:\n.*)? \.\.\. (ok|FAIL|ERROR|expected failure|unexpected success)$/gm;
-  for (const [, name = "", where = "", verdict] of output.matchAll(pattern)) {
-    if (where.startsWith("unittest.")) continue;
-    const id = where.endsWith(`.${name}`) ? where : `${where}.${name}`;
-    results.set(id, verdict === "ok" || verdict === "expected failure" ? "passed" : "failed");
-  }
-  return results;
-}
-
-/** `--- PASS: TestName (0.00s)` at the start of a line: top-level tests (subtests are indented). */
-function parseGo(output: string): Map<string, TestOutcome> {
-  const results = new Map<string, TestOutcome>();
-  for (const [, verdict, name = ""] of output.matchAll(/^--- (PASS|FAIL): (\S+)/gm)) {
-    if (results.get(name) !== "failed") results.set(name, verdict === "PASS" ? "passed" : "failed");
-  }
-  return results;
-}
-
-/** libtest: `test path::to::name ... ok` or `... FAILED`. */
-function parseCargo(output: string): Map<string, TestOutcome> {
-  const results = new Map<string, TestOutcome>();
-  for (const [, name = "", verdict] of output.matchAll(/^test (.+?) \.\.\. (ok|FAILED)$/gm)) {
-    results.set(name, verdict === "ok" ? "passed" : "failed");
-  }
-  return results;
-}
+/** libtest's test names, as `cargo test -- --exact` takes them back. */
+const parseCargo = (output: string) => parseCargoTest(output, { qualified: false });
 
 const MARK = "agent-fix-test-file";
 
@@ -83,7 +54,7 @@ function perFile(template: string): Pick<TestRunner, "reportCommand" | "parse"> 
         })
         .join("; "),
     parse: (output) => {
-      const results = new Map<string, TestOutcome>();
+      const results: TestOutcomes = new Map();
       for (const [, verdict, file = ""] of output.matchAll(
         new RegExp(`^${MARK} (passed|failed) (.+)$`, "gm"),
       )) {
@@ -109,7 +80,7 @@ function pythonRunner(part: DetectedPart): TestRunner {
       kind: "pytest",
       template: `${pytest} {tests}`,
       reportCommand: (files) => `${pytest} -rA ${words(files)}`,
-      parse: parsePytest,
+      parse: parsePytestSummary,
     };
   }
   // A module path from a file path: tests/test_ops.py -> tests.test_ops.
@@ -119,7 +90,7 @@ function pythonRunner(part: DetectedPart): TestRunner {
     kind: "unittest",
     template: `${PYTHON} -m unittest {tests}`,
     reportCommand: (files) => `${PYTHON} -m unittest -v ${words(modules(files))}`,
-    parse: parseUnittest,
+    parse: parseUnittestVerbose,
   };
 }
 

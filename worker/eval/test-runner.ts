@@ -6,7 +6,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ConfigError } from "../../src/errors.js";
-import { detectCommands, filesToRead } from "../config/detect/index.js";
+import { detectCommands, filesToRead, withEnvPrefix } from "../config/detect/index.js";
 import type { RepoFiles } from "../config/detect/types.js";
 import { git } from "../pipeline/git.js";
 import type { EvalInstance } from "./instances.js";
@@ -25,7 +25,14 @@ interface FoundRunner {
 
 /** The runner for the repository's root part; null when detection finds none agent-fix has ids for. */
 export function chooseRunner(files: RepoFiles): FoundRunner | null {
-  for (const part of detectCommands(files).parts.filter((candidate) => candidate.dir === "")) {
+  for (const found of detectCommands(files).parts.filter((candidate) => candidate.dir === "")) {
+    // An instance's commands run as written, with no variables in the shell: each sets its own.
+    const env = { vars: found.env, path: [] };
+    const part = {
+      ...found,
+      setup: found.setup.map((command) => withEnvPrefix(command, env)),
+      test: withEnvPrefix(found.test, env),
+    };
     const script = part.ecosystem === "node" ? nodeTestScript(files.contents.get("package.json")) : "";
     const runner = runnerFor(part, script);
     if (runner) return { runner, setup: part.setup, evidence: part.evidence };

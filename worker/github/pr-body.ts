@@ -1,10 +1,12 @@
 /**
- * The pull request body: what the change does (the agent's final message), `Fixes #N`, how it was
- * tested, and the proof reviewers want when the change adds tests: they failed before and pass after.
+ * The pull request body: the description (the model's, asked for as such, or the repository's template
+ * it filled in; else one built from the run's facts), `Fixes #N`, how it was tested, and the proof
+ * reviewers want when the change adds tests: they failed before and pass after. The app's own parts
+ * stay outside the model's text.
  */
 
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/github/inert-links.js";
-import { fitComment } from "../../src/github/limits.js";
+import { cutAt, fitComment } from "../../src/github/limits.js";
 import { neutralise } from "../../src/github/neutralise.js";
 import { type TestChangesView, weakensTests } from "./test-changes.js";
 
@@ -19,8 +21,12 @@ interface TestProofView {
 
 interface PullRequestBodyInput {
   issueNumber: number;
-  /** The agent's final message: what it changed and why. */
-  summary: string;
+  /** The issue's title: the description built from the facts names it. */
+  issueTitle: string;
+  /** The pull request's description as the model gave it on submit (trajectory info.description); null: none. */
+  description: string | null;
+  /** The change as tested: the description built from the facts lists its files. */
+  patch: string;
   testCommand: string;
   /** The test command's result on the unchanged code. */
   baselinePassed: boolean;
@@ -63,15 +69,60 @@ function testChangesSection(view: TestChangesView | undefined): string[] {
   return lines;
 }
 
+/** The most of the model's description a body shows: the body's own parts need the rest of the room. */
+export const DESCRIPTION_MAX_CHARS = 20_000;
+
 /**
- * Everything but the `Fixes #N` line passes through neutralise(): the summary is the model's, and file
- * and test names come from its diff.
+ * The model's description as a reviewer reads it: HTML comments (a template's hints, or text hidden
+ * from the reviewer) removed, and bounded with a note.
+ */
+function modelDescription(text: string): string {
+  const cleaned = text
+    .replace(/\r\n?/g, "\n")
+    // A comment on lines of its own goes with its lines; one inside a line, alone.
+    .replace(/^[ \t]*<!--[\s\S]*?-->[ \t]*(\n|$)/gm, "")
+    .replace(/<!--[\s\S]*?(-->|$)/g, "")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+  if (cleaned.length <= DESCRIPTION_MAX_CHARS) return cleaned;
+  return `${cutAt(cleaned, DESCRIPTION_MAX_CHARS).trimEnd()}\n\n_…the description was cut here: ${DESCRIPTION_MAX_CHARS.toLocaleString("en-US")} of ${cleaned.length.toLocaleString("en-US")} characters shown._`;
+}
+
+/** The files a unified diff changes, in its order (a rename by its new name, a deletion by its old). */
+function changedFiles(patch: string): string[] {
+  const files: string[] = [];
+  for (const match of patch.matchAll(/^diff --git "?a\/(.*?)"? "?b\/(.*?)"?$/gm)) {
+    files.push(match[2] || match[1] || "?");
+  }
+  return files;
+}
+
+/** With no description from the model (an old replay, a limit reached): what the run knows, said as such. */
+function factsDescription(input: PullRequestBodyInput): string {
+  const lines = [
+    "_The agent gave no description of its change; this one is built from the run._",
+    "",
+    `This change is for the issue “${input.issueTitle.trim()}”.`,
+  ];
+  const files = changedFiles(input.patch);
+  if (files.length > 0) {
+    const more = files.length > 20 ? ` and ${files.length - 20} more` : "";
+    const count = files.length === 1 ? "one file" : `${files.length} files`;
+    lines.push(`It changes ${count}: ${files.slice(0, 20).map(code).join(", ")}${more}.`);
+  }
+  return lines.join("\n");
+}
+
+/**
+ * Everything but the `Fixes #N` line passes through neutralise(): the description is the model's, the
+ * issue's title its author's, and file and test names come from the model's diff.
  */
 export function renderPullRequestBody(input: PullRequestBodyInput): string {
   const links = input.links ?? GITHUB_COM_LINKS;
+  const given = input.description === null ? "" : modelDescription(input.description);
   const lines = [
     ...testChangesSection(input.testChanges).map((line) => neutralise(line, links)),
-    neutralise(input.summary.trim(), links) || "_The agent gave no description of its change._",
+    neutralise(given || factsDescription(input), links),
     "",
     `Fixes #${input.issueNumber}`,
     "",

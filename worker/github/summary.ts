@@ -8,6 +8,7 @@ import type { Trajectory, TrajectoryStep } from "../../src/contracts.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/github/inert-links.js";
 import { cutAt, GITHUB_BODY_LIMIT } from "../../src/github/limits.js";
 import { neutralise } from "../../src/github/neutralise.js";
+import { observationResult } from "./observation-result.js";
 
 interface SummaryOptions {
   /** Result of the test command before the change; undefined when it was not run. */
@@ -36,11 +37,6 @@ function shortArgs(args: unknown): string {
   return Object.entries(args as Record<string, unknown>)
     .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
     .join(" ");
-}
-
-function firstLine(observation: string): string {
-  const line = observation.split("\n").find((l) => l.trim() !== "") ?? "";
-  return line;
 }
 
 function duration(ms: number): string {
@@ -78,7 +74,7 @@ function header(trajectory: Trajectory, options: SummaryOptions): string {
 }
 
 function row(step: TrajectoryStep, index: number): string {
-  return `| ${index + 1} | \`${cell(step.tool || "?", 30)}\` | ${cell(shortArgs(step.args), 80)} | ${cell(firstLine(step.observation), 100)} | ${step.execution_time.toFixed(1)} s |`;
+  return `| ${index + 1} | \`${cell(step.tool || "?", 30)}\` | ${cell(shortArgs(step.args), 80)} | ${cell(observationResult(step.tool, step.observation), 100)} | ${step.execution_time.toFixed(1)} s |`;
 }
 
 function thought(step: TrajectoryStep, index: number): string {

@@ -13,7 +13,7 @@ import type { TestRun } from "./baseline.js";
 import { BaselineStop } from "./baseline-alongside.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
-import { timeoutWords, withBaselineNote } from "./test-verdicts.js";
+import { timeoutWords } from "./test-verdicts.js";
 import { progressIsBestEffort } from "./types.js";
 
 type Phase = "agent" | "testing";
@@ -65,11 +65,13 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
     2_000,
   );
   let gateTestMs = 0;
-  const gate = createGate(phase.gateSetup, phase.sandbox, (run) => {
+  const { baseline } = phase;
+  // The gate's tests run while the baseline may still run; its verdict waits for the baseline.
+  const gateSetup = baseline ? { ...phase.gateSetup, baseline } : phase.gateSetup;
+  const gate = createGate(gateSetup, phase.sandbox, (run) => {
     gateTestMs += run.durationMs;
     stepStatus.push({ phase: "testing", info: {} });
   });
-  const { baseline } = phase;
   // The first gate's sandbox starts while the agent works (the baseline's start does it when there is one).
   if (!baseline) phase.gateSetup.sandboxes.prewarm(phase.gateSetup.prepared.dir);
   let trajectory: Trajectory;
@@ -78,14 +80,7 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
       sandbox: phase.sandbox,
       issue: { ...input.issue, body: input.issue.body ?? "" },
       repoName: input.repository.fullName,
-      // The gate's tests run while the baseline may still run; its verdict waits for the baseline.
-      gate: baseline
-        ? async (patch, gateSignal) => {
-            const verdict = await gate.gate(patch, gateSignal);
-            // A run that goes on though the tests failed before: the model is told so with the verdict.
-            return withBaselineNote(verdict, await baseline, config.testCommand);
-          }
-        : gate.gate,
+      gate: gate.gate,
       onStep: ({ step }) => stepStatus.push({ phase: "agent", info: { step, maxSteps: config.maxSteps } }),
       signal,
       baseCommit: phase.gateSetup.prepared.base.commit,
@@ -106,7 +101,7 @@ export async function runAgentPhase(phase: AgentPhaseInput): Promise<AgentPhaseO
     const work = await captureLeftWork({
       trajectory,
       gate,
-      setup: phase.gateSetup,
+      setup: gateSetup,
       workspace: phase.sandbox,
       secrets: input.setupSecrets,
       signal,

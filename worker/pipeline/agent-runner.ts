@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { createEnvironment } from "../aci/index.js";
 import { type AgentFixConfig, loadConfig } from "../agent/config-file.js";
-import { runAgent } from "../agent/index.js";
+import { type PullRequestTemplate, runAgent } from "../agent/index.js";
 import type { TrajectorySink } from "../agent/trajectory.js";
 import type { AciConfig } from "../config/aci.js";
 import type { AgentConfig } from "../config/agent.js";
@@ -57,6 +57,8 @@ export async function createAgentRunner(
     toolBundle?: AciConfig["bundle"] | undefined;
     /** The gate's command, named in the agent's first prompt. */
     testCommand?: string | undefined;
+    /** The repository's pull request template, which the model fills in as the description. */
+    pullRequestTemplate?: PullRequestTemplate | undefined;
   },
   jobId: string,
 ): Promise<AgentRunner> {
@@ -103,6 +105,7 @@ export async function createAgentRunner(
       issue: { title: input.issue.title, body: input.issue.body },
       repoName: input.repoName,
       ...(repo.testCommand ? { testCommand: repo.testCommand } : {}),
+      ...(repo.pullRequestTemplate ? { pullRequestTemplate: repo.pullRequestTemplate } : {}),
       gate: input.gate,
       signal: input.signal,
       sandboxImage: input.sandbox.image,

@@ -6,9 +6,20 @@
  * `repository:` rules are applied here, before any sandbox starts.
  */
 
+import picomatch from "picomatch";
+import type { WorkspaceEnv } from "../../src/contracts.js";
 import { ConfigError } from "../../src/errors.js";
+import type { PullRequestTemplate } from "../agent/index.js";
 import type { ToolBundleName } from "../config/aci.js";
-import { describeDetection, LOOKED_FOR, nothingDetectedHint } from "../config/detect/report.js";
+import type { Detection } from "../config/detect/index.js";
+import { detectedSetupSteps } from "../config/detect/optional-install.js";
+import {
+  describeDetection,
+  detectedSnippet,
+  LOOKED_FOR,
+  nothingDetectedHint,
+} from "../config/detect/report.js";
+import type { DetectedPart } from "../config/detect/types.js";
 import { mergeOver, ORG_CONFIG_REPO, withoutExtends } from "../config/org-defaults.js";
 import {
   DEFAULT_TEST_PATHS,
@@ -19,8 +30,16 @@ import {
 } from "../config/repo.js";
 import { type ContentsApi, readContents, type Where } from "./contents.js";
 import { detectFromRepository } from "./detect.js";
-import { chooseRepoImage, declinedDevcontainerNote, toolchainImageChoice } from "./image-choice.js";
+import {
+  chooseRepoImage,
+  declinedDevcontainerNote,
+  imageAllowed,
+  toolchainImageChoice,
+} from "./image-choice.js";
+import { findPullRequestTemplate } from "./pr-template.js";
 import { checkLimitCeilings, checkModelChoice, type OperatorRules } from "./repo-rules.js";
+import type { DetectedSetup } from "./setup.js";
+import { chooseToolchains, type ToolchainCandidate, type ToolchainChoice } from "./toolchain-choice.js";
 import type { PipelineRepoConfig } from "./types.js";
 
 /** What the agent wiring takes from the repository config beside the pipeline's own fields. */
@@ -30,6 +49,8 @@ export interface RepoAgentSettings {
   maxCostUsd: number | undefined;
   maxWallTimeSeconds: number | undefined;
   toolBundle: ToolBundleName | undefined;
+  /** The repository's pull request template (pipeline/pr-template.ts), filled in as the description. */
+  pullRequestTemplate?: PullRequestTemplate | undefined;
 }
 
 export type LoadedRepoConfig = PipelineRepoConfig & { agent: RepoAgentSettings };
@@ -85,11 +106,12 @@ export async function loadRepoConfig(
 ): Promise<LoadedRepoConfig> {
   const { owner } = where;
   const orgSource = `${owner}/${ORG_CONFIG_REPO}: ${REPO_CONFIG_PATH}`;
-  const [orgText, repoText] = await Promise.all([
+  const [orgText, repoText, template] = await Promise.all([
     sources.org && where.repo !== ORG_CONFIG_REPO
       ? fetchRepoConfigText(sources.org, { owner, repo: ORG_CONFIG_REPO })
       : null,
     fetchRepoConfigText(sources.repo, { owner, repo: where.repo, ref: where.defaultBranch }),
+    findPullRequestTemplate(sources, where),
   ]);
   // Each file is checked alone first, so that an error names the file it is in.
   const orgData = orgText === null ? {} : checkedData(orgText, owner, orgSource);
@@ -101,9 +123,9 @@ export async function loadRepoConfig(
   );
   const notes = orgText === null ? [] : [orgNote(orgSource, repoText !== null)];
   let testCommand = config.test.command;
-  let detected: Awaited<ReturnType<typeof detectFromRepository>>["parts"] = [];
+  let detection: Detection | undefined;
   if (testCommand === undefined) {
-    const detection = await detectFromRepository(sources.repo, {
+    detection = await detectFromRepository(sources.repo, {
       owner,
       repo: where.repo,
       ref: where.defaultBranch,
@@ -117,8 +139,6 @@ export async function loadRepoConfig(
     testCommand = detection.test;
     // Setup commands a file names are kept; detected ones are used only where no file names any.
     if (data.setup?.commands === undefined) config.setup.commands = detection.setup;
-    notes.push(describeDetection(detection));
-    detected = detection.parts;
   }
   const chosen = await chooseRepoImage(
     (path) => fetchRepoConfigText(sources.repo, { owner, repo: where.repo, ref: where.defaultBranch }, path),
@@ -128,15 +148,83 @@ export async function loadRepoConfig(
   // A devcontainer image the operator does not allow is set aside: the run chooses as without one.
   const declined = chosen && "declined" in chosen ? chosen : undefined;
   const repoChoice = chosen && !("declined" in chosen) ? chosen : undefined;
-  // A repository that chose no image gets the toolchain image when what was detected needs it.
-  const toolchain = repoChoice ? undefined : toolchainImageChoice(detected, rules.policy);
-  if (declined) notes.push(declinedDevcontainerNote(declined, toolchain?.image));
+  // A repository that chose no image gets the image (and what setup provides) its declared toolchain
+  // versions need; refused here, before any sandbox, when none of the operator's images can run it.
+  const toolchains =
+    detection && !repoChoice ? await toolchainsFor(detection.parts, rules, config.setup.network) : undefined;
+  // Without a probe (a driver that cannot tell), the toolchain image when a detected part needs one.
+  const toolchain =
+    repoChoice || toolchains ? undefined : toolchainImageChoice(detection?.parts ?? [], rules.policy);
+  const image = toolchains ? toolchains.image : toolchain?.image;
+  if (detection) notes.push(describeDetection(detection, toolchains));
+  if (declined) notes.push(declinedDevcontainerNote(declined, image));
   if (toolchain) notes.push(toolchain.note);
-  const loaded = withImage(
-    toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules),
-    repoChoice ?? toolchain,
+  // What provides a declared toolchain runs first, before setup commands a file names too: they are
+  // the repository's, and would run on the image's own version otherwise.
+  if (toolchains) config.setup.commands = [...toolchains.setup, ...config.setup.commands];
+  // Detected setup (no file names setup commands): its optional installs' fallbacks, and the snippet a
+  // failing step shows, with what provides the toolchains as the status's own snippet has it.
+  const detectedSetup: DetectedSetup | undefined =
+    detection && data.setup?.commands === undefined
+      ? { steps: detectedSetupSteps(detection), snippet: detectedSnippet(detection, toolchains) }
+      : undefined;
+  const loaded = withTemplate(
+    withImage(
+      {
+        ...toPipelineConfig({ ...config, test: { ...config.test, command: testCommand } }, rules),
+        ...(detectedSetup ? { detectedSetup } : {}),
+      },
+      repoChoice ?? (image === undefined ? undefined : { image }),
+    ),
+    template,
   );
-  return notes.length ? { ...loaded, configNote: notes.join("\n\n") } : loaded;
+  const workspaceEnv = detection && runEnv(detection.env, toolchains?.env);
+  const withEnv = workspaceEnv ? { ...loaded, workspaceEnv } : loaded;
+  return notes.length ? { ...withEnv, configNote: notes.join("\n\n") } : withEnv;
+}
+
+/** The detected parts' variables and what the toolchain choice provided; undefined when there are none. */
+function runEnv(detected: WorkspaceEnv, provided: WorkspaceEnv | undefined): WorkspaceEnv | undefined {
+  const env = {
+    vars: { ...detected.vars, ...provided?.vars },
+    path: [...(provided?.path ?? []), ...detected.path],
+  };
+  return Object.keys(env.vars).length || env.path.length ? env : undefined;
+}
+
+/**
+ * The toolchain choice over the operator's images: its default, `toolchainImage` and each exact name
+ * of `images` (a pattern names no image to probe), each probed once per image id by the provider. An
+ * image the engine does not have is left out; undefined when none could be probed (or no probe).
+ */
+async function toolchainsFor(
+  parts: readonly DetectedPart[],
+  rules: OperatorRules,
+  setupNetwork: boolean,
+): Promise<ToolchainChoice | undefined> {
+  const probe = rules.toolchains;
+  if (!probe || parts.length === 0) return undefined;
+  const { toolchainImage, images } = rules.policy;
+  const named = [
+    ...(toolchainImage !== null && imageAllowed(toolchainImage, images) ? [toolchainImage] : []),
+    ...images.filter((image) => !picomatch.scan(image).isGlob),
+  ];
+  const probed = await Promise.all(
+    [undefined, ...new Set(named)].map((image) =>
+      probe(image).then(
+        (toolchains): ToolchainCandidate => ({ image, toolchains }),
+        () => null, // not on this engine: not a candidate
+      ),
+    ),
+  );
+  const seen = new Set<string>();
+  const candidates = probed.filter((candidate): candidate is ToolchainCandidate => {
+    if (candidate === null || seen.has(candidate.toolchains.image)) return false;
+    seen.add(candidate.toolchains.image);
+    return true;
+  });
+  if (candidates.length === 0) return undefined;
+  return chooseToolchains(parts, candidates, { setupNetwork });
 }
 
 /** The image the repository chose (named, or built from its devcontainer), when it chose one. */
@@ -146,6 +234,10 @@ function withImage(
 ): LoadedRepoConfig {
   if (!choice) return loaded;
   return "build" in choice ? { ...loaded, imageBuild: choice.build } : { ...loaded, image: choice.image };
+}
+
+function withTemplate(loaded: LoadedRepoConfig, template: PullRequestTemplate | null): LoadedRepoConfig {
+  return template ? { ...loaded, agent: { ...loaded.agent, pullRequestTemplate: template } } : loaded;
 }
 
 function checkedData(text: string, owner: string, source: string): unknown {

@@ -3,7 +3,7 @@
  * its immutable id and its installation, never by name (two repositories never share one, whatever
  * their lockfiles, and whoever re-creates a deleted repository's name, or is handed it, never finds the
  * former one's environment, nor its standbys, which start from the kept image alone), the image, the
- * setup commands and how they run, and the dependency manifests and lockfiles of every ecosystem
+ * setup commands, their variables and how they run, and the dependency manifests and lockfiles of every ecosystem
  * worker/config/detect knows, by the base commit's blob ids (their contents). The provider adds the
  * image's id. Also what decides which kept files the host needs (the directories its tree skips) and
  * the setup secrets (names and values, through scrypt first, since the key is an image label anyone
@@ -12,7 +12,7 @@
  * secrets it was scanned for; a changed secret prepares anew, and is scanned then.
  */
 import { createHash, scryptSync } from "node:crypto";
-import type { SetupUser } from "../../src/contracts.js";
+import type { SetupUser, WorkspaceEnv } from "../../src/contracts.js";
 import { type BaseCommit, skippedDirs } from "./workspace-tree.js";
 
 /** File names (anywhere in the tree) whose contents decide what setup installs. */
@@ -23,7 +23,8 @@ const MANIFEST_NAMES = new RegExp(
       "package\\.json|package-lock\\.json|npm-shrinkwrap\\.json|yarn\\.lock|pnpm-lock\\.yaml|pnpm-workspace\\.yaml",
       "\\.npmrc|\\.yarnrc|\\.yarnrc\\.yml|\\.nvmrc|\\.node-version",
       // Python
-      "pyproject\\.toml|setup\\.py|setup\\.cfg|requirements[^/]*\\.txt|constraints[^/]*\\.txt|Pipfile|Pipfile\\.lock",
+      "pyproject\\.toml|setup\\.py|setup\\.cfg|requirements[^/]*\\.txt|[A-Za-z0-9]+[-_]requirements\\.txt",
+      "constraints[^/]*\\.txt|Pipfile|Pipfile\\.lock",
       "poetry\\.lock|uv\\.lock|pdm\\.lock|tox\\.ini|\\.python-version",
       // Go, Rust, Ruby
       "go\\.mod|go\\.sum|go\\.work|go\\.work\\.sum|Cargo\\.toml|Cargo\\.lock|rust-toolchain|rust-toolchain\\.toml",
@@ -46,6 +47,8 @@ interface EnvironmentKeyInput {
   /** The repository's image choice; the provider's default when undefined. */
   image: string | undefined;
   commands: readonly string[];
+  /** The toolchain variables setup ran with: another cache directory or Node on PATH prepares anew. */
+  env?: WorkspaceEnv | undefined;
   user: SetupUser;
   network: boolean;
   base: BaseCommit;
@@ -65,6 +68,8 @@ export function environmentKey(input: EnvironmentKeyInput): string {
     repository: { id: input.repository.id, installation: input.repository.installationId },
     image: input.image ?? null,
     commands: input.commands,
+    // Absent when there are none, so the keys of runs without detected variables stay as they were.
+    ...(input.env ? { env: input.env } : {}),
     user: input.user,
     network: input.network,
     manifests: manifestsOf(input.base),

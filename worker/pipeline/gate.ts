@@ -5,10 +5,11 @@ import { AgentFixError, SandboxError } from "../../src/errors.js";
 import { DEFAULT_TEST_PATHS } from "../config/repo.js";
 import { runTests, type TestCommand, type TestRun } from "./baseline.js";
 import { pathMatcher } from "./forbidden-paths.js";
+import { perTestVerdict } from "./per-test-verdict.js";
 import type { PreparedTree } from "./prepare.js";
 import type { RunSandboxes } from "./sandbox.js";
 import type { TestTimeLimit } from "./test-time-limit.js";
-import { gateVerdictText } from "./test-verdicts.js";
+import { gateVerdictText, perTestVerdictText, withBaselineNote } from "./test-verdicts.js";
 import {
   DEFAULT_INTAKE_LIMITS,
   extractArchive,
@@ -37,6 +38,11 @@ export interface GateSetup {
   intake?: IntakeLimits;
   /** The time limit of a run on a change, from the baseline's time (test-time-limit.ts); absent: `test.timeoutMs`. */
   timeLimit?: () => TestTimeLimit;
+  /**
+   * The baseline's run (step 6), when the run has one: each verdict waits for it, and is given test by
+   * test against it when both runs have per-test results (per-test-verdict.ts).
+   */
+  baseline?: Promise<TestRun>;
 }
 
 /** The test command with the limit a run on a change gets now (asked as its sandbox is ready). */
@@ -198,8 +204,20 @@ export function createGate(
     tested = change;
     lastRun = { change, run };
     onRun?.(run);
-    const verdict = gateVerdictText(setup.test.command, run);
-    return { passed: run.passed, output: `${verdict}\n${run.output}`, submission: change.patch };
+    const command = setup.test.command;
+    const baseline = setup.baseline ? await setup.baseline : null;
+    const perTest = baseline ? perTestVerdict(baseline, run) : null;
+    if (perTest) {
+      const verdict = perTestVerdictText(command, run, perTest);
+      return { passed: perTest.passed, output: `${verdict}\n${run.output}`, submission: change.patch };
+    }
+    const verdict = {
+      passed: run.passed,
+      output: `${gateVerdictText(command, run)}\n${run.output}`,
+      submission: change.patch,
+    };
+    // A run that goes on though the tests failed before: the model is told so with the verdict.
+    return baseline ? withBaselineNote(verdict, baseline, command) : verdict;
   };
   return { gate, lastTested: () => tested, lastRun: () => lastRun };
 }

@@ -35,7 +35,7 @@ interface DeclinedDevcontainer {
 }
 
 /** The operator's patterns, matched against the image as written (`*` stops at `/`, `**` does not). */
-function imageAllowed(image: string, allowed: readonly string[]): boolean {
+export function imageAllowed(image: string, allowed: readonly string[]): boolean {
   return allowed.some((pattern) => picomatch.isMatch(image, pattern, { dot: true, nobrace: true }));
 }
 

@@ -11,6 +11,7 @@ import { exitOf, type LimitReason } from "../agent/exit.js";
 import { createWorkerLogger, type Logger } from "../log.js";
 import type { TestRun } from "./baseline.js";
 import { captureChange, type GateSetup, type PipelineGate, type TestedChange, testChange } from "./gate.js";
+import { perTestVerdict } from "./per-test-verdict.js";
 import { secretsIn } from "./secret-scan.js";
 
 /** The endings where the agent was stopped from outside its work: what it did so far is worth showing. */
@@ -85,9 +86,12 @@ async function testsOn(change: TestedChange, input: LeftWorkInput): Promise<Left
       return { kind: "not_run", why: error.message };
     }
   }
+  // Test by test against the baseline where both have results, as the gate would have judged it.
+  const baseline = input.setup.baseline ? await input.setup.baseline.catch(() => null) : null;
+  const verdict = baseline ? perTestVerdict(baseline, run) : null;
   return {
     kind: "ran",
-    passed: run.passed,
+    passed: verdict ? verdict.passed : run.passed,
     exitCode: run.exitCode,
     timedOut: run.timedOut,
     ...(run.timedOut && run.limit ? { timeoutMs: run.limit.timeoutMs } : {}),

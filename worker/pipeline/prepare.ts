@@ -15,7 +15,7 @@ import { AgentFixError } from "../../src/errors.js";
 import { environmentKey, type RepositoryIdentity } from "./environment-key.js";
 import type { RunSandboxes } from "./sandbox.js";
 import { findSecrets } from "./secret-scan.js";
-import { runSetup } from "./setup.js";
+import { type DetectedSetup, runSetup, type SetupFallback } from "./setup.js";
 import { assertTrusted, type TrustedTree } from "./trusted-tree.js";
 import { keepEnvironment, layCheckoutOver, layKeptWorkspace, producedFiles } from "./warm-start.js";
 import {
@@ -36,6 +36,8 @@ export interface PreparedTree {
   reused?: KeptEnvironment;
   /** Milliseconds each step of a warm start took (bench/warm.ts reports them). */
   steps?: Record<string, number>;
+  /** Detected optional installs that failed, and what setup installed in their place. */
+  fallbacks?: SetupFallback[];
 }
 
 interface PrepareOptions {
@@ -52,7 +54,14 @@ interface PrepareOptions {
   branch?: { dir: string; headSha: string };
   /** A directory of this run for the prepared copy and temporary files. */
   root: string;
-  setup: { commands: readonly string[]; network: boolean; timeoutMs: number; user?: SetupUser };
+  setup: {
+    commands: readonly string[];
+    network: boolean;
+    timeoutMs: number;
+    user?: SetupUser;
+    /** When detection wrote the commands: their fallbacks and the snippet a failure shows. */
+    detected?: DetectedSetup | undefined;
+  };
   secrets: Record<string, string>;
   /** The most the host takes in from setup's export and the kept files (default DEFAULT_INTAKE_LIMITS). */
   intake?: IntakeLimits;
@@ -87,10 +96,12 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
   const dir = join(options.root, "prepared");
   const image = sandboxes.imageChoice;
   const key = environmentKey({
-    ...options.setup,
+    commands: options.setup.commands,
+    network: options.setup.network,
     user,
     repository: repository ?? { id: 0, installationId: 0 },
     image: image ?? undefined,
+    env: sandboxes.workspaceEnv,
     base,
     secrets: options.secrets,
   });
@@ -103,8 +114,9 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
   await cp(join(checkoutDir, ".git"), join(dir, ".git"), { recursive: true, verbatimSymlinks: true });
   const sandbox = await sandboxes.start(checkoutDir, options.setup.network, store ? user : undefined);
   try {
-    await runSetup(sandbox, {
+    const { fallbacks } = await runSetup(sandbox, {
       commands: options.setup.commands,
+      detected: options.setup.detected,
       secrets: options.secrets,
       networkWasOn: options.setup.network,
       timeoutMs: options.setup.timeoutMs,
@@ -119,7 +131,8 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
     );
     await refuseSecrets(dir, options.secrets);
     const tree = await treeOfDirectory(base, dir);
-    if (!store) return { dir, base, tree };
+    const noted = fallbacks.length ? { fallbacks } : {};
+    if (!store) return { dir, base, tree, ...noted };
     const kept = await keepEnvironment({
       store,
       sandbox,
@@ -131,7 +144,7 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
       secrets: options.secrets,
     });
     sandboxes.useImage(kept.image);
-    return { dir, base, tree };
+    return { dir, base, tree, ...noted };
   } finally {
     // Awaited: nothing setup started may still run when the agent's sandbox starts.
     await sandboxes.dispose(sandbox);

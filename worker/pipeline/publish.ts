@@ -14,6 +14,7 @@ import { githubMessage, openOrUpdatePullRequest, reviewRefusal } from "../github
 import { renderTrajectorySummary } from "../github/summary.js";
 import { analyseTestChanges } from "../github/test-changes.js";
 import { createWorkerLogger, type Logger } from "../log.js";
+import { baselineTestsPassed, proofFailed } from "./per-test-verdict.js";
 import type { PublishedPullRequest, Publisher, PullRequestDraft, StatusReporter } from "./types.js";
 
 /** Attempts at the final status edit before a new comment carries it instead. */
@@ -171,16 +172,6 @@ function summaryOf(
   });
 }
 
-/** The agent's own account of its change: the thought that went with its final submit. */
-export function finalMessage(trajectory: Trajectory): string {
-  const steps = trajectory.trajectory;
-  for (let i = steps.length - 1; i >= 0; i--) {
-    const thought = steps[i]?.thought.trim();
-    if (thought) return thought;
-  }
-  return "";
-}
-
 /**
  * Step 11's GitHub writes (docs/architecture.md): one draft pull request per issue, the review request, the
  * summary.
@@ -204,9 +195,13 @@ export function githubPublisher(
   const body = (draft: PullRequestDraft) =>
     renderPullRequestBody({
       issueNumber: draft.issueNumber,
-      summary: finalMessage(draft.trajectory),
+      issueTitle: draft.title,
+      // Only what the model gave as the description: never a thought it was not told is published.
+      description: draft.trajectory.info.description ?? null,
+      patch: draft.trajectory.info.submission ?? "",
       testCommand: draft.testCommand,
-      baselinePassed: draft.baseline.passed,
+      // Per test where the runner reported them: a command failing after passing tests is not a failing baseline.
+      baselinePassed: baselineTestsPassed(draft.baseline),
       gateAttempts: draft.trajectory.info.gate.length,
       model: draft.trajectory.info.model,
       ...link,
@@ -220,7 +215,7 @@ export function githubPublisher(
         ? {
             proof: {
               testFiles: draft.proof.testFiles,
-              failedBefore: !draft.proof.before.passed,
+              failedBefore: proofFailed(draft.baseline, draft.proof.before),
               passedAfter: true,
             },
           }

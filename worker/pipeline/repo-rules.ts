@@ -5,6 +5,7 @@
  * a maintainer who asked for more should learn that they did not get it.
  */
 
+import type { ImageToolchains } from "../../src/contracts.js";
 import { ConfigError } from "../../src/errors.js";
 import type { ModelConfig } from "../config/model.js";
 import { REPO_CONFIG_PATH, type RepoConfig } from "../config/repo.js";
@@ -20,6 +21,11 @@ export interface OperatorRules {
   modelOverride?: string | undefined;
   /** Whether a repository may name a `replay:FILE` model (tests and the demo only). */
   allowReplayModels?: boolean;
+  /**
+   * The toolchain versions an image provides (the sandbox provider's probe, the default image when
+   * undefined); without it a repository's image is chosen by its ecosystems alone.
+   */
+  toolchains?: ((image: string | undefined) => Promise<ImageToolchains>) | undefined;
 }
 
 /** Each repository field that has a ceiling, with the ceiling's key and unit. */

@@ -13,7 +13,7 @@ import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/github/inert-links.
 import { neutralise } from "../../src/github/neutralise.js";
 import { ownFixIssue } from "../../src/github/own-pull.js";
 import type { Feedback, FixJobData } from "../../src/queue/index.js";
-import { finalMessage, githubPublisher, type PublisherOptions } from "./publish.js";
+import { githubPublisher, type PublisherOptions } from "./publish.js";
 import { replyInReviewThreads } from "./review-replies.js";
 import type { Publisher, RunInput } from "./types.js";
 
@@ -276,7 +276,8 @@ function reviewReply(
       : job.reviewId !== undefined && pullUrl
         ? `[your review](${pullUrl}#pullrequestreview-${job.reviewId})`
         : "your review";
-  const account = neutralise(finalMessage(trajectory), links);
+  // The model's description of its change, asked for as such; never a thought it was not told is published.
+  const account = neutralise(trajectory.info.description?.trim() ?? "", links);
   const gathered = job.feedback ?? [];
   const people = [...new Set([job.requestedBy, ...gathered.map((f) => f.by)])].map((login) => `@${login}`);
   const count = feedbackOf(job).length;

@@ -8,12 +8,14 @@ import { runAgentPhase } from "./agent-phase.js";
 import type { TestRun } from "./baseline.js";
 import { BaselineStop, startBaselineAlongside } from "./baseline-alongside.js";
 import { baselineReport } from "./baseline-report.js";
+import { baselineTestsUsable } from "./per-test-verdict.js";
 import { type PreparedTree, prepareTree } from "./prepare.js";
 import type { Checkout, Gated, RunState } from "./run-state.js";
 import { RunSandboxes } from "./sandbox.js";
+import { fallbackNote } from "./setup.js";
 import { classifyTestFailure } from "./test-failure-class.js";
 import { gateTimeLimit } from "./test-time-limit.js";
-import { baselineStopText } from "./test-verdicts.js";
+import { baselineGoesOnText, baselineStopText } from "./test-verdicts.js";
 import type { TrustedTree } from "./trusted-tree.js";
 import type { PipelineRepoConfig, RunInput, RunOutcome, RunTimings } from "./types.js";
 import { progressIsBestEffort } from "./types.js";
@@ -28,6 +30,7 @@ function runSandboxes<C extends PipelineRepoConfig>(
     jobId: input.jobId,
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.image ? { image: config.image } : {}),
+    ...(config.workspaceEnv ? { workspaceEnv: config.workspaceEnv } : {}),
     ...(config.imageBuild
       ? {
           imageBuild: {
@@ -88,7 +91,11 @@ async function agentAlongsideBaseline<C extends PipelineRepoConfig>(
     dir: prepared.dir,
     test,
     signal: input.signal,
-    stopsRun: (result) => baselineStopReason(run, config, result),
+    stopsRun: (result) => {
+      const reason = baselineStopReason(run, config, result);
+      if (reason === null) noteBaselineGoesOn(run, config, prepared, result);
+      return reason;
+    },
   });
   // The gate's and the proof's runs get a limit from the baseline's time (test-time-limit.ts).
   const timeLimit = () =>
@@ -211,6 +218,7 @@ async function prepare<C extends PipelineRepoConfig>(
       network: config.setupNetwork && config.setup.length > 0,
       timeoutMs: config.setupTimeoutMs,
       ...(config.setupUser ? { user: config.setupUser } : {}),
+      detected: config.detectedSetup,
     },
     secrets: input.setupSecrets,
     intake: intakeOf(input),
@@ -222,6 +230,11 @@ async function prepare<C extends PipelineRepoConfig>(
     signal,
   });
   if (prepared.reused) status.configured(reuseNote(config.configNote, prepared.reused.preparedAt));
+  if (prepared.fallbacks?.length) {
+    status.configured(
+      [config.configNote, ...prepared.fallbacks.map(fallbackNote)].filter(Boolean).join("\n\n"),
+    );
+  }
   run.lap("setup");
   return prepared;
 }
@@ -241,6 +254,28 @@ function logStartPath<C extends PipelineRepoConfig>(
   run.input.logger?.debug({ timings: { ...run.timings } }, "agent sandbox started");
 }
 
+/**
+ * The status's note when the baseline failed and the run goes on compared test by test (its tests all
+ * passed and the command failed after them, or some failed before any change): kept with the config's
+ * notes in every later update.
+ */
+function noteBaselineGoesOn<C extends PipelineRepoConfig>(
+  run: RunState<C>,
+  config: C,
+  prepared: PreparedTree,
+  baseline: TestRun,
+): void {
+  const tests = baseline.passed ? null : baselineTestsUsable(baseline);
+  if (!tests) return;
+  const { input } = run;
+  const branch = input.existingBranch ?? input.repository.defaultBranch;
+  const reused = prepared.reused
+    ? reuseNote(config.configNote, prepared.reused.preparedAt)
+    : config.configNote;
+  const line = baselineGoesOnText(branch, config.testCommand, baseline, tests);
+  input.status.configured(reused ? `${reused}\n\n${line}` : line);
+}
+
 /** Step 6's verdict: failing tests end the run unless the repository allows it. */
 function baselineStopReason<C extends PipelineRepoConfig>(
   run: RunState<C>,
@@ -248,6 +283,8 @@ function baselineStopReason<C extends PipelineRepoConfig>(
   baseline: TestRun,
 ): string | null {
   if (baseline.passed || config.openPrWhenBaselineFails) return null;
+  // Tests that report each result: the gate holds a change to those that passed (per-test-verdict.ts).
+  if (baselineTestsUsable(baseline)) return null;
   const { input } = run;
   return baselineStopText({
     branch: input.existingBranch ?? input.repository.defaultBranch,

@@ -4,6 +4,7 @@ import type {
   SandboxLimits,
   SandboxProvider,
   SetupUser,
+  WorkspaceEnv,
 } from "../../src/contracts.js";
 import { CancelledError } from "../../src/errors.js";
 
@@ -23,12 +24,14 @@ interface StartSandboxOptions {
   setupUser?: SetupUser;
   /** The run's end: stops a build of its image. */
   signal?: AbortSignal;
+  /** The detected commands' variables, in every shell of every sandbox of the run. */
+  workspaceEnv?: WorkspaceEnv;
 }
 
 /**
  * Starts a sandbox and copies the checkout in (step 5 of docs/architecture.md, and every sandbox after
  * it). Its environment is empty on purpose: setup secrets are passed per command and nothing of the
- * worker's environment is inherited.
+ * worker's environment is inherited; only the run's toolchain variables (workspace paths) are added.
  */
 function startSandbox(provider: SandboxProvider, options: StartSandboxOptions): Promise<Sandbox> {
   return provider.create({
@@ -36,6 +39,7 @@ function startSandbox(provider: SandboxProvider, options: StartSandboxOptions): 
     jobId: options.jobId,
     network: options.networkForSetup,
     env: {},
+    ...(options.workspaceEnv ? { workspaceEnv: options.workspaceEnv } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.defaultTimeoutMs ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
     ...(options.image ? { image: options.image } : {}),
@@ -76,6 +80,11 @@ export class RunSandboxes {
   /** The image the repository chose (undefined: the provider's default); null when built from its checkout. */
   get imageChoice(): string | undefined | null {
     return this.base.imageBuild ? null : this.base.image;
+  }
+
+  /** The run's toolchain variables, part of what the kept environment was prepared with. */
+  get workspaceEnv(): WorkspaceEnv | undefined {
+    return this.base.workspaceEnv;
   }
 
   /** The id of the image built from the checkout (built now, once a run); null when none is built. */

@@ -8,6 +8,7 @@ import type { Gate } from "../../src/contracts.js";
 import { failureClassWords, type TestFailureClass } from "../../src/github/baseline-failure.js";
 import { testTail } from "../../src/github/left-work.js";
 import type { TestRun } from "./baseline.js";
+import type { PerTestVerdict } from "./per-test-verdict.js";
 import { classifyTestFailure } from "./test-failure-class.js";
 import { BASELINE_FACTOR, type TestTimeLimit } from "./test-time-limit.js";
 
@@ -140,4 +141,104 @@ export function withBaselineNote(verdict: GateVerdict, baseline: TestRun, testCo
     `it looks like ${failureClassWords(classifyTestFailure(baseline))}), so part of this failure may have been there before. ` +
     `The last lines of that run:\n${testTail(baseline.output)}\n(end of the run before your change)`;
   return { ...verdict, output: `${note}\n\n${verdict.output}` };
+}
+
+/** Test ids shown in a verdict: a long list is cut, with its count. */
+const SHOWN_TESTS = 15;
+
+function testList(ids: readonly string[]): string {
+  const shown = ids.slice(0, SHOWN_TESTS).map((id) => `  - ${id}`);
+  if (ids.length > SHOWN_TESTS)
+    shown.push(`  - … and ${(ids.length - SHOWN_TESTS).toLocaleString("en-US")} more`);
+  return shown.join("\n");
+}
+
+function plural(n: number, one: string, many: string): string {
+  return n === 1 ? one : many;
+}
+
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+}
+
+/** Where the results came from, and what could not be read. */
+function resultsBasis(run: TestRun): string {
+  const results = run.results;
+  if (!results) return "";
+  const problems = results.problems.length > 0 ? `; not read: ${results.problems.join("; ")}` : "";
+  return ` (test by test, from ${results.sources.join(" and ")}${problems})`;
+}
+
+/**
+ * The first lines of the gate's observation when both runs have per-test results (per-test-verdict.ts):
+ * which tests that passed before fail now, which new ones fail, which did not run, then the tests that
+ * failed before too, which do not count against the change.
+ */
+export function perTestVerdictText(testCommand: string, run: TestRun, verdict: PerTestVerdict): string {
+  const command = code(testCommand);
+  const lines: string[] = [];
+  if (verdict.passed) {
+    const fixed =
+      verdict.fixed.length > 0
+        ? `, and ${count(verdict.fixed.length, "test")} that failed before pass now`
+        : "";
+    lines.push(
+      `The tests pass: ${verdict.passing.toLocaleString("en-US")} of ${count(verdict.total, "test")} ${plural(verdict.passing, "passes", "pass")}, every test that passed before your change among them${fixed}${resultsBasis(run)}.`,
+    );
+    if (verdict.commandFailedAfterTests) {
+      lines.push(
+        `Note: ${command} exited ${run.exitCode} though no test fails that passed before, as it failed on the unchanged code too (a step after the tests, such as a download the sandbox has no network for): it is not counted against your change.`,
+      );
+    }
+  } else if (verdict.failureChanged) {
+    const { before, after } = verdict.failureChanged;
+    lines.push(
+      `The test command ${command} failed (exit ${run.exitCode}) though no test fails that passed before${resultsBasis(run)}, and it fails otherwise than on the unchanged code: there it looked like ${failureClassWords(before)}, now like ${failureClassWords(after)}. Something your change affects fails beside the tests that report each result (a step, or tests of another runner). Its output follows.`,
+    );
+  } else if (verdict.commandNewlyFails) {
+    lines.push(
+      `The test command ${command} failed (exit ${run.exitCode}) though no test fails that passed before${resultsBasis(run)}; on the unchanged code it exited 0, so something your change affects fails after or beside the tests. Its output follows.`,
+    );
+  } else {
+    lines.push(`The tests fail with your change: ${command} exited ${run.exitCode}${resultsBasis(run)}.`);
+    if (verdict.broken.length > 0)
+      lines.push(
+        `${count(verdict.broken.length, "test")} that passed before your change ${plural(verdict.broken.length, "fails", "fail")} now:`,
+        testList(verdict.broken),
+      );
+    if (verdict.newFailing.length > 0)
+      lines.push(
+        `${count(verdict.newFailing.length, "test")} that did not pass before your change (new, or skipped there) ${plural(verdict.newFailing.length, "fails", "fail")}:`,
+        testList(verdict.newFailing),
+      );
+    if (run.exitCode !== 0 && verdict.missing.length > 0)
+      lines.push(
+        `${count(verdict.missing.length, "test")} that passed before your change did not run (the command failed, so a test that could not run counts as failing):`,
+        testList(verdict.missing),
+      );
+  }
+  if (verdict.stillFailing.length > 0)
+    lines.push(
+      `${count(verdict.stillFailing.length, "test")} failed before your change too, and ${plural(verdict.stillFailing.length, "is", "are")} not counted against it:`,
+      testList(verdict.stillFailing),
+    );
+  return lines.join("\n");
+}
+
+/** The status's line when the tests failed before any change but the run goes on, compared test by test. */
+export function baselineGoesOnText(
+  branch: string,
+  testCommand: string,
+  run: TestRun,
+  tests: { passing: string[]; failing: string[] },
+): string {
+  const command = code(testCommand);
+  const how = run.results ? ` (test by test, from ${run.results.sources.join(" and ")})` : "";
+  const head = `The tests on ${branch} before any change: ${command} exited ${run.exitCode}, with ${count(tests.passing.length, "test")} passing${how}.`;
+  if (tests.failing.length === 0) {
+    return `${head} Every test passed: the command failed after them (offline, the sandbox cannot download or upload). The change is held to every test passing, not to the exit code.`;
+  }
+  const failing = tests.failing.slice(0, SHOWN_TESTS).map(code).join(", ");
+  const more = tests.failing.length > SHOWN_TESTS ? ` and ${tests.failing.length - SHOWN_TESTS} more` : "";
+  return `${head} ${count(tests.failing.length, "test")} already failed: ${failing}${more}. The change is held to the tests that passed, and those failures do not count against it.`;
 }

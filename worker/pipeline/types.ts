@@ -3,7 +3,13 @@
  * a run's input and outcome, the status comment, the pull request draft and its publisher. Types only,
  * so the orchestrator (run.ts) and the steps can all import them without importing each other.
  */
-import type { SandboxLimits, SandboxProvider, SetupUser, Trajectory } from "../../src/contracts.js";
+import type {
+  SandboxLimits,
+  SandboxProvider,
+  SetupUser,
+  Trajectory,
+  WorkspaceEnv,
+} from "../../src/contracts.js";
 import type { BaselineFailure } from "../../src/github/baseline-failure.js";
 import type { LinkPolicy } from "../../src/github/inert-links.js";
 import type { LeftWork } from "../../src/github/left-work.js";
@@ -15,6 +21,7 @@ import type { ImageBuild } from "./devcontainer-build.js";
 import type { RepositoryIdentity } from "./environment-key.js";
 import type { TestProof } from "./gate.js";
 import type { UnpushedChange } from "./push-step.js";
+import type { DetectedSetup } from "./setup.js";
 import type { IntakeLimits } from "./workspace-archive.js";
 
 /** An open pull request as the status reports it: whether a draft, and what did not work after it opened. */
@@ -73,6 +80,8 @@ export interface Publisher {
 /** The repository config as the pipeline uses it (validated from .github/agent-fix.yml by worker/config/repo.ts). */
 export interface PipelineRepoConfig {
   setup: string[];
+  /** Set when detection wrote `setup` (no file names setup commands): optional installs' fallbacks, the snippet. */
+  detectedSetup?: DetectedSetup | undefined;
   setupTimeoutMs: number;
   setupNetwork: boolean;
   /** Who runs setup (root: system packages); the agent never is root. Default agent. */
@@ -92,6 +101,8 @@ export interface PipelineRepoConfig {
   image?: string | undefined;
   /** Or the image its devcontainer.json builds, checked (worker/pipeline/devcontainer-build.ts). */
   imageBuild?: ImageBuild | undefined;
+  /** The detected commands' variables (caches, a provided Node), in every sandbox's shell for the run. */
+  workspaceEnv?: WorkspaceEnv | undefined;
 }
 
 /**

@@ -43,6 +43,7 @@ export async function runEpisode(options: {
   aci?: Record<string, unknown>;
   gate?: (sandbox: Sandbox) => Gate;
   testCommand?: string;
+  pullRequestTemplate?: RunAgentOptions["pullRequestTemplate"];
   signal?: AbortSignal;
   onStep?: (sandbox: Sandbox) => NonNullable<RunAgentOptions["onStep"]>;
   /** Told where the trajectory goes before the run starts (for runs that reject). */
@@ -69,6 +70,7 @@ export async function runEpisode(options: {
   };
   if (options.gate) run.gate = options.gate(sandbox);
   if (options.testCommand) run.testCommand = options.testCommand;
+  if (options.pullRequestTemplate) run.pullRequestTemplate = options.pullRequestTemplate;
   if (options.signal) run.signal = options.signal;
   if (options.onStep) run.onStep = options.onStep(sandbox);
   const trajectory = await runAgent(run);

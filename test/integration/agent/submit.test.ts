@@ -2,7 +2,8 @@
  * Honest submits (issue 16), replayed in both action formats against golden observations: a submit
  * with no change says so and keeps the review for the first submit that has a change, a run never ends
  * as submitted with an empty patch, and a failing gate answers with identical failures grouped, worded
- * as not accepted yet. Both formats must produce the same observations, the ones in the golden file.
+ * as not accepted yet. Both formats must produce the same observations, the ones in the golden file, but
+ * for the one sentence saying how each gives the pull request's description (marked in the file).
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -20,19 +21,33 @@ const formats = [
   { actionFormat: "thought_action", suffix: "-text" },
 ] as const;
 
+/** The one sentence of the review that says how the action format gives the pull request's description. */
+const DESCRIPTION_WHERE = {
+  function_calling: "Give it in submit's `description` argument.",
+  thought_action:
+    "Write it as the text of your reply before the submit command: that text is published as it is, so write nothing else there.",
+} as const;
+
 /**
  * The observations of the submits (the other tools' are other tests' business), without what differs
- * between machines: the sandbox's directory and test timings.
+ * between machines: the sandbox's directory and test timings; and with the sentence that differs between
+ * the formats by design checked, then marked.
  */
-function observations(trajectory: Trajectory, sandbox: Sandbox): (string | null)[] {
-  return trajectory.trajectory.map((step) =>
-    step.tool !== "submit"
-      ? null
-      : step.observation
-          .split(sandbox.workdir)
-          .join("/workspace")
-          .replace(/^Ran (\d+) tests? in [\d.]+s$/gm, "Ran $1 tests in 0.000s"),
-  );
+function observations(
+  trajectory: Trajectory,
+  sandbox: Sandbox,
+  format: keyof typeof DESCRIPTION_WHERE,
+): (string | null)[] {
+  return trajectory.trajectory.map((step) => {
+    if (step.tool !== "submit") return null;
+    const other = DESCRIPTION_WHERE[format === "function_calling" ? "thought_action" : "function_calling"];
+    expect(step.observation).not.toContain(other);
+    return step.observation
+      .split(sandbox.workdir)
+      .join("/workspace")
+      .replace(/^Ran (\d+) tests? in [\d.]+s$/gm, "Ran $1 tests in 0.000s")
+      .replace(DESCRIPTION_WHERE[format], "<how the action format gives the description>");
+  });
 }
 
 /** The golden observations of a scenario; UPDATE_GOLDEN=1 writes them from the run instead. */
@@ -54,7 +69,7 @@ for (const { actionFormat, suffix } of formats) {
       expect(trajectory.trajectory[3]!.observation).toContain("Did you run the repository's relevant tests");
       expect(trajectory.info.exit_status).toBe("submitted");
       expect(trajectory.info.submission).toContain("+        return 0");
-      await expectGolden("empty-submit", observations(trajectory, sandbox));
+      await expectGolden("empty-submit", observations(trajectory, sandbox, actionFormat));
     });
 
     it("with the review off, an empty submit does not end the run, and the run never ends as submitted", async () => {
@@ -82,7 +97,7 @@ for (const { actionFormat, suffix } of formats) {
       expect(feedback).not.toContain("Your change was submitted");
       expect(feedback.match(/^Traceback/gm)).toHaveLength(1);
       expect(trajectory.info.exit_status).toBe("submitted");
-      await expectGolden("gate-grouped", observations(trajectory, sandbox));
+      await expectGolden("gate-grouped", observations(trajectory, sandbox, actionFormat));
     });
   });
 }

@@ -1,7 +1,8 @@
 /**
- * GET /repos/{owner}/{repo}/contents/{path} as GitHub documents it for files and symlinks: a file's
- * content in base64; a symlink whose target is a regular file in the repository answers with that file's
- * content; any other symlink answers `type: "symlink"` with its `target` and no content.
+ * GET /repos/{owner}/{repo}/contents/{path} as GitHub documents it for files, symlinks and directories: a
+ * file's content in base64; a symlink whose target is a regular file in the repository answers with that
+ * file's content; any other symlink answers `type: "symlink"` with its `target` and no content; a
+ * directory (the root too: an empty path) answers the array of its entries, without content.
  */
 import { execFile } from "node:child_process";
 import { posix } from "node:path";
@@ -67,4 +68,47 @@ export async function contentsEntry(bare: string, ref: string, path: string): Pr
     return fileEntry(resolved, pointee.sha, await blob(bare, pointee.sha));
   const name = path.split("/").pop() ?? path;
   return { type: "symlink", target, path, name, size: data.length, sha: entry.sha };
+}
+
+/** A directory's entry as the contents API lists it. */
+interface ListingEntry {
+  type: "file" | "dir" | "symlink" | "submodule";
+  name: string;
+  path: string;
+  sha: string;
+  size: number;
+}
+
+/** The entries of the directory at `path` ("" for the root) on `ref`, or null when there is no directory there. */
+export async function contentsListing(
+  bare: string,
+  ref: string,
+  path: string,
+): Promise<ListingEntry[] | null> {
+  const dir = path.replace(/\/+$/, "");
+  if (dir !== "") {
+    const { stdout } = await run("git", ["ls-tree", "-z", ref, "--", dir], { cwd: bare }).catch(() => ({
+      stdout: "",
+    }));
+    if (!/^\d+ tree /.test(stdout)) return null;
+  }
+  const { stdout } = await run("git", ["ls-tree", "-z", "--long", ref, "--", dir === "" ? "." : `${dir}/`], {
+    cwd: bare,
+  }).catch(() => ({ stdout: "" }));
+  return stdout
+    .split("\0")
+    .filter((line) => line !== "")
+    .map((line) => {
+      const [meta = "", entryPath = ""] = line.split("\t");
+      const [mode = "", type = "", sha = "", size = "-"] = meta.trim().split(/\s+/);
+      const kind =
+        type === "tree" ? "dir" : type === "commit" ? "submodule" : mode === "120000" ? "symlink" : "file";
+      return {
+        type: kind,
+        name: entryPath.split("/").pop() ?? entryPath,
+        path: entryPath,
+        sha,
+        size: size === "-" ? 0 : Number(size),
+      };
+    });
 }

@@ -1,7 +1,7 @@
 /** The REST endpoints the app and the worker use, answered from StandInState like GitHub would. */
 import { join } from "node:path";
 import { listRefs } from "../git-server.js";
-import { contentsEntry } from "./contents.js";
+import { contentsEntry, contentsListing } from "./contents.js";
 import { paged, pullFilesJson, sortPulls } from "./history-routes.js";
 import { commentJson, issueJson, pullJson, repoJson, userJson } from "./render.js";
 import { reviewRoutes } from "./review-routes.js";
@@ -179,13 +179,17 @@ export const routes: Route[] = [
   },
   {
     method: "GET",
-    pattern: new RegExp(`^${R}/contents/(.+)$`),
+    pattern: new RegExp(`^${R}/contents(?:/(.*))?$`),
     auth: "installation",
     handler: withRepo(async (ctx, repo) => {
       const path = decodeURIComponent(ctx.params[2] ?? "");
       const ref = ctx.query.get("ref") ?? repo.defaultBranch;
-      const entry = await contentsEntry(join(ctx.gitRoot, repo.owner, `${repo.name}.git`), ref, path);
-      if (!entry) return notFound();
+      const bare = join(ctx.gitRoot, repo.owner, `${repo.name}.git`);
+      const entry = path === "" ? null : await contentsEntry(bare, ref, path);
+      if (!entry) {
+        const listing = await contentsListing(bare, ref, path);
+        return listing ? { status: 200, body: listing } : notFound();
+      }
       if (ctx.accept.includes(".raw") && entry.type === "file") {
         return { status: 200, raw: Buffer.from(entry.content, "base64") };
       }

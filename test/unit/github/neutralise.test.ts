@@ -108,7 +108,9 @@ describe("bodies and comments built from the model's text", () => {
   it("the pull request body closes only the run's own issue, once, and mentions no one", () => {
     const body = renderPullRequestBody({
       issueNumber: 1,
-      summary: HOSTILE,
+      issueTitle: "An issue",
+      description: HOSTILE,
+      patch: "",
       testCommand: "npm test",
       baselinePassed: true,
       gateAttempts: 1,

@@ -119,7 +119,9 @@ describe("status comment and PR body", () => {
   it("writes Fixes #N, how it was tested and the fails-before/passes-after proof", () => {
     const body = renderPullRequestBody({
       issueNumber: 12,
-      summary: "Guard against an empty list in `mean()`.",
+      issueTitle: "An issue",
+      description: "Guard against an empty list in `mean()`.",
+      patch: "",
       testCommand: "pytest -q",
       baselinePassed: true,
       gateAttempts: 2,
@@ -131,7 +133,9 @@ describe("status comment and PR body", () => {
     expect(body).toContain("| result | ❌ failed | ✅ passed |");
     const weak = renderPullRequestBody({
       issueNumber: 1,
-      summary: "x",
+      issueTitle: "An issue",
+      description: "x",
+      patch: "",
       testCommand: "npm test",
       baselinePassed: false,
       gateAttempts: 1,

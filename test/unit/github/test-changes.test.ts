@@ -91,7 +91,9 @@ index 3333333..4444444 100644
     });
     const body = renderPullRequestBody({
       issueNumber: 1,
-      summary: "Fixed median().",
+      issueTitle: "An issue",
+      description: "Fixed median().",
+      patch: "",
       testCommand: "python3 -m unittest",
       baselinePassed: true,
       gateAttempts: 1,
@@ -112,7 +114,9 @@ index 3333333..4444444 100644
       renderPullRequestBody({
         ...{
           issueNumber: 1,
-          summary: "x",
+          issueTitle: "An issue",
+          description: "x",
+          patch: "",
           testCommand: "t",
           baselinePassed: true,
           gateAttempts: 1,
@@ -151,7 +155,9 @@ index 3333333..4444444 100644
   it("puts them at the top of the pull request body, before the agent's summary", () => {
     const body = renderPullRequestBody({
       issueNumber: 1,
-      summary: "Fixed add().",
+      issueTitle: "An issue",
+      description: "Fixed add().",
+      patch: "",
       testCommand: "pytest",
       baselinePassed: false,
       gateAttempts: 1,
@@ -173,7 +179,9 @@ index 3333333..4444444 100644
     // A change that leaves existing tests alone gets no such section.
     const clean = renderPullRequestBody({
       issueNumber: 1,
-      summary: "Fixed add().",
+      issueTitle: "An issue",
+      description: "Fixed add().",
+      patch: "",
       testCommand: "pytest",
       baselinePassed: true,
       gateAttempts: 1,

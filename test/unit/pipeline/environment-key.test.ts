@@ -39,8 +39,16 @@ describe("environmentKey", () => {
       environmentKey({ ...input, secrets: { NPM_TOKEN: "npm_0123456780" } }),
       environmentKey({ ...input, secrets: { OTHER_TOKEN: "npm_0123456789" } }),
       environmentKey({ ...input, secrets: {} }),
+      // The toolchain variables setup ran with: another cache, or a provided Node on PATH.
+      environmentKey({ ...input, env: { vars: {}, path: [".agent-fix-cache/node/node_modules/.bin"] } }),
+      environmentKey({
+        ...input,
+        env: { vars: { GOMODCACHE: { path: ".agent-fix-cache/go/mod" } }, path: [] },
+      }),
     ];
     expect(new Set([key, ...changed]).size).toBe(changed.length + 1);
+    // No variables: the key of a run before they existed, so its kept environment is still found.
+    expect(environmentKey({ ...input, env: undefined })).toBe(key);
   });
 
   it("does not carry a one-SHA-256 digest of the secrets, which a guesser could test cheaply", () => {
@@ -60,5 +68,26 @@ describe("environmentKey", () => {
       )
       .digest("hex");
     expect(environmentKey(input)).not.toBe(cheap);
+  });
+});
+
+describe("environmentKey and the requirements files detection installs", () => {
+  it("follows dev-requirements.txt and requirements-dev.txt, not a source file named like one", () => {
+    const python = { ...input, commands: ["python3 -m venv .venv"] };
+    const files = {
+      "requirements-dev.txt": "a",
+      "dev-requirements.txt": "b",
+      "docs/my_requirements.py": "c",
+    };
+    const key = environmentKey({ ...python, base: base(files) });
+    expect(environmentKey({ ...python, base: base({ ...files, "requirements-dev.txt": "a2" }) })).not.toBe(
+      key,
+    );
+    expect(environmentKey({ ...python, base: base({ ...files, "dev-requirements.txt": "b2" }) })).not.toBe(
+      key,
+    );
+    expect(environmentKey({ ...python, base: base({ ...files, "docs/my_requirements.py": "c2" }) })).toBe(
+      key,
+    );
   });
 });

@@ -10,6 +10,8 @@ const part = (ecosystem: Ecosystem, dir = ""): DetectedPart => ({
   evidence: [],
   setup: [],
   test: "t",
+  env: {},
+  requirements: [],
 });
 const defaults = repositoryPolicySchema.parse({});
 

@@ -19,6 +19,7 @@ const MEMBERS: Record<keyof Required<SandboxProvider>, true> = {
   create: true,
   environments: true,
   repoImage: true,
+  toolchains: true,
 };
 
 /** Sandboxes started with `driver`, as the histogram counts them. */

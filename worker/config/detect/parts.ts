@@ -4,7 +4,7 @@
  * it (npm workspaces, Cargo and Go workspaces, Maven modules are run from their root).
  */
 import { nodeRule } from "./node.js";
-import { pythonRule } from "./python.js";
+import { pythonByTestsOnly, pythonRule } from "./python.js";
 import { makeRule, rubyRule } from "./ruby-make.js";
 import { goRule, javaRule, rustRule } from "./toolchains.js";
 import type { EcosystemRule } from "./types.js";
@@ -63,7 +63,12 @@ function candidateDirs(paths: readonly string[]): string[] {
   return [...dirs].sort((a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b));
 }
 
-const inside = (dir: string, root: string) => root === "" || dir.startsWith(`${root}/`);
+/** Whether `dir` is `root` or below it. */
+const inside = (dir: string, root: string) => root === "" || dir === root || dir.startsWith(`${root}/`);
+
+/** A directory Python by its test files alone, with no project file (python.ts). */
+const byTestsOnly = (rule: EcosystemRule, names: ReadonlySet<string>) =>
+  rule === pythonRule && pythonByTestsOnly(names);
 
 /** Each directory that is a part of each ecosystem, outermost only. */
 export function findCandidates(paths: readonly string[]): Candidate[] {
@@ -72,9 +77,20 @@ export function findCandidates(paths: readonly string[]): Candidate[] {
     const names = namesBelow(paths, dir);
     for (const rule of RULES) {
       if (!rule.marks(names)) continue;
-      if (found.some((c) => c.rule === rule && inside(dir, c.dir))) continue;
+      // A part by its tests alone does not hold a project below it that has a project file to install.
+      const held = (c: Candidate) =>
+        c.rule === rule && inside(dir, c.dir) && (!byTestsOnly(c.rule, c.names) || byTestsOnly(rule, names));
+      if (found.some(held)) continue;
       found.push({ dir, rule, names });
     }
   }
-  return found;
+  // A directory Python by its test files alone is a Python project only where no other ecosystem's
+  // part holds it: a test script beside a Go module or a Node package is that part's business.
+  return found.filter(
+    (c) =>
+      !byTestsOnly(c.rule, c.names) ||
+      !found.some(
+        (other) => other.rule !== pythonRule && other.rule !== makeRule && inside(c.dir, other.dir),
+      ),
+  );
 }

@@ -1,17 +1,41 @@
 /**
- * What the status comment says about detected commands: what was found, and the
- * `.github/agent-fix.yml` that would change it (or, when nothing was found, that would make it work).
+ * What the status comment says about detected commands: what was found, which toolchain versions the
+ * repository declares and what met them, and the `.github/agent-fix.yml` that would change it (or, when
+ * nothing was found, that would make it work).
  */
 import { stringify } from "yaml";
-import type { Detection } from "./index.js";
+import type { WorkspaceEnv } from "../../../src/contracts.js";
+import { type Detection, withEnvPrefix } from "./index.js";
 
 const CONFIG_PATH = ".github/agent-fix.yml";
 
-/** The config file that sets exactly the detected commands, to be edited. */
-export function detectedSnippet(detection: Detection): string {
+/** What the toolchain choice added to the detected commands (worker/pipeline/toolchain-choice.ts). */
+interface ToolchainsUsed {
+  /** The image chosen for the declared versions; undefined: the operator's default. */
+  image: string | undefined;
+  /** Setup commands providing a toolchain, run before the detected ones. */
+  setup: string[];
+  env: WorkspaceEnv;
+  /** One line per declared version: from which file, and what met it. */
+  lines: string[];
+}
+
+const NONE: ToolchainsUsed = { image: undefined, setup: [], env: { vars: {}, path: [] }, lines: [] };
+
+/**
+ * The config file that sets exactly what runs. A committed file's commands are used as written, with no
+ * detection and so no variables in the shell: each command here sets the ones it needs itself.
+ */
+export function detectedSnippet(detection: Detection, toolchains: ToolchainsUsed = NONE): string {
+  const env: WorkspaceEnv = {
+    vars: { ...detection.env.vars, ...toolchains.env.vars },
+    path: [...toolchains.env.path, ...detection.env.path],
+  };
+  const setup = [...toolchains.setup, ...detection.setup].map((command) => withEnvPrefix(command, env));
   const config = {
-    ...(detection.setup.length ? { setup: { commands: detection.setup } } : {}),
-    test: { command: detection.test ?? "make test" },
+    ...(toolchains.image ? { sandbox: { image: toolchains.image } } : {}),
+    ...(setup.length ? { setup: { commands: setup } } : {}),
+    test: { command: withEnvPrefix(detection.test ?? "make test", env) },
   };
   return stringify(config, { lineWidth: 0 }).trimEnd();
 }
@@ -21,17 +45,26 @@ const STARTER_SNIPPET = "setup:\n  commands:\n    - npm ci\ntest:\n  command: np
 
 const fence = (yaml: string) => ["```yaml", yaml, "```"].join("\n");
 
-/** One line per part found, then the snippet that would change what runs. */
-export function describeDetection(detection: Detection): string {
+/** One line per part found, the declared versions and what met them, then the snippet that would change what runs. */
+export function describeDetection(detection: Detection, toolchains: ToolchainsUsed = NONE): string {
   const lines = [
     `No test command in ${CONFIG_PATH}, so agent-fix found one from the repository's files:`,
     ...detection.parts.map(
       (part) =>
         `- ${part.ecosystem} in \`${part.dir === "" ? "/" : `${part.dir}/`}\` (${part.evidence.join(", ")})`,
     ),
+    ...(toolchains.lines.length
+      ? ["", "Toolchain versions the repository declares:", ...toolchains.lines]
+      : []),
+    ...(toolchains.image
+      ? [
+          "",
+          `Image: \`${toolchains.image}\`, the first of the operator's images with the toolchains these parts need (\`sandbox.image\` in ${CONFIG_PATH} chooses another).`,
+        ]
+      : []),
     "",
     `To change what runs, commit this as ${CONFIG_PATH} and edit it:`,
-    fence(detectedSnippet(detection)),
+    fence(detectedSnippet(detection, toolchains)),
   ];
   return lines.join("\n");
 }

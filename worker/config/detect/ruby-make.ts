@@ -1,5 +1,5 @@
 /** Ruby (bundler, then rake or rspec) and a Makefile's `test` target. */
-import { CACHE_DIR, type EcosystemRule } from "./types.js";
+import { cachePath, type EcosystemRule } from "./types.js";
 
 /**
  * Gems bundler installs go to the workspace's cache (kept with it; the root may be read-only), and the
@@ -8,7 +8,6 @@ import { CACHE_DIR, type EcosystemRule } from "./types.js";
  * minitest would need rubygems.org, even offline with nothing to download. A gem the image lacks (or
  * another version) is downloaded into GEM_HOME during setup, with setup's network, as before.
  */
-const BUNDLE_ENV = `GEM_HOME="$PWD/${CACHE_DIR}/gems"`;
 
 export const rubyRule: EcosystemRule = {
   ecosystem: "ruby",
@@ -31,13 +30,17 @@ export const rubyRule: EcosystemRule = {
     }
     return {
       evidence: ["Gemfile", test.replace("bundle exec ", "")],
-      setup: [`${BUNDLE_ENV} bundle install`],
-      test: `${BUNDLE_ENV} ${test}`,
+      env: { GEM_HOME: cachePath("gems") },
+      setup: ["bundle install"],
+      test,
     };
   },
 };
 
-const MAKEFILES = ["GNUmakefile", "makefile", "Makefile"];
+export const MAKEFILES = ["GNUmakefile", "makefile", "Makefile"];
+
+/** Whether a Makefile has a rule line `test:` or `test check:` (not a `test := ...` assignment). */
+export const makeHasTestTarget = (body: string) => /^(?:[\w.-]+\s+)*test(?:\s+[\w.-]+)*\s*:(?!=)/m.test(body);
 
 export const makeRule: EcosystemRule = {
   ecosystem: "make",
@@ -46,9 +49,7 @@ export const makeRule: EcosystemRule = {
   detect({ names, text }) {
     const file = MAKEFILES.find((name) => names.has(name));
     const body = file ? text(file) : undefined;
-    // A rule line `test:` or `test check:` (not a `test := ...` assignment).
-    if (!file || body === undefined || !/^(?:[\w.-]+\s+)*test(?:\s+[\w.-]+)*\s*:(?!=)/m.test(body))
-      return null;
+    if (!file || body === undefined || !makeHasTestTarget(body)) return null;
     return { evidence: [`${file} (\`test\` target)`], setup: [], test: "make test" };
   },
 };

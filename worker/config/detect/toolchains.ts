@@ -1,13 +1,9 @@
 /**
- * Go, Rust and the JVM: one manifest decides the part. Their downloads go to the part's cache
- * directory in the workspace (setup's $HOME does not outlive setup), and the tests run offline
- * from it, as the agent's sandbox has no network.
+ * Go, Rust and the JVM: one manifest decides the part. Their downloads go to the cache directory in
+ * the workspace (setup's $HOME does not outlive setup), named by variables in the run's shell
+ * environment, and the tests run offline from it, as the agent's sandbox has no network.
  */
-import { CACHE_DIR, type EcosystemRule } from "./types.js";
-
-const cache = (what: string) => `"$PWD/${CACHE_DIR}/${what}"`;
-
-const GO_ENV = `GOMODCACHE=${cache("go/mod")} GOCACHE=${cache("go/build")}`;
+import { cachePath, type EcosystemRule } from "./types.js";
 
 export const goRule: EcosystemRule = {
   ecosystem: "go",
@@ -15,14 +11,15 @@ export const goRule: EcosystemRule = {
   reads: () => [],
   detect: () => ({
     evidence: ["go.mod"],
+    env: { GOMODCACHE: cachePath("go/mod"), GOCACHE: cachePath("go/build") },
     // Compiling the packages and their tests once here fills the workspace's build cache, which every
     // sandbox after setup starts from: none of them compiles the standard library again (minutes).
-    setup: [`${GO_ENV} go mod download`, `${GO_ENV} go test -run '^$' ./...`],
-    test: `${GO_ENV} go test ./...`,
+    // A go.mod asking for a newer Go than the image's has it downloaded here too (GOTOOLCHAIN), into
+    // GOMODCACHE, where the offline sandboxes after setup find it.
+    setup: ["go mod download", "go test -run '^$' ./..."],
+    test: "go test ./...",
   }),
 };
-
-const CARGO_ENV = `CARGO_HOME=${cache("cargo")}`;
 
 export const rustRule: EcosystemRule = {
   ecosystem: "rust",
@@ -30,14 +27,11 @@ export const rustRule: EcosystemRule = {
   reads: () => [],
   detect: () => ({
     evidence: ["Cargo.toml"],
-    setup: [`${CARGO_ENV} cargo fetch`],
-    test: `${CARGO_ENV} cargo test --offline`,
+    env: { CARGO_HOME: cachePath("cargo") },
+    setup: ["cargo fetch"],
+    test: "cargo test --offline",
   }),
 };
-
-const MAVEN_ENV = `MAVEN_USER_HOME=${cache("m2")}`;
-const MAVEN_REPO = `-Dmaven.repo.local=${cache("m2/repository")}`;
-const GRADLE_ENV = `GRADLE_USER_HOME=${cache("gradle")}`;
 
 export const javaRule: EcosystemRule = {
   ecosystem: "java",
@@ -48,12 +42,18 @@ export const javaRule: EcosystemRule = {
       const mvn = names.has("mvnw") ? "./mvnw" : "mvn";
       return {
         evidence: ["pom.xml", names.has("mvnw") ? "Maven wrapper" : "no Maven wrapper"],
+        // MAVEN_USER_HOME: where the wrapper keeps the Maven it downloads; MAVEN_OPTS: the local
+        // repository, which Maven reads as a system property.
+        env: {
+          MAVEN_USER_HOME: cachePath("m2"),
+          MAVEN_OPTS: cachePath("m2/repository", "-Dmaven.repo.local="),
+        },
         // The tests once, their failures left to the baseline: surefire resolves its booter and the
         // test framework's provider only when it runs tests, which `dependency:go-offline` never
         // fetches (the offline `mvn -o test` then fails on a real project), while it does fetch every
         // plugin of every later phase, which the tests never need.
-        setup: [`${MAVEN_ENV} ${mvn} -B ${MAVEN_REPO} test -Dmaven.test.failure.ignore=true`],
-        test: `${MAVEN_ENV} ${mvn} -B -o ${MAVEN_REPO} test`,
+        setup: [`${mvn} -B test -Dmaven.test.failure.ignore=true`],
+        test: `${mvn} -B -o test`,
       };
     }
     const gradle = names.has("gradlew") ? "./gradlew" : "gradle";
@@ -62,8 +62,9 @@ export const javaRule: EcosystemRule = {
         names.has("build.gradle.kts") ? "build.gradle.kts" : "build.gradle",
         names.has("gradlew") ? "Gradle wrapper" : "no Gradle wrapper",
       ],
-      setup: [`${GRADLE_ENV} ${gradle} --no-daemon testClasses`],
-      test: `${GRADLE_ENV} ${gradle} --no-daemon --offline test`,
+      env: { GRADLE_USER_HOME: cachePath("gradle") },
+      setup: [`${gradle} --no-daemon testClasses`],
+      test: `${gradle} --no-daemon --offline test`,
     };
   },
 };

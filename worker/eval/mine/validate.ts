@@ -9,8 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox, SandboxProvider } from "../../../src/contracts.js";
 import { RunSandboxes } from "../../pipeline/sandbox.js";
+import type { TestOutcome } from "../../test-results/test-outcome.js";
 import { checkoutInstance, prepareInstanceTree } from "../checkout.js";
-import type { TestOutcome, TestRunner } from "../runners.js";
+import type { TestRunner } from "../runners.js";
 import { chooseRunner, repoFilesIn } from "../test-runner.js";
 
 const TEST_TIMEOUT_MS = 30 * 60_000;
