@@ -5,7 +5,9 @@
  * Public material, not a credential: it lives outside the workspace, so it is never in a change, in a
  * prepared tree or in a kept environment (a bind mount is not part of a `docker commit`).
  */
+import { createHash } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 import { SandboxError } from "../src/errors.js";
 
@@ -34,6 +36,68 @@ export function caTrustEnv(target: string = CA_BUNDLE_TARGET): Record<string, st
   };
 }
 
+/**
+ * Java's tools (Maven, Gradle, a JVM program) read no PEM file: they trust a keystore. In a sandbox with
+ * network (setup, the one that downloads) the bundle is also written as one (javaTrustStore), on the
+ * sandbox's /tmp, a tmpfs that no kept environment holds, and every JVM is pointed at it.
+ */
+export const JAVA_TRUSTSTORE_TARGET = "/tmp/agent-fix-java-cacerts.jks";
+/** Java's own default for its cacerts: a keystore of public certificates protects nothing. */
+const JAVA_TRUSTSTORE_PASSWORD = "changeit";
+
+/** The JVM's options for the keystore (JAVA_TOOL_OPTIONS: every JVM reads it, Maven's, Gradle's and forks). */
+export function javaTrustEnv(target: string = JAVA_TRUSTSTORE_TARGET): Record<string, string> {
+  return {
+    JAVA_TOOL_OPTIONS: `-Djavax.net.ssl.trustStore=${target} -Djavax.net.ssl.trustStoreType=JKS -Djavax.net.ssl.trustStorePassword=${JAVA_TRUSTSTORE_PASSWORD}`,
+  };
+}
+
+/** The certificates of a PEM bundle, DER-encoded. */
+function pemCertificates(pem: string): Buffer[] {
+  const blocks = pem.matchAll(/-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]+?)-----END CERTIFICATE-----/g);
+  return [...blocks].map((block) => Buffer.from((block[1] ?? "").replace(/\s+/g, ""), "base64"));
+}
+
+/**
+ * A JKS keystore holding each certificate of the bundle as a trusted entry: Java reads this format in
+ * every version, and it is simple enough to write here (the host has no keytool): magic, version 2, the
+ * entries (tag 2, alias, date, type, the DER bytes), then the SHA-1 of the password as UTF-16, the
+ * phrase Java's JavaKeyStore salts it with, and everything before.
+ */
+export function javaTrustStore(pem: string): Buffer {
+  const certificates = pemCertificates(pem);
+  const parts: Buffer[] = [];
+  const int = (value: number) => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(value);
+    parts.push(b);
+  };
+  const utf = (text: string) => {
+    const bytes = Buffer.from(text, "utf8");
+    const b = Buffer.alloc(2);
+    b.writeUInt16BE(bytes.length);
+    parts.push(b, bytes);
+  };
+  int(0xfeedfeed);
+  int(2);
+  int(certificates.length);
+  certificates.forEach((der, index) => {
+    int(2);
+    utf(`agent-fix-ca-${index}`);
+    parts.push(Buffer.alloc(8)); // the entry's date: none
+    utf("X.509");
+    int(der.length);
+    parts.push(der);
+  });
+  const body = Buffer.concat(parts);
+  const digest = createHash("sha1")
+    .update(Buffer.from(JAVA_TRUSTSTORE_PASSWORD, "utf16le").swap16())
+    .update("Mighty Aphrodite", "utf8")
+    .update(body)
+    .digest();
+  return Buffer.concat([body, digest]);
+}
+
 /** The bundle's real path on the host, checked to hold PEM certificates; throws a SandboxError saying what is wrong. */
 export function checkCaBundle(file: string): string {
   const hint =
@@ -57,4 +121,43 @@ export function checkCaBundle(file: string): string {
 /** The read-only bind mount of the bundle. */
 export function caBundleMount(source: string): Docker.MountSettings {
   return { Type: "bind", Source: source, Target: CA_BUNDLE_TARGET, ReadOnly: true };
+}
+
+/**
+ * Writes the keystore into a started sandbox before any command runs: as root, so that setup's own
+ * commands (uid 1000) cannot replace it in the sticky /tmp. Its bytes go through the exec's stdin.
+ */
+export async function installJavaTrustStore(container: Docker.Container, keystore: Buffer): Promise<void> {
+  const exec = await container.exec({
+    Cmd: ["sh", "-c", `cat > ${JAVA_TRUSTSTORE_TARGET} && chmod 0644 ${JAVA_TRUSTSTORE_TARGET}`],
+    User: "0:0",
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  const stream = await exec.start({ hijack: true, stdin: true });
+  let output = "";
+  const ended = new Promise<void>((resolve) => {
+    stream.on("data", (chunk: Buffer) => {
+      output = (output + chunk.toString("utf8")).slice(-2000);
+    });
+    stream.on("end", resolve);
+    stream.on("close", resolve);
+    stream.on("error", () => resolve());
+  });
+  stream.end(keystore);
+  await ended;
+  let info = await exec.inspect();
+  for (let i = 0; info.Running && i < 50; i++) {
+    await sleep(20);
+    info = await exec.inspect();
+  }
+  if (info.ExitCode !== 0) {
+    // The stream is multiplexed (8-byte frame headers): keep the text.
+    const text = output.replace(/[\x00-\x08\x0e-\x1f\x7f]/g, "").trim();
+    throw new SandboxError(`cannot write the CA bundle's Java keystore into the setup sandbox: ${text}`, {
+      code: "sandbox_start_failed",
+      hint: "The sandbox image needs sh and cat, and a writable /tmp.",
+    });
+  }
 }

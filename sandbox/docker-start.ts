@@ -8,6 +8,7 @@ import type Docker from "dockerode";
 import type { SandboxOrigin } from "../src/contracts.js";
 import { SandboxError } from "../src/errors.js";
 import type { SessionSandboxSettings } from "./common.js";
+import { installJavaTrustStore } from "./docker-ca.js";
 import { type CopyChannel, openCopyChannel } from "./docker-copy.js";
 import { DockerSandbox } from "./docker-sandbox.js";
 import { createError } from "./docker-spec.js";
@@ -24,6 +25,8 @@ export interface SandboxPlan {
   network: string | null;
   /** iptables-restore input for the setup network's egress, applied before any command runs. */
   egressRules?: string | undefined;
+  /** The CA bundle as a Java keystore, written before any command runs (a sandbox with network). */
+  javaTrustStore?: Buffer | undefined;
   /** The agent shell's environment (KEY=value). */
   env: string[];
   rootShell: boolean;
@@ -75,7 +78,10 @@ export async function startSandbox(
     const rules = plan.egressRules
       ? applyEgressRules(container, plan.egressRules).then(() => mark("egress_rules"))
       : undefined;
-    await Promise.all([copied, sandbox.start(mark), rules]);
+    const keystore = plan.javaTrustStore
+      ? installJavaTrustStore(container, plan.javaTrustStore).then(() => mark("java_truststore"))
+      : undefined;
+    await Promise.all([copied, sandbox.start(mark), rules, keystore]);
     mark("ready");
     sandbox.startupPhases = phases;
     return { sandbox, channel, dispose: () => sandbox.dispose() };

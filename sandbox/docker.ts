@@ -12,6 +12,7 @@
  */
 
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import Docker from "dockerode";
 import type {
@@ -32,7 +33,7 @@ import {
   sessionSettings,
   withWorkspaceEnv,
 } from "./common.js";
-import { caTrustEnv, checkCaBundle } from "./docker-ca.js";
+import { caTrustEnv, checkCaBundle, javaTrustEnv, javaTrustStore } from "./docker-ca.js";
 import {
   DockerPreparedEnvironments,
   KEPT_WORKSPACE,
@@ -135,6 +136,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   readonly setupNetwork: string;
   /** The CA bundle's real path on the host, when the operator gave one. */
   readonly caBundle: string | undefined;
+  /** The bundle as the keystore Java's tools read, written into each sandbox with network. */
+  private readonly javaKeystore: Buffer | undefined;
   private readonly allow: string[];
   private readonly deny: string[];
   private networkReady: Promise<string[]> | undefined;
@@ -156,6 +159,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       ? new DockerPreparedEnvironments(this.docker, this.image, options.keptEnvironments)
       : undefined;
     this.caBundle = options.caBundle === undefined ? undefined : checkCaBundle(options.caBundle);
+    this.javaKeystore = this.caBundle ? javaTrustStore(readFileSync(this.caBundle, "utf8")) : undefined;
     this.images = new SandboxImages(this.docker, this.image, this.environments, {
       limits: { ...DEFAULT_LIMITS, ...options.limits },
       timeoutMs: options.imageBuildTimeoutMs ?? DEFAULT_BUILD_TIMEOUT_MS,
@@ -265,8 +269,9 @@ export class DockerSandboxProvider implements SandboxProvider {
     const runImage = await this.images.runnable(image, network !== undefined);
     const origin = await this.originOf(image);
     const fixed = safeEnv(HOME, SANDBOX_PATH);
+    const trust = this.caBundle ? { ...caTrustEnv(), ...(network ? javaTrustEnv() : {}) } : {};
     const env = withWorkspaceEnv(
-      sandboxEnv(this.caBundle ? { ...fixed, ...caTrustEnv() } : fixed, options.env),
+      sandboxEnv({ ...fixed, ...trust }, options.env),
       options.workspaceEnv,
       WORKDIR,
     );
@@ -289,6 +294,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       }),
       network: network ?? null,
       egressRules: network ? await this.egressRulesOf() : undefined,
+      javaTrustStore: network ? this.javaKeystore : undefined,
       env: envList(env),
       rootShell: options.setup?.user === "root",
       settings: sessionSettings(this.options, options),

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider } from "../../sandbox/docker.js";
-import { CA_BUNDLE_TARGET } from "../../sandbox/docker-ca.js";
+import { CA_BUNDLE_TARGET, JAVA_TRUSTSTORE_TARGET } from "../../sandbox/docker-ca.js";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
 import { findSecrets } from "../../worker/pipeline/secret-scan.js";
 import { removeRepoBuilds } from "../support/repo-build.js";
@@ -21,7 +21,7 @@ import { localRelay, PROBE_PACKAGE, startTlsStandIn, type TlsStandIn } from "../
 
 const ready = (await requireSandboxImage()) && (await requireSandboxImage(SANDBOX_RICH_IMAGE));
 const docker = new Docker();
-type Tool = "curl" | "git" | "npm" | "pip";
+type Tool = "curl" | "git" | "npm" | "pip" | "java";
 
 /** Each tool's fetch from the stand-in, and what it prints when it got through. */
 function fetches(url: string): Record<Tool, { command: string; success: string; agent: RegExp }> {
@@ -41,6 +41,21 @@ function fetches(url: string): Record<Tool, { command: string; success: string; 
       success: "1.0.0",
       agent: /^npm\//,
     },
+    // Java's own HTTP client, from a one-file program: Maven and Gradle trust what the JVM trusts.
+    java: {
+      command: [
+        "mkdir -p /tmp/get && cat > /tmp/get/Get.java <<'EOF'",
+        "public class Get { public static void main(String[] a) throws Exception {",
+        "  var client = java.net.http.HttpClient.newHttpClient();",
+        "  var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(a[0])).build();",
+        "  System.out.println(client.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body());",
+        "} }",
+        "EOF",
+        `java /tmp/get/Get.java ${url}/hello`,
+      ].join("\n"),
+      success: "hello over verified TLS",
+      agent: /^Java-http-client\//,
+    },
     pip: {
       command: `python3 -m pip download --no-deps --retries 0 --timeout 30 --disable-pip-version-check -d /tmp/pip --index-url ${url}/simple/ ${PROBE_PACKAGE}`,
       success: "Saved /tmp/pip/agent_fix_probe-1.0.0-py3-none-any.whl",
@@ -53,9 +68,9 @@ function fetches(url: string): Record<Tool, { command: string; success: string; 
 const LOCAL_PORT = 8443;
 const LOCAL_URL = `https://localhost:${LOCAL_PORT}`;
 
-// OpenSSL (curl, pip), Node (npm), GnuTLS (Debian's git): each says it could not verify the certificate.
+// OpenSSL (curl, pip), Node (npm), GnuTLS (Debian's git), Java: each says it could not verify the certificate.
 const CERTIFICATE_ERROR =
-  /unable to get local issuer certificate|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERTIFICATE_VERIFY_FAILED|certificate signer not trusted|server certificate verification failed/;
+  /unable to get local issuer certificate|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERTIFICATE_VERIFY_FAILED|certificate signer not trusted|server certificate verification failed|PKIX path building failed/;
 
 describe.runIf(ready)("the operator's CA bundle in the setup sandbox", () => {
   let tls: TlsStandIn;
@@ -79,7 +94,7 @@ describe.runIf(ready)("the operator's CA bundle in the setup sandbox", () => {
 
   const images = {
     slim: { options: { image: SANDBOX_IMAGE }, tools: ["git", "npm", "pip"] as Tool[] },
-    rich: { options: { image: SANDBOX_RICH_IMAGE }, tools: ["curl", "git", "npm", "pip"] as Tool[] },
+    rich: { options: { image: SANDBOX_RICH_IMAGE }, tools: ["curl", "git", "npm", "pip", "java"] as Tool[] },
     devcontainer: {
       options: {
         imageBuild: {
@@ -90,7 +105,7 @@ describe.runIf(ready)("the operator's CA bundle in the setup sandbox", () => {
           name: repoName,
         },
       },
-      tools: ["curl", "git", "npm", "pip"] as Tool[],
+      tools: ["curl", "git", "npm", "pip", "java"] as Tool[],
     },
   };
 
@@ -116,7 +131,7 @@ describe.runIf(ready)("the operator's CA bundle in the setup sandbox", () => {
       try {
         await sandbox.exec(localRelay(tls, LOCAL_PORT));
         const present = await sandbox.exec(
-          "for t in curl git npm pip3; do command -v $t >/dev/null && echo $t; done",
+          "for t in curl git npm pip3 java; do command -v $t >/dev/null && echo $t; done",
         );
         expect(present.output.replace("pip3", "pip").trim().split("\n")).toEqual(images[which].tools);
         for (const tool of images[which].tools) {
@@ -138,6 +153,15 @@ describe.runIf(ready)("the operator's CA bundle in the setup sandbox", () => {
             (v) => `${v}=${CA_BUNDLE_TARGET}`,
           ),
         );
+        // Java's keystore of the bundle, on the sandbox's tmpfs, root's (setup's commands cannot replace it).
+        const java = await sandbox.exec(
+          `echo "$JAVA_TOOL_OPTIONS"; stat -c '%U %a' ${JAVA_TRUSTSTORE_TARGET}; df --output=fstype /tmp | tail -n 1`,
+        );
+        expect(java.output.trim().split("\n")).toEqual([
+          `-Djavax.net.ssl.trustStore=${JAVA_TRUSTSTORE_TARGET} -Djavax.net.ssl.trustStoreType=JKS -Djavax.net.ssl.trustStorePassword=changeit`,
+          "root 644",
+          "tmpfs",
+        ]);
         const mounts = (await docker.getContainer(sandbox.containerName).inspect()).Mounts;
         expect(mounts.find((m) => m.Destination === CA_BUNDLE_TARGET)).toMatchObject({
           Type: "bind",
