@@ -7,9 +7,9 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 import { SandboxError } from "../src/errors.js";
+import { runAsRoot } from "./docker-run-as-root.js";
 
 /** Where the bundle is in the sandbox: beside no file of the image, which it must not hide. */
 export const CA_BUNDLE_TARGET = "/etc/agent-fix/ca-certificates.crt";
@@ -128,33 +128,12 @@ export function caBundleMount(source: string): Docker.MountSettings {
  * commands (uid 1000) cannot replace it in the sticky /tmp. Its bytes go through the exec's stdin.
  */
 export async function installJavaTrustStore(container: Docker.Container, keystore: Buffer): Promise<void> {
-  const exec = await container.exec({
-    Cmd: ["sh", "-c", `cat > ${JAVA_TRUSTSTORE_TARGET} && chmod 0644 ${JAVA_TRUSTSTORE_TARGET}`],
-    User: "0:0",
-    AttachStdin: true,
-    AttachStdout: true,
-    AttachStderr: true,
-  });
-  const stream = await exec.start({ hijack: true, stdin: true });
-  let output = "";
-  const ended = new Promise<void>((resolve) => {
-    stream.on("data", (chunk: Buffer) => {
-      output = (output + chunk.toString("utf8")).slice(-2000);
-    });
-    stream.on("end", resolve);
-    stream.on("close", resolve);
-    stream.on("error", () => resolve());
-  });
-  stream.end(keystore);
-  await ended;
-  let info = await exec.inspect();
-  for (let i = 0; info.Running && i < 50; i++) {
-    await sleep(20);
-    info = await exec.inspect();
-  }
-  if (info.ExitCode !== 0) {
-    // The stream is multiplexed (8-byte frame headers): keep the text.
-    const text = output.replace(/[\x00-\x08\x0e-\x1f\x7f]/g, "").trim();
+  const { exitCode, output: text } = await runAsRoot(
+    container,
+    ["sh", "-c", `cat > ${JAVA_TRUSTSTORE_TARGET} && chmod 0644 ${JAVA_TRUSTSTORE_TARGET}`],
+    keystore,
+  );
+  if (exitCode !== 0) {
     throw new SandboxError(`cannot write the CA bundle's Java keystore into the setup sandbox: ${text}`, {
       code: "sandbox_start_failed",
       hint: "The sandbox image needs sh and cat, and a writable /tmp.",

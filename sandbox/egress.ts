@@ -11,9 +11,9 @@
 
 import { readFileSync } from "node:fs";
 import os from "node:os";
-import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 import { SandboxError } from "../src/errors.js";
+import { runAsRoot } from "./docker-run-as-root.js";
 
 export const DEFAULT_SETUP_NETWORK = "agent-fix-setup";
 
@@ -130,29 +130,8 @@ function isCidrOrIp(value: string | undefined): value is string {
 /** Runs iptables-restore as root in the container; throws with its output when it fails. */
 export async function applyEgressRules(container: Docker.Container, rules: string): Promise<void> {
   const script = `printf '%s' ${shellQuote(rules)} | iptables-restore 2>&1 && iptables -S OUTPUT >/dev/null 2>&1`;
-  const exec = await container.exec({
-    Cmd: ["bash", "-c", script],
-    User: "0:0",
-    AttachStdout: true,
-    AttachStderr: true,
-  });
-  const stream = await exec.start({});
-  const output = await new Promise<string>((resolve) => {
-    let text = "";
-    stream.on("data", (chunk: Buffer) => {
-      text = (text + chunk.toString("utf8")).slice(-4000);
-    });
-    stream.on("end", () => resolve(text));
-    stream.on("error", () => resolve(text));
-  });
-  let info = await exec.inspect();
-  for (let i = 0; info.Running && i < 50; i++) {
-    await sleep(20);
-    info = await exec.inspect();
-  }
-  if (info.ExitCode !== 0) {
-    // The stream is multiplexed (8-byte frame headers): keep the text.
-    const text = output.replace(/[\x00-\x08\x0e-\x1f\x7f]/g, "").trim();
+  const { exitCode, output: text } = await runAsRoot(container, ["bash", "-c", script]);
+  if (exitCode !== 0) {
     throw new SandboxError(`cannot set the setup network's egress rules: ${text}`, {
       code: "network_unavailable",
       hint: "The sandbox image needs iptables (rebuild it: npm run sandbox:image).",

@@ -235,7 +235,7 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
     const status = await waitFor("the final status", () => stack.finalStatus(issue), 1_200_000);
     expect(status.body).toContain("opened draft pull request #");
     expect(status.body).toMatch(
-      /- go go 1\.25\.0 \(go\.mod line 3 \(`go`\)\): `agent-fix-sandbox-rich:[\d.]+` has 1\.24\.\d+; Go downloads the toolchain go\.mod names during setup/,
+      /- go 1\.25\.0 \(go\.mod line 3 \(`go`\)\): `agent-fix-sandbox-rich:[\d.]+` has 1\.24\.\d+; Go downloads the toolchain go\.mod names during setup/,
     );
     const link = /\[Full trajectory\]\((\S+?)\)/.exec(status.body)?.[1];
     const trajectory = (await (await fetch(`${link!}&format=json`)).json()) as Trajectory;

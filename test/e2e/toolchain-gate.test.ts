@@ -78,7 +78,7 @@ describe.runIf(ready)("a Go repository without .github/agent-fix.yml, its own te
     expect(status.body).toContain("opened draft pull request #");
     expect(status.body).toContain("- go in `/` (go.mod)");
     // The slim image has no Go: the rich image is the first of the operator's that meets go.mod's line.
-    expect(status.body).toContain("- go go 1.21 (go.mod line 3 (`go`)): `agent-fix-sandbox-rich:");
+    expect(status.body).toContain("- go 1.21 (go.mod line 3 (`go`)): `agent-fix-sandbox-rich:");
     expect(status.body).toContain(`Image: \`${SANDBOX_RICH_IMAGE}\`, the first of the operator's images`);
     // The detected command was the gate: the pull request's proof names it.
     const [pr] = stack.pulls(fixed);

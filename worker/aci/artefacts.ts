@@ -58,6 +58,9 @@ const RULES: readonly ArtefactRule[] = [
   // Top-level only: a directory called build or dist deeper down is as likely to be source.
   ...["build", "dist", "target", "coverage"].map(rootDir),
   fileName("*.py[cod]", (name) => /\.py[cod]$/.test(name)),
+  // Written by the detected `cargo fetch` (and any cargo build) when the crate tracks none: a library
+  // crate that keeps no lockfile gets none in its pull request. One that tracks it keeps the rule off.
+  fileName("Cargo.lock", (name) => name === "Cargo.lock"),
   fileName(".coverage", (name) => name === ".coverage" || name.startsWith(".coverage.")),
   fileName(".coverage.*", (name) => name.startsWith(".coverage.")),
 ];

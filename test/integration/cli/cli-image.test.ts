@@ -132,7 +132,7 @@ describe.runIf(ready)("agent-fix run chooses the image as the worker does", { ti
       ...["--out", await mkdtemp(join(tmpdir(), "cli-out-"))],
     );
     expect(declared.stdout).toContain(
-      `image: ${SANDBOX_RICH_IMAGE} (the toolchain versions the checkout declares:\n- go go 1.21 (go.mod line 3 (\`go\`)): \`${SANDBOX_RICH_IMAGE}\` has 1.24`,
+      `image: ${SANDBOX_RICH_IMAGE} (the toolchain versions the checkout declares:\n- go 1.21 (go.mod line 3 (\`go\`)): \`${SANDBOX_RICH_IMAGE}\` has 1.24`,
     );
 
     const missing = `${SANDBOX_RICH_IMAGE.split(":")[0]}:0.0.0-missing`;

@@ -109,9 +109,14 @@ describe("Go", () => {
       toolchain: "go",
       range: ">=1.24.0",
       source: "go.mod line 3 (`go`)",
-      declared: "go 1.24.0",
+      declared: "1.24.0",
     });
-    expect(toolchain).toMatchObject({ range: ">=1.25.3", source: "go.mod line 5 (`toolchain`)" });
+    // `toolchain go1.25.3` is said without its prefix, as "go 1.25.3" in the status.
+    expect(toolchain).toMatchObject({
+      range: ">=1.25.3",
+      source: "go.mod line 5 (`toolchain`)",
+      declared: "1.25.3",
+    });
     expect(meets(go, "1.24.4")).toBe(true);
     expect(meets(toolchain, "1.24.4")).toBe(false);
     expect(meets(requirementsOf("go", { "go.mod": "module x\n\ngo 1.21\n" })[0], "1.24.4")).toBe(true);

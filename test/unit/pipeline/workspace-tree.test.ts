@@ -102,6 +102,21 @@ describe("the change computed on the host from a directory's files", () => {
     expect(patchPaths(patch).sort()).toEqual(["fixtures/extra.pyc", "fixtures/legacy.pyc"]);
   });
 
+  it("leaves out a Cargo.lock that cargo wrote where the crate tracks none", async () => {
+    await setUp({ "Cargo.toml": "[package]\n", "src/lib.rs": "" });
+    await writeFile(join(work, "Cargo.lock"), "# generated\n");
+    await writeFile(join(work, "src/lib.rs"), "pub fn f() {}\n");
+    const patch = await diffTrees(base, base.tree, await treeOfDirectory(base, work));
+    expect(patchPaths(patch)).toEqual(["src/lib.rs"]);
+  });
+
+  it("keeps the change of a Cargo.lock the crate tracks", async () => {
+    await setUp({ "Cargo.toml": "[package]\n", "Cargo.lock": "# v1\n" });
+    await writeFile(join(work, "Cargo.lock"), "# v2\n");
+    const patch = await diffTrees(base, base.tree, await treeOfDirectory(base, work));
+    expect(patchPaths(patch)).toEqual(["Cargo.lock"]);
+  });
+
   it("stores the files' bytes whatever git config, attributes or hooks lie in the directory", async () => {
     await setUp({ "a.py": "a\n" });
     const marker = join(root, "marker");

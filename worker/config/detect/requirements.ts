@@ -227,7 +227,13 @@ const readGo: Read = ({ text }) => {
       const version = written?.split(/\s+/)[1];
       if (written && version)
         found.push(
-          ...requirement("go", atLeast(version), `${at("go.mod", line)} (\`${directive}\`)`, written),
+          // Said as "go 1.25.0" for both directives (`toolchain go1.25.0` names it with its prefix).
+          ...requirement(
+            "go",
+            atLeast(version),
+            `${at("go.mod", line)} (\`${directive}\`)`,
+            version.replace(/^go/, ""),
+          ),
         );
     }
   }
