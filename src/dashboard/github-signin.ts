@@ -9,6 +9,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { oauthStateKey } from "../queue/keys.js";
 import { createGitHubSession, type GitHubSignInConfig } from "./github-session.js";
 import { requestUserToken } from "./github-token.js";
 import { html, sendPage } from "./html.js";
@@ -24,7 +25,7 @@ function stateMac(config: GitHubSignInConfig, text: string): string {
 }
 
 function stateKey(config: GitHubSignInConfig, nonce: string): string {
-  return `${config.keyPrefix}:dashboard:oauth-state:${nonce}`;
+  return oauthStateKey(config.keyPrefix, nonce);
 }
 
 /** Where GitHub sends the browser back: PUBLIC_URL, else the host the browser used (GitHub checks it against the app's callback URL). */
