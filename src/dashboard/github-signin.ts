@@ -7,8 +7,9 @@
  * which stays in Redis (session.ts of GitHub sessions: github-session.ts); the cookie holds only a
  * random session id.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { hmacSha256, sameText } from "../hmac.js";
 import { oauthStateKey } from "../queue/keys.js";
 import { createGitHubSession, type GitHubSignInConfig } from "./github-session.js";
 import { requestUserToken } from "./github-token.js";
@@ -19,9 +20,7 @@ const STATE_COOKIE = "agent_fix_oauth_state";
 const STATE_SECONDS = 10 * 60;
 
 function stateMac(config: GitHubSignInConfig, text: string): string {
-  return createHmac("sha256", config.clientSecret)
-    .update(`agent-fix oauth state ${text}`)
-    .digest("base64url");
+  return hmacSha256(config.clientSecret, `agent-fix oauth state ${text}`, "base64url");
 }
 
 function stateKey(config: GitHubSignInConfig, nonce: string): string {
@@ -65,8 +64,7 @@ async function consumeState(
   if (!match) return { ok: false, why: "the sign-in state is missing or malformed" };
   const [, nonce = "", expires = "", mac = ""] = match;
   const expected = stateMac(config, `${nonce}.${expires}`);
-  if (!timingSafeEqual(Buffer.from(mac), Buffer.from(expected)))
-    return { ok: false, why: "the sign-in state is forged" };
+  if (!sameText(mac, expected)) return { ok: false, why: "the sign-in state is forged" };
   if (Number(expires) * 1000 <= Date.now())
     return { ok: false, why: "the sign-in took longer than 10 minutes" };
   const cookie = new RegExp(`(?:^|;\\s*)${STATE_COOKIE}=([A-Za-z0-9_-]+)`).exec(
