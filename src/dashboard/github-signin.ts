@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { hmacSha256, sameText } from "../hmac.js";
 import { oauthStateKey } from "../queue/keys.js";
 import { createGitHubSession, type GitHubSignInConfig } from "./github-session.js";
-import { requestUserToken } from "./github-token.js";
+import { authorizeUrl, requestUserToken } from "./github-token.js";
 import { html, sendPage } from "./html.js";
 import type { SessionOptions } from "./session.js";
 
@@ -45,13 +45,10 @@ export async function startSignIn(
   const expires = Math.floor(Date.now() / 1000) + STATE_SECONDS;
   const state = `${nonce}.${expires}.${stateMac(config, `${nonce}.${expires}`)}`;
   await config.redis.set(stateKey(config, nonce), "1", "EX", STATE_SECONDS);
-  const authorize = new URL(`${config.webUrl}/login/oauth/authorize`);
-  authorize.searchParams.set("client_id", config.clientId);
-  authorize.searchParams.set("redirect_uri", callbackUrl(options, config, req));
-  authorize.searchParams.set("state", state);
+  const authorize = authorizeUrl(config, callbackUrl(options, config, req), state);
   // Lax, not Strict: the browser must send it on the top-level navigation back from GitHub.
   const cookie = `${STATE_COOKIE}=${nonce}; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=${STATE_SECONDS}${options.secure ? "; Secure" : ""}`;
-  res.writeHead(302, { location: authorize.toString(), "set-cookie": cookie }).end();
+  res.writeHead(302, { location: authorize, "set-cookie": cookie }).end();
 }
 
 /** The state's nonce when it is ours, unexpired, this browser's and not used before; else why not. */
@@ -99,7 +96,7 @@ export async function finishSignIn(
   if (!verdict.ok) return refuse(verdict.why);
   const exchanged = await requestUserToken(config, {
     code: query.get("code") ?? "",
-    redirect_uri: callbackUrl(options, config, req),
+    redirectUrl: callbackUrl(options, config, req),
   });
   if ("error" in exchanged) return refuse(exchanged.error);
   const created = await createGitHubSession(config, exchanged);
