@@ -24,7 +24,7 @@ export interface UserToken {
 }
 
 /** A sign-in's code and the callback URL it was issued for, or a session's refresh token. */
-export type TokenGrant = { code: string; redirectUrl: string } | { refreshToken: string };
+type TokenGrant = { code: string; redirectUrl: string } | { refreshToken: string };
 
 /** A token request GitHub has not answered by then has failed (github-refresh.ts's lock outlives it). */
 export const TOKEN_REQUEST_TIMEOUT_MS = 10_000;

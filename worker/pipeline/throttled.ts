@@ -7,7 +7,7 @@
 import Bottleneck from "bottleneck";
 import { progressIsBestEffort } from "./types.js";
 
-export interface Throttled<T> {
+interface Throttled<T> {
   push(value: T): void;
   /** Drops the waiting update; later pushes do nothing. */
   stop(): void;
