@@ -6,9 +6,9 @@
  * sign-in; `&format=json` gives the raw trajectory. The page is read from the deployment's store
  * (trajectory-store.ts), so any process serves what any worker wrote.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sendRunPage } from "./dashboard/index.js";
+import { hmacSha256, sameText } from "./hmac.js";
 import type { TrajectoryStore } from "./trajectory-store.js";
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.traj$/;
@@ -18,10 +18,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The signature of a link to `name` that works until `expires` (Unix seconds). */
 function signTrajectoryName(secret: string, name: string, expires: number): string {
-  return createHmac("sha256", secret)
-    .update(`agent-fix trajectory ${name} until ${expires}`)
-    .digest("hex")
-    .slice(0, 32);
+  return hmacSha256(secret, `agent-fix trajectory ${name} until ${expires}`, "hex").slice(0, 32);
 }
 
 interface TrajectoryLinkOptions {
@@ -70,9 +67,8 @@ function checkTrajectoryLink(secret: string | undefined, rawUrl: string, now = D
   const expiresText = url.searchParams.get("expires") ?? "";
   if (!secret || !NAME.test(name) || !/^\d{1,12}$/.test(expiresText)) return NOT_FOUND;
   const expires = Number(expiresText);
-  const given = Buffer.from(url.searchParams.get("sig") ?? "");
-  const expected = Buffer.from(signTrajectoryName(secret, name, expires));
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return NOT_FOUND;
+  const given = url.searchParams.get("sig") ?? "";
+  if (!sameText(given, signTrajectoryName(secret, name, expires))) return NOT_FOUND;
   if (expires * 1000 <= now) {
     return { ok: false, status: 410, message: "This trajectory link has expired.\n" };
   }

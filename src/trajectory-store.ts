@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { brotliCompress, brotliDecompress, constants } from "node:zlib";
 import type { Redis } from "ioredis";
 import type { Trajectory } from "./contracts.js";
+import { trajectoryBlobKey, trajectoryIndexKey, trajectoryRunKey } from "./queue/keys.js";
 
 const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);
@@ -81,7 +82,7 @@ interface StoreOptions {
 }
 
 function redisBlobs(redis: Redis, prefix: string): TrajectoryBlobs {
-  const key = (name: string) => `${prefix}:trajectory:${name}`;
+  const key = (name: string) => trajectoryBlobKey(prefix, name);
   return {
     where: "Redis",
     put: async (name, data, ttlMs) => void (await redis.set(key(name), data, "PX", ttlMs)),
@@ -91,8 +92,8 @@ function redisBlobs(redis: Redis, prefix: string): TrajectoryBlobs {
 }
 
 export function createTrajectoryStore(redis: Redis, options: StoreOptions): TrajectoryStore {
-  const key = (name: string) => `${options.prefix}:run:${name}`;
-  const index = `${options.prefix}:runs`;
+  const key = (name: string) => trajectoryRunKey(options.prefix, name);
+  const index = trajectoryIndexKey(options.prefix);
   const ttlMs = Math.round(options.retentionDays * DAY_MS);
   const blobs = options.blobs ?? redisBlobs(redis, options.prefix);
   return {

@@ -7,8 +7,9 @@
  * and its SHA-256 is kept for signedBodyDigest: the signature covers the body and nothing else (not
  * X-GitHub-Delivery), so that digest, not the delivery id, is what tells a replay (src/handlers/deliveries.ts).
  */
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { verify } from "@octokit/webhooks-methods";
 
 interface WebhookGuardOptions {
   secret: string;
@@ -89,14 +90,15 @@ async function readVerified(
 ): Promise<Refusal | null> {
   const read = await readLimited(req, options.maxBytes, budget);
   if ("status" in read) return read;
-  if (!signatureMatches(options.secret, read.body, String(req.headers["x-hub-signature-256"]))) {
+  const body = read.body.toString("utf8");
+  if (!(await signatureMatches(options.secret, body, String(req.headers["x-hub-signature-256"])))) {
     return {
       status: 401,
       error:
         "x-hub-signature-256 does not match the payload: the webhook secret of the GitHub App differs from WEBHOOK_SECRET",
     };
   }
-  (req as IncomingMessage & { body?: string }).body = read.body.toString("utf8");
+  (req as IncomingMessage & { body?: string }).body = body;
   verifiedDigests.set(req, createHash("sha256").update(read.body).digest("hex"));
   return null;
 }
@@ -141,10 +143,14 @@ function readLimited(
   });
 }
 
-function signatureMatches(secret: string, body: Buffer, signature: string): boolean {
-  const expected = Buffer.from(`sha256=${createHmac("sha256", secret).update(body).digest("hex")}`);
-  const given = Buffer.from(signature);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+/**
+ * GitHub's `sha256=<hex>` signature of the body, compared in constant time by @octokit/webhooks-methods
+ * (the same check Probot makes). It signs the body as UTF-8 text, which is what Probot is handed; it
+ * refuses an empty body or signature by throwing, and neither is a signed delivery.
+ */
+async function signatureMatches(secret: string, body: string, signature: string): Promise<boolean> {
+  if (body === "" || signature === "") return false;
+  return verify(secret, body, signature);
 }
 
 /** How long a refused client may keep sending (read and dropped) before its connection is cut. */

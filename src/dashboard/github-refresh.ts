@@ -81,7 +81,7 @@ async function refreshSession(
   session: StoredSession,
 ): Promise<StoredSession | null> {
   const issued = session.refreshToken
-    ? await requestUserToken(config, { grant_type: "refresh_token", refresh_token: session.refreshToken })
+    ? await requestUserToken(config, { refreshToken: session.refreshToken })
     : { error: "no refresh token" };
   if ("error" in issued) {
     await config.redis.del(key);

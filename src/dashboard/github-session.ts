@@ -13,6 +13,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Redis } from "ioredis";
+import { dashboardSessionKey } from "../queue/keys.js";
 import { readSession, refreshOnce, type StoredSession, storedSession } from "./github-refresh.js";
 import type { UserToken } from "./github-token.js";
 import type { SessionOptions } from "./session.js";
@@ -49,7 +50,7 @@ export interface Viewer {
 }
 
 const sessionKey = (config: GitHubSignInConfig, id: string) =>
-  `${config.keyPrefix}:dashboard:session:${createHash("sha256").update(id).digest("hex")}`;
+  dashboardSessionKey(config.keyPrefix, createHash("sha256").update(id).digest("hex"));
 
 function api(config: GitHubSignInConfig, token: string, path: string): Promise<Response> {
   return fetch(`${config.apiUrl}${path}`, {

@@ -7,10 +7,12 @@
  * which stays in Redis (session.ts of GitHub sessions: github-session.ts); the cookie holds only a
  * random session id.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { hmacSha256, sameText } from "../hmac.js";
+import { oauthStateKey } from "../queue/keys.js";
 import { createGitHubSession, type GitHubSignInConfig } from "./github-session.js";
-import { requestUserToken } from "./github-token.js";
+import { authorizeUrl, requestUserToken } from "./github-token.js";
 import { html, sendPage } from "./html.js";
 import type { SessionOptions } from "./session.js";
 
@@ -18,13 +20,11 @@ const STATE_COOKIE = "agent_fix_oauth_state";
 const STATE_SECONDS = 10 * 60;
 
 function stateMac(config: GitHubSignInConfig, text: string): string {
-  return createHmac("sha256", config.clientSecret)
-    .update(`agent-fix oauth state ${text}`)
-    .digest("base64url");
+  return hmacSha256(config.clientSecret, `agent-fix oauth state ${text}`, "base64url");
 }
 
 function stateKey(config: GitHubSignInConfig, nonce: string): string {
-  return `${config.keyPrefix}:dashboard:oauth-state:${nonce}`;
+  return oauthStateKey(config.keyPrefix, nonce);
 }
 
 /** Where GitHub sends the browser back: PUBLIC_URL, else the host the browser used (GitHub checks it against the app's callback URL). */
@@ -45,13 +45,10 @@ export async function startSignIn(
   const expires = Math.floor(Date.now() / 1000) + STATE_SECONDS;
   const state = `${nonce}.${expires}.${stateMac(config, `${nonce}.${expires}`)}`;
   await config.redis.set(stateKey(config, nonce), "1", "EX", STATE_SECONDS);
-  const authorize = new URL(`${config.webUrl}/login/oauth/authorize`);
-  authorize.searchParams.set("client_id", config.clientId);
-  authorize.searchParams.set("redirect_uri", callbackUrl(options, config, req));
-  authorize.searchParams.set("state", state);
+  const authorize = authorizeUrl(config, callbackUrl(options, config, req), state);
   // Lax, not Strict: the browser must send it on the top-level navigation back from GitHub.
   const cookie = `${STATE_COOKIE}=${nonce}; Path=${options.path}; HttpOnly; SameSite=Lax; Max-Age=${STATE_SECONDS}${options.secure ? "; Secure" : ""}`;
-  res.writeHead(302, { location: authorize.toString(), "set-cookie": cookie }).end();
+  res.writeHead(302, { location: authorize, "set-cookie": cookie }).end();
 }
 
 /** The state's nonce when it is ours, unexpired, this browser's and not used before; else why not. */
@@ -64,8 +61,7 @@ async function consumeState(
   if (!match) return { ok: false, why: "the sign-in state is missing or malformed" };
   const [, nonce = "", expires = "", mac = ""] = match;
   const expected = stateMac(config, `${nonce}.${expires}`);
-  if (!timingSafeEqual(Buffer.from(mac), Buffer.from(expected)))
-    return { ok: false, why: "the sign-in state is forged" };
+  if (!sameText(mac, expected)) return { ok: false, why: "the sign-in state is forged" };
   if (Number(expires) * 1000 <= Date.now())
     return { ok: false, why: "the sign-in took longer than 10 minutes" };
   const cookie = new RegExp(`(?:^|;\\s*)${STATE_COOKIE}=([A-Za-z0-9_-]+)`).exec(
@@ -100,7 +96,7 @@ export async function finishSignIn(
   if (!verdict.ok) return refuse(verdict.why);
   const exchanged = await requestUserToken(config, {
     code: query.get("code") ?? "",
-    redirect_uri: callbackUrl(options, config, req),
+    redirectUrl: callbackUrl(options, config, req),
   });
   if ("error" in exchanged) return refuse(exchanged.error);
   const created = await createGitHubSession(config, exchanged);

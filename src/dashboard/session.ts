@@ -4,8 +4,8 @@
  * signs everyone out. HttpOnly, SameSite=Strict (no other site can make a signed-in request), Secure
  * behind https, and scoped to the dashboard's path.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import { hmacSha256, sameText } from "../hmac.js";
 
 const COOKIE = "agent_fix_dashboard";
 const SESSION_SECONDS = 12 * 60 * 60;
@@ -20,12 +20,7 @@ export interface SessionOptions {
 }
 
 function mac(secret: string, text: string): string {
-  return createHmac("sha256", secret).update(text).digest("base64url");
-}
-
-function sameText(a: string, b: string): boolean {
-  // Compared as MACs so the comparison takes the same time whatever the lengths.
-  return timingSafeEqual(Buffer.from(mac("compare", a)), Buffer.from(mac("compare", b)));
+  return hmacSha256(secret, text, "base64url");
 }
 
 /** Whether a submitted secret is the operator's. */

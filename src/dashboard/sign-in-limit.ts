@@ -13,6 +13,7 @@ import { ipKeyGenerator, type RateLimitRequestHandler, rateLimit } from "express
 import type { Redis } from "ioredis";
 import { RedisStore } from "rate-limit-redis";
 import { clientAddressOf, type TrustProxy } from "../config/trust-proxy.js";
+import { signInLimitPrefix } from "../queue/keys.js";
 import { html, sendPage } from "./html.js";
 
 const WINDOW_MS = 15 * 60 * 1000;
@@ -31,9 +32,9 @@ export interface SignInLimits {
 
 export function signInLimits(redis: Redis, keyPrefix: string, trust?: TrustProxy): SignInLimits {
   const address = clientAddressOf(trust);
-  const store = (kind: string) =>
+  const store = (kind: "failures" | "starts") =>
     new RedisStore({
-      prefix: `${keyPrefix}:dashboard:sign-in-${kind}:`,
+      prefix: signInLimitPrefix(keyPrefix, kind),
       sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as never,
     });
   return {

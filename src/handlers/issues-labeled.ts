@@ -7,6 +7,7 @@
  */
 import type { Context } from "probot";
 import { hasWriteAccess } from "../github/permissions.js";
+import { labelRefusedKey } from "../queue/keys.js";
 import { fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
 import { startRun } from "./runs.js";
 
@@ -36,7 +37,7 @@ export async function onIssueLabeled(context: Context<"issues.labeled">, deps: H
 
 /** Marks that an issue got its refusal; the label added again (or redelivered) is not answered twice. */
 function refusalKey(deps: HandlerDeps, target: IssueTarget): string {
-  return `${deps.queue.prefix}:${deps.queue.name}:label-refused:${target.repoId}:${target.issueNumber}`;
+  return labelRefusedKey(deps.queue, target.repoId, target.issueNumber);
 }
 
 async function refuseLabel(

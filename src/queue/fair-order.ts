@@ -9,7 +9,7 @@
  * from BullMQ's job hash, `finishedOn`) each time one is added.
  */
 import type { Redis } from "ioredis";
-import type { QueueNames } from "./keys.js";
+import { fairLiveKey, jobKeyPrefix, type QueueNames } from "./keys.js";
 
 /** Ranks kept in arrival order: most installations never have more live runs at once. */
 const FREE_RANKS = 2;
@@ -39,8 +39,7 @@ export async function fairPriority(
   installationId: number,
   jobId: string,
 ): Promise<number> {
-  const live = `${names.prefix}:${names.name}:fair:${installationId}:live`;
-  const jobKeyPrefix = `${names.prefix}:${names.name}:`;
-  const rank = (await redis.eval(RANK, 1, live, jobKeyPrefix, jobId, Date.now())) as number;
+  const live = fairLiveKey(names, installationId);
+  const rank = (await redis.eval(RANK, 1, live, jobKeyPrefix(names), jobId, Date.now())) as number;
   return rank < FREE_RANKS ? 0 : Math.min(rank, MAX_PRIORITY);
 }

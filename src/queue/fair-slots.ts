@@ -8,7 +8,7 @@
  * so other installations' jobs already waiting go first (round robin between installations).
  */
 import type { Redis } from "ioredis";
-import type { QueueNames } from "./keys.js";
+import { fairParkedKey, fairSlotsKey, type QueueNames } from "./keys.js";
 
 /** Redis server time in ms: every worker's leases are judged by the same clock. */
 const NOW =
@@ -51,8 +51,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])`;
 
 function slotKeys(names: QueueNames, installationId: number): [string, string] {
-  const base = `${names.prefix}:${names.name}:fair:${installationId}`;
-  return [`${base}:slots`, `${base}:parked`];
+  return [fairSlotsKey(names, installationId), fairParkedKey(names, installationId)];
 }
 
 export interface SlotRequest {

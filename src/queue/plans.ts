@@ -5,7 +5,7 @@
  */
 import type { Redis } from "ioredis";
 import { z } from "zod";
-import type { QueueNames } from "./keys.js";
+import { planKey, type QueueNames } from "./keys.js";
 
 export const accountPlanSchema = z.object({
   /** The plan's id in the Marketplace listing. */
@@ -16,10 +16,6 @@ export const accountPlanSchema = z.object({
   since: z.string(),
 });
 export type AccountPlan = z.infer<typeof accountPlanSchema>;
-
-function planKey(names: QueueNames, accountId: number): string {
-  return `${names.prefix}:${names.name}:plan:${accountId}`;
-}
 
 export async function setAccountPlan(
   redis: Pick<Redis, "set">,

@@ -4,7 +4,7 @@
  * when it first starts: its retries, hand-backs and restarts after a worker died are the same run.
  */
 import type { Redis } from "ioredis";
-import type { QueueNames } from "./keys.js";
+import { type QueueNames, usageRunsKey, usageSpendKey } from "./keys.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -29,11 +29,11 @@ export function nextMonth(at: Date): Date {
 }
 
 function runsKey(names: QueueNames, repoId: number, at: Date): string {
-  return `${names.prefix}:${names.name}:usage:runs:${repoId}:${dayOf(at)}`;
+  return usageRunsKey(names, repoId, dayOf(at));
 }
 
 function spendKey(names: QueueNames, installationId: number, at: Date): string {
-  return `${names.prefix}:${names.name}:usage:spend:${installationId}:${monthOf(at)}`;
+  return usageSpendKey(names, installationId, monthOf(at));
 }
 
 /** KEYS: the day's set. ARGV: run, limit (-1: none), ttl ms. 1 = counted now, 2 = counted before, 0 = over. */

@@ -13,6 +13,7 @@ import {
   type SlotRequest,
 } from "../../src/queue/fair-slots.js";
 import type { FixJobData, QueueNames } from "../../src/queue/index.js";
+import { fairNotedKey } from "../../src/queue/keys.js";
 import { nextDay, nextMonth, type RunUsage } from "../../src/queue/usage.js";
 import type { QuotasConfig } from "../config/quotas.js";
 import type { Logger } from "../log.js";
@@ -125,7 +126,7 @@ async function refuse(
 
 /** The waiting note, once per run (it may be parked and woken many times). */
 async function noteWaitingOnce(deps: FairnessDeps, data: FixJobData, limits: AppliedLimits, run: string) {
-  const key = `${deps.names.prefix}:${deps.names.name}:fair:noted:${run}`;
+  const key = fairNotedKey(deps.names, run);
   if ((await deps.redis.set(key, "1", "EX", 24 * 60 * 60, "NX")) !== "OK") return;
   const text = heldByText({ limit: "runsAtOnce", value: limits.runsAtOnce }, limits.plan, "");
   await deps.notify(data, { kind: "waiting", text }).catch((err: unknown) => {

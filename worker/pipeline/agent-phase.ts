@@ -14,6 +14,7 @@ import { BaselineStop } from "./baseline-alongside.js";
 import { createGate, type GateSetup, proveTests, type TestedChange, type TestProof } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
 import { timeoutWords } from "./test-verdicts.js";
+import { throttled } from "./throttled.js";
 import { progressIsBestEffort } from "./types.js";
 
 type Phase = "agent" | "testing";
@@ -149,42 +150,6 @@ function accountGateTime(timings: Timings, trajectory: Trajectory, gateTestMs: n
   timings.agent = (timings.agent ?? 0) - gateMs;
   timings.tests = (timings.tests ?? 0) + gateTestMs;
   timings.sandbox = (timings.sandbox ?? 0) + gateMs - gateTestMs;
-}
-
-/**
- * Status updates during the agent's steps: at most one every `intervalMs`, the latest one winning, and
- * never awaited by the loop (a slow GitHub must not slow the agent) nor allowed to throw into it.
- */
-function throttled<T>(
-  update: (value: T) => Promise<void>,
-  intervalMs: number,
-): { push: (value: T) => void; stop: () => void } {
-  let last = 0;
-  let pending: T | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
-    timer = undefined;
-    if (pending === null) return;
-    const value = pending;
-    pending = null;
-    last = Date.now();
-    void update(value).catch(progressIsBestEffort);
-  };
-  let stopped = false;
-  return {
-    push(value) {
-      if (stopped) return;
-      pending = value;
-      if (timer) return;
-      timer = setTimeout(flush, Math.max(0, last + intervalMs - Date.now()));
-      timer.unref();
-    },
-    // Called before any final status, so a late step line can never overwrite it.
-    stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
 }
 
 /** Why a run opened no pull request, in words a maintainer can act on. */

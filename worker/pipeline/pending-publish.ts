@@ -8,6 +8,7 @@
  */
 import { isRetryable } from "../../src/errors.js";
 import type { QueueNames } from "../../src/queue/index.js";
+import { pendingPublishKey } from "../../src/queue/keys.js";
 import type { UnpushedChange } from "./push-step.js";
 import type { Publisher, PullRequestDraft } from "./types.js";
 
@@ -44,7 +45,7 @@ export interface PendingPublishStore {
 const TTL_S = 24 * 60 * 60;
 
 export function pendingPublishes(redis: PendingPublishRedis, names: QueueNames): PendingPublishStore {
-  const redisKey = (key: string) => `${names.prefix}:${names.name}:publish:${key}`;
+  const redisKey = (key: string) => pendingPublishKey(names, key);
   return {
     save: async (key, kept) => {
       await redis.set(redisKey(key), JSON.stringify(kept), "EX", TTL_S);
