@@ -17,6 +17,7 @@ import { type GithubTextConfig, githubTextConfigSchema } from "../config/github-
 import { type ModelConfig, modelConfigSchema } from "../config/model.js";
 import { type QuotasConfig, quotasConfigSchema } from "../config/quotas.js";
 import { type RepositoryPolicy, repositoryPolicySchema } from "../config/repo-policy.js";
+import { type WorkerTuning, workerTuningSchema } from "../config/worker-tuning.js";
 import { renderDemonstration } from "./demonstration.js";
 import { readTrajectory } from "./inspect.js";
 
@@ -35,6 +36,8 @@ export interface AgentFixConfig {
   quotas: QuotasConfig;
   /** What the app's text on GitHub may hold: the hosts links and images of the model's text may point at. */
   github: GithubTextConfig;
+  /** How each worker process paces itself and what it keeps warm (lock, reaper, kept environments, standbys). */
+  worker: WorkerTuning;
   /** sha256 (16 hex) of the resolved configuration: recorded in trajectories. */
   hash: string;
   /** The files it was read from, in order. */
@@ -48,6 +51,7 @@ const sections = {
   repository: repositoryPolicySchema,
   quotas: quotasConfigSchema,
   github: githubTextConfigSchema,
+  worker: workerTuningSchema,
 } as const;
 type Section = keyof typeof sections;
 
@@ -81,7 +85,7 @@ async function readYaml(path: string): Promise<Record<string, unknown>> {
   }
   if (!isPlainObject(data)) {
     throw new ConfigError(
-      `config file ${path} must hold a mapping with the sections aci, agent, model, repository, quotas, github`,
+      `config file ${path} must hold a mapping with the sections ${Object.keys(sections).join(", ")}`,
       {
         code: "config_invalid",
       },
@@ -91,7 +95,7 @@ async function readYaml(path: string): Promise<Record<string, unknown>> {
     if (!(key in sections)) {
       throw new ConfigError(`config file ${path}: unknown section "${key}"`, {
         code: "config_invalid",
-        hint: "The sections are aci, agent, model, repository, quotas and github.",
+        hint: `The sections are ${Object.keys(sections).join(", ")}.`,
       });
     }
   }
