@@ -44,7 +44,8 @@ export interface AgentFixConfig {
   sources: string[];
 }
 
-const sections = {
+/** The sections of the operator's YAML and their schemas, in the order docs/reference/configuration.md lists them. */
+export const operatorConfigSections = {
   aci: aciConfigSchema,
   agent: agentConfigSchema,
   model: modelConfigSchema,
@@ -53,7 +54,7 @@ const sections = {
   github: githubTextConfigSchema,
   worker: workerTuningSchema,
 } as const;
-type Section = keyof typeof sections;
+type Section = keyof typeof operatorConfigSections;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -85,17 +86,17 @@ async function readYaml(path: string): Promise<Record<string, unknown>> {
   }
   if (!isPlainObject(data)) {
     throw new ConfigError(
-      `config file ${path} must hold a mapping with the sections ${Object.keys(sections).join(", ")}`,
+      `config file ${path} must hold a mapping with the sections ${Object.keys(operatorConfigSections).join(", ")}`,
       {
         code: "config_invalid",
       },
     );
   }
   for (const key of Object.keys(data)) {
-    if (!(key in sections)) {
+    if (!(key in operatorConfigSections)) {
       throw new ConfigError(`config file ${path}: unknown section "${key}"`, {
         code: "config_invalid",
-        hint: `The sections are ${Object.keys(sections).join(", ")}.`,
+        hint: `The sections are ${Object.keys(operatorConfigSections).join(", ")}.`,
       });
     }
   }
@@ -126,9 +127,9 @@ export async function loadConfig(options: { files?: string[]; overrides?: Record
   for (const file of files) merged = mergeConfig(merged, file.data) as Record<string, unknown>;
   if (options.overrides) merged = mergeConfig(merged, options.overrides) as Record<string, unknown>;
 
-  const resolved = {} as { [K in Section]: z.infer<(typeof sections)[K]> };
-  for (const section of Object.keys(sections) as Section[]) {
-    const result = sections[section].safeParse(merged[section] ?? {});
+  const resolved = {} as { [K in Section]: z.infer<(typeof operatorConfigSections)[K]> };
+  for (const section of Object.keys(operatorConfigSections) as Section[]) {
+    const result = operatorConfigSections[section].safeParse(merged[section] ?? {});
     if (!result.success) {
       const issue = result.error.issues[0]!;
       const path = [section, ...issue.path];

@@ -1,5 +1,6 @@
 /**
- * The worker's own environment variables, beside the shared ones of env.ts; one line each. A pure
+ * The worker's own environment variables, beside the shared ones of env.ts, each with its description
+ * (docs/reference/environment.md is generated from them: npm run docs:reference). A pure
  * schema (no worker/ or sandbox/ import), so it lives with the other config schemas.
  */
 import { stringify as toYaml } from "yaml";
@@ -9,42 +10,134 @@ import { ConfigError } from "../../src/errors.js";
 
 const CIDR_LIST = /^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?(\s*,\s*\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?)*$/;
 
-const workerEnvSchema = z.object({
+export const workerEnvSchema = z.object({
   AGENT_FIX_WORKER_TAG: z
     .string()
     .regex(/^[A-Za-z0-9._-]+$/)
-    .optional(), // workers with a tag reap only sandboxes of the same tag
-  AGENT_FIX_SANDBOX: z.enum(["docker", "local"]).default("docker"), // local isolates nothing: development only
-  AGENT_FIX_SANDBOX_IMAGE: z.string().min(1).optional(), // default: the slim image of sandbox/version.ts; or agent-fix-sandbox-rich:VERSION
+    .optional()
+    .describe(
+      "A name for a group of workers sharing a Docker engine: a tagged worker reaps only sandboxes of its own tag.",
+    ),
+  AGENT_FIX_SANDBOX: z
+    .enum(["docker", "local"])
+    .default("docker")
+    .describe("Where sandboxes run: `docker`, or `local` (isolates nothing: development only)."),
+  AGENT_FIX_SANDBOX_IMAGE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The sandbox image of repositories that name none; default the slim image of sandbox/version.ts (agent-fix-sandbox:VERSION), or agent-fix-sandbox-rich:VERSION.",
+    ),
   AGENT_FIX_WORKSPACE_SIZE: z
     .string()
     .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "4g" or "512m"')
-    .optional(), // cap of the sandbox's /workspace (default 4g; a tmpfs volume, so the kernel enforces it; the container's memory limit grows by it); wins over AGENT_FIX_WORKSPACE_TMPFS
-  AGENT_FIX_WORKSPACE_MAX_FILES: z.coerce.number().int().min(1000).default(1_000_000), // files and directories the host takes in from setup's export or a kept environment; one past it stops the run
-  AGENT_FIX_CHANGE_MAX_FILES: z.coerce.number().int().min(1).max(10_000).default(1000), // paths a change may touch (at most 10,000: each goes to git on one command line); a submit past it is refused and the agent told which directories hold them (the submitted workspace may hold 20 untracked files per such path beside the tracked ones)
+    .optional()
+    .describe(
+      "Cap of the sandbox's /workspace (default 4g; a tmpfs volume, so the kernel enforces it; the container's memory limit grows by it).",
+    ),
+  AGENT_FIX_WORKSPACE_MAX_FILES: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(1_000_000)
+    .describe(
+      "Files and directories the host takes in from setup's export or a kept environment; one past it stops the run.",
+    ),
+  AGENT_FIX_CHANGE_MAX_FILES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(1000)
+    .describe(
+      "Paths a change may touch (at most 10,000: each goes to git on one command line); a submit past it is refused and the agent told which directories hold them (the submitted workspace may hold 20 untracked files per such path beside the tracked ones).",
+    ),
   AGENT_FIX_CHANGE_MAX_BYTES: z
     .string()
     .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "16m"')
-    .default("16m"), // the change's size as a binary patch; a submit past it is refused and the agent told
+    .default("16m")
+    .describe("The change's size as a binary patch; a submit past it is refused and the agent told."),
   AGENT_FIX_SETUP_NETWORK: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/)
-    .default("agent-fix-setup"), // the Docker network setup runs on (created with inter-container communication off)
-  AGENT_FIX_SETUP_NETWORK_ALLOW: z.string().regex(CIDR_LIST, "IPv4 CIDRs separated by commas").optional(), // CIDRs setup may reach although private, e.g. a private registry: 10.20.0.5/32
-  AGENT_FIX_SETUP_NETWORK_DENY: z.string().regex(CIDR_LIST, "IPv4 CIDRs separated by commas").optional(), // CIDRs setup may not reach on top of the private ranges: the host's public address when the worker runs in a container
+    .default("agent-fix-setup")
+    .describe("The Docker network setup runs on (created with inter-container communication off)."),
+  AGENT_FIX_SETUP_NETWORK_ALLOW: z
+    .string()
+    .regex(CIDR_LIST, "IPv4 CIDRs separated by commas")
+    .optional()
+    .describe("CIDRs setup may reach although private, e.g. a private registry: 10.20.0.5/32."),
+  AGENT_FIX_SETUP_NETWORK_DENY: z
+    .string()
+    .regex(CIDR_LIST, "IPv4 CIDRs separated by commas")
+    .optional()
+    .describe(
+      "CIDRs setup may not reach on top of the private ranges: the host's public address when the worker runs in a container.",
+    ),
   AGENT_FIX_KEPT_ENVIRONMENTS_NAME: z
     .string()
     .regex(/^[a-z0-9][a-z0-9._-]*$/)
-    .default("agent-fix-kept"), // the local image repository they are committed to (docker images agent-fix-kept)
-  AGENT_FIX_CA_BUNDLE: z.string().min(1).optional(), // PEM file on the worker host of the CAs setup trusts (a TLS-inspecting proxy's too): npm, pip, git, curl, cargo, go; default the host's /etc/ssl/certs/ca-certificates.crt when present; `none`: the image's own
-  AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
-  AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
-  AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
-  AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"repositoryId": N, "installationId": N, "secrets": {"NAME": "value"}}}: for that repository's setup only, bound by id
-  AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
-  AGENT_FIX_WORKER_PORT: z.coerce.number().int().min(0).max(65_535).optional(), // the worker's /healthz and /metrics (worker/ops-server.ts); unset: not served (the image sets 3001)
-  AGENT_FIX_WORKER_HOST: z.string().min(1).default("127.0.0.1"), // address that server binds; 0.0.0.0 to be scraped from elsewhere (with AGENT_FIX_METRICS_TOKEN)
-  AGENT_FIX_TRAJECTORY_LINK_DAYS: z.coerce.number().positive().max(366).default(7), // posted trajectory links stop working this many days later
+    .default("agent-fix-kept")
+    .describe(
+      "The local image repository kept environments are committed to (docker images agent-fix-kept); how much is kept is `worker.keptEnvironments.size` of the operator's YAML.",
+    ),
+  AGENT_FIX_CA_BUNDLE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "PEM file on the worker host of the CAs setup trusts (a TLS-inspecting proxy's too): npm, pip, git, curl, cargo, go; default the host's /etc/ssl/certs/ca-certificates.crt when present; `none`: the image's own.",
+    ),
+  AGENT_FIX_MODEL: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Overrides the repository's and operator's model: openai:NAME or replay:FILE."),
+  AGENT_FIX_ALLOW_REPLAY_MODELS: z
+    .enum(["true", "false"])
+    .default("false")
+    .describe("Let repo configs name replay:FILE (tests and demo only)."),
+  AGENT_FIX_CONFIG: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The operator's YAML: a file overlaid on config/default.yaml (its keys: docs/reference/configuration.md).",
+    ),
+  AGENT_FIX_SETUP_SECRETS: z
+    .string()
+    .default("{}")
+    .describe(
+      'JSON {"owner/repo": {"repositoryId": N, "installationId": N, "secrets": {"NAME": "value"}}}: for that repository\'s setup only, bound by id.',
+    ),
+  AGENT_FIX_WORK_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Where host checkouts are made (default: the temp dir)."),
+  AGENT_FIX_WORKER_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65_535)
+    .optional()
+    .describe(
+      "The worker's /healthz and /metrics (worker/ops-server.ts); unset: not served (the image sets 3001).",
+    ),
+  AGENT_FIX_WORKER_HOST: z
+    .string()
+    .min(1)
+    .default("127.0.0.1")
+    .describe(
+      "Address that server binds; 0.0.0.0 to be scraped from elsewhere (with AGENT_FIX_METRICS_TOKEN).",
+    ),
+  AGENT_FIX_TRAJECTORY_LINK_DAYS: z.coerce
+    .number()
+    .positive()
+    .max(366)
+    .default(7)
+    .describe("Posted trajectory links stop working this many days later."),
 });
 type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
 
@@ -69,7 +162,7 @@ const examples: Record<string, string> = {
  * whether the value is a number. Environment is for deployment (where things are); this is how
  * often and how much.
  */
-const movedToOperatorConfig: Record<string, { key: readonly string[]; number: boolean }> = {
+export const movedToOperatorConfig: Record<string, { key: readonly string[]; number: boolean }> = {
   AGENT_FIX_LOCK_MS: { key: ["worker", "lockMs"], number: true },
   AGENT_FIX_STALLED_INTERVAL_MS: { key: ["worker", "stalledIntervalMs"], number: true },
   AGENT_FIX_REAPER_INTERVAL_MS: { key: ["worker", "reaperIntervalMs"], number: true },
@@ -79,7 +172,7 @@ const movedToOperatorConfig: Record<string, { key: readonly string[]; number: bo
 };
 
 /** Former names of variables, and the current one to set instead. */
-const renamed: Record<string, string> = {
+export const renamedVariables: Record<string, string> = {
   AGENT_FIX_WORKSPACE_TMPFS: "AGENT_FIX_WORKSPACE_SIZE",
 };
 
@@ -90,7 +183,7 @@ const renamed: Record<string, string> = {
 function refuseRetiredVariables(env: Record<string, string | undefined>): void {
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || value === "") continue;
-    const current = renamed[name];
+    const current = renamedVariables[name];
     if (current) {
       throw new ConfigError(`${name} is no longer read: it is ${current} now`, {
         code: "env_invalid",
@@ -133,7 +226,7 @@ export function parseWorkerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
       code: "env_invalid",
       hint: examples[name]
         ? `For example: ${examples[name]}`
-        : "See the comments in worker/config/worker-env.ts (workerEnvSchema).",
+        : "See docs/reference/environment.md for every variable and its form.",
     });
   }
   parseSetupSecrets(parsed.data.AGENT_FIX_SETUP_SECRETS); // fail at start, not on the first job
