@@ -1,7 +1,7 @@
 /**
  * The rich sandbox image (sandbox/image/rich.Dockerfile, real Docker): a Go module's and a Rust crate's
  * own tests run in it with no network, passing and failing as the code says; its other toolchains are
- * there at the versions the README gives.
+ * there at the versions docs/operating.md's table of sandbox images gives.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
