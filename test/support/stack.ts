@@ -86,6 +86,8 @@ export class Stack {
   private trajectoryDir = "";
   /** The operator's YAML this stack wrote for its workers (writeOperatorConfig). */
   private operatorFile = "";
+  /** The directory the stack made for it, when the test named no file of its own. */
+  private operatorDir = "";
   /** Where this stack's workers make their host checkouts (AGENT_FIX_WORK_DIR). */
   workDir = "";
 
@@ -149,9 +151,12 @@ export class Stack {
     };
     const fromTest = testFile ? parseYaml(await readFile(testFile, "utf8")) : {};
     const merged = mergeConfig(mergeConfig(stackTuning, fromTest), { worker: this.options.workerTuning });
-    const file = join(testFile ? dirname(testFile) : this.workDir, `.${this.prefix}-operator.yml`);
+    // Not in workDir or trajectoryDir: tests read those to see what runs left behind.
+    const dir = testFile ? dirname(testFile) : await mkdtemp(join(tmpdir(), "af-e2e-config-"));
+    const file = join(dir, `.${this.prefix}-operator.yml`);
     await writeFile(file, toYaml(merged));
     this.operatorFile = file;
+    if (!testFile) this.operatorDir = dir;
     return file;
   }
 
@@ -298,6 +303,7 @@ export class Stack {
     await this.github.stop();
     await rm(this.trajectoryDir, { recursive: true, force: true });
     if (this.operatorFile) await rm(this.operatorFile, { force: true });
+    if (this.operatorDir) await rm(this.operatorDir, { recursive: true, force: true });
     await rm(this.workDir, { recursive: true, force: true });
   }
 }

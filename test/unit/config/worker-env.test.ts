@@ -1,5 +1,10 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { ConfigError } from "../../../src/errors.js";
+import { loadConfig, mergeConfig } from "../../../worker/agent/config-file.js";
 import { caBundleFile, cidrList, parseWorkerEnv } from "../../../worker/config/worker-env.js";
 import { createProcessorFromEnv } from "../../../worker/processor.js";
 
@@ -36,6 +41,33 @@ describe("worker environment: variables no longer read", () => {
     expect(error.message).toContain(key);
     expect(error.hint).toContain(`Remove ${name}`);
     expect(error.hint).toContain(yaml);
+  });
+
+  it("hints YAML the operator's config loader takes, with the value the variable had", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "af-moved-"));
+    const env = {
+      AGENT_FIX_LOCK_MS: "3000",
+      AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "0",
+      AGENT_FIX_STANDBY_IDLE_MINUTES: "10",
+    };
+    let merged: unknown = {};
+    for (const [name, value] of Object.entries(env)) {
+      const yaml =
+        refusal({ [name]: value })
+          .hint?.split("\n")
+          .slice(1)
+          .join("\n") ?? "";
+      merged = mergeConfig(merged, parseYaml(yaml));
+    }
+    const file = join(dir, "operator.yml");
+    await writeFile(file, toYaml(merged));
+    const { worker } = await loadConfig({ files: [file] });
+    expect(worker).toMatchObject({
+      lockMs: 3000,
+      keptEnvironments: { size: 0 },
+      standby: { idleMinutes: 10 },
+    });
+    await rm(dir, { recursive: true, force: true });
   });
 
   it("refuses the former AGENT_FIX_WORKSPACE_TMPFS, naming AGENT_FIX_WORKSPACE_SIZE", () => {
