@@ -5,7 +5,7 @@
  *                       1,000 files / 20 MB copied in, divided by `docker run --rm IMAGE true`  (goal <= 1.5)
  *   exec_ratio          median round trip of `true` through the Sandbox, divided by
  *                       `docker exec CONTAINER true` through the CLI                           (goal <= 0.25)
- *   ready_ratio_tmpfs   the same with the workspace volume on tmpfs (workspaceTmpfsSize)
+ *   ready_ratio_tmpfs   the same with the workspace volume on tmpfs (workspaceSize)
  *   file_roundtrip_ratio  median readFile + writeFile of a 5,000-line (~200 KB) TypeScript file through the
  *                       Sandbox, divided by `docker exec CONTAINER cat FILE` through the CLI; the local driver's
  *                       round trip is printed alongside
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
   });
   const repo = await makeRepository();
   const provider = new DockerSandboxProvider();
-  const tmpfsProvider = new DockerSandboxProvider({ workspaceTmpfsSize: "1g" });
+  const tmpfsProvider = new DockerSandboxProvider({ workspaceSize: "1g" });
   const { stdout: du } = await run("du", ["-sm", repo]);
   console.log(
     `image ${SANDBOX_IMAGE}; repository ${repo}: 1000 files, ${du.split("\t")[0]} MB; ${trials} trials`,

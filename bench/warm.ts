@@ -76,11 +76,10 @@ async function main(): Promise<void> {
     env: {
       OPENAI_BASE_URL: openai.url,
       OPENAI_API_KEY: "stand-in-key",
-      AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "20g",
       AGENT_FIX_KEPT_ENVIRONMENTS_NAME: STORE,
       AGENT_FIX_JOB_ATTEMPTS: "1",
-      AGENT_FIX_STANDBY_SANDBOXES: "2",
     },
+    workerTuning: { keptEnvironments: { size: "20g" }, standby: { sandboxes: 2 } },
   });
   await stack.start();
   try {

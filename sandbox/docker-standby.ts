@@ -24,7 +24,7 @@ export interface StandbySettings {
   idleMs: number;
 }
 
-/** The provider's default: none (the worker's settings ask for them: AGENT_FIX_STANDBY_SANDBOXES). */
+/** The provider's default: none (the worker asks for them: `worker.standby` of the operator's YAML). */
 export const NO_STANDBY: StandbySettings = { max: 0, idleMs: 0 };
 
 /** What a sandbox is made of, besides its name, labels and repository: equal only for equal sandboxes. */

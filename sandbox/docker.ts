@@ -102,8 +102,6 @@ export interface DockerSandboxProviderOptions extends Partial<SessionSandboxSett
    * the workspace holds. Unpacking a repository is also ~20 times faster than into a disk volume.
    */
   workspaceSize?: string;
-  /** The former name of workspaceSize; workspaceSize wins. */
-  workspaceTmpfsSize?: string;
   /** Keep setup's result for later runs (sandbox/docker-environments.ts); off when absent. */
   keptEnvironments?: KeptEnvironmentsOptions;
   /** Setup's network (sandbox/egress.ts). */
@@ -147,7 +145,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly probe: ImageToolchainProbe;
 
   constructor(private readonly options: DockerSandboxProviderOptions = {}) {
-    this.workspaceSize = options.workspaceSize ?? options.workspaceTmpfsSize ?? DEFAULT_WORKSPACE_SIZE;
+    this.workspaceSize = options.workspaceSize ?? DEFAULT_WORKSPACE_SIZE;
     this.workspaceBytes = parseSize(this.workspaceSize);
     this.allow = checkCidrs(options.setupNetwork?.allow, "allow");
     this.deny = checkCidrs(options.setupNetwork?.deny, "deny");

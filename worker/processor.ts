@@ -39,7 +39,8 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const auth = probotInstallationAuth(probot, logger);
   const identity = await appIdentity(probot, settings, logger);
   const tag = settings.AGENT_FIX_WORKER_TAG;
-  const dockerProvider = settings.AGENT_FIX_SANDBOX === "docker" ? dockerSandboxes(settings, tag) : undefined;
+  const dockerProvider =
+    settings.AGENT_FIX_SANDBOX === "docker" ? dockerSandboxes(settings, operator.worker, tag) : undefined;
   const sandboxes: SandboxProvider = meteredSandboxes(
     dockerProvider ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) }),
   );
@@ -75,7 +76,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   });
   return {
     workerOptions: {
-      ...workerOptionsFor(settings, deps, dockerProvider, tag, logger),
+      ...workerOptionsFor(settings, operator.worker, deps, dockerProvider, tag, logger),
       admission: fairness.admission,
     },
     graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,

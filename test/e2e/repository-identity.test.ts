@@ -58,7 +58,8 @@ async function keptImages(): Promise<{ id: string; secret: string }[]> {
 describe.runIf(ready)("identity by id: a repository's name re-created by another account", () => {
   const stack = new Stack({
     setupSecrets: { "octo/identity": { NPM_TOKEN: SECRET } },
-    env: { AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "2g", AGENT_FIX_KEPT_ENVIRONMENTS_NAME: STORE },
+    env: { AGENT_FIX_KEPT_ENVIRONMENTS_NAME: STORE },
+    workerTuning: { keptEnvironments: { size: "2g" } },
   });
 
   beforeAll(() => stack.start());

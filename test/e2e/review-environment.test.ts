@@ -163,7 +163,8 @@ describe.runIf(ready)(
     const replay = join(tmpdir(), `af-review-env-replay-${randomUUID()}.jsonl`);
     const stack = new Stack({
       model: `replay:${replay}`,
-      env: { AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "2g", AGENT_FIX_KEPT_ENVIRONMENTS_NAME: STORE },
+      env: { AGENT_FIX_KEPT_ENVIRONMENTS_NAME: STORE },
+      workerTuning: { keptEnvironments: { size: "2g" } },
     });
     let repo: SampleRepo;
     // The test command is the runner setup installs, as node_modules/.bin/jest is for a Node repository.

@@ -39,7 +39,8 @@ async function keptImages(): Promise<{ id: string; prepared: number }[]> {
 
 describe.runIf(ready)("warm start: a second run of a repository skips setup", () => {
   const stack = new Stack({
-    env: { AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "2g", AGENT_FIX_KEPT_ENVIRONMENTS_NAME: STORE },
+    env: { AGENT_FIX_KEPT_ENVIRONMENTS_NAME: STORE },
+    workerTuning: { keptEnvironments: { size: "2g" } },
   });
   let repo: SampleRepo;
 

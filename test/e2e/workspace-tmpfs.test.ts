@@ -9,8 +9,8 @@ import { type IssueRef, waitFor } from "../support/stack-parts.js";
 // runs it); GitHub is the stand-in, the model a replay.
 const ready = (await requireRedis()) && (await requireSandboxImage());
 
-describe.runIf(ready)("AGENT_FIX_WORKSPACE_TMPFS: the sandbox's workspace in memory", () => {
-  const stack = new Stack({ env: { AGENT_FIX_WORKSPACE_TMPFS: "768m" } });
+describe.runIf(ready)("AGENT_FIX_WORKSPACE_SIZE: the sandbox's workspace in memory", () => {
+  const stack = new Stack({ env: { AGENT_FIX_WORKSPACE_SIZE: "768m" } });
   const docker = new Docker();
   /** The workspace volume of each sandbox this stack's worker made, as Docker reports it. */
   const volumes: Array<{ name: string; options: Record<string, string> | null }> = [];

@@ -41,14 +41,14 @@ describe.runIf(available)("docker driver", () => {
   sandboxContract({
     name: "docker, workspace on tmpfs",
     provider: () =>
-      new DockerSandboxProvider({ maxOutputChars: CONTRACT_MAX_OUTPUT_CHARS, workspaceTmpfsSize: "256m" }),
+      new DockerSandboxProvider({ maxOutputChars: CONTRACT_MAX_OUTPUT_CHARS, workspaceSize: "256m" }),
     leftovers,
   });
 
   describe("workspace on tmpfs", () => {
     it("keeps /workspace in memory with the size asked for, owned by the sandbox user", async () => {
       const source = await makeSourceDir();
-      const sandbox = await new DockerSandboxProvider({ workspaceTmpfsSize: "64m" }).create({
+      const sandbox = await new DockerSandboxProvider({ workspaceSize: "64m" }).create({
         sourceDir: source,
         jobId: "tmpfs-workspace",
       });
@@ -77,7 +77,7 @@ describe.runIf(available)("docker driver", () => {
     it("refuses a size that is not one", () => {
       let error: unknown;
       try {
-        new DockerSandboxProvider({ workspaceTmpfsSize: "lots" });
+        new DockerSandboxProvider({ workspaceSize: "lots" });
       } catch (e) {
         error = e;
       }

@@ -6,13 +6,16 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import Docker from "dockerode";
 import type { Logger } from "pino";
+import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { parseEnv } from "../../src/config/env.js";
 import { type AppServer, startAppServer } from "../../src/server.js";
+import { mergeConfig } from "../../worker/agent/config-file.js";
+import type { WorkerTuning } from "../../worker/config/worker-tuning.js";
 import { type FixWorker, startFixWorker } from "../../worker/index.js";
 import { createProcessorFromEnv } from "../../worker/processor.js";
 import { GitHubServer, type StandInIssue } from "./github-server.js";
@@ -38,8 +41,14 @@ export interface StackOptions {
   sandbox?: "docker" | "local";
   /** Start an in-process worker (default true); tests of worker death start child workers instead. */
   worker?: boolean;
-  /** Short locks so a killed worker's job moves on quickly (tests). */
+  /** Short locks so a killed worker's job moves on quickly (tests): the operator's `worker.lockMs`. */
   lockMs?: number;
+  /**
+   * The operator's `worker:` tuning (kept environments, standbys, intervals) over the stack's own: no
+   * kept environments (each would be an image) and short locks. Written, with the file a test's
+   * AGENT_FIX_CONFIG names under it, to the YAML file the worker is given as AGENT_FIX_CONFIG.
+   */
+  workerTuning?: DeepPartial<WorkerTuning>;
   /** The app's slug: commits and comments come from `SLUG[bot]`. */
   appSlug?: string;
   /** Extra environment for the app and the worker. */
@@ -52,6 +61,8 @@ export interface StackOptions {
    */
   setupSecrets?: Record<string, Record<string, string>>;
 }
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object | null ? DeepPartial<T[K]> : T[K] };
 
 /** Ids of the repositories setup secrets are bound to: far above the stand-in's own counter. */
 const BOUND_REPOSITORY_IDS = 800_000;
@@ -73,6 +84,10 @@ export class Stack {
   private workerClose: (() => Promise<void>) | undefined;
   private children: ChildProcess[] = [];
   private trajectoryDir = "";
+  /** The operator's YAML this stack wrote for its workers (writeOperatorConfig). */
+  private operatorFile = "";
+  /** The directory the stack made for it, when the test named no file of its own. */
+  private operatorDir = "";
   /** Where this stack's workers make their host checkouts (AGENT_FIX_WORK_DIR). */
   workDir = "";
 
@@ -108,20 +123,41 @@ export class Stack {
       AGENT_FIX_SANDBOX: this.options.sandbox ?? "docker",
       AGENT_FIX_TRAJECTORY_DIR: this.trajectoryDir,
       AGENT_FIX_WORK_DIR: this.workDir,
-      AGENT_FIX_LOCK_MS: String(lockMs),
-      AGENT_FIX_STALLED_INTERVAL_MS: String(Math.max(500, Math.floor(lockMs / 4))),
       AGENT_FIX_SHUTDOWN_GRACE_SECONDS: "5",
-      // No kept environments unless a test asks (test/e2e/warm-start.test.ts): each would be an image.
-      AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "0",
       LOG_LEVEL: "warn",
       ...(this.options.setupSecrets ? { AGENT_FIX_SETUP_SECRETS: this.boundSecrets() } : {}),
       ...this.options.env,
     };
+    this.env.AGENT_FIX_CONFIG = await this.writeOperatorConfig(lockMs, this.options.env?.AGENT_FIX_CONFIG);
     this.app = await startAppServer(parseEnv(this.env));
     // Known only now (port 0): the worker links trajectories served by this app.
     this.env.PUBLIC_URL = this.app.url;
     if (this.options.worker !== false) await this.startWorker();
     return this;
+  }
+
+  /**
+   * The operator's YAML the workers get: the stack's tuning (short locks; no kept environments unless
+   * a test asks, as test/e2e/warm-start.test.ts does: each would be an image), the test's own file over
+   * it, `workerTuning` over both. Written beside the test's file, so its relative paths still hold.
+   */
+  private async writeOperatorConfig(lockMs: number, testFile: string | undefined): Promise<string> {
+    const stackTuning = {
+      worker: {
+        lockMs,
+        stalledIntervalMs: Math.max(500, Math.floor(lockMs / 4)),
+        keptEnvironments: { size: 0 },
+      },
+    };
+    const fromTest = testFile ? parseYaml(await readFile(testFile, "utf8")) : {};
+    const merged = mergeConfig(mergeConfig(stackTuning, fromTest), { worker: this.options.workerTuning });
+    // Not in workDir or trajectoryDir: tests read those to see what runs left behind.
+    const dir = testFile ? dirname(testFile) : await mkdtemp(join(tmpdir(), "af-e2e-config-"));
+    const file = join(dir, `.${this.prefix}-operator.yml`);
+    await writeFile(file, toYaml(merged));
+    this.operatorFile = file;
+    if (!testFile) this.operatorDir = dir;
+    return file;
   }
 
   /** The id a repository of this name gets when a test adds it, when setup secrets are bound to it. */
@@ -266,6 +302,8 @@ export class Stack {
     }
     await this.github.stop();
     await rm(this.trajectoryDir, { recursive: true, force: true });
+    if (this.operatorFile) await rm(this.operatorFile, { force: true });
+    if (this.operatorDir) await rm(this.operatorDir, { recursive: true, force: true });
     await rm(this.workDir, { recursive: true, force: true });
   }
 }

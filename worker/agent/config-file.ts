@@ -17,6 +17,7 @@ import { type GithubTextConfig, githubTextConfigSchema } from "../config/github-
 import { type ModelConfig, modelConfigSchema } from "../config/model.js";
 import { type QuotasConfig, quotasConfigSchema } from "../config/quotas.js";
 import { type RepositoryPolicy, repositoryPolicySchema } from "../config/repo-policy.js";
+import { type WorkerTuning, workerTuningSchema } from "../config/worker-tuning.js";
 import { renderDemonstration } from "./demonstration.js";
 import { readTrajectory } from "./inspect.js";
 
@@ -35,21 +36,25 @@ export interface AgentFixConfig {
   quotas: QuotasConfig;
   /** What the app's text on GitHub may hold: the hosts links and images of the model's text may point at. */
   github: GithubTextConfig;
+  /** How each worker process paces itself and what it keeps warm (lock, reaper, kept environments, standbys). */
+  worker: WorkerTuning;
   /** sha256 (16 hex) of the resolved configuration: recorded in trajectories. */
   hash: string;
   /** The files it was read from, in order. */
   sources: string[];
 }
 
-const sections = {
+/** The sections of the operator's YAML and their schemas, in the order docs/reference/configuration.md lists them. */
+export const operatorConfigSections = {
   aci: aciConfigSchema,
   agent: agentConfigSchema,
   model: modelConfigSchema,
   repository: repositoryPolicySchema,
   quotas: quotasConfigSchema,
   github: githubTextConfigSchema,
+  worker: workerTuningSchema,
 } as const;
-type Section = keyof typeof sections;
+type Section = keyof typeof operatorConfigSections;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -81,17 +86,17 @@ async function readYaml(path: string): Promise<Record<string, unknown>> {
   }
   if (!isPlainObject(data)) {
     throw new ConfigError(
-      `config file ${path} must hold a mapping with the sections aci, agent, model, repository, quotas, github`,
+      `config file ${path} must hold a mapping with the sections ${Object.keys(operatorConfigSections).join(", ")}`,
       {
         code: "config_invalid",
       },
     );
   }
   for (const key of Object.keys(data)) {
-    if (!(key in sections)) {
+    if (!(key in operatorConfigSections)) {
       throw new ConfigError(`config file ${path}: unknown section "${key}"`, {
         code: "config_invalid",
-        hint: "The sections are aci, agent, model, repository, quotas and github.",
+        hint: `The sections are ${Object.keys(operatorConfigSections).join(", ")}.`,
       });
     }
   }
@@ -122,9 +127,9 @@ export async function loadConfig(options: { files?: string[]; overrides?: Record
   for (const file of files) merged = mergeConfig(merged, file.data) as Record<string, unknown>;
   if (options.overrides) merged = mergeConfig(merged, options.overrides) as Record<string, unknown>;
 
-  const resolved = {} as { [K in Section]: z.infer<(typeof sections)[K]> };
-  for (const section of Object.keys(sections) as Section[]) {
-    const result = sections[section].safeParse(merged[section] ?? {});
+  const resolved = {} as { [K in Section]: z.infer<(typeof operatorConfigSections)[K]> };
+  for (const section of Object.keys(operatorConfigSections) as Section[]) {
+    const result = operatorConfigSections[section].safeParse(merged[section] ?? {});
     if (!result.success) {
       const issue = result.error.issues[0]!;
       const path = [section, ...issue.path];

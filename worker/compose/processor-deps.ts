@@ -82,8 +82,7 @@ export function processorDeps(parts: BuiltParts): Deps {
 
 /** The operator's limits on what the host takes in from a sandbox, from the worker's environment. */
 function intakeLimits(settings: WorkerSettings): IntakeLimits {
-  const workspace =
-    settings.AGENT_FIX_WORKSPACE_SIZE ?? settings.AGENT_FIX_WORKSPACE_TMPFS ?? DEFAULT_WORKSPACE_SIZE;
+  const workspace = settings.AGENT_FIX_WORKSPACE_SIZE ?? DEFAULT_WORKSPACE_SIZE;
   return {
     workspaceBytes: parseSize(workspace),
     workspaceFiles: settings.AGENT_FIX_WORKSPACE_MAX_FILES,

@@ -1,6 +1,7 @@
 import type { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { cleanWorkerImages } from "../../sandbox/image-cleanup.js";
 import { DEFAULT_QUEUE_NAME } from "../../src/queue/index.js";
+import type { WorkerTuning } from "../config/worker-tuning.js";
 import { workerHealth } from "../health.js";
 import type { Logger } from "../log.js";
 import { reapCheckouts } from "../pipeline/checkout-dirs.js";
@@ -12,6 +13,7 @@ import { reapDockerSandboxes } from "./docker-sandboxes.js";
 /** The options of startFixWorker, but the admission (made with the fairness parts). */
 export function workerOptionsFor(
   settings: WorkerSettings,
+  tuning: Pick<WorkerTuning, "lockMs" | "stalledIntervalMs" | "reaperIntervalMs">,
   deps: ProcessorDeps<LoadedRepoConfig>,
   dockerProvider: DockerSandboxProvider | undefined,
   tag: string | undefined,
@@ -24,10 +26,8 @@ export function workerOptionsFor(
     prefix: settings.AGENT_FIX_QUEUE_PREFIX,
     queueName: DEFAULT_QUEUE_NAME,
     concurrency: settings.AGENT_FIX_CONCURRENCY,
-    lockDurationMs: settings.AGENT_FIX_LOCK_MS,
-    ...(settings.AGENT_FIX_STALLED_INTERVAL_MS
-      ? { stalledIntervalMs: settings.AGENT_FIX_STALLED_INTERVAL_MS }
-      : {}),
+    lockDurationMs: tuning.lockMs,
+    ...(tuning.stalledIntervalMs === null ? {} : { stalledIntervalMs: tuning.stalledIntervalMs }),
     process: createFixProcessor(deps),
     onAbandoned: finalizeAbandonedWith(deps.auth, deps.status),
     // What workers that died (SIGKILL, OOM, host reboot) left behind, sandboxes and host checkouts,
@@ -43,7 +43,7 @@ export function workerOptionsFor(
           log: reaperLog,
         }),
       ]),
-    reaperIntervalMs: settings.AGENT_FIX_REAPER_INTERVAL_MS,
+    reaperIntervalMs: tuning.reaperIntervalMs,
   };
 }
 

@@ -15,8 +15,16 @@ const host = z
     "a host name in lower case, optionally with :port (no scheme, path or wildcard), e.g. docs.example.com",
   );
 
-export const githubTextConfigSchema = z.strictObject({
-  /** Hosts beside the GitHub host that links and images of the model's text may point at. */
-  linkHosts: z.array(host).default([]),
-});
+export const githubTextConfigSchema = z
+  .strictObject({
+    linkHosts: z
+      .array(host)
+      .default([])
+      .describe(
+        "Hosts beside the GitHub host (github.com or GHE_HOST) that links and images of the model's text may point at; others are shown as inert code text. Host names only, e.g. docs.example.com.",
+      ),
+  })
+  .describe(
+    "What the app's text on GitHub may hold (pull request bodies, comments, review replies, commit messages).",
+  );
 export type GithubTextConfig = z.infer<typeof githubTextConfigSchema>;

@@ -1,72 +1,150 @@
 /**
- * The worker's own environment variables, beside the shared ones of env.ts; one line each. A pure
+ * The worker's own environment variables, beside the shared ones of env.ts, each with its description
+ * (docs/reference/environment.md is generated from them: npm run docs:reference). A pure
  * schema (no worker/ or sandbox/ import), so it lives with the other config schemas.
  */
+import { stringify as toYaml } from "yaml";
 import { z } from "zod";
 import { type Env, hasAppCredentials, parseEnv } from "../../src/config/env.js";
 import { ConfigError } from "../../src/errors.js";
 
 const CIDR_LIST = /^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?(\s*,\s*\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?)*$/;
 
-const workerEnvSchema = z.object({
-  AGENT_FIX_LOCK_MS: z.coerce.number().int().min(1000).default(60_000), // a dead worker's job moves on this long after its last lock renewal
-  AGENT_FIX_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).optional(), // how often workers look for such jobs (default: half the lock)
-  AGENT_FIX_REAPER_INTERVAL_MS: z.coerce.number().int().min(1000).default(300_000), // how often orphaned sandboxes are looked for
+export const workerEnvSchema = z.object({
   AGENT_FIX_WORKER_TAG: z
     .string()
     .regex(/^[A-Za-z0-9._-]+$/)
-    .optional(), // workers with a tag reap only sandboxes of the same tag
-  AGENT_FIX_SANDBOX: z.enum(["docker", "local"]).default("docker"), // local isolates nothing: development only
-  AGENT_FIX_SANDBOX_IMAGE: z.string().min(1).optional(), // default: the slim image of sandbox/version.ts; or agent-fix-sandbox-rich:VERSION
-  AGENT_FIX_WORKSPACE_TMPFS: z
+    .optional()
+    .describe(
+      "A name for a group of workers sharing a Docker engine: a tagged worker reaps only sandboxes of its own tag.",
+    ),
+  AGENT_FIX_SANDBOX: z
+    .enum(["docker", "local"])
+    .default("docker")
+    .describe("Where sandboxes run: `docker`, or `local` (isolates nothing: development only)."),
+  AGENT_FIX_SANDBOX_IMAGE: z
     .string()
-    .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "2g" or "512m"')
-    .optional(), // the former name of AGENT_FIX_WORKSPACE_SIZE (the workspace is always a tmpfs volume now)
+    .min(1)
+    .optional()
+    .describe(
+      "The sandbox image of repositories that name none; default the slim image of sandbox/version.ts (agent-fix-sandbox:VERSION), or agent-fix-sandbox-rich:VERSION.",
+    ),
   AGENT_FIX_WORKSPACE_SIZE: z
     .string()
     .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "4g" or "512m"')
-    .optional(), // cap of the sandbox's /workspace (default 4g; a tmpfs volume, so the kernel enforces it; the container's memory limit grows by it); wins over AGENT_FIX_WORKSPACE_TMPFS
-  AGENT_FIX_WORKSPACE_MAX_FILES: z.coerce.number().int().min(1000).default(1_000_000), // files and directories the host takes in from setup's export or a kept environment; one past it stops the run
-  AGENT_FIX_CHANGE_MAX_FILES: z.coerce.number().int().min(1).max(10_000).default(1000), // paths a change may touch (at most 10,000: each goes to git on one command line); a submit past it is refused and the agent told which directories hold them (the submitted workspace may hold 20 untracked files per such path beside the tracked ones)
+    .optional()
+    .describe(
+      "Cap of the sandbox's /workspace (default 4g; a tmpfs volume, so the kernel enforces it; the container's memory limit grows by it).",
+    ),
+  AGENT_FIX_WORKSPACE_MAX_FILES: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(1_000_000)
+    .describe(
+      "Files and directories the host takes in from setup's export or a kept environment; one past it stops the run.",
+    ),
+  AGENT_FIX_CHANGE_MAX_FILES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(1000)
+    .describe(
+      "Paths a change may touch (at most 10,000: each goes to git on one command line); a submit past it is refused and the agent told which directories hold them (the submitted workspace may hold 20 untracked files per such path beside the tracked ones).",
+    ),
   AGENT_FIX_CHANGE_MAX_BYTES: z
     .string()
     .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "16m"')
-    .default("16m"), // the change's size as a binary patch; a submit past it is refused and the agent told
+    .default("16m")
+    .describe("The change's size as a binary patch; a submit past it is refused and the agent told."),
   AGENT_FIX_SETUP_NETWORK: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/)
-    .default("agent-fix-setup"), // the Docker network setup runs on (created with inter-container communication off)
-  AGENT_FIX_SETUP_NETWORK_ALLOW: z.string().regex(CIDR_LIST, "IPv4 CIDRs separated by commas").optional(), // CIDRs setup may reach although private, e.g. a private registry: 10.20.0.5/32
-  AGENT_FIX_SETUP_NETWORK_DENY: z.string().regex(CIDR_LIST, "IPv4 CIDRs separated by commas").optional(), // CIDRs setup may not reach on top of the private ranges: the host's public address when the worker runs in a container
-  AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: z
+    .default("agent-fix-setup")
+    .describe("The Docker network setup runs on (created with inter-container communication off)."),
+  AGENT_FIX_SETUP_NETWORK_ALLOW: z
     .string()
-    .regex(/^(0|[1-9]\d*[kmg]?)$/i, 'a size such as "20g", or 0 for none')
-    .default("20g"), // environments kept after setup (warm start), least recently used removed above this total; 0 keeps none
-  AGENT_FIX_STANDBY_SANDBOXES: z.coerce.number().int().min(0).max(16).default(2), // sandboxes of kept environments started ahead (their shells ready, kept files in place), so a repository's next run starts at once; each holds its kept files in memory; 0 keeps none
-  AGENT_FIX_STANDBY_IDLE_MINUTES: z.coerce.number().positive().max(240).default(30), // a standby sandbox not taken in this time is removed
+    .regex(CIDR_LIST, "IPv4 CIDRs separated by commas")
+    .optional()
+    .describe("CIDRs setup may reach although private, e.g. a private registry: 10.20.0.5/32."),
+  AGENT_FIX_SETUP_NETWORK_DENY: z
+    .string()
+    .regex(CIDR_LIST, "IPv4 CIDRs separated by commas")
+    .optional()
+    .describe(
+      "CIDRs setup may not reach on top of the private ranges: the host's public address when the worker runs in a container.",
+    ),
   AGENT_FIX_KEPT_ENVIRONMENTS_NAME: z
     .string()
     .regex(/^[a-z0-9][a-z0-9._-]*$/)
-    .default("agent-fix-kept"), // the local image repository they are committed to (docker images agent-fix-kept)
-  AGENT_FIX_CA_BUNDLE: z.string().min(1).optional(), // PEM file on the worker host of the CAs setup trusts (a TLS-inspecting proxy's too): npm, pip, git, curl, cargo, go; default the host's /etc/ssl/certs/ca-certificates.crt when present; `none`: the image's own
-  AGENT_FIX_MODEL: z.string().min(1).optional(), // overrides the repository's and operator's model: openai:NAME or replay:FILE
-  AGENT_FIX_ALLOW_REPLAY_MODELS: z.enum(["true", "false"]).default("false"), // let repo configs name replay:FILE (tests and demo only)
-  AGENT_FIX_CONFIG: z.string().min(1).optional(), // a YAML file overlaid on config/default.yaml (tools, loop, model)
-  AGENT_FIX_SETUP_SECRETS: z.string().default("{}"), // JSON {"owner/repo": {"repositoryId": N, "installationId": N, "secrets": {"NAME": "value"}}}: for that repository's setup only, bound by id
-  AGENT_FIX_WORK_DIR: z.string().min(1).optional(), // where host checkouts are made (default: the temp dir)
-  AGENT_FIX_WORKER_PORT: z.coerce.number().int().min(0).max(65_535).optional(), // the worker's /healthz and /metrics (worker/ops-server.ts); unset: not served (the image sets 3001)
-  AGENT_FIX_WORKER_HOST: z.string().min(1).default("127.0.0.1"), // address that server binds; 0.0.0.0 to be scraped from elsewhere (with AGENT_FIX_METRICS_TOKEN)
-  AGENT_FIX_TRAJECTORY_LINK_DAYS: z.coerce.number().positive().max(366).default(7), // posted trajectory links stop working this many days later
+    .default("agent-fix-kept")
+    .describe(
+      "The local image repository kept environments are committed to (docker images agent-fix-kept); how much is kept is `worker.keptEnvironments.size` of the operator's YAML.",
+    ),
+  AGENT_FIX_CA_BUNDLE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "PEM file on the worker host of the CAs setup trusts (a TLS-inspecting proxy's too): npm, pip, git, curl, cargo, go; default the host's /etc/ssl/certs/ca-certificates.crt when present; `none`: the image's own.",
+    ),
+  AGENT_FIX_MODEL: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Overrides the repository's and operator's model: openai:NAME or replay:FILE."),
+  AGENT_FIX_ALLOW_REPLAY_MODELS: z
+    .enum(["true", "false"])
+    .default("false")
+    .describe("Let repo configs name replay:FILE (tests and demo only)."),
+  AGENT_FIX_CONFIG: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The operator's YAML: a file overlaid on config/default.yaml (its keys: docs/reference/configuration.md).",
+    ),
+  AGENT_FIX_SETUP_SECRETS: z
+    .string()
+    .default("{}")
+    .describe(
+      'JSON {"owner/repo": {"repositoryId": N, "installationId": N, "secrets": {"NAME": "value"}}}: for that repository\'s setup only, bound by id.',
+    ),
+  AGENT_FIX_WORK_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Where host checkouts are made (default: the temp dir)."),
+  AGENT_FIX_WORKER_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65_535)
+    .optional()
+    .describe(
+      "The worker's /healthz and /metrics (worker/ops-server.ts); unset: not served (the image sets 3001).",
+    ),
+  AGENT_FIX_WORKER_HOST: z
+    .string()
+    .min(1)
+    .default("127.0.0.1")
+    .describe(
+      "Address that server binds; 0.0.0.0 to be scraped from elsewhere (with AGENT_FIX_METRICS_TOKEN).",
+    ),
+  AGENT_FIX_TRAJECTORY_LINK_DAYS: z.coerce
+    .number()
+    .positive()
+    .max(366)
+    .default(7)
+    .describe("Posted trajectory links stop working this many days later."),
 });
 type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
 
 const examples: Record<string, string> = {
-  AGENT_FIX_LOCK_MS: "AGENT_FIX_LOCK_MS=60000",
   AGENT_FIX_WORKER_TAG: "AGENT_FIX_WORKER_TAG=ci-1",
   AGENT_FIX_SANDBOX: "AGENT_FIX_SANDBOX=docker",
-  AGENT_FIX_WORKSPACE_TMPFS: "AGENT_FIX_WORKSPACE_TMPFS=2g",
   AGENT_FIX_WORKSPACE_SIZE: "AGENT_FIX_WORKSPACE_SIZE=4g",
-  AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: "AGENT_FIX_KEPT_ENVIRONMENTS_SIZE=20g",
   AGENT_FIX_WORKSPACE_MAX_FILES: "AGENT_FIX_WORKSPACE_MAX_FILES=1000000",
   AGENT_FIX_CHANGE_MAX_FILES: "AGENT_FIX_CHANGE_MAX_FILES=1000",
   AGENT_FIX_CHANGE_MAX_BYTES: "AGENT_FIX_CHANGE_MAX_BYTES=16m",
@@ -76,12 +154,62 @@ const examples: Record<string, string> = {
   AGENT_FIX_CA_BUNDLE: "AGENT_FIX_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt",
   AGENT_FIX_TRAJECTORY_LINK_DAYS: "AGENT_FIX_TRAJECTORY_LINK_DAYS=7",
   AGENT_FIX_WORKER_PORT: "AGENT_FIX_WORKER_PORT=3001",
-  AGENT_FIX_STANDBY_SANDBOXES: "AGENT_FIX_STANDBY_SANDBOXES=2",
-  AGENT_FIX_STANDBY_IDLE_MINUTES: "AGENT_FIX_STANDBY_IDLE_MINUTES=30",
 };
+
+/**
+ * Tuning that was an environment variable and is a key of the operator's YAML now (the `worker:`
+ * section of config/default.yaml, overlaid by the file AGENT_FIX_CONFIG names): its path there, and
+ * whether the value is a number. Environment is for deployment (where things are); this is how
+ * often and how much.
+ */
+export const movedToOperatorConfig: Record<string, { key: readonly string[]; number: boolean }> = {
+  AGENT_FIX_LOCK_MS: { key: ["worker", "lockMs"], number: true },
+  AGENT_FIX_STALLED_INTERVAL_MS: { key: ["worker", "stalledIntervalMs"], number: true },
+  AGENT_FIX_REAPER_INTERVAL_MS: { key: ["worker", "reaperIntervalMs"], number: true },
+  AGENT_FIX_KEPT_ENVIRONMENTS_SIZE: { key: ["worker", "keptEnvironments", "size"], number: false },
+  AGENT_FIX_STANDBY_SANDBOXES: { key: ["worker", "standby", "sandboxes"], number: true },
+  AGENT_FIX_STANDBY_IDLE_MINUTES: { key: ["worker", "standby", "idleMinutes"], number: true },
+};
+
+/** Former names of variables, and the current one to set instead. */
+export const renamedVariables: Record<string, string> = {
+  AGENT_FIX_WORKSPACE_TMPFS: "AGENT_FIX_WORKSPACE_SIZE",
+};
+
+/**
+ * A variable the worker no longer reads stops the start, naming what to set instead: ignored, an
+ * operator upgrading would lose the setting without a word.
+ */
+function refuseRetiredVariables(env: Record<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || value === "") continue;
+    const current = renamedVariables[name];
+    if (current) {
+      throw new ConfigError(`${name} is no longer read: it is ${current} now`, {
+        code: "env_invalid",
+        hint: `Rename it: ${current}=${value}`,
+      });
+    }
+    const moved = movedToOperatorConfig[name];
+    if (!moved) continue;
+    const numeric = Number(value);
+    const setting = moved.key.reduceRight<unknown>(
+      (inner, key) => ({ [key]: inner }),
+      moved.number || value === "0" ? (Number.isNaN(numeric) ? value : numeric) : value,
+    );
+    throw new ConfigError(
+      `${name} is no longer read: it is the key ${moved.key.join(".")} of the operator's YAML now`,
+      {
+        code: "env_invalid",
+        hint: `Remove ${name} and set it in the YAML file AGENT_FIX_CONFIG names (config/default.yaml has the default):\n${toYaml(setting).trimEnd()}`,
+      },
+    );
+  }
+}
 
 /** The shared and the worker's variables; a wrong one is a ConfigError naming it, checked at start. */
 export function parseWorkerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
+  refuseRetiredVariables(env);
   const shared = parseEnv(env);
   if (!hasAppCredentials(shared) || shared.APP_ID === undefined) {
     throw new ConfigError("APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are needed by the worker", {
@@ -98,7 +226,7 @@ export function parseWorkerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
       code: "env_invalid",
       hint: examples[name]
         ? `For example: ${examples[name]}`
-        : "See the comments in worker/config/worker-env.ts (workerEnvSchema).",
+        : "See docs/reference/environment.md for every variable and its form.",
     });
   }
   parseSetupSecrets(parsed.data.AGENT_FIX_SETUP_SECRETS); // fail at start, not on the first job

@@ -227,7 +227,7 @@ function rootNeedsKeeping(): AgentFixError {
   return new AgentFixError("`setup.user: root` needs a worker that keeps the environment setup prepares", {
     code: "setup_failed",
     fault: "config",
-    hint: "Run the worker with Docker sandboxes and kept environments (AGENT_FIX_KEPT_ENVIRONMENTS_SIZE not 0), or remove `setup.user: root` from .github/agent-fix.yml.",
+    hint: "Run the worker with Docker sandboxes and kept environments (`worker.keptEnvironments.size` of the operator's YAML not 0), or remove `setup.user: root` from .github/agent-fix.yml.",
   });
 }
 

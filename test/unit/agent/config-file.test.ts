@@ -46,6 +46,25 @@ describe("loading config/default.yaml with a user's file on top", () => {
     expect((error as Error).message).toContain(`${url}: github.linkHosts.0: a host name in lower case`);
   });
 
+  it("reads the worker's tuning (defaults of config/default.yaml), a kept size of 0, and names a wrong value", async () => {
+    expect((await loadConfig()).worker).toEqual({
+      lockMs: 60_000,
+      stalledIntervalMs: null,
+      reaperIntervalMs: 300_000,
+      keptEnvironments: { size: "20g" },
+      standby: { sandboxes: 2, idleMinutes: 30 },
+    });
+    const tuned = await file("worker:\n  keptEnvironments:\n    size: 0\n  standby:\n    sandboxes: 0\n");
+    expect((await loadConfig({ files: [tuned] })).worker).toMatchObject({
+      lockMs: 60_000,
+      keptEnvironments: { size: 0 },
+      standby: { sandboxes: 0, idleMinutes: 30 },
+    });
+    const wrong = await file("worker:\n  keptEnvironments:\n    size: 2 GB\n");
+    const error = await loadConfig({ files: [wrong] }).catch((e: unknown) => e);
+    expect((error as Error).message).toContain(`${wrong}: worker.keptEnvironments.size: `);
+  });
+
   it("renders agent.demonstrationFile, relative to the file that names it, into the demonstration prompt", async () => {
     const shipped = fileURLToPath(new URL("../../../config/demonstrations/calc-mean.traj", import.meta.url));
     const dir = await mkdtemp(join(tmpdir(), "agent-config-"));

@@ -111,7 +111,7 @@ describe("worker settings", () => {
     );
     expect(parseWorkerEnv({ APP_ID: "1", PRIVATE_KEY: "k" })).toMatchObject({
       AGENT_FIX_SANDBOX: "docker",
-      AGENT_FIX_LOCK_MS: 60_000,
+      AGENT_FIX_WORKER_HOST: "127.0.0.1",
     });
   });
   it("names runs safely for file names and links", () => {

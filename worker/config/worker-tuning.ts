@@ -1,0 +1,73 @@
+/**
+ * Schema of the `worker:` section of config/default.yaml: how each worker process paces itself and
+ * what it keeps warm. Tuning, not deployment: the environment says where things are (Redis, ports,
+ * paths, secrets), this section how often and how much. These were environment variables before
+ * (AGENT_FIX_LOCK_MS and the others of `movedToOperatorConfig` in worker-env.ts); a worker started
+ * with one of them refuses to start, naming the key to set here instead.
+ */
+import { z } from "zod";
+
+/** A size as the kept-environment store reads it: "20g", "512m"; 0 (a YAML number or "0") for none. */
+const size = /^(0|[1-9]\d*[kmg]?)$/i;
+
+export const workerTuningSchema = z
+  .strictObject({
+    lockMs: z
+      .number()
+      .int()
+      .min(1000)
+      .default(60_000)
+      .describe(
+        "A job's lock lasts this long and is renewed while the run lives: a dead worker's job moves to another worker this long after its last renewal.",
+      ),
+    stalledIntervalMs: z
+      .number()
+      .int()
+      .min(100)
+      .nullable()
+      .default(null)
+      .describe("How often workers look for jobs whose lock lapsed; null: half of `lockMs`."),
+    reaperIntervalMs: z
+      .number()
+      .int()
+      .min(1000)
+      .default(300_000)
+      .describe(
+        "How often the worker removes what dead workers left behind (sandboxes, host checkouts, images it built); also done at start.",
+      ),
+    keptEnvironments: z
+      .strictObject({
+        size: z
+          .union([z.literal(0), z.string().regex(size, 'a size such as "20g", or 0 for none')])
+          .default("20g")
+          .describe(
+            "Total size of the environments kept after setup (warm start), least recently used removed above it; 0 keeps none.",
+          ),
+      })
+      .prefault({})
+      .describe("Environments committed after setup, so a repository's next run skips it."),
+    standby: z
+      .strictObject({
+        sandboxes: z
+          .number()
+          .int()
+          .min(0)
+          .max(16)
+          .default(2)
+          .describe(
+            "Sandboxes of kept environments started ahead (shell ready, kept files in place), so a repository's next run starts at once; each holds its kept files in memory; 0 keeps none.",
+          ),
+        idleMinutes: z
+          .number()
+          .positive()
+          .max(240)
+          .default(30)
+          .describe("A standby sandbox not taken in this time is removed."),
+      })
+      .prefault({})
+      .describe("Sandboxes started ahead for the repositories whose environments are kept."),
+  })
+  .describe(
+    "How each worker process paces itself and what it keeps warm. Tuning, not deployment: these were AGENT_FIX_* environment variables before, which a worker now refuses, naming the key here.",
+  );
+export type WorkerTuning = z.infer<typeof workerTuningSchema>;
