@@ -44,31 +44,19 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
   let openai: OpenAIStandIn;
   let stack: Stack;
   let dir: string;
-  const since = Math.floor(Date.now() / 1000);
+  /** Every container create the engine reported while this file ran (its live event stream). */
+  const created: { Actor: { Attributes: Record<string, string> } }[] = [];
+  let events: NodeJS.ReadableStream | undefined;
 
   /**
-   * Containers this stack's workers created for `issue`'s job (removed ones too: Docker's events), and
-   * with `standbys` the standby sandboxes they started too: a run's baseline and gate may take one,
-   * which keeps its `agent-fix.job=standby` label (Docker cannot relabel a container).
+   * Containers this stack's workers created for `issue`'s job, removed ones too. Read from a live
+   * subscription, not from `since` at the end: the engine keeps only its last 256 events for that, and
+   * a busy machine's execs push a run's creates out of them.
    */
-  async function containersCreated(issue: IssueRef, standbys = false): Promise<string[]> {
-    const stream = await new Docker().getEvents({
-      since,
-      until: Math.ceil(Date.now() / 1000) + 1,
-      filters: JSON.stringify({ type: ["container"], event: ["create"] }),
-    });
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
-    return Buffer.concat(chunks)
-      .toString("utf8")
-      .split("\n")
-      .filter((line) => line.trim())
-      .map((line) => JSON.parse(line) as { Actor: { Attributes: Record<string, string> } })
+  function containersCreated(issue: IssueRef): string[] {
+    return created
       .filter((e) => e.Actor.Attributes["agent-fix.worker"]?.startsWith(`${stack.prefix}/`))
-      .filter((e) => {
-        const job = e.Actor.Attributes["agent-fix.job"];
-        return job === fixJobId(issue.repoId, issue.number) || (standbys && job === "standby");
-      })
+      .filter((e) => e.Actor.Attributes["agent-fix.job"] === fixJobId(issue.repoId, issue.number))
       .map((e) => e.Actor.Attributes.name ?? "");
   }
 
@@ -103,12 +91,23 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
   }
 
   beforeAll(async () => {
+    const stream = await new Docker().getEvents({
+      filters: JSON.stringify({ type: ["container"], event: ["create"] }),
+    });
+    events = stream;
+    let pending = "";
+    stream.on("data", (chunk: Buffer) => {
+      const lines = (pending + chunk.toString("utf8")).split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) if (line.trim()) created.push(JSON.parse(line));
+    });
     dir = await mkdtemp(join(tmpdir(), "af-declared-toolchain-"));
     openai = await startOpenAIStandIn();
     stack = new Stack({ model: null, env: { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key" } });
     await stack.start();
   }, 120_000);
   afterAll(async () => {
+    (events as { destroy?: () => void } | undefined)?.destroy?.();
     await stack?.stop();
     await openai?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -157,9 +156,8 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
     expect(step?.observation).toMatch(/^v22\.\d+\.\d+/);
     const [pr] = stack.pulls(issue);
     expect(pr?.body).toContain("npm test");
-    // Its sandboxes are counted as the refusal below counts them (setup, agent, baseline, gate; the
-    // first test of the file, so every standby this stack started was started for this run).
-    expect((await containersCreated(issue, true)).length).toBeGreaterThanOrEqual(4);
+    // Its sandboxes are counted as the refusal below counts them (setup, agent, baseline, gate).
+    expect(containersCreated(issue).length).toBeGreaterThanOrEqual(4);
     expect(openai.requests).toHaveLength(0);
   }, 1_300_000);
 
@@ -269,7 +267,7 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
     expect(status.body).toContain("repository.images");
     // No sandbox started for this run (the images' probes, once per image for the worker's life, are
     // no sandbox and carry no job), and no model was asked.
-    expect(await containersCreated(issue)).toEqual([]);
+    expect(containersCreated(issue)).toEqual([]);
     expect(openai.requests).toHaveLength(0);
     expect(stack.pulls(issue)).toEqual([]);
   }, 400_000);
