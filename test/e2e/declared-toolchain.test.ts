@@ -21,10 +21,10 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
 import { fixJobId } from "../../src/queue/index.js";
+import { type ContainerCreates, watchContainerCreates } from "../support/container-events.js";
 import { type OpenAIStandIn, startOpenAIStandIn } from "../support/openai-server.js";
 import { npmPackage } from "../support/registry-project.js";
 import { turn } from "../support/replay-turns.js";
@@ -44,21 +44,10 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
   let openai: OpenAIStandIn;
   let stack: Stack;
   let dir: string;
-  /** Every container create the engine reported while this file ran (its live event stream). */
-  const created: { Actor: { Attributes: Record<string, string> } }[] = [];
-  let events: NodeJS.ReadableStream | undefined;
-
-  /**
-   * Containers this stack's workers created for `issue`'s job, removed ones too. Read from a live
-   * subscription, not from `since` at the end: the engine keeps only its last 256 events for that, and
-   * a busy machine's execs push a run's creates out of them.
-   */
-  function containersCreated(issue: IssueRef): string[] {
-    return created
-      .filter((e) => e.Actor.Attributes["agent-fix.worker"]?.startsWith(`${stack.prefix}/`))
-      .filter((e) => e.Actor.Attributes["agent-fix.job"] === fixJobId(issue.repoId, issue.number))
-      .map((e) => e.Actor.Attributes.name ?? "");
-  }
+  let creates: ContainerCreates;
+  /** Containers this stack's workers created for `issue`'s job, removed ones too. */
+  const containersCreated = (issue: IssueRef) =>
+    creates.createdBy(stack.prefix, fixJobId(issue.repoId, issue.number));
 
   /** A repository of `files` under an owner whose .github repository names the replayed model. */
   async function repoWith(
@@ -91,23 +80,14 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
   }
 
   beforeAll(async () => {
-    const stream = await new Docker().getEvents({
-      filters: JSON.stringify({ type: ["container"], event: ["create"] }),
-    });
-    events = stream;
-    let pending = "";
-    stream.on("data", (chunk: Buffer) => {
-      const lines = (pending + chunk.toString("utf8")).split("\n");
-      pending = lines.pop() ?? "";
-      for (const line of lines) if (line.trim()) created.push(JSON.parse(line));
-    });
+    creates = await watchContainerCreates();
     dir = await mkdtemp(join(tmpdir(), "af-declared-toolchain-"));
     openai = await startOpenAIStandIn();
     stack = new Stack({ model: null, env: { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key" } });
     await stack.start();
   }, 120_000);
   afterAll(async () => {
-    (events as { destroy?: () => void } | undefined)?.destroy?.();
+    creates?.stop();
     await stack?.stop();
     await openai?.close();
     if (dir) await rm(dir, { recursive: true, force: true });

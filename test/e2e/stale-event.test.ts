@@ -9,10 +9,10 @@
  * starts only once the jobs are queued and GitHub has changed under them.
  */
 import { execFileSync } from "node:child_process";
-import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixBranch } from "../../src/fix-branch.js";
 import { fixJobId } from "../../src/queue/index.js";
+import { type ContainerCreates, watchContainerCreates } from "../support/container-events.js";
 import { sampleFixReplies, stackWithModelStandIn } from "../support/model-stack.js";
 import type { OpenAIStandIn } from "../support/openai-server.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
@@ -25,25 +25,9 @@ const ready = (await requireRedis()) && (await requireSandboxImage());
 describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
   const { stack, start, stop } = stackWithModelStandIn({ worker: false });
   let model: OpenAIStandIn;
-  const since = Math.floor(Date.now() / 1000);
-
-  /** Containers this stack's workers created since the test began (removed ones too: Docker's events). */
-  async function containersCreated(): Promise<string[]> {
-    const stream = await new Docker().getEvents({
-      since,
-      until: Math.ceil(Date.now() / 1000) + 1,
-      filters: JSON.stringify({ type: ["container"], event: ["create"] }),
-    });
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
-    return Buffer.concat(chunks)
-      .toString("utf8")
-      .split("\n")
-      .filter((line) => line.trim())
-      .map((line) => JSON.parse(line) as { Actor: { Attributes: Record<string, string> } })
-      .filter((e) => e.Actor.Attributes["agent-fix.worker"]?.startsWith(`${stack.prefix}/`))
-      .map((e) => e.Actor.Attributes.name ?? "");
-  }
+  let creates: ContainerCreates;
+  /** Containers this stack's workers created since the file began (removed ones too). */
+  const containersCreated = () => creates.createdBy(stack.prefix);
 
   const branchSha = (issue: IssueRef, branch = fixBranch(issue.number)) => {
     try {
@@ -98,11 +82,15 @@ describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
   }
 
   beforeAll(async () => {
+    creates = await watchContainerCreates();
     model = await start();
     // Enough for two full runs, as the code before the fix made: none of it may be asked for.
     model.enqueue(...sampleFixReplies(), ...sampleFixReplies());
   });
-  afterAll(stop);
+  afterAll(async () => {
+    creates?.stop();
+    await stop();
+  });
 
   it("starts no sandbox, asks the model nothing and pushes nothing", async () => {
     // 1. Labelled, queued; then closed and unlabelled on GitHub, the webhooks of both lost.
@@ -172,7 +160,7 @@ describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
     }
     // No model request, no container, no push, no pull request.
     expect(model.requests).toHaveLength(0);
-    expect(await containersCreated()).toEqual([]);
+    expect(containersCreated()).toEqual([]);
     expect(branchSha(closed)).toBeNull();
     expect(branchSha(unlabelled)).toBeNull();
     expect(branchSha(demoted)).toBeNull();
