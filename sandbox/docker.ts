@@ -73,7 +73,7 @@ import { SANDBOX_IMAGE } from "./version.js";
 export type { DockerSandbox } from "./docker-sandbox.js";
 
 /** gVisor's runtime as docs/operating.md names it in daemon.json: its file shell runs the image's binaries. */
-export const GVISOR_RUNTIME = "runsc";
+const GVISOR_RUNTIME = "runsc";
 
 export const LABEL = {
   /** Present on every container and volume this driver makes. */

@@ -22,7 +22,7 @@ const DOCKER0 = "/sys/class/net/docker0";
  */
 export const RUNSC_RUNTIME = { path: "/usr/bin/runsc", runtimeArgs: ["--platform=ptrace", "--network=none"] };
 
-export interface OwnDockerdOptions {
+interface OwnDockerdOptions {
   /** Runtimes beside runc, as daemon.json's "runtimes" names them. */
   runtimes?: Record<string, { path: string; runtimeArgs?: string[] }>;
 }
