@@ -4,7 +4,8 @@
  * loaded into it once for the file. runsc must run here: nothing skips when it cannot (no KVM is needed,
  * but ptrace must be allowed), so CI fails with runsc's own words. First the sandbox alone (gVisor's
  * kernel, uid 1000, no capabilities, no network, the hardening identical to runc's, the shells'
- * timeouts and kills), then a worker refusing a runtime its engine lacks, then label -> draft PR with
+ * timeouts and kills), a devcontainer build step under runsc, then a worker refusing a runtime its
+ * engine lacks, then label -> draft PR with
  * every container of the run under runsc.
  */
 import type { ChildProcess } from "node:child_process";
@@ -13,7 +14,7 @@ import { rm } from "node:fs/promises";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider, LABEL } from "../../sandbox/docker.js";
-import { SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
+import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
 import { OwnDockerd, RUNSC_RUNTIME } from "../support/own-dockerd.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
@@ -129,6 +130,27 @@ describe.runIf(ready)("sandboxes under gVisor (runsc)", () => {
     } finally {
       await sandbox.dispose();
       await plain.dispose();
+    }
+  }, 120_000);
+
+  it("a devcontainer's build steps run under runsc too", async () => {
+    const provider = new DockerSandboxProvider({ docker: engine.docker, runtime: "runsc" });
+    try {
+      const image = await provider.repoImage({
+        root: source,
+        context: ".",
+        dockerfile: `FROM ${SANDBOX_IMAGE}\nUSER 0:0\nRUN dmesg > /gvisor-boot.txt\n`,
+        bases: [SANDBOX_IMAGE],
+        name: "octo/gvisor-build",
+      });
+      const sandbox = await provider.create({ sourceDir: source, jobId: "gvisor-build", image });
+      try {
+        expect((await sandbox.exec("cat /gvisor-boot.txt")).output).toContain("Starting gVisor");
+      } finally {
+        await sandbox.dispose();
+      }
+    } finally {
+      await provider.close();
     }
   }, 120_000);
 
