@@ -5,8 +5,7 @@
  * but ptrace must be allowed), so CI fails with runsc's own words. First the sandbox alone (gVisor's
  * kernel, uid 1000, no capabilities, no network, the hardening identical to runc's, the shells'
  * timeouts and kills), a devcontainer build step under runsc, then a worker refusing a runtime its
- * engine lacks, then label -> draft PR with
- * every container of the run under runsc.
+ * engine lacks, then label -> draft PR with every container of the run under runsc.
  */
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
