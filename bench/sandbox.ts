@@ -10,6 +10,9 @@
  *                       Sandbox, divided by `docker exec CONTAINER cat FILE` through the CLI; the local driver's
  *                       round trip is printed alongside
  *   concurrent_ready_s  wall time to bring up 8 sandboxes at once, and this process's RSS while holding them
+ *   gvisor_*            on a private engine with runsc (gVisor, test/support/own-dockerd.ts) and the slim
+ *                       sandbox image: `docker run --rm IMAGE true` and a sandbox ready, under runc and under
+ *                       runsc, and their ratios (what AGENT_FIX_SANDBOX_RUNTIME=runsc costs at start-up)
  *
  * Start-up phases (milliseconds from the start of create() to the end of each phase; they overlap) are
  * printed as medians, to show where the time goes.
@@ -25,6 +28,8 @@ import { type DockerSandbox, DockerSandboxProvider } from "../sandbox/docker.js"
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { SANDBOX_IMAGE } from "../sandbox/version.js";
 import type { Sandbox } from "../src/contracts.js";
+import { OwnDockerd, RUNSC_RUNTIME } from "../test/support/own-dockerd.js";
+import { slimSandboxImage } from "../test/support/slim-sandbox-image.js";
 
 const run = promisify(execFile);
 const trials = Number(process.argv.find((a) => a.startsWith("--trials="))?.split("=")[1] ?? 5);
@@ -87,6 +92,97 @@ async function roundTrips(sandbox: Sandbox, file: string, n: number): Promise<nu
     times.push(ms);
   }
   return times;
+}
+
+/**
+ * Start-up under gVisor beside runc, on a private engine that has runsc (the shared one need not), with
+ * the slim sandbox image under the sandbox image's name: the same image on both sides.
+ */
+async function gvisorCosts(repo: string): Promise<Record<string, number>> {
+  const engine = await OwnDockerd.start({ runtimes: { runsc: RUNSC_RUNTIME } });
+  try {
+    const { image } = await slimSandboxImage();
+    await engine.loadImage(image);
+    const dockerRun = (runtime: string) =>
+      timed(() =>
+        run("docker", [
+          "-H",
+          engine.host,
+          "run",
+          "--rm",
+          "--runtime",
+          runtime,
+          "--network",
+          "none",
+          image,
+          "true",
+        ]),
+      ).then(([ms]) => ms);
+    const providers = {
+      runc: new DockerSandboxProvider({ docker: engine.docker, image }),
+      runsc: new DockerSandboxProvider({ docker: engine.docker, image, runtime: "runsc" }),
+    };
+    const ready = async (runtime: "runc" | "runsc") => {
+      const [ms, sandbox] = await timed(() =>
+        providers[runtime].create({ sourceDir: repo, jobId: "bench-gvisor" }),
+      );
+      await sandbox.dispose();
+      return ms;
+    };
+    // Warm-up of both runtimes.
+    await dockerRun("runc");
+    await dockerRun("runsc");
+    await ready("runc");
+    await ready("runsc");
+    const times = {
+      runRunc: [] as number[],
+      runRunsc: [] as number[],
+      readyRunc: [] as number[],
+      readyRunsc: [] as number[],
+    };
+    for (let i = 0; i < trials; i++) {
+      times.runRunc.push(await dockerRun("runc"));
+      times.runRunsc.push(await dockerRun("runsc"));
+      times.readyRunc.push(await ready("runc"));
+      times.readyRunsc.push(await ready("runsc"));
+    }
+    const m = {
+      runRunc: median(times.runRunc),
+      runRunsc: median(times.runRunsc),
+      readyRunc: median(times.readyRunc),
+      readyRunsc: median(times.readyRunsc),
+    };
+    console.log(`gVisor (private engine, ${image}):`);
+    console.log(
+      `  docker run --rm IMAGE true, runc:  median ${fmt(m.runRunc)}  [${times.runRunc.map(fmt).join(", ")}]`,
+    );
+    console.log(
+      `  docker run --rm IMAGE true, runsc: median ${fmt(m.runRunsc)}  [${times.runRunsc.map(fmt).join(", ")}]`,
+    );
+    console.log(
+      `  sandbox ready, runc:               median ${fmt(m.readyRunc)}  [${times.readyRunc.map(fmt).join(", ")}]`,
+    );
+    console.log(
+      `  sandbox ready, runsc:              median ${fmt(m.readyRunsc)}  [${times.readyRunsc.map(fmt).join(", ")}]`,
+    );
+    const ratios = {
+      gvisor_ready_vs_runc: m.readyRunsc / m.readyRunc,
+      gvisor_ready_vs_docker_run: m.readyRunsc / m.runRunc,
+      gvisor_docker_run_vs_runc: m.runRunsc / m.runRunc,
+    };
+    console.log(
+      `  runsc ready / runc ready = ${ratios.gvisor_ready_vs_runc.toFixed(3)}; runsc ready / docker run (runc) = ${ratios.gvisor_ready_vs_docker_run.toFixed(3)}; docker run runsc / runc = ${ratios.gvisor_docker_run_vs_runc.toFixed(3)}`,
+    );
+    return {
+      gvisor_docker_run_runc_ms: Math.round(m.runRunc),
+      gvisor_docker_run_runsc_ms: Math.round(m.runRunsc),
+      gvisor_ready_runc_ms: Math.round(m.readyRunc),
+      gvisor_ready_runsc_ms: Math.round(m.readyRunsc),
+      ...Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, Number(v.toFixed(3))])),
+    };
+  } finally {
+    await engine.remove();
+  }
 }
 
 async function main(): Promise<void> {
@@ -236,6 +332,8 @@ async function main(): Promise<void> {
       `worker RSS holding 8 sandboxes:   ${rssMb.toFixed(1)} MB (before: ${(rssBefore / 1024 ** 2).toFixed(1)} MB)`,
     );
 
+    const gvisor = await gvisorCosts(repo);
+
     console.log(
       JSON.stringify({
         bench: "sandbox",
@@ -255,6 +353,7 @@ async function main(): Promise<void> {
         local_file_roundtrip_ms: Number(localMs.toFixed(2)),
         concurrent_ready_s: Number(concurrentS.toFixed(2)),
         concurrent_rss_mb: Number(rssMb.toFixed(1)),
+        ...gvisor,
       }),
     );
   } finally {

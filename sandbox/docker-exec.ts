@@ -20,7 +20,18 @@ interface ShellIdentity {
   env: string[];
 }
 
-export function helperShells(): { control: ShellIdentity; files: ShellIdentity } {
+/**
+ * Where the file shell's binaries come from: the image's execute-only copies (PRIVATE_BIN), or, under
+ * gVisor, the image's own. gVisor's loader (Debian's runsc 20221219) needs read permission to exec, so
+ * the copies cannot run there (gVisor issues 160 and PR 14687); what they guard against, uid 1000 opening
+ * the shell's stdin through /proc/PID/fd/0, gVisor refuses for an exec's stdin anyway (test/e2e/gvisor.test.ts).
+ */
+export type FileShellBinaries = "execute-only" | "image";
+
+export function helperShells(binaries: FileShellBinaries = "execute-only"): {
+  control: ShellIdentity;
+  files: ShellIdentity;
+} {
   const locale = ["LANG=C.UTF-8", "LC_ALL=C.UTF-8"];
   return {
     control: {
@@ -30,11 +41,18 @@ export function helperShells(): { control: ShellIdentity; files: ShellIdentity }
       cmd: ["nice", "-n", "-20", "bash", "--noprofile", "--norc"],
       env: [`PATH=${SANDBOX_PATH}`, ...locale],
     },
-    files: {
-      user: AGENT_USER,
-      cmd: [`${PRIVATE_BIN}/bash`, "--noprofile", "--norc"],
-      env: [`PATH=${PRIVATE_BIN}`, ...locale],
-    },
+    files:
+      binaries === "execute-only"
+        ? {
+            user: AGENT_USER,
+            cmd: [`${PRIVATE_BIN}/bash`, "--noprofile", "--norc"],
+            env: [`PATH=${PRIVATE_BIN}`, ...locale],
+          }
+        : {
+            user: AGENT_USER,
+            cmd: ["bash", "--noprofile", "--norc"],
+            env: [`PATH=${SANDBOX_PATH}`, ...locale],
+          },
   };
 }
 

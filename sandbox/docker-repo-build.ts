@@ -23,7 +23,7 @@ import { extract, pack as packTar } from "tar-stream";
 import type { RepoImageBuildSpec, SandboxLimits } from "../src/contracts.js";
 import { CancelledError, SandboxError } from "../src/errors.js";
 import { BUILT_LABEL } from "./docker-build.js";
-import { capabilities, imageMissing, isNotFound } from "./docker-spec.js";
+import { capabilities, imageMissing, isNotFound, runtimeOf } from "./docker-spec.js";
 import { copyPaths, type DockerfileInstruction, pairs, parseDockerfile, words } from "./dockerfile.js";
 
 /** The repository of every step image (each under a random tag). */
@@ -42,6 +42,8 @@ export interface RepoBuildSettings {
   timeoutMs: number;
   /** On every container the build makes (the sandbox's job and worker labels: the reaper finds them). */
   containerLabels: Record<string, string>;
+  /** The sandboxes' OCI runtime (docker-spec.ts runtimeOf): a step runs under gVisor as they do. */
+  runtime?: string | undefined;
   /** Aborts the build: its container is killed and removed, the images it made removed. */
   signal?: AbortSignal | undefined;
 }
@@ -433,6 +435,7 @@ class RepoBuild {
       Labels: this.settings.containerLabels,
       Healthcheck: { Test: ["NONE"] },
       HostConfig: {
+        ...runtimeOf(this.settings.runtime),
         NetworkMode: "none",
         CapDrop: ["ALL"],
         CapAdd: capabilities(false, "root"),

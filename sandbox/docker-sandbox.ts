@@ -12,7 +12,14 @@ import {
   SessionSandbox,
   type SessionSandboxSettings,
 } from "./common.js";
-import { AGENT_USER, attachShell, exportWithTar, helperShells, ROOT_SETUP_SHELL } from "./docker-exec.js";
+import {
+  AGENT_USER,
+  attachShell,
+  exportWithTar,
+  type FileShellBinaries,
+  helperShells,
+  ROOT_SETUP_SHELL,
+} from "./docker-exec.js";
 import { removeSandboxResources } from "./docker-remove.js";
 import { CONTROL_INIT, FILE_INIT, WORKDIR } from "./docker-scripts.js";
 import { megabytes } from "./docker-spec.js";
@@ -30,6 +37,7 @@ interface DockerSandboxInit {
   rootShell: boolean;
   settings: SessionSandboxSettings;
   workspaceBytes: number;
+  fileShellBinaries: FileShellBinaries;
 }
 
 export class DockerSandbox extends SessionSandbox {
@@ -65,7 +73,7 @@ export class DockerSandbox extends SessionSandbox {
     this.networkName = init.network;
     this.networkConnected = init.network !== null;
     this.workspaceBytes = init.workspaceBytes;
-    const helpers = helperShells();
+    const helpers = helperShells(init.fileShellBinaries);
     this.control = new ShellSession({
       name: "control",
       spawn: () => attachShell(docker, container, helpers.control),

@@ -89,6 +89,8 @@ interface ContainerSpecInput {
   caBundle?: string | undefined;
   /** A kept environment's image: where it holds the workspace files setup produced, copied in first. */
   keptWorkspace?: string | undefined;
+  /** The engine's OCI runtime (`runsc` for gVisor), or undefined for the engine's default (runc). */
+  runtime?: string | undefined;
 }
 
 /**
@@ -125,6 +127,7 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
     Env: [],
     Labels: input.labels,
     HostConfig: {
+      ...runtimeOf(input.runtime),
       NetworkMode: network ?? "none",
       CapDrop: ["ALL"],
       CapAdd: capabilities(network !== undefined, input.setupUser),
@@ -160,6 +163,11 @@ export function containerSpec(input: ContainerSpecInput): Docker.ContainerCreate
       LogConfig: { Type: "none", Config: {} },
     },
   };
+}
+
+/** `HostConfig.Runtime` when the operator chose one: absent, the engine's default runtime runs it. */
+export function runtimeOf(runtime: string | undefined): { Runtime?: string } {
+  return runtime ? { Runtime: runtime } : {};
 }
 
 export function imageMissing(image: string, cause?: unknown): SandboxError {

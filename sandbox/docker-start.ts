@@ -10,6 +10,7 @@ import { SandboxError } from "../src/errors.js";
 import type { SessionSandboxSettings } from "./common.js";
 import { installJavaTrustStore } from "./docker-ca.js";
 import { type CopyChannel, openCopyChannel } from "./docker-copy.js";
+import type { FileShellBinaries } from "./docker-exec.js";
 import { DockerSandbox } from "./docker-sandbox.js";
 import { createError } from "./docker-spec.js";
 import { applyEgressRules } from "./egress.js";
@@ -32,6 +33,8 @@ export interface SandboxPlan {
   rootShell: boolean;
   settings: SessionSandboxSettings;
   workspaceBytes: number;
+  /** The image's execute-only copies, or (under gVisor, which cannot exec them) its own binaries. */
+  fileShellBinaries: FileShellBinaries;
 }
 
 /** A started sandbox and its main process's stdin, where the repository goes in. */
@@ -68,6 +71,7 @@ export async function startSandbox(
     rootShell: plan.rootShell,
     settings: plan.settings,
     workspaceBytes: plan.workspaceBytes,
+    fileShellBinaries: plan.fileShellBinaries,
   });
   try {
     const channel = await openCopyChannel(docker, container);

@@ -72,6 +72,9 @@ import { SANDBOX_IMAGE } from "./version.js";
 
 export type { DockerSandbox } from "./docker-sandbox.js";
 
+/** gVisor's runtime as docs/operating.md names it in daemon.json: its file shell runs the image's binaries. */
+const GVISOR_RUNTIME = "runsc";
+
 export const LABEL = {
   /** Present on every container and volume this driver makes. */
   sandbox: "agent-fix.sandbox",
@@ -122,6 +125,13 @@ export interface DockerSandboxProviderOptions extends Partial<SessionSandboxSett
   standby?: StandbySettings;
   /** The longest a repository's image build runs, all steps together (default 15 minutes). */
   imageBuildTimeoutMs?: number;
+  /**
+   * The engine's OCI runtime for the sandboxes (`runsc`: gVisor), default the engine's own (runc). Every
+   * sandbox and image build step gets it except a setup sandbox with network, which stays on the default:
+   * runsc runs with `--network=none` here (it cannot join a network namespace it did not make), and the
+   * egress rules are iptables in the container's namespace (sandbox/egress.ts).
+   */
+  runtime?: string;
 }
 
 export class DockerSandboxProvider implements SandboxProvider {
@@ -161,6 +171,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     this.images = new SandboxImages(this.docker, this.image, this.environments, {
       limits: { ...DEFAULT_LIMITS, ...options.limits },
       timeoutMs: options.imageBuildTimeoutMs ?? DEFAULT_BUILD_TIMEOUT_MS,
+      runtime: options.runtime,
       // The sandbox's labels: the reaper removes a build's container its dead worker left.
       containerLabels: {
         [LABEL.sandbox]: "1",
@@ -273,10 +284,12 @@ export class DockerSandboxProvider implements SandboxProvider {
       options.workspaceEnv,
       WORKDIR,
     );
+    const runtime = network ? undefined : this.options.runtime;
     return {
       name,
       image,
       origin,
+      fileShellBinaries: runtime === GVISOR_RUNTIME ? "image" : "execute-only",
       spec: containerSpec({
         name,
         image: runImage,
@@ -289,6 +302,7 @@ export class DockerSandboxProvider implements SandboxProvider {
         setupUser: options.setup?.user,
         caBundle: this.caBundle,
         keptWorkspace: this.environments?.owns(image) ? KEPT_WORKSPACE : undefined,
+        runtime,
       }),
       network: network ?? null,
       egressRules: network ? await this.egressRulesOf() : undefined,

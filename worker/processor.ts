@@ -7,6 +7,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
+import { checkSandboxRuntime } from "../sandbox/docker-runtime.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import type { SandboxProvider } from "../src/contracts.js";
 import { trackQueueDepth } from "../src/metrics/endpoint.js";
@@ -41,6 +42,9 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv): Promise<Bu
   const tag = settings.AGENT_FIX_WORKER_TAG;
   const dockerProvider =
     settings.AGENT_FIX_SANDBOX === "docker" ? dockerSandboxes(settings, operator.worker, tag) : undefined;
+  // A runtime the engine lacks stops the start (every run's first container would fail on it).
+  if (dockerProvider && settings.AGENT_FIX_SANDBOX_RUNTIME)
+    await checkSandboxRuntime(dockerProvider.docker, settings.AGENT_FIX_SANDBOX_RUNTIME);
   const sandboxes: SandboxProvider = meteredSandboxes(
     dockerProvider ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) }),
   );

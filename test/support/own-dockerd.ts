@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -16,13 +16,26 @@ import Docker from "dockerode";
 
 const DOCKER0 = "/sys/class/net/docker0";
 
+/**
+ * gVisor as docs/operating.md configures it: the ptrace platform (no KVM here) and no network of its own
+ * (runsc cannot take over a network namespace Docker made; sandboxes have none anyway).
+ */
+export const RUNSC_RUNTIME = { path: "/usr/bin/runsc", runtimeArgs: ["--platform=ptrace", "--network=none"] };
+
+interface OwnDockerdOptions {
+  /** Runtimes beside runc, as daemon.json's "runtimes" names them. */
+  runtimes?: Record<string, { path: string; runtimeArgs?: string[] }>;
+}
+
 export class OwnDockerd {
   private child: ChildProcess | undefined;
   private constructor(readonly dir: string) {}
 
-  static async start(): Promise<OwnDockerd> {
+  static async start(options: OwnDockerdOptions = {}): Promise<OwnDockerd> {
     // Short: a unix socket path is limited to 108 bytes.
     const engine = new OwnDockerd(await mkdtemp(join(tmpdir(), "af-dkd-")));
+    const config = join(engine.dir, "daemon.json");
+    await writeFile(config, JSON.stringify({ runtimes: options.runtimes ?? {} }));
     await engine.start();
     return engine;
   }
@@ -50,6 +63,7 @@ export class OwnDockerd {
         "--bridge=none",
         "--iptables=false",
         "--ip6tables=false",
+        `--config-file=${join(this.dir, "daemon.json")}`,
       ],
       { stdio: "ignore" },
     );

@@ -20,6 +20,7 @@ export function dockerSandboxes(
     ...(caBundle ? { caBundle } : {}),
     ...(settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {}),
     ...(tag ? { workerId: `${tag}/${defaultWorkerId()}` } : {}),
+    ...(settings.AGENT_FIX_SANDBOX_RUNTIME ? { runtime: settings.AGENT_FIX_SANDBOX_RUNTIME } : {}),
     ...(settings.AGENT_FIX_WORKSPACE_SIZE ? { workspaceSize: settings.AGENT_FIX_WORKSPACE_SIZE } : {}),
     ...(keptSize === 0 || keptSize === "0"
       ? {}

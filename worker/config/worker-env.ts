@@ -29,6 +29,13 @@ export const workerEnvSchema = z.object({
     .describe(
       "The sandbox image of repositories that name none; default the slim image of sandbox/version.ts (agent-fix-sandbox:VERSION), or agent-fix-sandbox-rich:VERSION.",
     ),
+  AGENT_FIX_SANDBOX_RUNTIME: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "a runtime name of the engine, such as runsc")
+    .optional()
+    .describe(
+      "The Docker engine's OCI runtime for the sandboxes: `runsc` runs them under gVisor (a user-space kernel between the agent and the host's); default the engine's own (runc). The engine must have it (`docker info`'s Runtimes; the worker refuses to start otherwise). Setup with network stays on runc (docs/operating.md).",
+    ),
   AGENT_FIX_WORKSPACE_SIZE: z
     .string()
     .regex(/^[1-9]\d*[kmg]?$/i, 'a size such as "4g" or "512m"')
