@@ -1,25 +1,12 @@
-import { readdir, readFile } from "node:fs/promises";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { detectCommands, filesToRead } from "../../../worker/config/detect/index.js";
 import { detectedSnippet } from "../../../worker/config/detect/report.js";
+import { detectDirectory } from "../../support/detect-fixture.js";
 
 const FIXTURES = new URL("../../fixtures/detect/", import.meta.url).pathname;
 
 /** A fixture tree as the worker sees a repository: its file list, and the files detection asks for. */
-async function detectFixture(name: string) {
-  const root = join(FIXTURES, name);
-  const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  const paths = entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
-    .sort();
-  const wanted = filesToRead(paths);
-  const contents = new Map(
-    await Promise.all(wanted.map(async (path) => [path, await readFile(join(root, path), "utf8")] as const)),
-  );
-  return { ...detectCommands({ paths, contents }), read: wanted };
-}
+const detectFixture = (name: string) => detectDirectory(join(FIXTURES, name));
 
 describe("Node: the lockfile decides the install, the `test` script the tests", () => {
   it("package-lock.json: npm ci, npm test", async () => {
