@@ -10,47 +10,18 @@
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { rm } from "node:fs/promises";
-import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider, LABEL } from "../../sandbox/docker.js";
 import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
 import { OwnDockerd, RUNSC_RUNTIME } from "../support/own-dockerd.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";
+import { INJECT_EVERYWHERE, sandboxHardening } from "../support/sandbox-hardening.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { slimSandboxImage } from "../support/slim-sandbox-image.js";
 import { Stack, sampleConfig } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";
 
 const ready = (await requireRedis()) && (await requireSandboxImage());
-
-/** What a hostile agent runs: a command line into the stdin of every other process it can see (as in sandbox-hardening.test.ts). */
-const INJECT_EVERYWHERE = `for d in /proc/[0-9]*; do
-  p=\${d#/proc/}
-  [[ $p == $$ ]] && continue
-  read -r c < $d/comm 2>/dev/null || continue
-  if ( echo "touch /workspace/pwned-$p" > $d/fd/0 ) 2>/dev/null; then echo "wrote $p $c"; else echo "refused $p $c"; fi
-done`;
-
-/** The parts of a container's HostConfig that make it a sandbox, and its runtime. */
-async function hardening(docker: Docker, id: string) {
-  const { HostConfig: h, Config: c } = await docker.getContainer(id).inspect();
-  return {
-    runtime: h.Runtime,
-    hardening: {
-      user: c.User,
-      readOnly: h.ReadonlyRootfs,
-      capDrop: h.CapDrop,
-      capAdd: h.CapAdd,
-      securityOpt: h.SecurityOpt,
-      network: h.NetworkMode,
-      memory: h.Memory,
-      pids: h.PidsLimit,
-      tmpfs: h.Tmpfs,
-      init: h.Init,
-      mounts: h.Mounts?.map((m) => m.Target),
-    },
-  };
-}
 
 function output(child: ChildProcess): () => string {
   let text = "";
@@ -120,8 +91,8 @@ describe.runIf(ready)("sandboxes under gVisor (runsc)", () => {
       await sandbox.writeFile("written.txt", "by the worker\n");
       expect((await sandbox.readFile("written.txt")).toString()).toBe("by the worker\n");
       // The same hardening as under runc; only the runtime differs.
-      const gvisor = await hardening(engine.docker, sandbox.id);
-      const native = await hardening(engine.docker, plain.id);
+      const gvisor = await sandboxHardening(engine.docker, sandbox.id);
+      const native = await sandboxHardening(engine.docker, plain.id);
       expect(gvisor.runtime).toBe("runsc");
       expect(native.runtime).toBe("runc");
       expect(gvisor.hardening).toEqual(native.hardening);

@@ -14,18 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider } from "../../sandbox/docker.js";
 import { SandboxError } from "../../src/errors.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";
+import { INJECT_EVERYWHERE } from "../support/sandbox-hardening.js";
 import { requireSandboxImage } from "../support/services.js";
 
 const available = await requireSandboxImage();
 const docker = new Docker();
-
-/** What a hostile agent runs: a command line into the stdin of every other process it can see. */
-const INJECT_EVERYWHERE = `for d in /proc/[0-9]*; do
-  p=\${d#/proc/}
-  [[ $p == $$ ]] && continue
-  read -r c < $d/comm 2>/dev/null || continue
-  if ( echo "touch /workspace/pwned-$p" > $d/fd/0 ) 2>/dev/null; then echo "wrote $p $c"; else echo "refused $p $c"; fi
-done`;
 
 describe.runIf(available)("docker sandbox hardening", () => {
   let source: string;

@@ -12,6 +12,7 @@ import { RunSandboxes } from "../../worker/pipeline/sandbox.js";
 import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
 import { committedRepository } from "../support/committed-repo.js";
 import { repositoryNamed } from "../support/repository-identity.js";
+import { sandboxHardening } from "../support/sandbox-hardening.js";
 import { requireSandboxImage } from "../support/services.js";
 import { waitFor } from "../support/stack-parts.js";
 
@@ -80,22 +81,6 @@ async function startsCounted(from: "standby" | "fresh"): Promise<number> {
   return values.find((v) => v.labels.driver === "docker" && v.labels.from === from)?.value ?? 0;
 }
 
-/** The parts of a container's HostConfig that make it a sandbox. */
-async function hardening(id: string) {
-  const { HostConfig: h, Config: c } = await provider.docker.getContainer(id).inspect();
-  return {
-    user: c.User,
-    readOnly: h.ReadonlyRootfs,
-    capDrop: h.CapDrop,
-    capAdd: h.CapAdd,
-    securityOpt: h.SecurityOpt,
-    network: h.NetworkMode,
-    memory: h.Memory,
-    pids: h.PidsLimit,
-    tmpfs: h.Tmpfs,
-  };
-}
-
 describe.runIf(ready)("standby sandboxes of kept environments", () => {
   it("the next sandbox takes the standby: the kept files and the checkout in place, hardened the same, nothing of the sandbox before it", async () => {
     const { sandboxes, dir } = await prepared("octo/one");
@@ -117,7 +102,9 @@ describe.runIf(ready)("standby sandboxes of kept environments", () => {
     expect(await output(second, "ls /tmp ~/.bashrc planted.txt 2>&1; pgrep -c -f 'sleep 900'")).toMatch(
       /No such file[\s\S]*No such file[\s\S]*\n0$/,
     );
-    expect(await hardening(second.id)).toEqual(await hardening(first.id));
+    expect(await sandboxHardening(provider.docker, second.id)).toEqual(
+      await sandboxHardening(provider.docker, first.id),
+    );
     // Taken: another one is started for the sandbox after it.
     await waitFor("the next standby", async () => (await standbyContainers()).length === 1, 60_000);
     await sandboxes.disposeAll();
