@@ -18,7 +18,7 @@
  * model is asked, naming the file and line, what the images have and how to provide it.
  */
 
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,6 +28,7 @@ import { type ContainerCreates, watchContainerCreates } from "../support/contain
 import { type OpenAIStandIn, startOpenAIStandIn } from "../support/openai-server.js";
 import { npmPackage } from "../support/registry-project.js";
 import { turn } from "../support/replay-turns.js";
+import { addReplayedProject } from "../support/replayed-project.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import { FIXTURES, filesOf, type IssueRef, waitFor } from "../support/stack-parts.js";
@@ -50,34 +51,14 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
     creates.createdBy(stack.prefix, fixJobId(issue.repoId, issue.number));
 
   /** A repository of `files` under an owner whose .github repository names the replayed model. */
-  async function repoWith(
+  const repoWith = (
     owner: string,
     installationId: number,
     files: Record<string, string | Buffer>,
     turns: string[],
     issue: { title: string; body: string },
-  ): Promise<IssueRef> {
-    const replay = join(dir, `${owner}.jsonl`);
-    await writeFile(replay, `${turns.join("\n")}\n`);
-    await stack.github.addRepo({
-      owner,
-      name: ".github",
-      files: { ".github/agent-fix.yml": `model: replay:${replay}\nlimits:\n  maxSteps: 10\n` },
-      permissions: { maintainer: "write" },
-      installationId,
-    });
-    const repo = await stack.github.addRepo({
-      owner,
-      name: "project",
-      files,
-      permissions: { maintainer: "write" },
-      installationId,
-    });
-    return stack.addIssue(
-      { owner, name: "project", id: repo.id, installationId: repo.installationId },
-      issue,
-    );
-  }
+  ): Promise<IssueRef> =>
+    addReplayedProject(stack, dir, { owner, name: "project", installationId, files, turns, issue });
 
   beforeAll(async () => {
     creates = await watchContainerCreates();

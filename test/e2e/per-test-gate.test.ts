@@ -11,13 +11,14 @@
  * agent's change is gated on the tests and gets its pull request; a change that breaks a test that
  * passed before gets none, and the model is told which test.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OpenAIStandIn, startOpenAIStandIn } from "../support/openai-server.js";
 import { npmPackage } from "../support/registry-project.js";
 import { turn } from "../support/replay-turns.js";
+import { addReplayedProject } from "../support/replayed-project.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import { type IssueRef, waitFor } from "../support/stack-parts.js";
@@ -49,36 +50,24 @@ describe.runIf(ready)("a real npm package whose `npm test` ends with an offline-
   let files: Record<string, string | Buffer>;
 
   /** xtend under `owner`, its owner's .github naming the replay of `turns`. */
-  async function xtendRepo(
+  const xtendRepo = (
     owner: string,
     installationId: number,
     turns: string[],
     maxSteps = 10,
-  ): Promise<IssueRef> {
-    const replay = join(dir, `${owner}.jsonl`);
-    await writeFile(replay, `${turns.join("\n")}\n`);
-    await stack.github.addRepo({
-      owner,
-      name: ".github",
-      files: { ".github/agent-fix.yml": `model: replay:${replay}\nlimits:\n  maxSteps: ${maxSteps}\n` },
-      permissions: { maintainer: "write" },
-      installationId,
-    });
-    const repo = await stack.github.addRepo({
+  ): Promise<IssueRef> =>
+    addReplayedProject(stack, dir, {
       owner,
       name: "xtend",
-      files,
-      permissions: { maintainer: "write" },
       installationId,
-    });
-    return stack.addIssue(
-      { owner, name: "xtend", id: repo.id, installationId: repo.installationId },
-      {
+      files,
+      turns,
+      maxSteps,
+      issue: {
         title: "No test covers extend() with no arguments",
         body: "`extend()` with no arguments should return an empty object; add a test for it.",
       },
-    );
-  }
+    });
 
   /** The run's trajectory, as the app serves it from the link on the pull request or the status. */
   async function gateOutputs(body: string): Promise<string[]> {
