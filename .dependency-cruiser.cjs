@@ -1,6 +1,7 @@
 /**
  * The dependency rules of docs/architecture.md: worker -> src, worker -> sandbox, sandbox -> src/contracts
- * only; the agent loop and its tools know nothing of GitHub, the queue or the pipeline around them.
+ * only; the agent loop and its tools know nothing of GitHub, the queue or the run around them; the run
+ * knows nothing of BullMQ, and the queue worker nothing of the run (worker/main.ts joins them).
  */
 module.exports = {
   forbidden: [
@@ -24,12 +25,36 @@ module.exports = {
     {
       name: "agent-loop-free-of-github-queue-pipeline",
       comment:
-        "worker/agent, worker/aci and worker/model run the agent loop against a sandbox: they import nothing of GitHub (src/github, worker/github, @octokit/*, probot), the queue (src/queue, bullmq) or the pipeline (worker/pipeline). What they need from those is passed in (a Gate, a Sandbox, callbacks).",
+        "worker/agent, worker/aci and worker/model run the agent loop against a sandbox: they import nothing of GitHub (src/github, worker/github, @octokit/*, probot), the queue (src/queue, worker/jobs, bullmq) or the run (worker/run). What they need from those is passed in (a Gate, a Sandbox, callbacks).",
       severity: "error",
       from: { path: "^worker/(agent|aci|model)/" },
       to: {
-        path: "^(src/(github|queue)|worker/(github|pipeline))/|^node_modules/(@octokit/|probot/|bullmq/)",
+        path: "^(src/(github|queue)|worker/(github|jobs|run))/|(^|/)node_modules/(@octokit/|probot/|bullmq/)",
       },
+    },
+    {
+      name: "run-free-of-bullmq",
+      comment:
+        "worker/run is the run of one job, from its issue to its pull request: it imports nothing of BullMQ (bullmq, worker/jobs). It is given a RunJob and returns a RunEnd (worker/run-end.ts); what the queue does with the job is worker/jobs' business.",
+      severity: "error",
+      from: { path: "^worker/run/" },
+      to: { path: "^worker/jobs/|(^|/)node_modules/bullmq/" },
+    },
+    {
+      name: "jobs-free-of-the-run",
+      comment:
+        "worker/jobs is everything BullMQ (locks, cancels, hand-back, lock loss, retries, admission, run records, abandoned jobs): it runs whatever processor it is given and imports nothing of worker/run. Only worker/main.ts, the composition root, knows both.",
+      severity: "error",
+      from: { path: "^worker/jobs/" },
+      to: { path: "^worker/run/" },
+    },
+    {
+      name: "bullmq-only-in-jobs",
+      comment:
+        "BullMQ is used by the queue worker (worker/jobs), the producer side both processes share (src/queue), the dashboard and metrics that read the queue (src/), and the composition root; nowhere else in worker/.",
+      severity: "error",
+      from: { path: "^worker/", pathNot: "^worker/(jobs/|main\\.ts$)" },
+      to: { path: "(^|/)node_modules/bullmq/" },
     },
     {
       name: "sandbox-only-to-contracts",

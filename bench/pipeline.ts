@@ -18,9 +18,9 @@ import { silentLogger } from "../test/support/logs.js";
 import { requireRedis, requireSandboxImage } from "../test/support/services.js";
 import { Stack } from "../test/support/stack.js";
 import { waitFor } from "../test/support/stack-parts.js";
-import { startFixWorker } from "../worker/index.js";
-import type { JobResult } from "../worker/pipeline/fix-job.js";
-import { authHeader } from "../worker/pipeline/git.js";
+import { startFixWorker } from "../worker/main.js";
+import { authHeader } from "../worker/run/checkout/git.js";
+import { completed, type JobResult } from "../worker/run-end.js";
 
 const run = promisify(execFile);
 const LATENCY_SAMPLES = 60;
@@ -49,6 +49,7 @@ async function main(): Promise<void> {
       logger: silentLogger(),
       process: async (job) => {
         started.set(job.id ?? "", performance.now());
+        return completed(null);
       },
     });
     const repo = await stack.addSampleRepo("latency");

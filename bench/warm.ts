@@ -21,7 +21,7 @@ import { startOpenAIStandIn } from "../test/support/openai-server.js";
 import { requireRedis, requireSandboxImage } from "../test/support/services.js";
 import { Stack } from "../test/support/stack.js";
 import { filesOf, waitFor } from "../test/support/stack-parts.js";
-import type { JobResult } from "../worker/pipeline/fix-job.js";
+import type { JobResult } from "../worker/run-end.js";
 
 const run = promisify(execFile);
 const WARM_RUNS = 3;

@@ -46,7 +46,7 @@ const COPY_FAILED = "__AF_COPY_FAILED__";
 /**
  * The main process's script. From a kept environment's image, the workspace files setup produced come
  * from the image itself (`keptWorkspace`, its own layer) before the host's tar is unpacked over them: the
- * host sends only the checkout, and nothing is extracted on the host (worker/pipeline/warm-start.ts).
+ * host sends only the checkout, and nothing is extracted on the host (worker/run/prepare/warm-start.ts).
  */
 export function copyThenSleep(keptWorkspace?: string): string {
   const unpack = `tar -x -p -f - -C ${WORKDIR} 2>&1`;

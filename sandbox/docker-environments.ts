@@ -1,5 +1,5 @@
 /**
- * Kept environments (warm start, step 5 of docs/architecture.md): after setup, its container is
+ * Kept environments (warm start, the run's prepare step): after setup, its container is
  * committed to a local image `agent-fix-kept:<key>` with the workspace files setup produced under
  * KEPT_WORKSPACE, which a sandbox of that image copies into its workspace itself (sandbox/docker-copy.ts),
  * and the few the host needs (outside the directories the host's tree skips) under KEPT_HOST_FILES too.

@@ -1,6 +1,6 @@
 /**
  * The credential scan of what a kept environment would hold outside the workspace (the workspace itself
- * is scanned on the host: worker/pipeline/secret-scan.ts). The files setup added or changed, as the
+ * is scanned on the host: worker/run/prepare/secret-scan.ts). The files setup added or changed, as the
  * Engine lists them, are searched in the committed image, before it is tagged, by a container of root
  * that can read every file (DAC_READ_SEARCH) and nothing else, without network: the secrets' forms go
  * in on its stdin (setup's container held their values already).

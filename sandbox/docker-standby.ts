@@ -1,5 +1,5 @@
 /**
- * Standby sandboxes of kept environments (warm start, docs/architecture.md step 5). After a sandbox of a
+ * Standby sandboxes of kept environments (warm start, the run's prepare step). After a sandbox of a
  * kept environment's image starts, the provider starts one more like it: the same image (by id), limits,
  * shell environment and settings, its shells attached and the kept workspace files already in place, its
  * main process waiting for the repository. The next create() of that exact specification (the baseline's

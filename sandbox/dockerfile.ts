@@ -1,6 +1,6 @@
 /**
  * The one parser of a repository's Dockerfile (a devcontainer's build.dockerfile). The worker checks
- * the file with it before anything runs (worker/pipeline/devcontainer-build.ts) and the provider
+ * the file with it before anything runs (worker/run/configure/devcontainer-build.ts) and the provider
  * executes what it returns, step by step (sandbox/docker-repo-build.ts): the engine never receives the
  * Dockerfile's text, so no second parser (the engine's, with its escape directive, exec-form ADD or
  * ONBUILD) can read it differently from the check. What this parser does not understand is refused,

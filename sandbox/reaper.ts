@@ -1,6 +1,6 @@
 /**
  * Removes sandboxes (containers and volumes labelled by the docker driver) left behind by a worker that
- * died, or older than a maximum age. worker/fix-worker/start.ts runs it at start and on a timer.
+ * died, or older than a maximum age. worker/main.ts has worker/jobs/start.ts run it at start and on a timer.
  */
 import os from "node:os";
 import Docker from "dockerode";

@@ -70,7 +70,7 @@ export interface SandboxCreateOptions {
   image?: string | undefined;
   /**
    * Or an image the provider builds, with no network, from the repository's checkout (a devcontainer's
-   * build.dockerfile, checked by worker/pipeline/devcontainer-build.ts); built once for equal fields.
+   * build.dockerfile, checked by worker/run/configure/devcontainer-build.ts); built once for equal fields.
    */
   imageBuild?: RepoImageBuildSpec | undefined;
   /** Aborting stops what create() is doing that takes long (building the repository's image). */

@@ -228,6 +228,21 @@ export class CancelledError extends AgentFixError<"run_cancelled"> {
 }
 
 /**
+ * The baseline ended the run: the repository's tests fail before any change (and it does not allow a run
+ * then). `reason` is the status the maintainer reads, `run` the tests' run it rests on. It aborts the
+ * agent's signal, so the agent stops where it is.
+ */
+export class BaselineStop<Run = unknown> extends Error {
+  constructor(
+    readonly reason: string,
+    readonly run: Run,
+  ) {
+    super(reason);
+    this.name = "BaselineStop";
+  }
+}
+
+/**
  * A signed webhook body that is being handled right now, by this or another server (or was, by one
  * that died before finishing): answered 409, not 2xx, so a sender who meant it (GitHub's redelivery
  * after a crash) sees it was not taken and can send it again once the claim lapses.

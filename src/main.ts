@@ -7,7 +7,7 @@
  * process entry that composes both sides, not shared code.
  */
 import { pathToFileURL } from "node:url";
-import { main as startWorker, startWorkerFromEnv } from "../worker/index.js";
+import { main as startWorker, startWorkerFromEnv } from "../worker/main.js";
 import { hasAppCredentials, parseEnv } from "./config/env.js";
 import { exitOnSignals } from "./process-signals.js";
 import { startAppServer, main as startServer } from "./server.js";

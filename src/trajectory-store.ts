@@ -18,7 +18,7 @@ const decompress = promisify(brotliDecompress);
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Quality 5: most of the gain of 11 at a small part of its time; a run saves after every step. */
 const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } };
-/** A run name as runName (worker/pipeline/fix-job.ts) or the CLI makes it. */
+/** A run name as runName (worker/run/open/open-run.ts) or the CLI makes it. */
 const RUN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
 
 /** Who a run was for; the worker knows it from the job. */

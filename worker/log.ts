@@ -1,6 +1,6 @@
 /**
  * The worker's logger: pino (what Probot logs with, the same version), JSON lines on stdout. The
- * composition root (worker/processor.ts) makes one per process and passes it in; each job logs
+ * composition root (worker/main.ts) makes one per process and passes it in; each job logs
  * through a child that puts the job id, installation and repository on every line.
  */
 import { type Logger, pino } from "pino";

@@ -3,59 +3,26 @@
  * duration and its wait in the queue, the model's tokens, cost and errors, sandbox start times. Wrappers
  * the composition root puts around the parts, so the parts themselves know nothing of metrics.
  */
-import { type Job, UnrecoverableError } from "bullmq";
 import type { Model, Sandbox, SandboxProvider } from "../src/contracts.js";
-import { metrics, type RunOutcomeLabel } from "../src/metrics/registry.js";
-import type { FixJobData } from "../src/queue/index.js";
+import { metrics } from "../src/metrics/registry.js";
 import { observedModel } from "./model/observed.js";
 import type { RetryEvent } from "./model/retry.js";
-import { decodeAbortReason, isCancelledRun } from "./pipeline/cancel.js";
 
-/** Runs one attempt of `job`, recording its queue wait (first start only), outcome and duration. */
-export async function observeRun<T>(
-  job: Job<FixJobData>,
-  signal: AbortSignal,
-  run: () => Promise<T>,
-): Promise<T> {
-  const started = Date.now();
-  if (job.attemptsMade === 0 && !job.data.handoffs) {
-    const queued = job.timestamp + (job.opts.delay ?? 0);
-    metrics.queueWait.observe(Math.max(0, (job.processedOn ?? started) - queued) / 1000);
-  }
-  let outcome: RunOutcomeLabel = "failed";
-  try {
-    const result = await run();
-    outcome =
-      (result as { kind?: unknown } | undefined)?.kind === "pull_request"
-        ? "pull_request"
-        : "no_pull_request";
-    return result;
-  } catch (error) {
-    outcome = failedOutcome(error, job, signal);
-    throw error;
-  } finally {
-    metrics.runs.inc({ outcome });
-    metrics.runDuration.observe({ outcome }, (Date.now() - started) / 1000);
-  }
-}
-
-function failedOutcome(error: unknown, job: Job<FixJobData>, signal: AbortSignal): RunOutcomeLabel {
-  if (signal.aborted)
-    return decodeAbortReason(signal.reason).kind === "shutdown" ? "handed_back" : "cancelled";
-  if (isCancelledRun(error)) return "cancelled";
-  const attemptsLeft = (job.opts.attempts ?? 1) > job.attemptsMade + 1;
-  return error instanceof UnrecoverableError || !attemptsLeft ? "failed" : "retrying";
-}
-
-/** `model` with each answer's tokens and cost counted for `installation`, and its failures. */
-export function meteredModel(model: Model, installation: number): Model {
+/** `model` with each answer's tokens and cost counted for `installation` (and spent), and its failures. */
+export function meteredModel(
+  model: Model,
+  installation: number,
+  spend?: (costUsd: number) => Promise<void>,
+): Model {
   const labels = { model: model.name, installation: String(installation) };
   return observedModel(model, {
-    answered: (answer) => {
+    answered: async (answer) => {
       metrics.modelTokens.inc({ ...labels, kind: "prompt" }, answer.usage.promptTokens);
       metrics.modelTokens.inc({ ...labels, kind: "cached_prompt" }, answer.usage.cachedPromptTokens);
       metrics.modelTokens.inc({ ...labels, kind: "completion" }, answer.usage.completionTokens);
       metrics.modelCost.inc(labels, answer.costUsd);
+      // The installation's monthly budget, as each call is billed (one wrapper: one frame, one order).
+      await spend?.(answer.costUsd);
     },
     failed: (error, signal) => {
       // A cancel is no failure of the model's.

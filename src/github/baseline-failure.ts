@@ -1,5 +1,5 @@
 /**
- * The tests that failed before any change (step 6 of docs/architecture.md), as the final status shows
+ * The tests that failed before any change (the run's baseline step), as the final status shows
  * them: what the run took the failure for (the environment or the tests), the last lines of the output,
  * and what the agent had spent when the failure stopped it. The output is the repository's text (and,
  * through what its tests print, anyone's): it goes verbatim inside a code fence longer than any backtick

@@ -1,6 +1,6 @@
 /**
  * `marketplace_purchase` events set the account's plan, whose limits the worker applies
- * (worker/fairness/limits.ts; the operator maps plans to limits in the `quotas:` config). A purchase
+ * (worker/jobs/admission-limits.ts; the operator maps plans to limits in the `quotas:` config). A purchase
  * or a change takes effect now (GitHub sends `changed` again when a pending change takes effect); a
  * cancellation drops the plan, so the operator's default limits apply; a pending change (a downgrade
  * or a cancellation at the end of the billing cycle) changes nothing yet.

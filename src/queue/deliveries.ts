@@ -13,7 +13,7 @@ import { type QueueNames, signedBodyKey } from "./keys.js";
 /**
  * How long a handled body is remembered. GitHub lets a delivery be redelivered for 3 days; 8 leaves
  * room for clock and queue delays. Past it a replayed body is handled again, and the worker's check
- * against GitHub (worker/pipeline/still-wanted.ts) is what stands: it runs only what is true then.
+ * against GitHub (worker/run/open/still-wanted.ts) is what stands: it runs only what is true then.
  */
 const HANDLED_TTL_S = 8 * 24 * 60 * 60;
 

@@ -1,7 +1,7 @@
 /**
  * Review feedback that arrives while a run of the issue is queued or running is kept, not refused:
  * it waits in a list per issue, and once that run has ended one follow-up review run takes all of it
- * (worker/fix-worker/job-ends.ts starts it from whichever worker ran the job). The list holds ids only, like jobs.
+ * (worker/jobs/job-ends.ts starts it from whichever worker ran the job). The list holds ids only, like jobs.
  */
 import { z } from "zod";
 import { type EnqueueResult, enqueueFix, type FixQueue } from "./fix-queue.js";

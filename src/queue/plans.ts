@@ -1,6 +1,6 @@
 /**
  * The GitHub Marketplace plan of each account, by account id, as `marketplace_purchase` events set it
- * (webhook process); the worker reads it to pick the limits that apply (worker/fairness/limits.ts).
+ * (webhook process); the worker reads it to pick the limits that apply (worker/jobs/admission-limits.ts).
  * An account without a record (never bought, or cancelled) gets the operator's default limits.
  */
 import type { Redis } from "ioredis";

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOKEN_PERMISSIONS } from "../../worker/pipeline/auth.js";
+import { TOKEN_PERMISSIONS } from "../../worker/run/open/installation-auth.js";
 import { liveClosingReferences, liveMentions, liveOutsideUrls } from "../support/github/live-text.js";
 import type { RequestRecord } from "../support/github-server.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";

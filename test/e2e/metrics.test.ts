@@ -5,7 +5,7 @@
  * run's model call answered 400 counts as the model's error once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StartedWorker, startWorkerFromEnv } from "../../worker/index.js";
+import { type StartedWorker, startWorkerFromEnv } from "../../worker/main.js";
 import { sampleValue, scrape } from "../support/metrics.js";
 import { sampleFixReplies, stackWithModelStandIn } from "../support/model-stack.js";
 import type { OpenAIStandIn } from "../support/openai-server.js";

@@ -23,7 +23,7 @@ import { fixJobIdOf, jobRetries, reportFigure } from "./figures.js";
 
 const ready = (await requireRedis()) && (await requireSandboxImage());
 
-/** What the pipeline makes of a sandbox call's failure (worker/pipeline/fix-job-failure.ts reportFailure). */
+/** What the pipeline makes of a sandbox call's failure (worker/run/end/run-failure.ts). */
 async function failureOf(call: Promise<unknown>): Promise<InfrastructureError> {
   const error = await call.then(
     () => expect.fail("the call succeeded on a lost engine"),

@@ -67,7 +67,7 @@ async function peakMiB(child: ChildProcess): Promise<number> {
   return Math.round(Number(/^VmHWM:\s+(\d+)/m.exec(status)?.[1] ?? 0) / 1024);
 }
 
-/** When a worker logged that a run took or gave back its installation's slot (worker/fairness/). */
+/** When a worker logged that a run took or gave back its installation's slot (worker/jobs/admission.ts). */
 interface SlotEvent {
   msg: "run admitted" | "run slot released";
   jobId: string;

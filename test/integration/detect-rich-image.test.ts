@@ -24,7 +24,7 @@ import { FIXTURES } from "../support/stack-parts.js";
 const ready = await requireSandboxImage(SANDBOX_RICH_IMAGE);
 const HOST_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 
-/** Detection over a fixture directory's files, as worker/pipeline/detect.ts does over the API. */
+/** Detection over a fixture directory's files, as worker/run/configure/detect.ts does over the API. */
 async function detect(root: string) {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   const paths = entries.filter((e) => e.isFile()).map((e) => relative(root, join(e.parentPath, e.name)));

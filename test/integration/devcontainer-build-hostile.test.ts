@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../sandbox/docker.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import type { RepoImageBuildSpec } from "../../src/contracts.js";
-import { checkDockerfile } from "../../worker/pipeline/devcontainer-build.js";
+import { checkDockerfile } from "../../worker/run/configure/devcontainer-build.js";
 import { removeRepoBuilds } from "../support/repo-build.js";
 import { requireSandboxImage } from "../support/services.js";
 

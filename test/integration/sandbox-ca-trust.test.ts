@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider } from "../../sandbox/docker.js";
 import { CA_BUNDLE_TARGET, JAVA_TRUSTSTORE_TARGET } from "../../sandbox/docker-ca.js";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
-import { findSecrets } from "../../worker/pipeline/secret-scan.js";
+import { findSecrets } from "../../worker/run/prepare/secret-scan.js";
 import { removeRepoBuilds } from "../support/repo-build.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";
 import { requireSandboxImage } from "../support/services.js";

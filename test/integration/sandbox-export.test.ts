@@ -10,7 +10,7 @@ import {
   DEFAULT_INTAKE_LIMITS,
   extractArchive,
   workspaceLimits,
-} from "../../worker/pipeline/workspace-archive.js";
+} from "../../worker/run/prepare/workspace-archive.js";
 import { requireSandboxImage } from "../support/services.js";
 
 // exportWorkspace on both drivers, read back through the pipeline's safe extraction.

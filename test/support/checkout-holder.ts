@@ -4,7 +4,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { makeCheckoutRoot } from "../../worker/pipeline/checkout-dirs.js";
+import { makeCheckoutRoot } from "../../worker/run/open/work-dirs.js";
 
 const root = await makeCheckoutRoot(process.argv[2]);
 await writeFile(join(root, "work-in-progress.txt"), "a clone would be here\n");

@@ -1,5 +1,5 @@
 /**
- * A worker process for the fairness tests: startFixWorker with the real admission (worker/fairness/)
+ * A worker process for the fairness tests: startFixWorker with the real admission (worker/jobs/admission.ts)
  * over the named queue. Each job counts itself in while it runs (`probe:inflight:INSTALLATION`, every
  * count pushed to `probe:peaks:INSTALLATION`) and logs `probe:starts` / `probe:ends`, so the test reads
  * how many runs of an installation ran at once across processes. HOLD_MS < 0: jobs never end.
@@ -10,8 +10,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { connectRedis, createFixQueue } from "../../src/queue/index.js";
 import { runUsage } from "../../src/queue/usage.js";
 import { quotasConfigSchema } from "../../worker/config/quotas.js";
-import { runAdmission } from "../../worker/fairness/admission.js";
-import { startFixWorker } from "../../worker/index.js";
+import { runAdmission } from "../../worker/jobs/admission.js";
+import { startFixWorker } from "../../worker/main.js";
+import { completed } from "../../worker/run-end.js";
 import { silentLogger } from "./logs.js";
 
 const [
@@ -62,11 +63,11 @@ await startFixWorker({
     await redis.rpush(probe(`peaks:${installation}`), inflight);
     await redis.rpush(probe("starts"), job.id ?? "");
     console.log(`active ${job.id}`);
-    if (Number(holdMs) < 0) return new Promise(() => {});
+    if (Number(holdMs) < 0) return new Promise<never>(() => {});
     await sleep(Number(holdMs));
     await redis.decr(probe(`inflight:${installation}`));
     await redis.rpush(probe("ends"), job.id ?? "");
-    return { ok: true };
+    return completed({ ok: true });
   },
 });
 console.log("ready");

@@ -3,7 +3,7 @@
  * `active JOB_ID`, and never finishes, so the test can SIGKILL it mid-run.
  * Usage: tsx test/support/hanging-worker.ts REDIS_URL PREFIX QUEUE LOCK_MS
  */
-import { startFixWorker } from "../../worker/index.js";
+import { startFixWorker } from "../../worker/main.js";
 import { silentLogger } from "./logs.js";
 
 const [redisUrl = "", prefix = "", queueName = "", lockMs = "2000"] = process.argv.slice(2);
@@ -15,6 +15,6 @@ await startFixWorker({
   logger: silentLogger(),
   process: (job) => {
     console.log(`active ${job.id}`);
-    return new Promise(() => {});
+    return new Promise<never>(() => {});
   },
 });

@@ -6,11 +6,11 @@ import { cp, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../src/contracts.js";
-import type { TestCommand } from "../../worker/pipeline/baseline.js";
-import type { GateSetup } from "../../worker/pipeline/gate.js";
-import { prepareTree } from "../../worker/pipeline/prepare.js";
-import type { RunSandboxes } from "../../worker/pipeline/sandbox.js";
-import { operatorTree } from "../../worker/pipeline/trusted-tree.js";
+import { operatorTree } from "../../worker/run/checkout/trusted-tree.js";
+import { prepareTree } from "../../worker/run/prepare/prepare-tree.js";
+import type { RunSandboxes } from "../../worker/run/prepare/run-sandboxes.js";
+import type { GateSetup } from "../../worker/run/solve/gate.js";
+import type { TestCommand } from "../../worker/run/tests/test-run.js";
 import { commitAll } from "./committed-repo.js";
 
 export async function preparedSample(

@@ -1,7 +1,7 @@
 /**
  * The whole product on one machine, as the end-to-end tests, the demo and the pipeline benchmark run
  * it: the GitHub and git stand-in, the real webhook server (src/server.ts) and the real worker
- * (worker/index.ts + worker/processor.ts), sharing the real Redis, with sandboxes on the real Docker
+ * (worker/main.ts + worker/main.ts), sharing the real Redis, with sandboxes on the real Docker
  * engine. Only addresses differ from production: GHE_HOST/GHE_PROTOCOL point at the stand-in.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -16,8 +16,7 @@ import { parseEnv } from "../../src/config/env.js";
 import { type AppServer, startAppServer } from "../../src/server.js";
 import { mergeConfig } from "../../worker/agent/config-file.js";
 import type { WorkerTuning } from "../../worker/config/worker-tuning.js";
-import { type FixWorker, startFixWorker } from "../../worker/index.js";
-import { createProcessorFromEnv } from "../../worker/processor.js";
+import { createProcessorFromEnv, type FixWorker, startFixWorker } from "../../worker/main.js";
 import { GitHubServer, type StandInIssue } from "./github-server.js";
 import { silentLogger } from "./logs.js";
 import { redisUrl } from "./services.js";
@@ -195,7 +194,7 @@ export class Stack {
 
   /** A worker as its own process (`npm run start:worker`), e.g. to SIGKILL it mid-run. */
   spawnWorker(extraEnv: Record<string, string> = {}): ChildProcess {
-    const child = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "worker/main.ts"], {
       cwd: join(import.meta.dirname, "..", ".."),
       env: { ...this.env, ...extraEnv },
       stdio: ["ignore", "pipe", "pipe"],

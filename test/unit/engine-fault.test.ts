@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { engineFault } from "../../sandbox/engine-fault.js";
 import { GitHubError, InfrastructureError, SandboxError } from "../../src/errors.js";
-import { retryNote } from "../../worker/pipeline/retry-note.js";
+import { retryNote } from "../../worker/run/end/retry-note.js";
 
 /** dockerode's error for an exec on a container the engine stopped when it restarted (docker-modem). */
 const notRunning = Object.assign(

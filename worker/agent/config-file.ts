@@ -32,7 +32,7 @@ export interface AgentFixConfig {
   model: ModelConfig;
   /** What a repository's own config may choose (ceilings, models, forbidden paths). */
   repository: RepositoryPolicy;
-  /** How runs are shared between installations: runs at once, budgets, plans (worker/fairness/). */
+  /** How runs are shared between installations: runs at once, budgets, plans (worker/jobs/admission.ts). */
   quotas: QuotasConfig;
   /** What the app's text on GitHub may hold: the hosts links and images of the model's text may point at. */
   github: GithubTextConfig;

@@ -1,6 +1,6 @@
 /**
- * The image of a CLI run's Docker sandboxes, chosen as the worker chooses it (step 4 of
- * docs/architecture.md) but from the local checkout's files: its `.github/agent-fix.yml`'s
+ * The image of a CLI run's Docker sandboxes, chosen as the worker chooses it (the run's config
+ * step) but from the local checkout's files: its `.github/agent-fix.yml`'s
  * `sandbox.image`, else its devcontainer's image or Dockerfile, else the first of the operator's images
  * (the default, AGENT_FIX_SANDBOX_IMAGE as the worker reads it, first) whose probed toolchains meet what
  * detection finds and the versions the checkout declares (pipeline/config.ts's toolchainsFor, with no
@@ -17,8 +17,12 @@ import { detectCommands, filesToRead } from "../config/detect/index.js";
 import type { DetectedPart } from "../config/detect/types.js";
 import { parseRepoYaml, REPO_CONFIG_PATH, type RepoConfig, validateRepoConfig } from "../config/repo.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";
-import { toolchainsFor } from "../pipeline/config.js";
-import { chooseRepoImage, declinedDevcontainerNote, toolchainImageChoice } from "../pipeline/image-choice.js";
+import {
+  chooseRepoImage,
+  declinedDevcontainerNote,
+  toolchainImageChoice,
+} from "../run/configure/image-choice.js";
+import { toolchainsFor } from "../run/configure/repo-config.js";
 
 /** The files detection reads at most, and their size, as the worker reads them through the API. */
 const MAX_READS = 40;

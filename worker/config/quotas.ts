@@ -1,6 +1,6 @@
 /**
  * Schema of the `quotas:` section of config/default.yaml: how runs are shared between installations
- * (worker/fairness/). The top-level limits apply to an account without a Marketplace plan; `plans`
+ * (worker/jobs/admission.ts). The top-level limits apply to an account without a Marketplace plan; `plans`
  * gives a plan's own, by plan id or name, each key falling back to the top level. null: no limit.
  */
 import { z } from "zod";
@@ -58,6 +58,6 @@ export const quotasConfigSchema = z
       ),
   })
   .describe(
-    "How runs are shared between installations (worker/fairness/). The top-level limits apply to accounts without a Marketplace plan; null means no limit.",
+    "How runs are shared between installations (worker/jobs/admission.ts). The top-level limits apply to accounts without a Marketplace plan; null means no limit.",
   );
 export type QuotasConfig = z.infer<typeof quotasConfigSchema>;

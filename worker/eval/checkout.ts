@@ -5,10 +5,10 @@
 import { resolve } from "node:path";
 import { AgentFixError } from "../../src/errors.js";
 import { isGitUrl } from "../agent/cli-support.js";
-import { git } from "../pipeline/git.js";
-import { type PreparedTree, prepareTree } from "../pipeline/prepare.js";
-import type { RunSandboxes } from "../pipeline/sandbox.js";
-import { operatorTree } from "../pipeline/trusted-tree.js";
+import { git } from "../run/checkout/git.js";
+import { operatorTree } from "../run/checkout/trusted-tree.js";
+import { type PreparedTree, prepareTree } from "../run/prepare/prepare-tree.js";
+import type { RunSandboxes } from "../run/prepare/run-sandboxes.js";
 import { tokenForCloneUrl } from "./mine/token.js";
 
 interface InstanceCheckout {

@@ -11,7 +11,7 @@ import { AgentFixError, ConfigError } from "../../src/errors.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";
 import { requirePrice } from "../model/cost.js";
 import { createModel } from "../model/index.js";
-import { createAgentRunner } from "../pipeline/agent-runner.js";
+import { createAgentRunner } from "../run/solve/agent-runner.js";
 import { type EvalInstance, readInstances } from "./instances.js";
 import { renderReport } from "./report.js";
 import { type InstanceResult, readResults, resultKey, writePredictions, writeResults } from "./results.js";

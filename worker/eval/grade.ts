@@ -4,9 +4,9 @@
  * FAIL_TO_PASS and PASS_TO_PASS tests run. Resolved: every one of both lists passes.
  */
 import type { Sandbox } from "../../src/contracts.js";
-import { patchPaths } from "../pipeline/gate.js";
-import type { PreparedTree } from "../pipeline/prepare.js";
-import type { RunSandboxes } from "../pipeline/sandbox.js";
+import type { PreparedTree } from "../run/prepare/prepare-tree.js";
+import type { RunSandboxes } from "../run/prepare/run-sandboxes.js";
+import { patchPaths } from "../run/solve/gate.js";
 import type { EvalInstance } from "./instances.js";
 
 const TEST_TIMEOUT_MS = 30 * 60_000;

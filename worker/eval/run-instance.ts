@@ -1,5 +1,5 @@
 /**
- * One instance through the app's own steps (docs/architecture.md 5 to 8): the prepared tree from the
+ * One instance through the app's own steps (the run's prepare to gate steps, worker/run/run-fix.ts): the prepared tree from the
  * instance's setup, the baseline, the agent with its gate, then grading in a fresh sandbox. The host
  * checkout replaces the app's clone, and nothing is committed or published.
  */
@@ -7,10 +7,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { SandboxProvider, Trajectory } from "../../src/contracts.js";
-import type { AgentRunner } from "../pipeline/agent.js";
-import { runAgentPhase } from "../pipeline/agent-phase.js";
-import { runBaseline } from "../pipeline/baseline.js";
-import { RunSandboxes } from "../pipeline/sandbox.js";
+import { RunSandboxes } from "../run/prepare/run-sandboxes.js";
+import type { AgentRunner } from "../run/solve/agent-run-input.js";
+import { solve } from "../run/solve/solve.js";
+import { runBaseline } from "../run/tests/test-run.js";
 import { checkoutInstance, prepareInstanceTree } from "./checkout.js";
 import { type Grade, gradeInstance, testCommandFor } from "./grade.js";
 import type { EvalInstance } from "./instances.js";
@@ -63,29 +63,23 @@ export async function runInstance(instance: EvalInstance, deps: InstanceRunDeps)
     agentSandbox.catch(() => {});
     const baseline = await sandboxes.using(prepared.dir, (sandbox) => runBaseline(sandbox, test, signal));
     const sandbox = await agentSandbox;
-    let noPullRequestReason: string | null = null;
-    const outcome = await runAgentPhase({
+    const solved = await solve({
+      agent: deps.agentFor(test.command),
       sandbox,
       gateSetup: { prepared, sandboxes, test, scratch: join(root, "scratch") },
-      // No proof step: grading is what proves the change here.
-      config: { maxSteps: deps.maxSteps, testCommand: test.command, testPaths: [] },
-      input: {
-        agentFor: () => deps.agentFor(test.command),
-        issue: issueOf(instance),
-        repository: { fullName: repoName(instance.repo) },
-        signal,
-        setupSecrets: {},
-        status: {
-          progress: async () => {},
-          failed: async (reason) => {
-            noPullRequestReason = reason;
-          },
-        },
-      },
-      timings: {},
-      lap: () => {},
-      onAgentDone: () => void sandboxes.dispose(sandbox),
+      maxSteps: deps.maxSteps,
+      issue: issueOf(instance),
+      repoName: repoName(instance.repo),
+      signal,
+      secrets: {},
+      status: { progress: async () => {} },
     });
+    // No baseline alongside: the run never stops for it, so there is always a trajectory. No proof
+    // step either: grading is what proves the change here.
+    if (solved.kind === "baseline_stopped")
+      throw new Error("a baseline stopped an evaluation run without one");
+    const outcome = { trajectory: solved.trajectory };
+    const noPullRequestReason = solved.kind === "no_pull_request" ? solved.reason : null;
     const patch = outcome.trajectory.info.submission ?? "";
     const grade = await gradeInstance(
       { sandboxes, prepared },

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { ConfigError } from "../../src/errors.js";
 import { detectCommands, filesToRead, withEnvPrefix } from "../config/detect/index.js";
 import type { RepoFiles } from "../config/detect/types.js";
-import { git } from "../pipeline/git.js";
+import { git } from "../run/checkout/git.js";
 import type { EvalInstance } from "./instances.js";
 import { runnerFor, type TestRunner } from "./runners.js";
 

@@ -1,6 +1,6 @@
 /**
  * Models by name: `openai:NAME` (any OpenAI-compatible endpoint) or `replay:FILE`.
- * Called by the composition roots (worker/cli.ts, worker/processor.ts).
+ * Called by the composition roots (worker/cli.ts, worker/main.ts).
  */
 
 import type { Model } from "../../src/contracts.js";

@@ -2,7 +2,7 @@
  * Per-test results read from what test runners print by default (or in the verbose mode a repository's
  * command may ask for): pytest's `-rA` summary, unittest's `-v`, `go test`'s package and `--- FAIL:` lines,
  * cargo's libtest lines and TAP (node:test's default output when not on a terminal). Shared by the gate
- * (steps 6 and 8 of docs/architecture.md) and the evaluation harness (worker/eval/runners.ts). Each
+ * (the run's baseline and gate steps) and the evaluation harness (worker/eval/runners.ts). Each
  * parser reads only lines its runner anchors, so another tool's output yields nothing rather than noise.
  */
 import { recordOutcome, type TestOutcome, type TestOutcomes } from "./test-outcome.js";

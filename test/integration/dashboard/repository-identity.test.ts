@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseFixJobData } from "../../../src/queue/index.js";
 import { createTrajectoryStore } from "../../../src/trajectory-store.js";
-import { storeTrajectories } from "../../../worker/pipeline/trajectory-sink.js";
+import { storeTrajectories } from "../../../worker/run/solve/trajectory-sink.js";
 import { silentLogger } from "../../support/logs.js";
 import { redisAvailable } from "../queue/redis.js";
 import { type DashboardApp, fixtureTrajectory, startDashboardApp } from "./dashboard-app.js";

@@ -16,7 +16,7 @@ import { connectRedis } from "../../../src/queue/index.js";
 import { type S3Blobs, trajectoryBlobsFromEnv } from "../../../src/trajectory-s3.js";
 import { createTrajectoryStore } from "../../../src/trajectory-store.js";
 import { createWorkerLogger } from "../../../worker/log.js";
-import { storeTrajectories } from "../../../worker/pipeline/trajectory-sink.js";
+import { storeTrajectories } from "../../../worker/run/solve/trajectory-sink.js";
 import { startGitHubServer } from "../../support/github-server.js";
 import { type S3StandIn, startS3StandIn } from "../../support/s3-server.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
@@ -46,7 +46,7 @@ describe.skipIf(!up)("trajectories in an S3-compatible bucket", () => {
     AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
     AGENT_FIX_QUEUE_PREFIX: prefix,
   });
-  /** The worker's store, built from its environment as worker/processor.ts builds it. */
+  /** The worker's store, built from its environment as worker/main.ts builds it. */
   const workerStore = async (retentionDays = 30) => {
     const blobs = (await trajectoryBlobsFromEnv(parseEnv(s3Env()))) as S3Blobs;
     return {

@@ -5,7 +5,7 @@ import { connectRedis, type FixJobData } from "../../../src/queue/index.js";
 import { setAccountPlan } from "../../../src/queue/plans.js";
 import { runUsage } from "../../../src/queue/usage.js";
 import { quotasConfigSchema } from "../../../worker/config/quotas.js";
-import { type Notice, runAdmission } from "../../../worker/fairness/admission.js";
+import { type Notice, runAdmission } from "../../../worker/jobs/admission.js";
 import { silentLogger } from "../../support/logs.js";
 import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 

@@ -1,7 +1,7 @@
 /**
  * The installation's monthly spend counts every billed model call, also of a run that throws: the
- * agent runner as the worker builds it (worker/pipeline/agent-runner.ts, with the spend counter of
- * worker/fairness/spend.ts), the real openai SDK against the stand-in billing each call, a local
+ * agent runner as the worker builds it (worker/run/solve/agent-runner.ts, with the spend counter of
+ * worker/run/solve/monthly-spend.ts), the real openai SDK against the stand-in billing each call, a local
  * sandbox that is lost after two steps (as a sandbox is when the Docker engine goes away), and the
  * count in the real Redis.
  */
@@ -11,8 +11,8 @@ import type { Gate } from "../../../src/contracts.js";
 import { connectRedis } from "../../../src/queue/index.js";
 import { runUsage } from "../../../src/queue/usage.js";
 import { loadConfig } from "../../../worker/agent/config-file.js";
-import { monthlySpend } from "../../../worker/fairness/spend.js";
-import { createAgentRunner } from "../../../worker/pipeline/agent-runner.js";
+import { createAgentRunner } from "../../../worker/run/solve/agent-runner.js";
+import { monthlySpend } from "../../../worker/run/solve/monthly-spend.js";
 import { silentLogger } from "../../support/logs.js";
 import { type OpenAIStandIn, type ScriptedReply, startOpenAIStandIn } from "../../support/openai-server.js";
 import { startEnvironment } from "../agent/harness.js";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Probot } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { probotInstallationAuth, TOKEN_PERMISSIONS } from "../../../worker/pipeline/auth.js";
+import { probotInstallationAuth, TOKEN_PERMISSIONS } from "../../../worker/run/open/installation-auth.js";
 import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
 
 const run = promisify(execFile);

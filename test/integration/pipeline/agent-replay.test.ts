@@ -3,10 +3,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
 import type { Sandbox } from "../../../src/contracts.js";
-import { gatePassed } from "../../../worker/pipeline/agent.js";
-import { createAgentRunner, loadOperatorConfig } from "../../../worker/pipeline/agent-runner.js";
-import { createGate, type GateSetup, proveTests } from "../../../worker/pipeline/gate.js";
-import { RunSandboxes } from "../../../worker/pipeline/sandbox.js";
+import { loadConfig } from "../../../worker/agent/config-file.js";
+import { RunSandboxes } from "../../../worker/run/prepare/run-sandboxes.js";
+import { proveTests } from "../../../worker/run/prove/prove-tests.js";
+import { gatePassed } from "../../../worker/run/solve/agent-run-input.js";
+import { createAgentRunner } from "../../../worker/run/solve/agent-runner.js";
+import { createGate, type GateSetup } from "../../../worker/run/solve/gate.js";
 import { preparedSample } from "../../support/prepared-sample.js";
 
 // The demo's recorded trajectory, through the real ACI and agent loop, on the sample repository.
@@ -32,7 +34,7 @@ describe("the sample repository's replay trajectory", () => {
   });
 
   it("fixes median, adds a test that fails without the fix, and passes the gate", async () => {
-    const operator = await loadOperatorConfig();
+    const operator = await loadConfig();
     const runAgent = await createAgentRunner(
       {
         operator,

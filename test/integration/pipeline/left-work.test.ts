@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
 import type { ExitStatus, Sandbox, Trajectory } from "../../../src/contracts.js";
-import { createGate, type GateSetup } from "../../../worker/pipeline/gate.js";
-import { captureLeftWork } from "../../../worker/pipeline/left-work.js";
-import { RunSandboxes } from "../../../worker/pipeline/sandbox.js";
+import { RunSandboxes } from "../../../worker/run/prepare/run-sandboxes.js";
+import { createGate, type GateSetup } from "../../../worker/run/solve/gate.js";
+import { captureLeftWork } from "../../../worker/run/solve/left-work.js";
 import { preparedSample } from "../../support/prepared-sample.js";
 import { submittedTrajectory } from "../../support/published.js";
 

@@ -1,9 +1,9 @@
 import { Probot } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../worker/agent/config-file.js";
-import { probotInstallationAuth } from "../../../worker/pipeline/auth.js";
-import { type LoadedRepoConfig, loadRepoConfig } from "../../../worker/pipeline/config.js";
-import type { OperatorRules } from "../../../worker/pipeline/repo-rules.js";
+import { type LoadedRepoConfig, loadRepoConfig } from "../../../worker/run/configure/repo-config.js";
+import type { OperatorRules } from "../../../worker/run/configure/repo-rules.js";
+import { probotInstallationAuth } from "../../../worker/run/open/installation-auth.js";
 import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
 
 // The worker's own credentials (scoped installation tokens) against the stand-in's contents API.

@@ -6,9 +6,9 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../worker/agent/config-file.js";
-import { loadRepoConfig } from "../../../worker/pipeline/config.js";
-import type { ContentsApi } from "../../../worker/pipeline/contents.js";
-import { findPullRequestTemplate, TEMPLATE_MAX_CHARS } from "../../../worker/pipeline/pr-template.js";
+import type { ContentsApi } from "../../../worker/run/configure/contents.js";
+import { findPullRequestTemplate, TEMPLATE_MAX_CHARS } from "../../../worker/run/configure/pr-template.js";
+import { loadRepoConfig } from "../../../worker/run/configure/repo-config.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { installationApi } from "../../support/installation.js";
 

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../worker/agent/config-file.js";
-import { loadRepoConfig } from "../../../worker/pipeline/config.js";
-import type { ContentsApi } from "../../../worker/pipeline/contents.js";
-import type { OperatorRules } from "../../../worker/pipeline/repo-rules.js";
+import type { ContentsApi } from "../../../worker/run/configure/contents.js";
+import { loadRepoConfig } from "../../../worker/run/configure/repo-config.js";
+import type { OperatorRules } from "../../../worker/run/configure/repo-rules.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { installationApi } from "../../support/installation.js";
 

@@ -3,15 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FixJobData } from "../../../src/queue/index.js";
-import { cloneRepository } from "../../../worker/pipeline/checkout.js";
-import { commitPatch, pushFixBranch } from "../../../worker/pipeline/commit.js";
+import { cloneRepository } from "../../../worker/run/checkout/clone.js";
 import {
   feedbackOf,
   loadReviewRun,
   type ReviewApi,
   reviewTaskBody,
-} from "../../../worker/pipeline/review.js";
-import { replyInReviewThreads, threadReplyBody } from "../../../worker/pipeline/review-replies.js";
+} from "../../../worker/run/open/review-task.js";
+import { replyInReviewThreads, threadReplyBody } from "../../../worker/run/publish/review-replies.js";
+import { commitPatch, pushFixBranch } from "../../../worker/run/push/commit.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { installationApi } from "../../support/installation.js";
 import { pullCommentEvent, reviewEvent } from "../../support/webhooks.js";

@@ -5,10 +5,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
 import { detectedSetupSteps } from "../../../worker/config/detect/optional-install.js";
 import { detectedSnippet } from "../../../worker/config/detect/report.js";
-import { prepareTree } from "../../../worker/pipeline/prepare.js";
-import { RunSandboxes } from "../../../worker/pipeline/sandbox.js";
-import { fallbackNote } from "../../../worker/pipeline/setup.js";
-import { operatorTree } from "../../../worker/pipeline/trusted-tree.js";
+import { operatorTree } from "../../../worker/run/checkout/trusted-tree.js";
+import { prepareTree } from "../../../worker/run/prepare/prepare-tree.js";
+import { RunSandboxes } from "../../../worker/run/prepare/run-sandboxes.js";
+import { fallbackNote } from "../../../worker/run/prepare/setup.js";
 import { commitAll } from "../../support/committed-repo.js";
 import { detectDirectory } from "../../support/detect-fixture.js";
 

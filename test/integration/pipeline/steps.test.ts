@@ -3,16 +3,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
 import type { Sandbox } from "../../../src/contracts.js";
-import { runBaseline } from "../../../worker/pipeline/baseline.js";
-import {
-  captureChange,
-  createGate,
-  type GateSetup,
-  patchPaths,
-  proveTests,
-} from "../../../worker/pipeline/gate.js";
-import { RunSandboxes } from "../../../worker/pipeline/sandbox.js";
-import { runSetup } from "../../../worker/pipeline/setup.js";
+import { RunSandboxes } from "../../../worker/run/prepare/run-sandboxes.js";
+import { runSetup } from "../../../worker/run/prepare/setup.js";
+import { proveTests } from "../../../worker/run/prove/prove-tests.js";
+import { captureChange, createGate, type GateSetup, patchPaths } from "../../../worker/run/solve/gate.js";
+import { runBaseline } from "../../../worker/run/tests/test-run.js";
 import { preparedSample } from "../../support/prepared-sample.js";
 
 // The pipeline's in-sandbox steps over the local driver (the Docker driver runs them in test/e2e).

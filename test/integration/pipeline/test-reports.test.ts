@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../../sandbox/docker.js";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../../sandbox/version.js";
 import type { Sandbox } from "../../../src/contracts.js";
-import { runTests } from "../../../worker/pipeline/baseline.js";
+import { runTests } from "../../../worker/run/tests/test-run.js";
 import { requireSandboxImage } from "../../support/services.js";
 
 const slim = await requireSandboxImage(SANDBOX_IMAGE);

@@ -3,8 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cloneRepository } from "../../../worker/pipeline/checkout.js";
-import { commitPatch, pushFixBranch } from "../../../worker/pipeline/commit.js";
+import { cloneRepository } from "../../../worker/run/checkout/clone.js";
+import { commitPatch, pushFixBranch } from "../../../worker/run/push/commit.js";
 import type { PushRefusal } from "../../support/git-refusals.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 

@@ -1,6 +1,6 @@
 import { createProbot } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appIdentity } from "../../../worker/pipeline/auth.js";
+import { appIdentity } from "../../../worker/github/app-identity.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 
 // The worker's commit identity, looked up from the GitHub stand-in as production does (GHE_HOST).

@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GitHubError } from "../../../src/errors.js";
-import { keepForRetry, pendingPublishes, pendingRun } from "../../../worker/pipeline/pending-publish.js";
-import type { Publisher } from "../../../worker/pipeline/types.js";
+import type { Publisher } from "../../../worker/run/publish/github-publisher.js";
+import { keepForRetry, pendingPublishes, pendingRun } from "../../../worker/run/publish/pending-publishes.js";
 import { draftOf, submittedTrajectory } from "../../support/published.js";
 import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 

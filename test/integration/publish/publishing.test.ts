@@ -6,15 +6,12 @@ import { githubLength, STATUS_MARKER } from "../../../src/github/index.js";
 import { linkPolicy } from "../../../src/github/inert-links.js";
 import type { FixJobData } from "../../../src/queue/index.js";
 import { NOT_A_DRAFT_NOTE } from "../../../worker/github/pull-request.js";
-import { cloneRepository } from "../../../worker/pipeline/checkout.js";
-import { commitPatch, pushFixBranch } from "../../../worker/pipeline/commit.js";
-import {
-  githubPublisher,
-  githubStatusReporter,
-  type WorkerGitHubApi,
-} from "../../../worker/pipeline/publish.js";
-import { publishPullRequest } from "../../../worker/pipeline/publish-step.js";
-import { type ReviewApi, reviewPublisher } from "../../../worker/pipeline/review.js";
+import { cloneRepository } from "../../../worker/run/checkout/clone.js";
+import { type ReviewApi, reviewPublisher } from "../../../worker/run/open/review-task.js";
+import { githubStatusReporter, type WorkerGitHubApi } from "../../../worker/run/open/status-comment.js";
+import { githubPublisher } from "../../../worker/run/publish/github-publisher.js";
+import { publishPullRequest } from "../../../worker/run/publish/publish-pull-request.js";
+import { commitPatch, pushFixBranch } from "../../../worker/run/push/commit.js";
 import { liveOutsideUrls } from "../../support/github/live-text.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { installationApi } from "../../support/installation.js";
@@ -232,7 +229,7 @@ describe("publishing a tested change", () => {
       tests: { kind: "not_run" as const, why: "no change" },
     };
     for (const left of [undefined, work]) {
-      await status.failed("The agent stopped.", submittedTrajectory("Tried."), left);
+      await status.failed("The agent stopped.", { trajectory: submittedTrajectory("Tried."), work: left });
       const body = statusComments(name)[0]?.body ?? "";
       expect(body).toContain("stopped without a pull request");
       expect(body).toContain("Tried.");

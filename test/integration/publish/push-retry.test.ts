@@ -5,16 +5,16 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FixJobData } from "../../../src/queue/index.js";
-import { encodeAbortReason } from "../../../worker/pipeline/cancel.js";
-import { cloneRepository } from "../../../worker/pipeline/checkout.js";
-import { type KeptChange, pendingPublishes, pendingRun } from "../../../worker/pipeline/pending-publish.js";
+import { cloneRepository } from "../../../worker/run/checkout/clone.js";
+import { githubStatusReporter, type WorkerGitHubApi } from "../../../worker/run/open/status-comment.js";
+import { githubPublisher } from "../../../worker/run/publish/github-publisher.js";
 import {
-  githubPublisher,
-  githubStatusReporter,
-  type WorkerGitHubApi,
-} from "../../../worker/pipeline/publish.js";
-import { commitAndPush, type UnpushedChange } from "../../../worker/pipeline/push-step.js";
-import { resumePublishing } from "../../../worker/pipeline/resume-publish.js";
+  type KeptChange,
+  pendingPublishes,
+  pendingRun,
+} from "../../../worker/run/publish/pending-publishes.js";
+import { commitAndPush, type UnpushedChange } from "../../../worker/run/push/commit-and-push.js";
+import { resumePublishing } from "../../../worker/run/resume-publishing.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { installationApi } from "../../support/installation.js";
 import { capturingLogger, type LogLine } from "../../support/logs.js";
@@ -190,7 +190,7 @@ describe.runIf(ready)("a push that does not get through", () => {
         keep: (unpushed) => store.save(key, { run: "r", draft: draftOf(submittedTrajectory("x")), unpushed }),
       });
       await held.arrived;
-      stop.abort(encodeAbortReason({ kind, by: "someone", reason: kind }));
+      stop.abort({ kind, by: "someone", reason: kind });
       await expect(push).rejects.toThrow();
       held.release();
       expect((await store.read(key))?.unpushed).toEqual(kind === "shutdown" ? change : undefined);

@@ -7,7 +7,8 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectRedis, createFixQueue, enqueueFix, type FixJobData } from "../../../src/queue/index.js";
-import { startFixWorker } from "../../../worker/index.js";
+import { startFixWorker } from "../../../worker/main.js";
+import { completed } from "../../../worker/run-end.js";
 import { capturingLogger, type LogLine } from "../../support/logs.js";
 import { OwnRedis } from "../../support/own-redis.js";
 
@@ -52,7 +53,7 @@ describe("the queue's Redis", () => {
       prefix: "af-persist",
       process: async (j) => {
         ran.push(j.data);
-        return "done";
+        return completed("done");
       },
       logger: capturingLogger(logs),
     });
@@ -83,7 +84,7 @@ describe("the queue's Redis", () => {
       const worker = await startFixWorker({
         redisUrl: redis.url,
         prefix: "af-persist-warn",
-        process: async () => "done",
+        process: async () => completed("done"),
         logger: capturingLogger(logs),
       });
       await worker.shutdown(0);

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixJobId } from "../../../src/queue/index.js";
 import type { AppServer } from "../../../src/server.js";
-import { type FixWorker, startFixWorker } from "../../../worker/index.js";
+import { type FixWorker, startFixWorker } from "../../../worker/main.js";
+import { completed } from "../../../worker/run-end.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { silentLogger } from "../../support/logs.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
@@ -42,7 +43,7 @@ describe.skipIf(!up)("a redelivered webhook", () => {
       prefix,
       process: async (job) => {
         runs.push(job.data.issueNumber);
-        return "done";
+        return completed("done");
       },
       logger: silentLogger(),
     });

@@ -11,7 +11,8 @@ import { sign } from "@octokit/webhooks-methods";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixJobId } from "../../../src/queue/index.js";
 import { signedBodyKey } from "../../../src/queue/keys.js";
-import { type FixWorker, startFixWorker } from "../../../worker/index.js";
+import { type FixWorker, startFixWorker } from "../../../worker/main.js";
+import { completed } from "../../../worker/run-end.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { silentLogger } from "../../support/logs.js";
 import { eventTime } from "../../support/stack-parts.js";
@@ -95,7 +96,7 @@ describe.skipIf(!up)("a signed body replayed under new delivery ids", () => {
       prefix,
       process: async (job) => {
         runs.push(job.data.issueNumber);
-        return "done";
+        return completed("done");
       },
       logger: silentLogger(),
     });

@@ -2,13 +2,14 @@
  * Review feedback that arrives while a run of the issue is queued or running is queued, not refused:
  * once that run has ended, one follow-up review run takes everything that came in meanwhile (reviews
  * and comment commands, oldest first). Real Probot server, real Redis, the GitHub stand-in, and the
- * real fix worker (worker/index.ts) with a processor that holds the first run until the test lets go.
+ * real fix worker (worker/main.ts) with a processor that holds the first run until the test lets go.
  */
 import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FixJobData, fixJobId } from "../../../src/queue/index.js";
 import type { AppServer } from "../../../src/server.js";
-import { type FixWorker, startFixWorker } from "../../../worker/index.js";
+import { type FixWorker, startFixWorker } from "../../../worker/main.js";
+import { completed } from "../../../worker/run-end.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { silentLogger } from "../../support/logs.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
@@ -50,7 +51,7 @@ describe.skipIf(!up)("review feedback while a run of the issue is queued or runn
       process: async (job: Job<FixJobData>) => {
         ran.push(job.data);
         if (ran.length === 1) await held;
-        return "done";
+        return completed("done");
       },
       logger: silentLogger(),
     });

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { makeCheckoutRoot, reapCheckouts } from "../../../worker/pipeline/checkout-dirs.js";
+import { makeCheckoutRoot, reapCheckouts } from "../../../worker/run/open/work-dirs.js";
 
 const ROOT = join(import.meta.dirname, "../../..");
 

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StartedWorker, startWorkerFromEnv } from "../../../worker/index.js";
+import { type StartedWorker, startWorkerFromEnv } from "../../../worker/main.js";
 import { GitHubServer } from "../../support/github-server.js";
 import { OwnRedis } from "../../support/own-redis.js";
 import { requireRedis, requireSandboxImage } from "../../support/services.js";

@@ -8,7 +8,7 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProcessorFromEnv } from "../../../worker/processor.js";
+import { createProcessorFromEnv } from "../../../worker/main.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { redisUrl, requireRedis } from "../../support/services.js";
 

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { UnrecoverableError } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { CancelReason } from "../../../src/errors.js";
 import {
   connectRedis,
   createFixQueue,
@@ -14,9 +15,8 @@ import {
   type FixQueue,
   requestCancel,
 } from "../../../src/queue/index.js";
-import { type FixJobProcessor, type FixWorker, startFixWorker } from "../../../worker/index.js";
-import { type AbortReason, decodeAbortReason } from "../../../worker/pipeline/cancel.js";
-import { type Abandonment, markStatusFinal } from "../../../worker/pipeline/final-status.js";
+import { type FixJobProcessor, type FixWorker, startFixWorker } from "../../../worker/main.js";
+import { type Abandonment, completed } from "../../../worker/run-end.js";
 import { capturingLogger, type LogLine, silentLogger } from "../../support/logs.js";
 import { redisUrl, requireRedis } from "../../support/services.js";
 
@@ -37,9 +37,9 @@ function jobData(issueNumber: number): FixJobData {
 }
 
 /** Resolves with the abort reason once the signal fires. */
-function untilAborted(signal: AbortSignal): Promise<AbortReason> {
+function untilAborted(signal: AbortSignal): Promise<CancelReason> {
   return new Promise((resolve) =>
-    signal.addEventListener("abort", () => resolve(decodeAbortReason(signal.reason)), { once: true }),
+    signal.addEventListener("abort", () => resolve(signal.reason as CancelReason), { once: true }),
   );
 }
 
@@ -107,7 +107,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
   }
 
   it("aborts a running job when a cancel is requested from another connection, with who asked", async () => {
-    const reasons: Promise<AbortReason>[] = [];
+    const reasons: Promise<CancelReason>[] = [];
     let markActive: () => void = () => {};
     const active = new Promise<void>((resolve) => (markActive = resolve));
     await worker(async (_job, signal) => {
@@ -138,6 +138,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
       if (++seen === 2) allStarted();
       await gate;
       running--;
+      return completed(null);
     }, 2);
     await enqueueFix(fixQueue, jobData(2));
     await enqueueFix(fixQueue, jobData(3));
@@ -147,7 +148,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
   });
 
   it("on shutdown stops taking jobs, waits out the grace period, then hands what still runs back to the queue for another worker", async () => {
-    let reason: Promise<AbortReason> | undefined;
+    let reason: Promise<CancelReason> | undefined;
     let markActive: () => void = () => {};
     const active = new Promise<void>((resolve) => (markActive = resolve));
     const fixWorker = await worker(async (_job, signal) => {
@@ -173,7 +174,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     const ran: Array<number | undefined> = [];
     await worker(async (job) => {
       ran.push(job.data.handoffs);
-      return "done";
+      return completed("done");
     });
     await expect.poll(() => fixQueue.queue.getJobState(first.jobId), { timeout: 10_000 }).toBe("completed");
     expect(ran).toEqual([1]);
@@ -192,7 +193,7 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
         finishing(); // the final status is written; removing the checkout and revoking the token remain
         markActive();
         await cleanup;
-        return "done";
+        return completed("done");
       },
       1,
       { logger: capturingLogger(logs) },
@@ -216,7 +217,10 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     child.kill("SIGKILL");
     await once(child, "exit");
     const picked = new Promise<string>((resolve) => {
-      void worker(async (job) => resolve(job.id ?? ""));
+      void worker(async (job) => {
+        resolve(job.id ?? "");
+        return completed(null);
+      });
     });
     expect(await picked).toBe(queued.jobId);
   });
@@ -259,7 +263,8 @@ describe.runIf(redisUp)("the fix worker over real Redis", () => {
     const fixWorker = await worker(
       async (job) => {
         // Issue 8: the processor wrote the final status itself; issue 9: it could not.
-        if (job.data.issueNumber === 8) throw markStatusFinal(new UnrecoverableError("tests still fail"));
+        if (job.data.issueNumber === 8)
+          return { kind: "failed", message: "tests still fail", statusWritten: true, cause: null };
         throw new UnrecoverableError("installation 1 was removed");
       },
       1,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_TEST_PATHS } from "../../../worker/config/repo.js";
 import { analyseTestChanges, weakensTests } from "../../../worker/github/test-changes.js";
-import { pathMatcher } from "../../../worker/pipeline/forbidden-paths.js";
+import { pathMatcher } from "../../../worker/run/push/forbidden-paths.js";
 
 // The files the proof applies alone to the unchanged code and the pull request's test-change warning
 // looks at, when .github/agent-fix.yml names no `test.paths`: the layouts of real repositories.

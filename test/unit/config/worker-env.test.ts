@@ -6,7 +6,7 @@ import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { ConfigError } from "../../../src/errors.js";
 import { loadConfig, mergeConfig } from "../../../worker/agent/config-file.js";
 import { caBundleFile, cidrList, parseWorkerEnv } from "../../../worker/config/worker-env.js";
-import { createProcessorFromEnv } from "../../../worker/processor.js";
+import { createProcessorFromEnv } from "../../../worker/main.js";
 
 const app = { APP_ID: "1", PRIVATE_KEY: "k" };
 

@@ -3,8 +3,8 @@ import { chmod, mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cloneRepository } from "../../../worker/pipeline/checkout.js";
-import { commitPatch } from "../../../worker/pipeline/commit.js";
+import { cloneRepository } from "../../../worker/run/checkout/clone.js";
+import { commitPatch } from "../../../worker/run/push/commit.js";
 
 // Real git: the agent's change is made in one clone and submitted as `git diff --binary` (as the
 // sandbox's submit does), then applied by commitPatch on a fresh host clone of the same commit.

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fixBranch } from "../../../src/fix-branch.js";
-import { cloneRepository, filesContaining } from "../../../worker/pipeline/checkout.js";
-import { commitPatch, pushFixBranch } from "../../../worker/pipeline/commit.js";
+import { cloneRepository, filesContaining } from "../../../worker/run/checkout/clone.js";
+import { commitPatch, pushFixBranch } from "../../../worker/run/push/commit.js";
 
 // Real git against a bare repository on disk (file:// ignores the auth header; the stand-in e2e checks it).
 function sh(cwd: string, ...args: string[]): string {

@@ -1,11 +1,11 @@
 /**
- * The warm-start key (worker/pipeline/environment-key.ts): what must prepare a new environment does, what
+ * The warm-start key (worker/run/prepare/environment-key.ts): what must prepare a new environment does, what
  * must not does not, and the setup secrets reach the key (an image label) only through scrypt.
  */
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { environmentKey } from "../../../worker/pipeline/environment-key.js";
-import type { BaseCommit } from "../../../worker/pipeline/workspace-tree.js";
+import { environmentKey } from "../../../worker/run/prepare/environment-key.js";
+import type { BaseCommit } from "../../../worker/run/prepare/workspace-tree.js";
 
 function base(files: Record<string, string>): BaseCommit {
   const tracked = new Map(Object.entries(files).map(([path, oid]) => [path, { mode: "100644", oid }]));

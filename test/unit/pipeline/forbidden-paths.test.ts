@@ -5,7 +5,7 @@ import {
   forbiddenChanges,
   forbiddenEntries,
   pathMatcher,
-} from "../../../worker/pipeline/forbidden-paths.js";
+} from "../../../worker/run/push/forbidden-paths.js";
 
 const file = (path: string, oldMode = "100644", newMode = "100644"): ChangedEntry => ({
   path,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { finishingStatus, handedBackNote, resumedStatus } from "../../../worker/pipeline/handback.js";
-import type { StatusReporter } from "../../../worker/pipeline/types.js";
+import type { StatusReporter } from "../../../worker/run/open/status-comment.js";
+import { finishingStatus, handedBackNote, resumedStatus } from "../../../worker/run/open/status-notes.js";
 
 /** A status comment that records its updates in order. */
 function recordingStatus(updates: string[]): StatusReporter {

@@ -3,12 +3,12 @@ import type { Trajectory } from "../../../src/contracts.js";
 import { parseRepoConfig } from "../../../worker/config/repo.js";
 import { repositoryPolicySchema } from "../../../worker/config/repo-policy.js";
 import { parseWorkerEnv } from "../../../worker/config/worker-env.js";
-import { explainNoPullRequest } from "../../../worker/pipeline/agent-phase.js";
-import { decodeAbortReason, encodeAbortReason } from "../../../worker/pipeline/cancel.js";
-import { toPipelineConfig } from "../../../worker/pipeline/config.js";
-import { runName } from "../../../worker/pipeline/fix-job.js";
-import { patchPaths } from "../../../worker/pipeline/gate.js";
-import { gateTimeLimit } from "../../../worker/pipeline/test-time-limit.js";
+import { decodeAbortReason, encodeAbortReason } from "../../../worker/jobs/abort-reason.js";
+import { toPipelineConfig } from "../../../worker/run/configure/repo-config.js";
+import { runName } from "../../../worker/run/open/open-run.js";
+import { patchPaths } from "../../../worker/run/solve/gate.js";
+import { explainNoPullRequest } from "../../../worker/run/solve/solve.js";
+import { gateTimeLimit } from "../../../worker/run/tests/test-time-limit.js";
 
 function trajectory(
   exit: string,

@@ -4,14 +4,14 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { TestRun } from "../../../worker/pipeline/baseline.js";
 import {
   baselineTestsPassed,
   baselineTestsUsable,
   perTestVerdict,
   proofFailed,
-} from "../../../worker/pipeline/per-test-verdict.js";
-import { baselineGoesOnText, perTestVerdictText } from "../../../worker/pipeline/test-verdicts.js";
+} from "../../../worker/run/tests/per-test-verdict.js";
+import type { TestRun } from "../../../worker/run/tests/test-run.js";
+import { baselineGoesOnText, perTestVerdictText } from "../../../worker/run/tests/test-verdicts.js";
 import type { TestOutcome } from "../../../worker/test-results/test-outcome.js";
 import { goTestOutcomes } from "../../../worker/test-results/test-output.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../../worker/agent/config-file.js";
 import { parseRepoConfig } from "../../../worker/config/repo.js";
-import { toPipelineConfig } from "../../../worker/pipeline/config.js";
-import type { OperatorRules } from "../../../worker/pipeline/repo-rules.js";
+import { toPipelineConfig } from "../../../worker/run/configure/repo-config.js";
+import type { OperatorRules } from "../../../worker/run/configure/repo-rules.js";
 
 // The operator's rules as config/default.yaml ships them (the real file, through the real loader).
 const operator = await loadConfig();

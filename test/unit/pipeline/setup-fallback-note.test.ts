@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fallbackNote, type SetupFallback } from "../../../worker/pipeline/setup.js";
+import { fallbackNote, type SetupFallback } from "../../../worker/run/prepare/setup.js";
 
 const PIP = ".venv/bin/python -m pip install";
 const failed: SetupFallback = {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { classifyTestFailure } from "../../../worker/pipeline/test-failure-class.js";
+import { classifyTestFailure } from "../../../worker/run/tests/test-failure-class.js";
 
 // Real outputs, produced in the sandbox images (test/fixtures/test-outputs/README.md says how): the
 // classifier must tell the environment from real failing tests on what the tools really print.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BASELINE_FACTOR, gateTimeLimit } from "../../../worker/pipeline/test-time-limit.js";
+import { BASELINE_FACTOR, gateTimeLimit } from "../../../worker/run/tests/test-time-limit.js";
 
 const configuredMs = 300_000;
 const ceilingMs = 1_800_000;

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { TestRun } from "../../../worker/pipeline/baseline.js";
-import { classifyTestFailure } from "../../../worker/pipeline/test-failure-class.js";
-import { gateTimeLimit } from "../../../worker/pipeline/test-time-limit.js";
+import { classifyTestFailure } from "../../../worker/run/tests/test-failure-class.js";
+import type { TestRun } from "../../../worker/run/tests/test-run.js";
+import { gateTimeLimit } from "../../../worker/run/tests/test-time-limit.js";
 import {
   baselineStopText,
   gateVerdictText,
   withBaselineNote,
-} from "../../../worker/pipeline/test-verdicts.js";
+} from "../../../worker/run/tests/test-verdicts.js";
 
 const output = (name: string) =>
   readFileSync(new URL(`../../fixtures/test-outputs/${name}.txt`, import.meta.url), "utf8");

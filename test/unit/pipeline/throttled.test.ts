@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
-import { throttled } from "../../../worker/pipeline/throttled.js";
+import { throttled } from "../../../worker/run/solve/throttled.js";
 
 function recorder() {
   const sent: number[] = [];

@@ -9,7 +9,7 @@ import type { ImageToolchains } from "../../../src/contracts.js";
 import { ConfigError } from "../../../src/errors.js";
 import { partRequirements } from "../../../worker/config/detect/requirements.js";
 import type { DetectedPart, Ecosystem } from "../../../worker/config/detect/types.js";
-import { chooseToolchains, NODE_BIN, nodeSpec } from "../../../worker/pipeline/toolchain-choice.js";
+import { chooseToolchains, NODE_BIN, nodeSpec } from "../../../worker/run/configure/toolchain-choice.js";
 
 /** The two images as a probe reports them (the versions of sandbox/image's Dockerfiles). */
 const SLIM: ImageToolchains = {

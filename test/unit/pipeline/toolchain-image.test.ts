@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { SANDBOX_RICH_IMAGE } from "../../../sandbox/version.js";
 import type { DetectedPart, Ecosystem } from "../../../worker/config/detect/types.js";
 import { repositoryPolicySchema } from "../../../worker/config/repo-policy.js";
-import { toolchainImageChoice } from "../../../worker/pipeline/image-choice.js";
+import { toolchainImageChoice } from "../../../worker/run/configure/image-choice.js";
 
 const part = (ecosystem: Ecosystem, dir = ""): DetectedPart => ({
   dir,

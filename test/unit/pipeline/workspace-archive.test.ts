@@ -9,7 +9,7 @@ import {
   extractArchive,
   type ReceiveLimits,
   workspaceLimits,
-} from "../../../worker/pipeline/workspace-archive.js";
+} from "../../../worker/run/prepare/workspace-archive.js";
 
 const LIMITS = workspaceLimits(DEFAULT_INTAKE_LIMITS);
 

@@ -4,14 +4,14 @@ import { chmod, cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { patchPaths } from "../../../worker/pipeline/gate.js";
-import { findSecrets, secretsIn } from "../../../worker/pipeline/secret-scan.js";
+import { findSecrets, secretsIn } from "../../../worker/run/prepare/secret-scan.js";
 import {
   type BaseCommit,
   diffTrees,
   loadBaseCommit,
   treeOfDirectory,
-} from "../../../worker/pipeline/workspace-tree.js";
+} from "../../../worker/run/prepare/workspace-tree.js";
+import { patchPaths } from "../../../worker/run/solve/gate.js";
 
 describe("the change computed on the host from a directory's files", () => {
   let root: string;

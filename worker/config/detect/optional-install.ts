@@ -5,7 +5,7 @@
  * tool that cannot be installed (a linter pinned to a release that does not build) does not stop the run.
  *
  * It is data, so that the run can say which step failed and what it installed instead
- * (worker/pipeline/setup.ts). `optionalCommand` writes the same steps as one shell command: that is the
+ * (worker/run/prepare/setup.ts). `optionalCommand` writes the same steps as one shell command: that is the
  * command the part's `setup` lists, and so the one the status comment's `.github/agent-fix.yml` snippet
  * shows, which does the same when committed (without the note), and which keys the kept environment.
  */

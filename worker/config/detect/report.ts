@@ -9,7 +9,7 @@ import { type Detection, withEnvPrefix } from "./index.js";
 
 const CONFIG_PATH = ".github/agent-fix.yml";
 
-/** What the toolchain choice added to the detected commands (worker/pipeline/toolchain-choice.ts). */
+/** What the toolchain choice added to the detected commands (worker/run/configure/toolchain-choice.ts). */
 interface ToolchainsUsed {
   /** The image chosen for the declared versions; undefined: the operator's default. */
   image: string | undefined;

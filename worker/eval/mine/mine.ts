@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProbotOctokit } from "probot";
 import type { SandboxProvider } from "../../../src/contracts.js";
-import { git } from "../../pipeline/git.js";
+import { git } from "../../run/checkout/git.js";
 import { closedIssues, instanceId, type SkipReason, splitFiles } from "./candidates.js";
 import { closedPulls, issueText, type MergedPull, mineClient, pullFiles } from "./github.js";
 import { requireGitHubToken } from "./token.js";

@@ -1,0 +1,371 @@
+/**
+ * The worker process's composition root, read top to bottom: the environment and the operator's config,
+ * Redis, the GitHub App client, the sandbox provider, the stores and the parts every run shares; then the
+ * queue worker (worker/jobs/) with the run (worker/run/run-job.ts) as its processor, and the ops server.
+ * The only place the worker's parts are made and the only module that knows both the queue and the run.
+ */
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Job } from "bullmq";
+import { createProbot } from "probot";
+import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker.js";
+import { checkSandboxRuntime } from "../sandbox/docker-runtime.js";
+import { DEFAULT_WORKSPACE_SIZE, parseSize } from "../sandbox/docker-spec.js";
+import { cleanWorkerImages } from "../sandbox/image-cleanup.js";
+import { LocalSandboxProvider } from "../sandbox/local.js";
+import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/reaper.js";
+import { githubWebUrl } from "../src/config/env.js";
+import type { SandboxProvider } from "../src/contracts.js";
+import { linkPolicy } from "../src/github/inert-links.js";
+import { throttledOctokit, WORKER_THROTTLE } from "../src/github/throttle.js";
+import { trackQueueDepth } from "../src/metrics/endpoint.js";
+import { exitOnSignals } from "../src/process-signals.js";
+import {
+  connectRedis,
+  createFixQueue,
+  DEFAULT_QUEUE_NAME,
+  type FixJobData,
+  readCancelRequest,
+} from "../src/queue/index.js";
+import { runUsage } from "../src/queue/usage.js";
+import { trajectoryUrl } from "../src/trajectories.js";
+import { trajectoryBlobsFromEnv } from "../src/trajectory-s3.js";
+import { createTrajectoryStore } from "../src/trajectory-store.js";
+import { loadConfig } from "./agent/config-file.js";
+import { boundSetupSecrets } from "./config/bound-setup-secrets.js";
+import { caBundleFile, cidrList, parseWorkerEnv } from "./config/worker-env.js";
+import type { WorkerTuning } from "./config/worker-tuning.js";
+import { appIdentity } from "./github/app-identity.js";
+import { workerHealth } from "./health.js";
+import { runAdmission } from "./jobs/admission.js";
+import type { FixWorker } from "./jobs/options.js";
+import { requeueAfterCancel } from "./jobs/requeue-after-cancel.js";
+import { startFixWorker } from "./jobs/start.js";
+import { createWorkerLogger, jobLogger, type Logger } from "./log.js";
+import { meteredSandboxes } from "./metrics.js";
+import { type OpsServer, startOpsServer } from "./ops-server.js";
+import { writeAbandonedStatus } from "./run/end/abandoned-status.js";
+import { probotInstallationAuth } from "./run/open/installation-auth.js";
+import { runName } from "./run/open/open-run.js";
+import { githubStatusReporter } from "./run/open/status-comment.js";
+import { reapCheckouts } from "./run/open/work-dirs.js";
+import { pendingPublishes } from "./run/publish/pending-publishes.js";
+import { runJob } from "./run/run-job.js";
+import type { RunParts, TrajectoryLink } from "./run/run-parts.js";
+import { monthlySpend } from "./run/solve/monthly-spend.js";
+import { storeTrajectories } from "./run/solve/trajectory-sink.js";
+import type { RunJob } from "./run-end.js";
+
+export type { FixJobProcessor, FixWorker, FixWorkerOptions } from "./jobs/options.js";
+export { startFixWorker } from "./jobs/start.js";
+
+type WorkerSettings = ReturnType<typeof parseWorkerEnv>;
+
+export interface StartedWorker {
+  readonly fixWorker: FixWorker;
+  readonly logger: Logger;
+  /** Its /healthz and /metrics server, when AGENT_FIX_WORKER_PORT is set. */
+  readonly ops: OpsServer | undefined;
+  /** Stops taking jobs, lets runs finish within the grace period, hands the rest back, releases all. */
+  stop(): Promise<void>;
+}
+
+/** The worker configured from the environment, not yet bound to process signals (src/main.ts shares them). */
+export async function startWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<StartedWorker> {
+  const built = await createProcessorFromEnv(env);
+  const fixWorker = await startFixWorker(built.workerOptions);
+  const ops = built.ops ? await startOpsServer({ ...built.ops, logger: built.logger }) : undefined;
+  return {
+    fixWorker,
+    logger: built.logger,
+    ops,
+    stop: async () => {
+      const grace = Math.round(built.graceMs / 1000);
+      built.logger.info(
+        `finishing runs (grace ${grace} s), taking no new jobs; the rest go back to the queue`,
+      );
+      await fixWorker.shutdown(built.graceMs);
+      await ops?.close();
+      await built.close();
+    },
+  };
+}
+
+/** Builds every part from the environment, once per process; tests start the queue worker from it. */
+export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
+  // 1. The environment (where things are) and the operator's YAML (how they behave).
+  const settings = parseWorkerEnv(env);
+  const logger = createWorkerLogger(settings.LOG_LEVEL);
+  const operator = await loadConfig(settings.AGENT_FIX_CONFIG ? { files: [settings.AGENT_FIX_CONFIG] } : {});
+  // 2. What a start must refuse before anything connects: a wrong S3 bucket, a secret bound by name only.
+  const blobs = await trajectoryBlobsFromEnv(settings);
+  const probot = githubApp(settings);
+  const setupSecrets = await boundSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS, probot);
+  const auth = probotInstallationAuth(probot, logger);
+  const identity = await appIdentity(probot, settings, logger);
+  // 3. The sandbox provider: Docker (its runtime checked), or the local one for development.
+  const docker =
+    settings.AGENT_FIX_SANDBOX === "docker" ? dockerSandboxes(settings, operator.worker) : undefined;
+  if (docker && settings.AGENT_FIX_SANDBOX_RUNTIME)
+    await checkSandboxRuntime(docker.docker, settings.AGENT_FIX_SANDBOX_RUNTIME);
+  const sandboxes: SandboxProvider = meteredSandboxes(
+    docker ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) }),
+  );
+  // 4. Redis, the queue's producer side (follow-ups, re-queues) and the stores on it.
+  const redis = await connectRedis(settings.AGENT_FIX_REDIS_URL, "worker", (message) => logger.warn(message));
+  const names = { prefix: settings.AGENT_FIX_QUEUE_PREFIX, name: DEFAULT_QUEUE_NAME };
+  const producer = createFixQueue(redis, { prefix: names.prefix });
+  const untrackQueue = trackQueueDepth(producer.queue);
+  const usage = runUsage(redis, names);
+  const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
+  await mkdir(trajectoryDir, { recursive: true });
+  const trajectories = createTrajectoryStore(redis, {
+    prefix: settings.AGENT_FIX_QUEUE_PREFIX,
+    retentionDays: settings.AGENT_FIX_TRAJECTORY_RETENTION_DAYS,
+    maxBytes: settings.AGENT_FIX_TRAJECTORY_MAX_BYTES,
+    ...(blobs ? { blobs } : {}),
+  });
+  // 5. What every run shares.
+  const links = linkPolicy(githubWebUrl(settings), operator.github.linkHosts);
+  const allowRepoReplay = settings.AGENT_FIX_ALLOW_REPLAY_MODELS === "true";
+  const trajectoryLinks = trajectoryLinksOf(settings, trajectoryDir);
+  const parts: RunParts = {
+    auth,
+    sandboxes,
+    identity,
+    links,
+    trajectoryLinks,
+    agent: {
+      operator,
+      modelOverride: settings.AGENT_FIX_MODEL,
+      allowRepoReplay,
+      trajectoryDir,
+      trajectorySink: storeTrajectories(trajectories, logger),
+      env,
+      spendOf: monthlySpend(usage, logger),
+    },
+    configRules: {
+      defaultMaxSteps: operator.agent.limits.maxSteps,
+      policy: operator.repository,
+      model: operator.model,
+      modelOverride: settings.AGENT_FIX_MODEL,
+      allowReplayModels: allowRepoReplay,
+      // Probed once per image id: which of the operator's images meets the repository's declared versions.
+      toolchains: sandboxes.toolchains,
+    },
+    setupSecrets,
+    startRules: { label: settings.AGENT_FIX_LABEL, labelBots: settings.AGENT_FIX_LABEL_BOTS },
+    pendingCancel: async (jobId) => {
+      const request = await readCancelRequest({ ...names, redis }, jobId);
+      return request ? { kind: "cancelled", by: request.by, reason: request.reason } : null;
+    },
+    afterCancel: requeueAfterCancel({ producer, label: settings.AGENT_FIX_LABEL, logger }),
+    pendingPublishes: pendingPublishes(redis, names),
+    workRoot: settings.AGENT_FIX_WORK_DIR,
+    intake: {
+      workspaceBytes: parseSize(settings.AGENT_FIX_WORKSPACE_SIZE ?? DEFAULT_WORKSPACE_SIZE),
+      workspaceFiles: settings.AGENT_FIX_WORKSPACE_MAX_FILES,
+      changeFiles: settings.AGENT_FIX_CHANGE_MAX_FILES,
+      changeBytes: parseSize(settings.AGENT_FIX_CHANGE_MAX_BYTES),
+    },
+    logger,
+  };
+  // 6. The admission: per-installation runs at once, budgets and daily runs; its notices on the status.
+  const admission = runAdmission({
+    redis,
+    names,
+    quotas: operator.quotas,
+    usage,
+    logger,
+    notify: async (job, notice) => {
+      const credentials = auth.forRun(job.installationId, job.repoId);
+      try {
+        const octokit = await credentials.octokit();
+        const status = githubStatusReporter(octokit, job, {
+          ...trajectoryLinks(runName(job)),
+          logger: jobLogger(logger, job),
+        });
+        if (notice.kind === "waiting") await status.progress("queued", { note: notice.text });
+        else await status.failed(notice.text);
+      } finally {
+        await credentials.revoke();
+      }
+    },
+    promote: async (jobId) => {
+      const job = await producer.queue.getJob(jobId);
+      return job
+        ? job.promote().then(
+            () => true,
+            () => false,
+          )
+        : false;
+    },
+  });
+  // 7. The queue worker, with the run as its processor; the ops server's settings.
+  const reaperLog = logger.child({ component: "reaper" });
+  const tuning = operator.worker;
+  return {
+    workerOptions: {
+      redisUrl: settings.AGENT_FIX_REDIS_URL,
+      prefix: settings.AGENT_FIX_QUEUE_PREFIX,
+      queueName: DEFAULT_QUEUE_NAME,
+      concurrency: settings.AGENT_FIX_CONCURRENCY,
+      lockDurationMs: tuning.lockMs,
+      ...(tuning.stalledIntervalMs === null ? {} : { stalledIntervalMs: tuning.stalledIntervalMs }),
+      process: (job: Job<FixJobData>, signal: AbortSignal, finishing: () => void) =>
+        runJob(runJobOf(job), signal, finishing, parts),
+      onAbandoned: (job: FixJobData, abandonment: Parameters<typeof writeAbandonedStatus>[2]) =>
+        writeAbandonedStatus(parts, job, abandonment),
+      admission,
+      // What workers that died left behind (sandboxes, the images they built, host checkouts), at start
+      // and on a timer.
+      reap: () => reapLeftovers(settings, docker, (message) => reaperLog.info(message)),
+      reaperIntervalMs: tuning.reaperIntervalMs,
+      logger,
+    },
+    graceMs: settings.AGENT_FIX_SHUTDOWN_GRACE_SECONDS * 1000,
+    ops:
+      settings.AGENT_FIX_WORKER_PORT === undefined
+        ? undefined
+        : {
+            port: settings.AGENT_FIX_WORKER_PORT,
+            host: settings.AGENT_FIX_WORKER_HOST,
+            metricsToken: settings.AGENT_FIX_METRICS_TOKEN,
+            health: workerHealth({
+              docker: docker ? { engine: docker.docker, image: docker.image } : undefined,
+              redis,
+            }),
+          },
+    logger,
+    close: async () => {
+      untrackQueue();
+      await producer
+        .close()
+        .catch((err: unknown) => logger.warn({ err }, "closing the producer queue failed"));
+      redis.disconnect();
+      blobs?.close();
+      await docker?.close();
+    },
+  };
+}
+
+/** The job as the run sees it: plain values, no queue client. */
+function runJobOf(job: Job<FixJobData>): RunJob {
+  return {
+    id: job.id ?? "",
+    createdAt: job.timestamp,
+    data: job.data,
+    attempt: { number: job.attemptsMade + 1, of: job.opts.attempts ?? 1 },
+  };
+}
+
+/** The GitHub App client: installation tokens, and writes spaced across the deployment through its Redis. */
+function githubApp(settings: WorkerSettings) {
+  return createProbot({
+    // Rate limits are waited out; client-side spacing of writes (off for the stand-ins) is shared by
+    // every process of the deployment through its Redis (Probot's REDIS_URL).
+    overrides: {
+      Octokit: throttledOctokit({
+        id: `agent-fix-${settings.APP_ID}`,
+        spacing: settings.AGENT_FIX_GITHUB_THROTTLE,
+        ...WORKER_THROTTLE,
+      }),
+    },
+    env: {
+      ...(settings.AGENT_FIX_GITHUB_THROTTLE ? { REDIS_URL: settings.AGENT_FIX_REDIS_URL } : {}),
+      APP_ID: String(settings.APP_ID),
+      ...(settings.PRIVATE_KEY ? { PRIVATE_KEY: settings.PRIVATE_KEY } : {}),
+      ...(settings.PRIVATE_KEY_PATH ? { PRIVATE_KEY_PATH: settings.PRIVATE_KEY_PATH } : {}),
+      ...(settings.GHE_HOST ? { GHE_HOST: settings.GHE_HOST, GHE_PROTOCOL: settings.GHE_PROTOCOL } : {}),
+      LOG_LEVEL: settings.LOG_LEVEL,
+    },
+  });
+}
+
+/**
+ * The Docker sandbox provider the settings (where things are) and the operator's tuning (what is kept
+ * warm) describe; AGENT_FIX_WORKER_TAG groups the workers sharing an engine (tests).
+ */
+function dockerSandboxes(
+  settings: WorkerSettings,
+  tuning: Pick<WorkerTuning, "keptEnvironments" | "standby">,
+): DockerSandboxProvider {
+  const keptSize = tuning.keptEnvironments.size;
+  const caBundle = caBundleFile(settings.AGENT_FIX_CA_BUNDLE, existsSync);
+  const tag = settings.AGENT_FIX_WORKER_TAG;
+  return new DockerSandboxProvider({
+    ...(caBundle ? { caBundle } : {}),
+    ...(settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {}),
+    ...(tag ? { workerId: `${tag}/${defaultWorkerId()}` } : {}),
+    ...(settings.AGENT_FIX_SANDBOX_RUNTIME ? { runtime: settings.AGENT_FIX_SANDBOX_RUNTIME } : {}),
+    ...(settings.AGENT_FIX_WORKSPACE_SIZE ? { workspaceSize: settings.AGENT_FIX_WORKSPACE_SIZE } : {}),
+    ...(keptSize === 0 || keptSize === "0"
+      ? {}
+      : { keptEnvironments: { name: settings.AGENT_FIX_KEPT_ENVIRONMENTS_NAME, maxSize: keptSize } }),
+    standby: { max: tuning.standby.sandboxes, idleMs: tuning.standby.idleMinutes * 60_000 },
+    setupNetwork: {
+      name: settings.AGENT_FIX_SETUP_NETWORK,
+      allow: cidrList(settings.AGENT_FIX_SETUP_NETWORK_ALLOW),
+      deny: cidrList(settings.AGENT_FIX_SETUP_NETWORK_DENY),
+    },
+  });
+}
+
+/**
+ * What workers that died (SIGKILL, OOM, host reboot) left behind. Tagged workers (tests sharing an engine)
+ * touch only their own group's sandboxes and leave the engine's images alone.
+ */
+function reapLeftovers(
+  settings: WorkerSettings,
+  docker: DockerSandboxProvider | undefined,
+  log: (message: string) => void,
+): Promise<unknown> {
+  const tag = settings.AGENT_FIX_WORKER_TAG;
+  const ownGroup = tag
+    ? {
+        maxAgeMs: Number.POSITIVE_INFINITY,
+        isWorkerAlive: (id: string) =>
+          !id.startsWith(`${tag}/`) || workerAliveOnThisHost(id.slice(tag.length + 1)),
+      }
+    : {};
+  return Promise.all([
+    docker ? reapSandboxes({ docker: docker.docker, log, ...ownGroup }) : [],
+    docker && !tag ? cleanWorkerImages({ docker: docker.docker, log }) : [],
+    reapCheckouts({ ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}), log }),
+  ]);
+}
+
+/**
+ * With PUBLIC_URL the status and summary link a run's full trajectory, served (signed, expiring) by
+ * src/trajectories.ts; only once the run has written one.
+ */
+function trajectoryLinksOf(settings: WorkerSettings, trajectoryDir: string) {
+  return (run: string): TrajectoryLink =>
+    settings.PUBLIC_URL && settings.WEBHOOK_SECRET
+      ? {
+          trajectoryUrl: trajectoryUrl(settings.PUBLIC_URL, settings.WEBHOOK_SECRET, `${run}.traj`, {
+            ttlMs: settings.AGENT_FIX_TRAJECTORY_LINK_DAYS * 24 * 60 * 60 * 1000,
+          }),
+          trajectoryWritten: () => existsSync(join(trajectoryDir, `${run}.traj`)),
+        }
+      : {};
+}
+
+/** `npm run start:worker`: the worker alone, configured from the environment. */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<FixWorker> {
+  const started = await startWorkerFromEnv(env);
+  exitOnSignals(() => started.stop(), { log: (message) => started.logger.info(message) });
+  return started.fixWorker;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    // No logger yet (its level comes from the environment being refused): the process's last words.
+    console.error(`[worker] cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    const hint = (error as { hint?: string }).hint;
+    if (hint) console.error(`[worker] ${hint}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,51 @@
+/**
+ * The final status of a job that ended with no run left to write it (its worker died too often, it was
+ * removed while a dead worker held it): a fresh installation client minted on the host, the job's status
+ * comment, the reason in a maintainer's words.
+ */
+import type { FixJobData } from "../../../src/queue/index.js";
+import { jobLogger } from "../../log.js";
+import type { Abandonment } from "../../run-end.js";
+import { runName } from "../open/open-run.js";
+import { githubStatusReporter } from "../open/status-comment.js";
+import type { RunParts } from "../run-parts.js";
+
+export async function writeAbandonedStatus(
+  parts: RunParts,
+  job: FixJobData,
+  abandonment: Abandonment,
+): Promise<void> {
+  const credentials = parts.auth.forRun(job.installationId, job.repoId);
+  try {
+    const octokit = await credentials.octokit();
+    const name = runName(job);
+    const status = githubStatusReporter(octokit, job, {
+      ...parts.trajectoryLinks(name),
+      links: parts.links,
+      logger: jobLogger(parts.logger, job),
+    });
+    await status.failed(abandonedReason(abandonment));
+  } finally {
+    await credentials.revoke();
+  }
+}
+
+/** The reason shown on the issue, in words a maintainer can act on. */
+function abandonedReason(abandonment: Abandonment): string {
+  const retry = "Add the label again (or comment `/agent-fix`) to start a new run.";
+  switch (abandonment.kind) {
+    case "stalled":
+      return (
+        `The worker running this stopped without finishing ${abandonment.deaths} times (killed, out of ` +
+        "memory, or its host went down), so the run was given up. Check the worker's logs and memory " +
+        `limit. ${retry}`
+      );
+    case "removed":
+      return (
+        "The run was removed from the queue while its worker was gone (by an operator or a queue " +
+        `clean-up), so nothing would finish it. ${retry}`
+      );
+    case "failed":
+      return `The run stopped before it could report its outcome: ${abandonment.message}. Check the worker's logs. ${retry}`;
+  }
+}

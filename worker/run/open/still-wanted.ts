@@ -1,0 +1,77 @@
+/**
+ * The run's checkout step, before anything is cloned, set up or asked of a model: what the
+ * event that queued this job claimed is still true on GitHub now. The webhook handler checked the
+ * same against GitHub when the event came, but a job may wait in the queue, be retried, handed back
+ * or re-queued long after, and a signed body can be replayed after its issue was closed and
+ * unlabelled (src/handlers/deliveries.ts drops a body it has handled, for as long as it remembers
+ * it). So each attempt asks GitHub, through the installation's client, never the job's payload:
+ * the issue is open; for a label run, the label is still on it; for a review run, the pull request
+ * is still open; and whoever asked (the labeller, commenter or reviewer, and the author of every
+ * review gathered into the round) still has write access. When one is no longer true the run ends
+ * here, with the reason on the status comment and nothing cloned, run or pushed.
+ */
+import type { ProbotOctokit } from "probot";
+import { githubFailure, hasWriteAccess } from "../../../src/github/index.js";
+import type { FixJobData } from "../../../src/queue/index.js";
+
+/** What starts a run, as the webhook server is configured (AGENT_FIX_LABEL, AGENT_FIX_LABEL_BOTS). */
+export interface StartRules {
+  label: string;
+  /** Bots whose label starts a run without write access (the operator named them). */
+  labelBots: readonly string[];
+}
+
+/** The issue as the worker read it from GitHub for this attempt. */
+interface IssueNow {
+  state: string;
+  labels: ReadonlyArray<string | { name?: string | undefined }>;
+}
+
+/** Why the run must not go on (a sentence for the status comment), or null when it still may. */
+export async function noLongerWanted(
+  api: ProbotOctokit,
+  job: FixJobData,
+  issue: IssueNow,
+  rules: StartRules,
+): Promise<string | null> {
+  const nothing = "since this run was queued, so nothing was done";
+  if (issue.state !== "open") {
+    return `#${job.issueNumber} was closed ${nothing}. Reopen it to start agent-fix again.`;
+  }
+  if (job.trigger === "label" && !issue.labels.some((l) => labelName(l) === rules.label)) {
+    return `The \`${rules.label}\` label was removed from #${job.issueNumber} ${nothing}. Add it again to start agent-fix.`;
+  }
+  const repo = { owner: job.owner, repo: job.repo };
+  if (job.trigger === "review" && job.pullNumber !== undefined) {
+    const { data: pull } = await api.rest.pulls
+      .get({ ...repo, pull_number: job.pullNumber })
+      .catch((error: unknown) => {
+        throw githubFailure(error, `reading pull request #${job.pullNumber}`);
+      });
+    if (pull.state !== "open") {
+      return `Pull request #${job.pullNumber} was closed ${nothing}. Reopen it and request changes again.`;
+    }
+  }
+  for (const login of askers(job, rules)) {
+    const writer = await hasWriteAccess(api, repo, login).catch((error: unknown) => {
+      throw githubFailure(error, `reading the permission of @${login}`);
+    });
+    if (!writer) {
+      return `@${login} no longer has write access to this repository ${nothing}. Someone with write access can start a new run.`;
+    }
+  }
+  return null;
+}
+
+/** Everyone whose request this run acts on and who must still be a writer. */
+function askers(job: FixJobData, rules: StartRules): string[] {
+  // The job's own requester, then the authors of reviews gathered into a follow-up round.
+  const logins = new Set([job.requestedBy, ...(job.feedback ?? []).map((f) => f.by)]);
+  // A bot the operator named starts label runs without being a collaborator (src/handlers/issues-labeled.ts).
+  if (job.trigger === "label" && rules.labelBots.includes(job.requestedBy)) logins.delete(job.requestedBy);
+  return [...logins];
+}
+
+function labelName(label: string | { name?: string | undefined }): string | undefined {
+  return typeof label === "string" ? label : label.name;
+}

@@ -1,0 +1,132 @@
+/**
+ * The tested change as a commit on the host checkout, pushed to the issue's branch. A push that fails
+ * in a way a later attempt may get through (a 5xx or network error of the git server, or this worker
+ * shutting down mid-push) keeps what is needed to make the same commit again, so the job's next
+ * attempt only pushes and publishes: the agent is not run again and the model is not paid for twice.
+ */
+
+import { AgentFixError, type CancelReason, isRetryable } from "../../../src/errors.js";
+import type { LinkPolicy } from "../../../src/github/inert-links.js";
+import type { Logger } from "../../log.js";
+import { git } from "../checkout/git.js";
+import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";
+
+/** Everything that makes the tested commit again on a fresh clone; no credential. */
+export interface UnpushedChange {
+  /** The branch the run started from (the default branch, or a review run's fix branch). */
+  baseBranch: string;
+  /** The commit the change was tested on: the new commit's parent. */
+  baseSha: string;
+  /** The submitted patch, as the gate tested it. */
+  patch: string;
+  /** The tree the gate tested: the commit must have exactly this tree. */
+  tree: string;
+  commitTitle: string;
+  forbiddenPaths: string[];
+  /** false for review runs: a new commit on top of the branch, never a force-push. */
+  force: boolean;
+}
+
+/** Commits `change` on the checkout at `dir` (already at `change.baseSha`) and pushes it. Returns the branch. */
+export async function commitAndPush(input: {
+  dir: string;
+  change: UnpushedChange;
+  identity: CommitIdentity;
+  links?: LinkPolicy | undefined;
+  issueNumber: number;
+  pushToken: () => Promise<string>;
+  signal: AbortSignal;
+  /** Keeps the change for the job's next attempt when the push failed in a way it may get through. */
+  keep?: ((change: UnpushedChange) => Promise<void>) | undefined;
+  /** The job's logger: a change that could not be kept is logged there, with the job's ids. */
+  logger?: Logger | undefined;
+}): Promise<string> {
+  const { dir, change } = input;
+  await commitPatch({
+    dir,
+    patch: change.patch,
+    identity: input.identity,
+    ...(input.links ? { links: input.links } : {}),
+    issueNumber: input.issueNumber,
+    issueTitle: change.commitTitle,
+    forbiddenPaths: change.forbiddenPaths,
+  });
+  await assertCommittedTree(dir, change.tree);
+  try {
+    return await pushFixBranch({
+      dir,
+      issueNumber: input.issueNumber,
+      token: await input.pushToken(),
+      signal: input.signal,
+      force: change.force,
+    });
+  } catch (error) {
+    if (input.keep && worthAnotherPush(error, input.signal)) {
+      await input.keep(change).catch((keepError: unknown) => {
+        input.logger?.error({ err: keepError }, "the unpushed change could not be kept");
+      });
+    }
+    throw error;
+  }
+}
+
+/** A push error a later attempt may get past: the server's or the network's, or this worker stopping. */
+function worthAnotherPush(error: unknown, signal: AbortSignal): boolean {
+  if (signal.aborted) return (signal.reason as CancelReason).kind !== "cancelled";
+  return isRetryable(error);
+}
+
+/**
+ * Brings a fresh clone of the kept change's base branch (at `headSha`) to the commit the change was
+ * tested on: fetched by its id when the branch has moved on (GitHub serves any reachable commit).
+ * "pushed" when the branch already holds the tested change on that commit: a push cut off by a
+ * shutdown can still land (git's HTTP helper outlives git), and pushing it again would find the branch moved.
+ */
+export async function checkoutBase(
+  dir: string,
+  change: UnpushedChange,
+  headSha: string,
+  cloneToken: () => Promise<string>,
+  signal: AbortSignal,
+): Promise<"at_base" | "pushed"> {
+  if (headSha === change.baseSha) return "at_base";
+  if (await holdsTheChange(dir, change)) return "pushed";
+  try {
+    await git(["fetch", "--quiet", "--depth", "1", "origin", change.baseSha], {
+      cwd: dir,
+      token: await cloneToken(),
+      signal,
+    });
+    await git(["reset", "--quiet", "--hard", change.baseSha], { cwd: dir });
+    return "at_base";
+  } catch (error) {
+    if (isRetryable(error) || signal.aborted) throw error;
+    throw new AgentFixError(
+      `The commit the change was tested on (${change.baseSha}) is gone from ${change.baseBranch}, so the tested change was not pushed`,
+      {
+        code: "tested_base_gone",
+        fault: "user",
+        hint: "The branch was rewritten while the change waited to be pushed. Start a new run.",
+        cause: error,
+      },
+    );
+  }
+}
+
+/** Whether HEAD is a commit of the tested tree on the tested-on commit (read raw: the clone is shallow). */
+async function holdsTheChange(dir: string, change: UnpushedChange): Promise<boolean> {
+  const commit = await git(["cat-file", "commit", "HEAD"], { cwd: dir });
+  const header = commit.slice(0, commit.indexOf("\n\n"));
+  const parents = [...header.matchAll(/^parent (\S+)$/gm)].map((m) => m[1]);
+  return header.startsWith(`tree ${change.tree}\n`) && parents.length === 1 && parents[0] === change.baseSha;
+}
+
+/** The commit about to be pushed holds exactly the tree the gate tested, or nothing is pushed. */
+async function assertCommittedTree(dir: string, testedTree: string): Promise<void> {
+  const committed = (await git(["rev-parse", "HEAD^{tree}"], { cwd: dir })).trim();
+  if (committed === testedTree) return;
+  throw new AgentFixError(
+    `The commit's tree ${committed} is not the tree the tests ran on (${testedTree}), so nothing was pushed`,
+    { code: "published_tree_mismatch", fault: "internal" },
+  );
+}

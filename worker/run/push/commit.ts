@@ -1,0 +1,118 @@
+import { AgentFixError } from "../../../src/errors.js";
+import { fixBranch } from "../../../src/fix-branch.js";
+import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/github/inert-links.js";
+import { neutralisePlainText } from "../../../src/github/neutralise.js";
+import { git } from "../checkout/git.js";
+import { pushRefusal, retryWhileTokenIsNew } from "../checkout/git-refusals.js";
+import { forbiddenEntries } from "./forbidden-paths.js";
+import { stagedChanges } from "./staged-changes.js";
+
+export interface CommitIdentity {
+  name: string;
+  email: string;
+}
+
+interface CommitPatchOptions {
+  /** The host checkout (never the sandbox's copy). */
+  dir: string;
+  /** The agent's submission, a `git diff` of the workspace. */
+  patch: string;
+  identity: CommitIdentity;
+  issueNumber: number;
+  issueTitle: string;
+  /** Globs from the repository config; a change under any of them stops the run before a push. */
+  forbiddenPaths: readonly string[];
+  /** Hosts a URL of the title may stay a link to (GitHub autolinks URLs in commit messages). */
+  links?: LinkPolicy;
+}
+
+/**
+ * The run's push step: applies the submitted patch on the host checkout and commits it as
+ * the app, after the path check.
+ */
+export async function commitPatch(
+  options: CommitPatchOptions,
+): Promise<{ sha: string; changedPaths: string[] }> {
+  if (options.patch.trim() === "") {
+    throw new AgentFixError("The agent submitted no change", { code: "empty_patch", fault: "model" });
+  }
+  const patch = options.patch.endsWith("\n") ? options.patch : `${options.patch}\n`;
+  await git(["apply", "--index", "--binary", "--whitespace=nowarn", "-"], {
+    cwd: options.dir,
+    input: patch,
+  }).catch((error: unknown) => {
+    throw new AgentFixError(`The submitted patch does not apply to the default branch: ${String(error)}`, {
+      code: "patch_does_not_apply",
+      fault: "model",
+      cause: error,
+    });
+  });
+  const changes = await stagedChanges(options.dir);
+  const forbidden = forbiddenEntries(changes, options.forbiddenPaths);
+  if (forbidden.length > 0) {
+    const list = forbidden.map((f) => `${f.path} (${f.reason})`).join(", ");
+    throw new AgentFixError(`The change touches paths the agent may not change: ${list}`, {
+      code: "forbidden_path",
+      fault: "model",
+      hint: "Nothing was pushed. Adjust `forbiddenPaths` in .github/agent-fix.yml if this change is wanted.",
+    });
+  }
+  const changed = changes.map((change) => change.path);
+  const { name, email } = options.identity;
+  // The title is the issue author's text: only the run's own `Fixes #N` may close an issue, and no
+  // URL of it links a host the operator did not allow.
+  const message = `${neutralisePlainText(options.issueTitle, options.links ?? GITHUB_COM_LINKS)}\n\nFixes #${options.issueNumber}\n`;
+  await git(
+    [
+      "-c",
+      `user.name=${name}`,
+      "-c",
+      `user.email=${email}`,
+      "commit",
+      "--quiet",
+      "--no-verify",
+      `--author=${name} <${email}>`,
+      "-F",
+      "-",
+    ],
+    { cwd: options.dir, input: message },
+  );
+  const sha = (await git(["rev-parse", "HEAD"], { cwd: options.dir })).trim();
+  return { sha, changedPaths: changed };
+}
+
+/**
+ * Pushes HEAD to the issue's branch. Only that branch is ever force-pushed (the `+` of one refspec).
+ * `token` is minted just before the call: GitHub may refuse it for a few seconds, so that is retried.
+ */
+export async function pushFixBranch(options: {
+  dir: string;
+  issueNumber: number;
+  token: string;
+  signal?: AbortSignal;
+  /** false: a fast-forward only (review runs add a commit on top; someone else's push is never lost). */
+  force?: boolean;
+}): Promise<string> {
+  const branch = fixBranch(options.issueNumber);
+  const force = options.force ?? true;
+  const mintedAt = Date.now();
+  const push = () =>
+    git(["push", "--quiet", "origin", `${force ? "+" : ""}HEAD:refs/heads/${branch}`], {
+      cwd: options.dir,
+      token: options.token,
+      signal: options.signal,
+    });
+  await retryWhileTokenIsNew(push, { mintedAt, signal: options.signal }).catch((error: unknown) => {
+    // A rule refusing the push says "[remote rejected]"; only "[rejected]" means the branch moved.
+    const refused = pushRefusal(error, branch);
+    if (refused) throw refused;
+    if (force || !/\[rejected\].*\((?:non-fast-forward|fetch first)\)/.test(String(error))) throw error;
+    throw new AgentFixError(`${branch} moved while the agent worked, so its commit was not pushed`, {
+      code: "branch_moved",
+      fault: "user",
+      hint: "Someone pushed to the branch during the run. Request changes again to start from the new commits.",
+      cause: error,
+    });
+  });
+  return branch;
+}

@@ -1,0 +1,88 @@
+/**
+ * The fix run, in the order it happens (the run was opened and its issue read by run-job.ts):
+ *   1. check out the repository, and load its config through the contents API meanwhile
+ *   2. prepare: setup on the default branch's files, or the environment a run like it kept
+ *   3. start the agent's sandbox, then the baseline (the tests before any change) alongside the agent
+ *   4. solve: the agent works in its sandbox, and each submission is gated by the tests
+ *   5. prove: the new tests fail without the fix
+ *   6. commit and push the change the gate tested
+ *   7. publish: the draft pull request, the review request, the summary
+ * A review round (review-round.ts) is this run with its own task. Every sandbox of the run is removed,
+ * and its work dir deleted, when the run leaves this function.
+ */
+import { rm } from "node:fs/promises";
+import type { RunOutcome } from "../run-end.js";
+import { checkOut } from "./checkout/check-out.js";
+import { noPullRequest } from "./end/no-pull-request.js";
+import type { OpenRun } from "./open/open-run.js";
+import { progressIsBestEffort } from "./open/status-comment.js";
+import { stepClock } from "./open/step-clock.js";
+import { fixTask, type Issue, type Task } from "./open/task.js";
+import { makeCheckoutRoot } from "./open/work-dirs.js";
+import { prepare, runSandboxes, startAgentSandbox } from "./prepare/prepare.js";
+import type { RunSandboxes } from "./prepare/run-sandboxes.js";
+import { prove } from "./prove/prove-tests.js";
+import { pullRequestDraft } from "./publish/github-publisher.js";
+import { publish } from "./publish/publish-pull-request.js";
+import { push } from "./push/push.js";
+import { agentOfRun } from "./solve/agent-runner.js";
+import { runGateSetup } from "./solve/gate.js";
+import { solve } from "./solve/solve.js";
+import { startBaseline } from "./tests/start-baseline.js";
+
+export async function runFix(
+  run: OpenRun,
+  issue: Issue,
+  task: Task = fixTask(run, issue),
+): Promise<RunOutcome> {
+  const clock = stepClock();
+  // Marked with this worker's id: the reaper removes it should the worker die mid-run.
+  const workDir = await makeCheckoutRoot(run.parts.workRoot);
+  let sandboxes: RunSandboxes | undefined;
+  try {
+    const checkedOut = await checkOut(run, task, workDir);
+    const { checkout, trusted, config } = checkedOut;
+    clock.lap("clone");
+    sandboxes = runSandboxes(run, issue, trusted, config);
+    const prepared = await prepare(run, issue, checkedOut, sandboxes, workDir);
+    clock.lap("setup");
+    const agentSandbox = await startAgentSandbox(run, sandboxes, prepared);
+    clock.add(agentSandbox.timings);
+    const baseline = startBaseline(run, task, config, sandboxes, prepared);
+    const gate = runGateSetup(config, prepared, sandboxes, workDir, run.parts.intake, baseline.measuredMs);
+    const solved = await solve({
+      agent: agentOfRun(run.parts.agent, config, run),
+      sandbox: agentSandbox.sandbox,
+      gateSetup: gate,
+      maxSteps: config.maxSteps,
+      issue: task.ask,
+      repoName: issue.repository.fullName,
+      signal: run.signal,
+      baseline,
+      secrets: issue.setupSecrets,
+      status: run.status,
+      logger: run.log,
+    });
+    clock.add(solved.timings);
+    if (solved.kind !== "submitted")
+      return await noPullRequest(run, issue, config, solved, baseline, clock.timings);
+    const proved = await prove(gate, solved.tested, config.testPaths, run.signal);
+    clock.add(proved.timings);
+    // The sandboxes go while the change is pushed and published; the status says done once they are gone.
+    const removed = sandboxes.disposeAll();
+    void run.status.progress("publishing").catch(progressIsBestEffort);
+    const { trajectory } = solved;
+    const draft = pullRequestDraft(issue, config.testCommand, {
+      trajectory,
+      baseline: await baseline.settled,
+      proof: proved.proof,
+    });
+    await push(run, task, checkout, config, solved.tested, draft);
+    const pr = await publish(run, task.publisher, draft, removed);
+    clock.lap("publish");
+    return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings: clock.timings };
+  } finally {
+    await sandboxes?.disposeAll();
+    await rm(workDir, { recursive: true, force: true });
+  }
+}

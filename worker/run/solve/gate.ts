@@ -1,0 +1,265 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Gate, Sandbox } from "../../../src/contracts.js";
+import { AgentFixError, SandboxError } from "../../../src/errors.js";
+import type { PreparedTree } from "../prepare/prepare-tree.js";
+import type { RunSandboxes } from "../prepare/run-sandboxes.js";
+import {
+  DEFAULT_INTAKE_LIMITS,
+  extractArchive,
+  type IntakeLimits,
+  RECEIVE_HINT,
+  type ReceiveLimits,
+  readableSize,
+} from "../prepare/workspace-archive.js";
+import {
+  type BaseCommit,
+  changedPaths,
+  diffTrees,
+  skippedDirs,
+  treeOfDirectory,
+} from "../prepare/workspace-tree.js";
+import { perTestVerdict } from "../tests/per-test-verdict.js";
+import { runTests, type TestCommand, type TestRun } from "../tests/test-run.js";
+import { gateTimeLimit, type TestTimeLimit } from "../tests/test-time-limit.js";
+import { gateVerdictText, perTestVerdictText, withBaselineNote } from "../tests/test-verdicts.js";
+
+/** A change as the host computed it from the agent's workspace files. */
+export interface TestedChange {
+  /** Against the base commit: what is recorded, committed and pushed. */
+  patch: string;
+  /** The tree of the paths that count, as exported (the commit must end up with exactly this tree). */
+  tree: string;
+}
+
+export interface GateSetup {
+  prepared: PreparedTree;
+  sandboxes: RunSandboxes;
+  test: TestCommand;
+  /** Where exported workspaces are unpacked (a directory of the run). */
+  scratch: string;
+  /** What the host takes in from a submit: the operator's limits (default DEFAULT_INTAKE_LIMITS). */
+  intake?: IntakeLimits;
+  /** The time limit of a run on a change, from the baseline's time (test-time-limit.ts); absent: `test.timeoutMs`. */
+  timeLimit?: () => TestTimeLimit;
+  /**
+   * The baseline's run, when the run has one: each verdict waits for it, and is given test by
+   * test against it when both runs have per-test results (per-test-verdict.ts).
+   */
+  baseline?: Promise<TestRun>;
+}
+
+/**
+ * The gate of a run: its prepared tree and sandboxes, the repository's test command, and a time limit
+ * that follows the baseline's time once it is known (test-time-limit.ts).
+ */
+export function runGateSetup(
+  config: { testCommand: string; testTimeoutMs: number; testTimeoutCeilingMs?: number | undefined },
+  prepared: PreparedTree,
+  sandboxes: RunSandboxes,
+  workDir: string,
+  intake: IntakeLimits,
+  baselineMs: () => number | null,
+): GateSetup {
+  return {
+    prepared,
+    sandboxes,
+    test: { command: config.testCommand, timeoutMs: config.testTimeoutMs },
+    scratch: join(workDir, "scratch"),
+    intake,
+    timeLimit: () =>
+      gateTimeLimit({
+        configuredMs: config.testTimeoutMs,
+        ceilingMs: config.testTimeoutCeilingMs ?? config.testTimeoutMs,
+        baselineMs: baselineMs(),
+      }),
+  };
+}
+
+/** The test command with the limit a run on a change gets now (asked as its sandbox is ready). */
+function limitedTest(setup: GateSetup): TestCommand {
+  const limit = setup.timeLimit?.();
+  return limit ? { ...setup.test, timeoutMs: limit.timeoutMs, limit } : setup.test;
+}
+
+/**
+ * Untracked files a submitted workspace may hold, per file a change may touch: build output the
+ * repository's .gitignore leaves out is exported too (the skipped directories are not), and costs the
+ * host a walk and a hash each; twenty per changed file bounds that work by the change's own limit.
+ */
+const UNTRACKED_PER_CHANGED_FILE = 20;
+
+/** The submit's export: the base commit's files and their directories, the untracked allowance, the workspace's size. */
+function submitLimits(base: BaseCommit, intake: IntakeLimits): ReceiveLimits {
+  const untracked = intake.changeFiles * UNTRACKED_PER_CHANGED_FILE;
+  return {
+    maxBytes: intake.workspaceBytes,
+    maxEntries: 2 * base.tracked.size + untracked,
+    bytesLimit: "the workspace's size, AGENT_FIX_WORKSPACE_SIZE",
+    entriesLimit: `the base commit's ${base.tracked.size.toLocaleString("en-US")} files and their directories, plus ${untracked.toLocaleString("en-US")} untracked: ${UNTRACKED_PER_CHANGED_FILE} × AGENT_FIX_CHANGE_MAX_FILES`,
+  };
+}
+
+/** The top directories of `paths` with most of them, for a refusal the agent can act on. */
+function busiestDirs(paths: string[]): string {
+  const counts = new Map<string, number>();
+  for (const path of paths) {
+    const top = path.includes("/") ? `${path.split("/")[0]}/` : path;
+    counts.set(top, (counts.get(top) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([top, n]) => `${top} (${n.toLocaleString("en-US")})`)
+    .join(", ");
+}
+
+/** Refuses a change past the operator's limits before it is tested, committed or published. */
+async function refuseLargeChange(base: BaseCommit, tree: string, intake: IntakeLimits): Promise<string> {
+  const paths = await changedPaths(base, base.tree, tree);
+  if (paths.length > intake.changeFiles) {
+    throw new SandboxError(
+      `the change touches ${paths.length.toLocaleString("en-US")} files, more than ${intake.changeFiles.toLocaleString("en-US")} (AGENT_FIX_CHANGE_MAX_FILES); most are under ${busiestDirs(paths)}`,
+      { code: "receive_limit", hint: RECEIVE_HINT },
+    );
+  }
+  const patch = await diffTrees(base, base.tree, tree);
+  const bytes = Buffer.byteLength(patch);
+  if (bytes > intake.changeBytes) {
+    throw new SandboxError(
+      `the change is ${readableSize(bytes)} as a patch, more than ${readableSize(intake.changeBytes)} (AGENT_FIX_CHANGE_MAX_BYTES)`,
+      { code: "receive_limit", hint: RECEIVE_HINT },
+    );
+  }
+  return patch;
+}
+
+export interface PipelineGate {
+  gate: Gate;
+  /** The change the last gate run tested (null before the first). */
+  lastTested(): TestedChange | null;
+  /** The last gate's test run, with the change it tested (null before the first). */
+  lastRun(): { change: TestedChange; run: TestRun } | null;
+}
+
+/** Reads the agent's workspace files out of its sandbox (never through its shell) and computes the change. */
+export async function captureChange(setup: GateSetup, workspace: Sandbox): Promise<TestedChange> {
+  const { base } = setup.prepared;
+  const dir = await mkdtemp(join(setup.scratch, "submitted-"));
+  try {
+    const archive = await workspace.exportWorkspace({ excludeDirs: skippedDirs(base) });
+    const intake = setup.intake ?? DEFAULT_INTAKE_LIMITS;
+    await extractArchive(archive, dir, submitLimits(base, intake));
+    const tree = await treeOfDirectory(base, dir);
+    return { patch: await refuseLargeChange(base, tree, intake), tree };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const CHANGE_FILE = ".git/agent-fix-change.patch";
+
+/**
+ * The tests in a sandbox started from the prepared tree, with the part of `change` under `paths` (all
+ * of it by default) applied first: nothing the agent left anywhere can act on this run.
+ */
+export async function testChange(
+  setup: GateSetup,
+  change: TestedChange,
+  options: { signal?: AbortSignal | undefined; paths?: string[]; prewarmNext?: boolean } = {},
+): Promise<TestRun> {
+  const { prepared } = setup;
+  const { signal, paths } = options;
+  const patch = await diffTrees(prepared.base, prepared.tree, change.tree, paths);
+  const prewarm = options.prewarmNext ? { prewarmNext: true } : {};
+  return setup.sandboxes.using(
+    prepared.dir,
+    async (sandbox) => {
+      if (patch !== "") {
+        await sandbox.writeFile(CHANGE_FILE, patch);
+        const applied = await sandbox.exec(
+          `git apply --binary --whitespace=nowarn ${CHANGE_FILE}; s=$?; rm -f ${CHANGE_FILE}; exit $s`,
+          {
+            timeoutMs: 120_000,
+            ...(signal ? { signal } : {}),
+          },
+        );
+        if (applied.exitCode !== 0) {
+          throw new AgentFixError(
+            `The change could not be applied to a fresh copy of the repository: ${applied.output.trim()}`,
+            {
+              code: "change_does_not_apply",
+              fault: "internal",
+            },
+          );
+        }
+      }
+      return runTests(sandbox, limitedTest(setup), signal);
+    },
+    prewarm,
+  );
+}
+
+/**
+ * The run's gate step, the gate. The agent's own diff is never used: each attempt exports the
+ * workspace's files, computes the change on the host, and runs the tests on it in a fresh sandbox; the
+ * change it tested is what the trajectory records and what is published.
+ */
+export function createGate(
+  setup: GateSetup,
+  workspace: Sandbox,
+  onRun?: (run: TestRun) => void,
+): PipelineGate {
+  let tested: TestedChange | null = null;
+  let lastRun: { change: TestedChange; run: TestRun } | null = null;
+  const gate: Gate = async (_agentPatch, signal) => {
+    let change: TestedChange;
+    try {
+      change = await captureChange(setup, workspace);
+    } catch (error) {
+      if (!(error instanceof SandboxError)) throw error;
+      const hint = error.hint ? `\n${error.hint}` : "";
+      const output = `Your change was not submitted, and no attempt was used: ${error.message}${hint}`;
+      return { passed: false, untested: true, output };
+    }
+    if (change.patch === "") {
+      return {
+        passed: false,
+        submission: "",
+        output:
+          "The repository's files are the same as the commit you started from: there is no change to test.",
+      };
+    }
+    // The next attempt (or the proof) gets a sandbox started while this one tests.
+    const run = await testChange(setup, change, { signal, prewarmNext: true });
+    tested = change;
+    lastRun = { change, run };
+    onRun?.(run);
+    const command = setup.test.command;
+    const baseline = setup.baseline ? await setup.baseline : null;
+    const perTest = baseline ? perTestVerdict(baseline, run) : null;
+    if (perTest) {
+      const verdict = perTestVerdictText(command, run, perTest);
+      return { passed: perTest.passed, output: `${verdict}\n${run.output}`, submission: change.patch };
+    }
+    const verdict = {
+      passed: run.passed,
+      output: `${gateVerdictText(command, run)}\n${run.output}`,
+      submission: change.patch,
+    };
+    // A run that goes on though the tests failed before: the model is told so with the verdict.
+    return baseline ? withBaselineNote(verdict, baseline, command) : verdict;
+  };
+  return { gate, lastTested: () => tested, lastRun: () => lastRun };
+}
+
+/** The paths a unified diff touches (both sides of a rename), without a/ and b/ prefixes. */
+export function patchPaths(patch: string): string[] {
+  const paths = new Set<string>();
+  for (const line of patch.split("\n")) {
+    const match =
+      /^(?:---|\+\+\+) (?:"?[ab]\/)(.*?)"?\t?$/.exec(line) ?? /^rename (?:from|to) (.*)$/.exec(line);
+    if (match?.[1]) paths.add(match[1]);
+  }
+  return [...paths];
+}
