@@ -16,7 +16,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import Docker from "dockerode";
-import { DockerSandboxProvider } from "../sandbox/docker.js";
+import { DockerSandboxProvider } from "../sandbox/docker/provider.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { SANDBOX_IMAGE } from "../sandbox/version.js";
 import type { Environment, Sandbox, SandboxProvider } from "../src/contracts.js";

@@ -24,7 +24,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { type DockerSandbox, DockerSandboxProvider } from "../sandbox/docker.js";
+import { type DockerSandbox, DockerSandboxProvider } from "../sandbox/docker/provider.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { SANDBOX_IMAGE } from "../sandbox/version.js";
 import type { Sandbox } from "../src/contracts.js";

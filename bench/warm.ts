@@ -9,7 +9,7 @@
  * - warm_ratio = warm / docker run (goal <= 1.2), warm_over_cold = warm / cold.
  * The model stand-in answers the first request with a 400, so each run ends there. Each run starts
  * SETTLE_MS after the one before has ended, as runs of one repository come minutes apart: the worker is
- * idle again (the sandboxes of the run before removed, a standby started: sandbox/docker-standby.ts).
+ * idle again (the sandboxes of the run before removed, a standby started: sandbox/docker/standby.ts).
  */
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";

@@ -6,7 +6,7 @@
  *   const sandbox = await provider.create({ sourceDir, jobId });
  */
 import type { SandboxProvider } from "../src/contracts.js";
-import { DockerSandboxProvider, type DockerSandboxProviderOptions } from "./docker.js";
+import { DockerSandboxProvider, type DockerSandboxProviderOptions } from "./docker/provider.js";
 import { LocalSandboxProvider, type LocalSandboxProviderOptions } from "./local.js";
 
 type SandboxDriver = "docker" | "local";

@@ -32,8 +32,8 @@ import {
   sandboxEnv,
   sessionSettings,
   withWorkspaceEnv,
-} from "./common.js";
-import { KILL_FUNCTION, type ShellProcess, ShellSession } from "./shell-session.js";
+} from "./session-sandbox.js";
+import { KILL_FUNCTION, type ShellProcess, ShellSession } from "./shell/session.js";
 
 export interface LocalSandboxProviderOptions extends Partial<SessionSandboxSettings> {
   /** Where the warning goes; default console.warn. */

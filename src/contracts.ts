@@ -65,7 +65,7 @@ export interface SandboxCreateOptions {
   defaultTimeoutMs?: number;
   /**
    * The image to run (Docker), already allowed by the operator's policy; the provider's default when
-   * absent. An image that is not agent-fix's own is probed and prepared first (sandbox/docker-image.ts).
+   * absent. An image that is not agent-fix's own is probed and prepared first (sandbox/docker/foreign-image.ts).
    */
   image?: string | undefined;
   /**
@@ -177,7 +177,7 @@ export interface Sandbox {
   readonly origin?: SandboxOrigin | undefined;
   /**
    * Milliseconds from the start of its creation to the end of each start-up phase (Docker); a sandbox a
-   * standby served has a `standby` phase (sandbox/docker-standby.ts).
+   * standby served has a `standby` phase (sandbox/docker/standby.ts).
    */
   readonly startupPhases?: Readonly<Record<string, number>>;
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;

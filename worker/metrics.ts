@@ -53,7 +53,7 @@ function failureReason(error: unknown): string {
   return typeof code === "string" ? code : "error";
 }
 
-/** Whether a standby sandbox served the start (sandbox/docker-standby.ts marks its start-up phases). */
+/** Whether a standby sandbox served the start (sandbox/docker/standby.ts marks its start-up phases). */
 function startedFrom(sandbox: Sandbox): "standby" | "fresh" {
   return sandbox.startupPhases && "standby" in sandbox.startupPhases ? "standby" : "fresh";
 }

@@ -11,7 +11,7 @@ import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DockerSandbox, DockerSandboxProvider, LABEL } from "../../sandbox/docker.js";
+import { type DockerSandbox, DockerSandboxProvider, LABEL } from "../../sandbox/docker/provider.js";
 import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
 import { OwnDockerd, RUNSC_RUNTIME } from "../support/own-dockerd.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";

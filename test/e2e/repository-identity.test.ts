@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
+import { KEPT_LABEL } from "../../sandbox/docker/kept-environments.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { type SampleRepo, Stack } from "../support/stack.js";
 import { filesOf, type IssueRef, SAMPLE_REPO_DIR, waitFor } from "../support/stack-parts.js";

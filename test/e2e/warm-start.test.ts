@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KEPT_LABEL } from "../../sandbox/docker-environments.js";
+import { KEPT_LABEL } from "../../sandbox/docker/kept-environments.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import type { Trajectory } from "../../src/contracts.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
@@ -76,7 +76,7 @@ describe.runIf(ready)("warm start: a second run of a repository skips setup", ()
     expect(second.status).toContain(`Setup skipped: reused the environment prepared at ${preparedAt}`);
     // Setup did not run again: it would have kept another image.
     expect(await keptImages()).toHaveLength(1);
-    // The agent's sandbox was the standby the first run left (sandbox/docker-standby.ts), and the tests
+    // The agent's sandbox was the standby the first run left (sandbox/docker/standby.ts), and the tests
     // the gate ran in it passed: it held what setup prepared.
     expect(await agentSandboxFromStandby(second.issue)).toBe(true);
     // The trajectory, as the app serves it from the store: the image setup ran in, not the kept tag

@@ -1,6 +1,6 @@
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LABEL } from "../../sandbox/docker.js";
+import { LABEL } from "../../sandbox/docker/provider.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import { type IssueRef, waitFor } from "../support/stack-parts.js";

@@ -4,7 +4,7 @@
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { DockerSandboxProvider } from "../../sandbox/docker.js";
+import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { LocalSandboxProvider } from "../../sandbox/local.js";
 import type { Environment, Sandbox, SandboxProvider } from "../../src/contracts.js";
 import { createEnvironment } from "../../worker/aci/index.js";

@@ -14,7 +14,7 @@ import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DockerSandboxProvider } from "../../sandbox/docker.js";
+import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
 import type { Sandbox } from "../../src/contracts.js";
 import { detectCommands, filesToRead } from "../../worker/config/detect/index.js";

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { extract } from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DockerSandboxProvider } from "../../sandbox/docker.js";
+import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import type { RepoImageBuildSpec } from "../../src/contracts.js";
 import { checkDockerfile } from "../../worker/run/configure/devcontainer-build.js";

@@ -9,9 +9,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Docker from "dockerode";
 import { pack } from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUILT_LABEL } from "../../sandbox/docker-build.js";
-import { DERIVED_FROM_LABEL } from "../../sandbox/docker-image.js";
-import { cleanWorkerImages } from "../../sandbox/image-cleanup.js";
+import { BUILT_LABEL } from "../../sandbox/docker/build.js";
+import { DERIVED_FROM_LABEL } from "../../sandbox/docker/foreign-image.js";
+import { cleanWorkerImages } from "../../sandbox/docker/image-cleanup.js";
 import { requireSandboxImage } from "../support/services.js";
 
 const BASE = "agent-fix-base:bookworm";

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DockerSandboxProvider } from "../../sandbox/docker.js";
+import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
 import { loadConfig } from "../../worker/agent/config-file.js";
 import { partRequirements } from "../../worker/config/detect/requirements.js";

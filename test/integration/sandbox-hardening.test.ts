@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DockerSandbox, DockerSandboxProvider } from "../../sandbox/docker.js";
+import { type DockerSandbox, DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { SandboxError } from "../../src/errors.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";
 import { INJECT_EVERYWHERE } from "../support/sandbox-hardening.js";

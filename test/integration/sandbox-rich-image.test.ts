@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DockerSandboxProvider } from "../../sandbox/docker.js";
+import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { SANDBOX_RICH_IMAGE, SANDBOX_RICH_IMAGE_NAME } from "../../sandbox/version.js";
 import type { Sandbox } from "../../src/contracts.js";
 import { requireSandboxImage } from "../support/services.js";

@@ -1,10 +1,10 @@
 /**
  * Removes what a test's repository image builds left on the engine: every step image built for
- * `repository` (sandbox/docker-repo-build.ts labels each) and the images the worker derived from them.
+ * `repository` (sandbox/docker/repo-build.ts labels each) and the images the worker derived from them.
  */
 import type Docker from "dockerode";
-import { DERIVED_FROM_LABEL } from "../../sandbox/docker-image.js";
-import { BUILD_LABEL } from "../../sandbox/docker-repo-build.js";
+import { DERIVED_FROM_LABEL } from "../../sandbox/docker/foreign-image.js";
+import { BUILD_LABEL } from "../../sandbox/docker/repo-build.js";
 
 export async function removeRepoBuilds(docker: Docker, repository: string): Promise<void> {
   // A step's image is the parent of the next, which must go first: passes until nothing more goes

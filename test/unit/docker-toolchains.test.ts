@@ -1,9 +1,9 @@
 /**
- * The versions an image's tools print, as the probe (sandbox/docker-toolchains.ts) reads them: each
+ * The versions an image's tools print, as the probe (sandbox/docker/toolchains.ts) reads them: each
  * tool's own format, Java 8's `1.8.0_412` as major 8, and a tool that is missing left out.
  */
 import { describe, expect, it } from "vitest";
-import { parseToolchainVersions } from "../../sandbox/docker-toolchains.js";
+import { parseToolchainVersions } from "../../sandbox/docker/toolchains.js";
 
 describe("parseToolchainVersions", () => {
   it("reads each tool's own way of printing its version", () => {

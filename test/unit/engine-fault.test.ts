@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { engineFault } from "../../sandbox/engine-fault.js";
+import { engineFault } from "../../sandbox/docker/engine-fault.js";
 import { GitHubError, InfrastructureError, SandboxError } from "../../src/errors.js";
 import { retryNote } from "../../worker/run/end/retry-note.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countNewlines, OutputBuffer } from "../../sandbox/output-buffer.js";
+import { countNewlines, OutputBuffer } from "../../sandbox/shell/output-buffer.js";
 
 function lines(from: number, to: number): string {
   let s = "";

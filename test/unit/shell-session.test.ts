@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { ansiC, type ShellProcess, ShellSession } from "../../sandbox/shell-session.js";
+import { ansiC, type ShellProcess, ShellSession } from "../../sandbox/shell/session.js";
 
 describe("ansiC", () => {
   it("quotes any text so that bash gives back the same bytes", () => {

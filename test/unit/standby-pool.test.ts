@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { StandbyPool } from "../../sandbox/standby-pool.js";
+import { StandbyPool } from "../../sandbox/docker/standby-pool.js";
 
 /** A standby as the pool sees one: something to dispose, named for the assertions. */
 class Standby {

@@ -1,10 +1,10 @@
 /**
- * The run's toolchain variables as a sandbox's shell gets them (sandbox/common.ts withWorkspaceEnv):
+ * The run's toolchain variables as a sandbox's shell gets them (sandbox/session-sandbox.ts withWorkspaceEnv):
  * workspace paths made absolute under the sandbox's workdir, PATH directories before the image's, a
  * fixed value as it is; a path leaving the workspace or a bad name is refused, saying so.
  */
 import { describe, expect, it } from "vitest";
-import { withWorkspaceEnv } from "../../sandbox/common.js";
+import { withWorkspaceEnv } from "../../sandbox/session-sandbox.js";
 
 const base = { PATH: "/usr/bin:/bin", HOME: "/home/agent" };
 

@@ -2,7 +2,7 @@
 
 import { basename } from "node:path";
 import { InvalidArgumentError, Option } from "commander";
-import type { DockerSandboxProvider } from "../../sandbox/docker.js";
+import type { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { createSandboxProvider } from "../../sandbox/index.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import type { Sandbox } from "../../src/contracts.js";

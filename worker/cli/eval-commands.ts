@@ -1,7 +1,7 @@
 /** `agent-fix eval` (SWE-bench-style instances, graded; worker/eval/) and `agent-fix eval-replays`. */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { DockerSandboxProvider } from "../../sandbox/docker.js";
+import type { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { createSandboxProvider } from "../../sandbox/index.js";
 import { abortOnInterrupt } from "../../src/process-signals.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DockerSandboxProvider } from "../../../sandbox/docker.js";
+import { DockerSandboxProvider } from "../../../sandbox/docker/provider.js";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
 import type { SandboxProvider } from "../../../src/contracts.js";
 import { metrics } from "../../../src/metrics/registry.js";

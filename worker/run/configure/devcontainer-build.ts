@@ -1,13 +1,13 @@
 /**
  * A devcontainer.json that builds its image (`build.dockerfile`): the worker executes the Dockerfile
- * itself from the repository's checkout, each step held as a sandbox is (sandbox/docker-repo-build.ts).
+ * itself from the repository's checkout, each step held as a sandbox is (sandbox/docker/repo-build.ts).
  * What the Dockerfile may do is checked here, on its text from the default branch, before anything is
- * built, by the parser the build executes from (sandbox/dockerfile.ts): every image it starts from is
+ * built, by the parser the build executes from (sandbox/docker/dockerfile.ts): every image it starts from is
  * one the operator allows, named literally; `--from` names only its own stages; nothing is fetched
  * (URL or git sources); no ONBUILD. The build context and the Dockerfile stay inside the repository.
  */
 import path from "node:path";
-import { parseDockerfile } from "../../../sandbox/dockerfile.js";
+import { parseDockerfile } from "../../../sandbox/docker/dockerfile.js";
 import { ConfigError } from "../../../src/errors.js";
 
 /** What the worker builds: the Dockerfile's checked text and the context, relative to the checkout. */
@@ -51,7 +51,7 @@ export function devcontainerBuild(
 
 /**
  * The images a Dockerfile starts from, each checked by `allowed`; throws naming the line of the first
- * thing refused. The same parser's result is what the provider executes (sandbox/docker-repo-build.ts).
+ * thing refused. The same parser's result is what the provider executes (sandbox/docker/repo-build.ts).
  */
 export function checkDockerfile(text: string, where: string, allowed: (image: string) => boolean): string[] {
   return parseDockerfile(text, where, allowed).bases;

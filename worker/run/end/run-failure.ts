@@ -3,7 +3,7 @@
  * shutdown hands the job back, a cancel and an unrecoverable error fail it for good, a retryable one is
  * retried while the job has attempts left).
  */
-import { engineFault } from "../../../sandbox/engine-fault.js";
+import { engineFault } from "../../../sandbox/docker/engine-fault.js";
 import { AgentFixError, CancelledError, type CancelReason } from "../../../src/errors.js";
 import { neutralise } from "../../../src/github/neutralise.js";
 import type { Logger } from "../../log.js";

@@ -2,15 +2,15 @@
  * Host checkouts (`agent-fix-*` under the work root) that outlive their worker. A run removes its own
  * directory when it ends, but a worker killed mid-run (SIGKILL, out of memory, a host reboot with a
  * persistent work dir) cannot: each directory therefore records its owner in a marker file, and the
- * worker's reaper removes those whose owner is gone, as it does for sandboxes (sandbox/reaper.ts).
+ * worker's reaper removes those whose owner is gone, as it does for sandboxes (sandbox/docker/reaper.ts).
  * Directories without a marker (being created, or made by something else) are never touched.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { defaultWorkerId } from "../../../sandbox/docker.js";
-import { DEFAULT_REAP_MAX_AGE_MS, workerAliveOnThisHost } from "../../../sandbox/reaper.js";
+import { defaultWorkerId } from "../../../sandbox/docker/provider.js";
+import { DEFAULT_REAP_MAX_AGE_MS, workerAliveOnThisHost } from "../../../sandbox/docker/reaper.js";
 
 const CHECKOUT_PREFIX = "agent-fix-";
 const OWNER_FILE = ".agent-fix-owner";

@@ -106,7 +106,7 @@ async function prepareTrusted(options: PrepareOptions): Promise<PreparedTree> {
     secrets: options.secrets,
   });
   // An image built from the checkout is found by its id: the same Dockerfile and copied files build the
-  // same image (each step's image is kept: sandbox/docker-repo-build.ts), whose kept environment a later run reuses.
+  // same image (each step's image is kept: sandbox/docker/repo-build.ts), whose kept environment a later run reuses.
   const lookup = image === null && store ? await sandboxes.builtImage() : image;
   const found = store && lookup !== null ? await store.find(key, lookup) : null;
   if (store && found) return reuseKept(store, found, options, base, dir);
