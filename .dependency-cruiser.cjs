@@ -1,5 +1,5 @@
 /**
- * The dependency rules of docs/architecture.md: worker -> src, worker -> sandbox, sandbox -> src/contracts
+ * The dependency rules of docs/architecture.md: worker -> src, worker -> sandbox, sandbox -> src/shared/contracts
  * only; the agent loop and its tools know nothing of GitHub, the queue or the run around them; the run
  * knows nothing of BullMQ, and the queue worker nothing of the run (worker/main.ts joins them).
  */
@@ -25,11 +25,11 @@ module.exports = {
     {
       name: "agent-loop-free-of-github-queue-pipeline",
       comment:
-        "worker/agent, worker/aci and worker/model run the agent loop against a sandbox: they import nothing of GitHub (src/github, worker/github, @octokit/*, probot), the queue (src/queue, worker/jobs, bullmq) or the run (worker/run). What they need from those is passed in (a Gate, a Sandbox, callbacks).",
+        "worker/agent, worker/aci and worker/model run the agent loop against a sandbox: they import nothing of GitHub (src/shared/github, worker/github, @octokit/*, probot), the queue (src/shared/queue, worker/jobs, bullmq) or the run (worker/run). What they need from those is passed in (a Gate, a Sandbox, callbacks).",
       severity: "error",
       from: { path: "^worker/(agent|aci|model)/" },
       to: {
-        path: "^(src/(github|queue)|worker/(github|jobs|run))/|(^|/)node_modules/(@octokit/|probot/|bullmq/)",
+        path: "^(src/shared/github/|src/shared/queue/|src/server/signed-bodies\\.ts$|src/server/installation-runs\\.ts$|worker/github/|worker/jobs/|worker/run/)|(^|/)node_modules/(@octokit/|probot/|bullmq/)",
       },
     },
     {
@@ -51,7 +51,7 @@ module.exports = {
     {
       name: "bullmq-only-in-jobs",
       comment:
-        "BullMQ is used by the queue worker (worker/jobs), the producer side both processes share (src/queue), the dashboard and metrics that read the queue (src/), and the composition root; nowhere else in worker/.",
+        "BullMQ is used by the queue worker (worker/jobs), the producer side both processes share (src/shared/queue), the dashboard and metrics that read the queue (src/), and the composition root; nowhere else in worker/.",
       severity: "error",
       from: { path: "^worker/", pathNot: "^worker/(jobs/|main\\.ts$)" },
       to: { path: "(^|/)node_modules/bullmq/" },
@@ -59,10 +59,10 @@ module.exports = {
     {
       name: "sandbox-only-to-contracts",
       comment:
-        "sandbox/ may use src/contracts.ts and src/errors.ts, nothing else of src/, and nothing of worker/.",
+        "sandbox/ may use src/shared/contracts.ts and src/shared/errors.ts, nothing else of src/, and nothing of worker/.",
       severity: "error",
       from: { path: "^sandbox/" },
-      to: { path: "^(worker/|src/(?!contracts\\.ts$|errors\\.ts$))" },
+      to: { path: "^(worker/|src/(?!shared/contracts\\.ts$|shared/errors\\.ts$))" },
     },
   ],
   options: {

@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { cpSync } from "node:fs";
 import path from "node:path";
-import type { Environment, Sandbox } from "../src/contracts.js";
+import type { Environment, Sandbox } from "../src/shared/contracts.js";
 
 type Step = { aci: [string, Record<string, unknown>]; bash: string };
 

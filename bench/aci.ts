@@ -19,7 +19,7 @@ import Docker from "dockerode";
 import { DockerSandboxProvider } from "../sandbox/docker/provider.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { SANDBOX_IMAGE } from "../sandbox/version.js";
-import type { Environment, Sandbox, SandboxProvider } from "../src/contracts.js";
+import type { Environment, Sandbox, SandboxProvider } from "../src/shared/contracts.js";
 import { createEnvironment } from "../worker/aci/index.js";
 import { aciConfigSchema } from "../worker/config/aci.js";
 import { gitInit, obsSession } from "./aci-session.js";

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
-import type { ChatMessage } from "../src/contracts.js";
+import type { ChatMessage } from "../src/shared/contracts.js";
 import {
   collapsedIndexes,
   type HistoryEntry,

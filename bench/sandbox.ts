@@ -27,7 +27,7 @@ import { promisify } from "node:util";
 import { type DockerSandbox, DockerSandboxProvider } from "../sandbox/docker/provider.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { SANDBOX_IMAGE } from "../sandbox/version.js";
-import type { Sandbox } from "../src/contracts.js";
+import type { Sandbox } from "../src/shared/contracts.js";
 import { OwnDockerd, RUNSC_RUNTIME } from "../test/support/own-dockerd.js";
 import { slimSandboxImage } from "../test/support/slim-sandbox-image.js";
 

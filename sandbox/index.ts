@@ -5,7 +5,7 @@
  *   const provider = createSandboxProvider("docker", { limits: { memoryBytes: 4 * 1024 ** 3 } });
  *   const sandbox = await provider.create({ sourceDir, jobId });
  */
-import type { SandboxProvider } from "../src/contracts.js";
+import type { SandboxProvider } from "../src/shared/contracts.js";
 import { DockerSandboxProvider, type DockerSandboxProviderOptions } from "./docker/provider.js";
 import { LocalSandboxProvider, type LocalSandboxProviderOptions } from "./local.js";
 

@@ -20,8 +20,8 @@ import os from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pack } from "tar-fs";
-import type { Sandbox, SandboxCreateOptions, SandboxProvider } from "../src/contracts.js";
-import { SandboxError } from "../src/errors.js";
+import type { Sandbox, SandboxCreateOptions, SandboxProvider } from "../src/shared/contracts.js";
+import { SandboxError } from "../src/shared/errors.js";
 import {
   assertWritableSize,
   disposedError,

@@ -4,8 +4,14 @@
  */
 import path from "node:path";
 import type { Readable } from "node:stream";
-import type { ExecOptions, ExecResult, Sandbox, SandboxLimits, WorkspaceEnv } from "../src/contracts.js";
-import { SandboxError } from "../src/errors.js";
+import type {
+  ExecOptions,
+  ExecResult,
+  Sandbox,
+  SandboxLimits,
+  WorkspaceEnv,
+} from "../src/shared/contracts.js";
+import { SandboxError } from "../src/shared/errors.js";
 import { assertEnvNames, type ShellSession } from "./shell/session.js";
 
 export const DEFAULT_LIMITS: SandboxLimits = { memoryBytes: 2 * 1024 ** 3, cpus: 1, pids: 512 };

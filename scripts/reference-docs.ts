@@ -7,7 +7,7 @@
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { envSchema, type ReadBy } from "../src/config/env.js";
+import { envSchema, type ReadBy } from "../src/shared/config/env.js";
 import { operatorConfigSections } from "../worker/agent/config-file.js";
 import { REPO_CONFIG_PATH, repoConfigSchema } from "../worker/config/repo.js";
 import { movedToOperatorConfig, renamedVariables, workerEnvSchema } from "../worker/config/worker-env.js";

@@ -8,9 +8,9 @@
  */
 import { pathToFileURL } from "node:url";
 import { main as startWorker, startWorkerFromEnv } from "../worker/main.js";
-import { hasAppCredentials, parseEnv } from "./config/env.js";
-import { exitOnSignals } from "./process-signals.js";
-import { startAppServer, main as startServer } from "./server.js";
+import { startAppServer, main as startServer } from "./server/app-server.js";
+import { hasAppCredentials, parseEnv } from "./shared/config/env.js";
+import { exitOnSignals } from "./shared/process-signals.js";
 
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const parsed = parseEnv(env);

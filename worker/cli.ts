@@ -10,7 +10,7 @@
 import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError } from "commander";
-import { AgentFixError } from "../src/errors.js";
+import { AgentFixError } from "../src/shared/errors.js";
 import type { SetExitCode } from "./cli/common.js";
 import { registerEvalCommand, registerEvalReplaysCommand } from "./cli/eval-commands.js";
 import { registerMineCommand } from "./cli/mine-command.js";

@@ -4,7 +4,7 @@
  * through a child that puts the job id, installation and repository on every line.
  */
 import { type Logger, pino } from "pino";
-import { type FixJobData, fixJobId } from "../src/queue/index.js";
+import { type FixJobData, fixJobId } from "../src/shared/queue/index.js";
 
 export type { Logger };
 

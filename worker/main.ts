@@ -16,23 +16,23 @@ import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/docker/reaper.j
 import { checkSandboxRuntime } from "../sandbox/docker/runtime.js";
 import { DEFAULT_WORKSPACE_SIZE, parseSize } from "../sandbox/docker/spec.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
-import { githubWebUrl } from "../src/config/env.js";
-import type { SandboxProvider } from "../src/contracts.js";
-import { linkPolicy } from "../src/github/inert-links.js";
-import { throttledOctokit, WORKER_THROTTLE } from "../src/github/throttle.js";
-import { trackQueueDepth } from "../src/metrics/endpoint.js";
-import { exitOnSignals } from "../src/process-signals.js";
+import { trajectoryUrl } from "../src/server/trajectories.js";
+import { githubWebUrl } from "../src/shared/config/env.js";
+import type { SandboxProvider } from "../src/shared/contracts.js";
+import { linkPolicy } from "../src/shared/github/inert-links.js";
+import { throttledOctokit, WORKER_THROTTLE } from "../src/shared/github/throttle.js";
+import { trackQueueDepth } from "../src/shared/metrics/endpoint.js";
+import { exitOnSignals } from "../src/shared/process-signals.js";
 import {
   connectRedis,
   createFixQueue,
   DEFAULT_QUEUE_NAME,
   type FixJobData,
   readCancelRequest,
-} from "../src/queue/index.js";
-import { runUsage } from "../src/queue/usage.js";
-import { trajectoryUrl } from "../src/trajectories.js";
-import { trajectoryBlobsFromEnv } from "../src/trajectory-s3.js";
-import { createTrajectoryStore } from "../src/trajectory-store.js";
+} from "../src/shared/queue/index.js";
+import { runUsage } from "../src/shared/queue/usage.js";
+import { trajectoryBlobsFromEnv } from "../src/shared/trajectory-s3.js";
+import { createTrajectoryStore } from "../src/shared/trajectory-store.js";
 import { loadConfig } from "./agent/config-file.js";
 import { boundSetupSecrets } from "./config/bound-setup-secrets.js";
 import { caBundleFile, cidrList, parseWorkerEnv } from "./config/worker-env.js";
@@ -339,7 +339,7 @@ function reapLeftovers(
 
 /**
  * With PUBLIC_URL the status and summary link a run's full trajectory, served (signed, expiring) by
- * src/trajectories.ts; only once the run has written one.
+ * src/server/trajectories.ts; only once the run has written one.
  */
 function trajectoryLinksOf(settings: WorkerSettings, trajectoryDir: string) {
   return (run: string): TrajectoryLink =>

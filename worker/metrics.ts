@@ -1,10 +1,10 @@
 /**
- * The worker's side of the Prometheus metrics (src/metrics/registry.ts): each run's outcome and
+ * The worker's side of the Prometheus metrics (src/shared/metrics/registry.ts): each run's outcome and
  * duration and its wait in the queue, the model's tokens, cost and errors, sandbox start times. Wrappers
  * the composition root puts around the parts, so the parts themselves know nothing of metrics.
  */
-import type { Model, Sandbox, SandboxProvider } from "../src/contracts.js";
-import { metrics } from "../src/metrics/registry.js";
+import type { Model, Sandbox, SandboxProvider } from "../src/shared/contracts.js";
+import { metrics } from "../src/shared/metrics/registry.js";
 import { observedModel } from "./model/observed.js";
 import type { RetryEvent } from "./model/retry.js";
 

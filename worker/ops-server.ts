@@ -1,12 +1,12 @@
 /**
  * The worker's small HTTP server for operators (AGENT_FIX_WORKER_PORT; off when unset): GET /healthz
- * (200, or 503 naming what is down: worker/health.ts) and GET /metrics (src/metrics/endpoint.ts,
+ * (200, or 503 naming what is down: worker/health.ts) and GET /metrics (src/shared/metrics/endpoint.ts,
  * behind AGENT_FIX_METRICS_TOKEN or this host only). It binds AGENT_FIX_WORKER_HOST, 127.0.0.1 unless
  * set: enough for the container's HEALTHCHECK; set 0.0.0.0 and the token to let Prometheus scrape it.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { checkMetricsListener, serveMetrics } from "../src/metrics/endpoint.js";
+import { checkMetricsListener, serveMetrics } from "../src/shared/metrics/endpoint.js";
 import type { HealthReport } from "./health.js";
 import type { Logger } from "./log.js";
 

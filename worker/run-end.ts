@@ -3,8 +3,8 @@
  * is given of its job, and the one value that says how it ended. Neither folder imports the other; the
  * composition root (worker/main.ts) hands the run to the jobs as their processor.
  */
-import type { Trajectory } from "../src/contracts.js";
-import type { FixJobData } from "../src/queue/index.js";
+import type { Trajectory } from "../src/shared/contracts.js";
+import type { FixJobData } from "../src/shared/queue/index.js";
 
 /** A job as the run sees it: plain values, no queue client. */
 export interface RunJob {

@@ -4,7 +4,7 @@
  * executes it itself (docker/repo-build.ts).
  */
 import type Docker from "dockerode";
-import { SandboxError } from "../../src/errors.js";
+import { SandboxError } from "../../src/shared/errors.js";
 
 /** On every image the worker builds (its value says which kind): image-cleanup.ts removes only these. */
 export const BUILT_LABEL = "agent-fix.built";

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import type Docker from "dockerode";
-import { SandboxError } from "../../src/errors.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import { runAsRoot } from "./run-as-root.js";
 
 /** Where the bundle is in the sandbox: beside no file of the image, which it must not hide. */

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { type Duplex, type Readable, Writable } from "node:stream";
 import type Docker from "dockerode";
 import { pack } from "tar-fs";
-import { SandboxError } from "../../src/errors.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import { containerDown } from "./engine-fault.js";
 import { WORKDIR } from "./helper-scripts.js";
 

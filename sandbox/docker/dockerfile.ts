@@ -6,7 +6,7 @@
  * ONBUILD) can read it differently from the check. What this parser does not understand is refused,
  * naming the line and how to fix it.
  */
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/shared/errors.js";
 
 /** One instruction as written: its keyword, its `--name=value` flags and its arguments. */
 export interface DockerfileInstruction {

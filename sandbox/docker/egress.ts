@@ -12,7 +12,7 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import type Docker from "dockerode";
-import { SandboxError } from "../../src/errors.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import { runAsRoot } from "./run-as-root.js";
 
 export const DEFAULT_SETUP_NETWORK = "agent-fix-setup";

@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
-import { InfrastructureError, SandboxError } from "../../src/errors.js";
+import { InfrastructureError, SandboxError } from "../../src/shared/errors.js";
 
 /** dockerode's reasons (its status tables) for a container that is gone or stopped. */
 const CONTAINER_GONE_REASONS = new Set([

@@ -5,7 +5,7 @@
 import { type Duplex, PassThrough, type Readable, Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
-import { SandboxError } from "../../src/errors.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import type { ShellProcess } from "../shell/session.js";
 import { PRIVATE_BIN, WORKDIR } from "./helper-scripts.js";
 import { SANDBOX_PATH, SANDBOX_PROCESS, SANDBOX_UID } from "./spec.js";

@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import type Docker from "dockerode";
 import { pack } from "tar-stream";
-import { SandboxError } from "../../src/errors.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import { buildImage } from "./build.js";
 import { PRIVATE_BIN, WORKDIR } from "./helper-scripts.js";
 import { imageMissing, isNotFound } from "./spec.js";

@@ -4,7 +4,7 @@
  * repository's devcontainer Dockerfile built once for equal inputs (sandbox/docker/repo-build.ts).
  */
 import type Docker from "dockerode";
-import type { SandboxCreateOptions } from "../../src/contracts.js";
+import type { SandboxCreateOptions } from "../../src/shared/contracts.js";
 import { SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "../version.js";
 import {
   derivedImage,

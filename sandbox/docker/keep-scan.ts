@@ -7,8 +7,8 @@
  */
 import { type Duplex, PassThrough, Writable } from "node:stream";
 import type Docker from "dockerode";
-import type { KeepInput } from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+import type { KeepInput } from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import { WORKDIR } from "./helper-scripts.js";
 import { HOME, SANDBOX_PATH } from "./spec.js";
 

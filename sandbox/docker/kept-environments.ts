@@ -19,7 +19,7 @@ import type {
   PreparedEnvironments,
   Sandbox,
   SandboxOrigin,
-} from "../../src/contracts.js";
+} from "../../src/shared/contracts.js";
 import { changedPaths, scanImage } from "./keep-scan.js";
 import { isNotFound, parseSize, SANDBOX_UID } from "./spec.js";
 

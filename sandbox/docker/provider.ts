@@ -22,8 +22,8 @@ import type {
   SandboxLimits,
   SandboxOrigin,
   SandboxProvider,
-} from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+} from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import {
   DEFAULT_LIMITS,
   envList,

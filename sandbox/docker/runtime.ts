@@ -4,7 +4,7 @@
  * container instead, long after the operator has gone.
  */
 import type Docker from "dockerode";
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/shared/errors.js";
 
 /** Throws when `runtime` is not one of the engine's runtimes (`docker info`'s Runtimes). */
 export async function checkSandboxRuntime(docker: Docker, runtime: string): Promise<void> {

@@ -3,8 +3,8 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
-import type { SandboxOrigin } from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+import type { SandboxOrigin } from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import {
   assertWritableSize,
   disposedError,

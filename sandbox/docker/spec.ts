@@ -3,8 +3,8 @@
  * main process), the workspace's size, and the checks of the provider's options.
  */
 import type Docker from "dockerode";
-import type { SandboxLimits, SetupUser } from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+import type { SandboxLimits, SetupUser } from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import { SANDBOX_RICH_IMAGE_NAME } from "../version.js";
 import { caBundleMount } from "./ca-trust.js";
 import { copyThenSleep } from "./copy.js";

@@ -9,7 +9,7 @@
  * crosses repositories: kept images are keyed by repository (sandbox/docker/kept-environments.ts).
  */
 import { createHash } from "node:crypto";
-import type { SandboxLimits } from "../../src/contracts.js";
+import type { SandboxLimits } from "../../src/shared/contracts.js";
 import type { SessionSandboxSettings } from "../session-sandbox.js";
 import type { DockerSandbox } from "./sandbox.js";
 import type { StartedSandbox } from "./start.js";

@@ -5,8 +5,8 @@
  * shells ready, its main process waiting for the repository (sandbox/docker/standby.ts).
  */
 import type Docker from "dockerode";
-import type { SandboxOrigin } from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+import type { SandboxOrigin } from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import type { SessionSandboxSettings } from "../session-sandbox.js";
 import { installJavaTrustStore } from "./ca-trust.js";
 import { type CopyChannel, openCopyChannel } from "./copy.js";

@@ -5,7 +5,7 @@
  * image built again under the same name is probed again.
  */
 import type Docker from "dockerode";
-import type { ImageToolchains, Toolchain } from "../../src/contracts.js";
+import type { ImageToolchains, Toolchain } from "../../src/shared/contracts.js";
 import { inspectForeignImage, runThrowaway } from "./foreign-image.js";
 
 /** Each toolchain's version command; a tool not installed prints nothing. */

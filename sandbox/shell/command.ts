@@ -9,7 +9,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { SandboxError } from "../../src/errors.js";
+import { SandboxError } from "../../src/shared/errors.js";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -1,6 +1,6 @@
 /** Starting a ShellSession's shell (shell/session.ts): the driver's spawn, and why a start failed. */
 
-import { SandboxError } from "../../src/errors.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import type { ShellProcess, ShellSessionOptions } from "./types.js";
 
 type StartOptions = Pick<ShellSessionOptions, "name" | "spawn" | "whyNoShell">;

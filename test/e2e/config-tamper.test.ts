@@ -4,7 +4,7 @@ import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fixJobId } from "../../src/queue/index.js";
+import { fixJobId } from "../../src/shared/queue/index.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import { FIXTURES, SAMPLE_REPLAY, waitFor } from "../support/stack-parts.js";

@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
-import { fixJobId } from "../../src/queue/index.js";
+import { fixJobId } from "../../src/shared/queue/index.js";
 import { type ContainerCreates, watchContainerCreates } from "../support/container-events.js";
 import { type OpenAIStandIn, startOpenAIStandIn } from "../support/openai-server.js";
 import { npmPackage } from "../support/registry-project.js";

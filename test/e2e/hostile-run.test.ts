@@ -134,7 +134,11 @@ describe.runIf(ready)("a hostile agent finds no credential", () => {
     // The webhook server as its own process (npm run start:server), with its log kept.
     const port = await freePort();
     const serverUrl = `http://127.0.0.1:${port}`;
-    const server = spawnLogged(["src/server.ts"], { ...stack.env, PORT: String(port), LOG_LEVEL: "debug" });
+    const server = spawnLogged(["src/server/app-server.ts"], {
+      ...stack.env,
+      PORT: String(port),
+      LOG_LEVEL: "debug",
+    });
     children.push(server.child);
     await waitFor(
       "the server",

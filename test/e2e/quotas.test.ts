@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runUsage } from "../../src/queue/usage.js";
+import { runUsage } from "../../src/shared/queue/usage.js";
 import { requireRedis } from "../support/services.js";
 import { type SampleRepo, Stack } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";

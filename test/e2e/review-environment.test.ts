@@ -6,7 +6,7 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEPT_LABEL } from "../../sandbox/docker/kept-environments.js";
-import { fixJobId } from "../../src/queue/index.js";
+import { fixJobId } from "../../src/shared/queue/index.js";
 import { sampleFixWith, turn, writeTurn } from "../support/replay-turns.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { type SampleRepo, Stack } from "../support/stack.js";

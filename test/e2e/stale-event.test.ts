@@ -10,8 +10,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fixBranch } from "../../src/fix-branch.js";
-import { fixJobId } from "../../src/queue/index.js";
+import { fixBranch } from "../../src/shared/fix-branch.js";
+import { fixJobId } from "../../src/shared/queue/index.js";
 import { type ContainerCreates, watchContainerCreates } from "../support/container-events.js";
 import { sampleFixReplies, stackWithModelStandIn } from "../support/model-stack.js";
 import type { OpenAIStandIn } from "../support/openai-server.js";

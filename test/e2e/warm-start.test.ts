@@ -6,7 +6,7 @@ import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEPT_LABEL } from "../../sandbox/docker/kept-environments.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
-import type { Trajectory } from "../../src/contracts.js";
+import type { Trajectory } from "../../src/shared/contracts.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { type SampleRepo, Stack } from "../support/stack.js";
 import { type IssueRef, waitFor } from "../support/stack-parts.js";

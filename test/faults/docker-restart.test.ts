@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineFault } from "../../sandbox/docker/engine-fault.js";
 import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
-import { InfrastructureError } from "../../src/errors.js";
+import { InfrastructureError } from "../../src/shared/errors.js";
 import { OwnDockerd } from "../support/own-dockerd.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { slimSandboxImage } from "../support/slim-sandbox-image.js";

@@ -24,7 +24,7 @@ export function reportFigure(figure: FaultFigure): void {
   );
 }
 
-/** The fix job id of an issue (one job per issue, src/queue/job.ts). */
+/** The fix job id of an issue (one job per issue, src/shared/queue/job.ts). */
 export const fixJobIdOf = (issue: IssueRef) => `fix-${issue.repoId}-${issue.number}`;
 
 /** BullMQ's attempts of the issue's job after the first, read from the queue. */

@@ -20,7 +20,7 @@ describe.runIf(ready)("many issues labelled at once across installations", () =>
     expect(figures.pullRequests).toBe(issues);
     for (const most of Object.values(figures.maxAtOnce)) expect(most).toBeLessThanOrEqual(plan.runsAtOnce);
     // Labelled last: in arrival order it would start last. An installation's first two runs keep
-    // arrival order (src/queue/fair-order.ts); the busiest one's later runs all start after it.
+    // arrival order (src/shared/queue/fair-order.ts); the busiest one's later runs all start after it.
     expect(figures.smallStartIndex).toBeLessThan(issues - (plan.issues[0]! - 2));
   }, 900_000);
 });

@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { LocalSandboxProvider } from "../../sandbox/local.js";
-import type { Environment, Sandbox, SandboxProvider } from "../../src/contracts.js";
+import type { Environment, Sandbox, SandboxProvider } from "../../src/shared/contracts.js";
 import { createEnvironment } from "../../worker/aci/index.js";
 import { type AciConfigInput, aciConfigSchema } from "../../worker/config/aci.js";
 import { requireSandboxImage } from "../support/services.js";

@@ -16,7 +16,7 @@ import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
-import type { Sandbox } from "../../src/contracts.js";
+import type { Sandbox } from "../../src/shared/contracts.js";
 import { detectCommands, filesToRead } from "../../worker/config/detect/index.js";
 import { requireSandboxImage } from "../support/services.js";
 import { FIXTURES } from "../support/stack-parts.js";

@@ -15,7 +15,7 @@ import { extract } from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
-import type { RepoImageBuildSpec } from "../../src/contracts.js";
+import type { RepoImageBuildSpec } from "../../src/shared/contracts.js";
 import { checkDockerfile } from "../../worker/run/configure/devcontainer-build.js";
 import { removeRepoBuilds } from "../support/repo-build.js";
 import { requireSandboxImage } from "../support/services.js";

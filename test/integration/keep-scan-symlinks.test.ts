@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { KEPT_LABEL } from "../../sandbox/docker/kept-environments.js";
 import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
-import { AgentFixError } from "../../src/errors.js";
+import { AgentFixError } from "../../src/shared/errors.js";
 import { operatorTree } from "../../worker/run/checkout/trusted-tree.js";
 import { prepareTree } from "../../worker/run/prepare/prepare-tree.js";
 import { RunSandboxes } from "../../worker/run/prepare/run-sandboxes.js";

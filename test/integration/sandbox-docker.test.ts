@@ -5,8 +5,8 @@ import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider, LABEL } from "../../sandbox/docker/provider.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../../sandbox/docker/reaper.js";
-import type { Sandbox } from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+import type { Sandbox } from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import { CONTRACT_MAX_OUTPUT_CHARS, makeSourceDir, sandboxContract } from "../support/sandbox-contract.js";
 import { requireSandboxImage } from "../support/services.js";
 

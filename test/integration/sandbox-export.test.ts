@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { LocalSandboxProvider } from "../../sandbox/local.js";
-import type { Sandbox, SandboxProvider } from "../../src/contracts.js";
+import type { Sandbox, SandboxProvider } from "../../src/shared/contracts.js";
 import {
   DEFAULT_INTAKE_LIMITS,
   extractArchive,

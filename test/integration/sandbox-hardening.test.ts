@@ -12,7 +12,7 @@ import os from "node:os";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider } from "../../sandbox/docker/provider.js";
-import { SandboxError } from "../../src/errors.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";
 import { INJECT_EVERYWHERE } from "../support/sandbox-hardening.js";
 import { requireSandboxImage } from "../support/services.js";

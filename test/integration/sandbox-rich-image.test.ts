@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { SANDBOX_RICH_IMAGE, SANDBOX_RICH_IMAGE_NAME } from "../../sandbox/version.js";
-import type { Sandbox } from "../../src/contracts.js";
+import type { Sandbox } from "../../src/shared/contracts.js";
 import { requireSandboxImage } from "../support/services.js";
 
 const available = await requireSandboxImage(SANDBOX_RICH_IMAGE);

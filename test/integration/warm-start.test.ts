@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { KEPT_LABEL } from "../../sandbox/docker/kept-environments.js";
 import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
-import { AgentFixError } from "../../src/errors.js";
+import { AgentFixError } from "../../src/shared/errors.js";
 import { loadConfig } from "../../worker/agent/config-file.js";
 import { operatorTree } from "../../worker/run/checkout/trusted-tree.js";
 import { prepareTree } from "../../worker/run/prepare/prepare-tree.js";

@@ -7,8 +7,8 @@
  * Usage: tsx test/support/fair-worker.ts REDIS_URL PREFIX QUEUE CONCURRENCY HOLD_MS QUOTAS_JSON [MAX_STALLED]
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { connectRedis, createFixQueue } from "../../src/queue/index.js";
-import { runUsage } from "../../src/queue/usage.js";
+import { connectRedis, createFixQueue } from "../../src/shared/queue/index.js";
+import { runUsage } from "../../src/shared/queue/usage.js";
 import { quotasConfigSchema } from "../../worker/config/quotas.js";
 import { runAdmission } from "../../worker/jobs/admission.js";
 import { startFixWorker } from "../../worker/main.js";

@@ -5,7 +5,7 @@
 import { cp, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Sandbox } from "../../src/contracts.js";
+import type { Sandbox } from "../../src/shared/contracts.js";
 import { operatorTree } from "../../worker/run/checkout/trusted-tree.js";
 import { prepareTree } from "../../worker/run/prepare/prepare-tree.js";
 import type { RunSandboxes } from "../../worker/run/prepare/run-sandboxes.js";

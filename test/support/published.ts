@@ -1,5 +1,5 @@
 /** A finished run's record as the publishing step receives it (trajectory, tests, the draft). */
-import type { Trajectory } from "../../src/contracts.js";
+import type { Trajectory } from "../../src/shared/contracts.js";
 import type { PullRequestDraft } from "../../worker/run/publish/github-publisher.js";
 
 /** A submitted trajectory of one step whose submit gave `description` (the agent's account of its change). */

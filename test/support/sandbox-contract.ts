@@ -7,8 +7,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox, SandboxCreateOptions, SandboxProvider } from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+import type { Sandbox, SandboxCreateOptions, SandboxProvider } from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 
 interface ContractTarget {
   name: string;

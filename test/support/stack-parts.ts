@@ -79,7 +79,7 @@ let lastEventMs = 0;
 /**
  * The time of a new event, as its payload carries it (an issue's `updated_at`, a comment's
  * `created_at`): never the same twice in a process. On GitHub two events differ in such fields, and
- * the app drops a body it has already handled as a replay (src/handlers/deliveries.ts), so two
+ * the app drops a body it has already handled as a replay (src/server/handlers/deliveries.ts), so two
  * events of a test must not be the same bytes unless the test replays one.
  */
 export function eventTime(): string {

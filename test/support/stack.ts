@@ -1,6 +1,6 @@
 /**
  * The whole product on one machine, as the end-to-end tests, the demo and the pipeline benchmark run
- * it: the GitHub and git stand-in, the real webhook server (src/server.ts) and the real worker
+ * it: the GitHub and git stand-in, the real webhook server (src/server/app-server.ts) and the real worker
  * (worker/main.ts + worker/main.ts), sharing the real Redis, with sandboxes on the real Docker
  * engine. Only addresses differ from production: GHE_HOST/GHE_PROTOCOL point at the stand-in.
  */
@@ -12,8 +12,8 @@ import { dirname, join } from "node:path";
 import Docker from "dockerode";
 import type { Logger } from "pino";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
-import { parseEnv } from "../../src/config/env.js";
-import { type AppServer, startAppServer } from "../../src/server.js";
+import { type AppServer, startAppServer } from "../../src/server/app-server.js";
+import { parseEnv } from "../../src/shared/config/env.js";
 import { mergeConfig } from "../../worker/agent/config-file.js";
 import type { WorkerTuning } from "../../worker/config/worker-tuning.js";
 import { createProcessorFromEnv, type FixWorker, startFixWorker } from "../../worker/main.js";

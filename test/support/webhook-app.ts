@@ -1,5 +1,5 @@
 /**
- * The real Probot webhook server (src/server.ts) started for a test against the GitHub stand-in and
+ * The real Probot webhook server (src/server/app-server.ts) started for a test against the GitHub stand-in and
  * the test Redis, configured the way production reads its environment (parseEnv), with a queue key
  * prefix and a trajectory directory of its own. `close()` stops the server, drops the prefix's keys
  * and removes the directory; the stand-in belongs to the caller, who stops it.
@@ -7,9 +7,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseEnv } from "../../src/config/env.js";
-import { connectRedis } from "../../src/queue/index.js";
-import { type AppServer, startAppServer } from "../../src/server.js";
+import { type AppServer, startAppServer } from "../../src/server/app-server.js";
+import { parseEnv } from "../../src/shared/config/env.js";
+import { connectRedis } from "../../src/shared/queue/index.js";
 import { dropPrefix, TEST_REDIS_URL, testPrefix } from "../integration/queue/redis.js";
 import type { GitHubServer } from "./github-server.js";
 import { type Delivery, deliver } from "./webhooks.js";

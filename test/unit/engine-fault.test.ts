@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { engineFault } from "../../sandbox/docker/engine-fault.js";
-import { GitHubError, InfrastructureError, SandboxError } from "../../src/errors.js";
+import { GitHubError, InfrastructureError, SandboxError } from "../../src/shared/errors.js";
 import { retryNote } from "../../worker/run/end/retry-note.js";
 
 /** dockerode's error for an exec on a container the engine stopped when it restarted (docker-modem). */

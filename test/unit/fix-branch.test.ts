@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fixBranch, issueOfFixBranch } from "../../src/fix-branch.js";
+import { fixBranch, issueOfFixBranch } from "../../src/shared/fix-branch.js";
 
 describe("the fix branch name", () => {
   it("is agent-fix/issue-N, and reads back as N", () => {

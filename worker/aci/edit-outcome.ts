@@ -3,7 +3,7 @@
  * agent loop's watcher reads: the edit tools set it when they write (tool.ts `written`); an edit tool's
  * answer without it wrote nothing (a refusal, a rejected edit, a bad argument).
  */
-import type { ToolResult } from "../../src/contracts.js";
+import type { ToolResult } from "../../src/shared/contracts.js";
 import type { AciToolName } from "./tool-names.js";
 
 /** The tools that change files. */

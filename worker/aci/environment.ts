@@ -4,8 +4,8 @@
  * from the model is answered, never thrown.
  */
 import { z } from "zod";
-import type { AciState, Environment, FunctionSpec, Sandbox, ToolResult } from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+import type { AciState, Environment, FunctionSpec, Sandbox, ToolResult } from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import type { AciConfig } from "../config/aci.js";
 import { withEditOutcome } from "./edit-outcome.js";
 import { workingTreeDiff } from "./git.js";

@@ -1,7 +1,7 @@
 /** Reading and writing repository files through the sandbox, with every failure turned into a reason. */
 
-import type { Sandbox } from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+import type { Sandbox } from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import { looksBinary, parseTextFile, type TextFile } from "./text-file.js";
 
 type ReadFailure = "not_found" | "is_directory" | "file_too_large" | "outside" | "binary" | "not_regular";

@@ -3,7 +3,7 @@
  * (Python: by the sandbox's python3, on the file written in place and restored when rejected; else on
  * the host), and only an edit that introduces no new syntax error is kept.
  */
-import type { Sandbox } from "../../src/contracts.js";
+import type { Sandbox } from "../../src/shared/contracts.js";
 import { commentedOutWarning, editDiff, indentationWarning } from "./edit-feedback.js";
 import { checkEdit, type EditSpan } from "./lint/gate.js";
 import { checkersFor } from "./lint/languages.js";

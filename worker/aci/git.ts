@@ -6,8 +6,8 @@
  * without a .gitignore does not submit its `__pycache__/`.
  */
 
-import type { Sandbox } from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+import type { Sandbox } from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import { artefactRules } from "./artefacts.js";
 import { shellQuote } from "./paths.js";
 

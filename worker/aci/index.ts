@@ -4,8 +4,8 @@
  * persistent shell (pagers off, editors refused, current directory at the repository root).
  */
 
-import type { Environment, Sandbox } from "../../src/contracts.js";
-import { SandboxError } from "../../src/errors.js";
+import type { Environment, Sandbox } from "../../src/shared/contracts.js";
+import { SandboxError } from "../../src/shared/errors.js";
 import type { AciConfig } from "../config/aci.js";
 import { bundleTools } from "./bundles.js";
 import { AciEnvironment } from "./environment.js";

@@ -1,6 +1,6 @@
 /** What every ACI tool shares: the definition type, argument helpers and the runtime the tools close over. */
 import { z } from "zod";
-import type { Tool, ToolContext, ToolResult } from "../../src/contracts.js";
+import type { Tool, ToolContext, ToolResult } from "../../src/shared/contracts.js";
 import type { AciConfig } from "../config/aci.js";
 import type { AciToolName } from "./tool-names.js";
 

@@ -2,7 +2,7 @@
  * Reading a tool's zod schema for text mode: parameter order (the shape's key order), the base type
  * of each parameter (to turn "40" into 40), and the text form of an action for trajectories.
  */
-import type { Tool } from "../../src/contracts.js";
+import type { Tool } from "../../src/shared/contracts.js";
 
 interface ZodLike {
   _zod: { def: { type: string; innerType?: ZodLike; in?: ZodLike } };

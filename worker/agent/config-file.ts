@@ -10,7 +10,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import type { z } from "zod";
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/shared/errors.js";
 import { type AciConfig, aciConfigSchema } from "../config/aci.js";
 import { type AgentConfig, agentConfigSchema } from "../config/agent.js";
 import { type GithubTextConfig, githubTextConfigSchema } from "../config/github-text.js";

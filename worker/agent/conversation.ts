@@ -4,7 +4,13 @@
  * review shown on the first submit, and the raw text of a reply for the trajectory.
  */
 
-import type { AssistantMessage, ChatMessage, Environment, FunctionSpec, Tool } from "../../src/contracts.js";
+import type {
+  AssistantMessage,
+  ChatMessage,
+  Environment,
+  FunctionSpec,
+  Tool,
+} from "../../src/shared/contracts.js";
 import type { AgentConfig } from "../config/agent.js";
 import { isOptional, parameterNames } from "./arguments.js";
 import type { HistoryEntry } from "./history.js";

@@ -2,7 +2,7 @@
  * A recorded trajectory as a demonstration for the prompt (SWE-agent's wording): each step's thought,
  * its action written as a text-mode command, and the observation, so the model sees the interface used well.
  */
-import type { Trajectory } from "../../src/contracts.js";
+import type { Trajectory } from "../../src/shared/contracts.js";
 
 export function renderDemonstration(trajectory: Trajectory): string {
   const steps = trajectory.trajectory

@@ -3,7 +3,7 @@
  * `LoopExit` from wherever in a step it is found, and caught in one place, as mini-swe-agent does with
  * its flow-control exceptions; the exit is then recorded once as a `RunExit` and its text.
  */
-import type { ExitReason, ExitStatus, RunExit } from "../../src/contracts.js";
+import type { ExitReason, ExitStatus, RunExit } from "../../src/shared/contracts.js";
 
 /** The endings where the agent was stopped from outside its work: what it did so far is kept. */
 export type LimitReason = Extract<

@@ -3,7 +3,7 @@
  * frame), an edit of a file, or the output of a test run (a bash command that runs tests). Read from
  * the texts the ACI writes and from the action before it, so both action formats are covered.
  */
-import type { ChatMessage } from "../../src/contracts.js";
+import type { ChatMessage } from "../../src/shared/contracts.js";
 
 const footer = /\n\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)$/;
 

@@ -11,7 +11,7 @@
  * file the model has edited, and the last output of each test command.
  */
 
-import type { ChatMessage } from "../../src/contracts.js";
+import type { ChatMessage } from "../../src/shared/contracts.js";
 import type { HistoryProcessorName } from "../config/agent.js";
 import { estimateTextTokens as estimateTokens } from "../model/tokens.js";
 import { editedFile, isTestRun, shellCommand, viewedFile, withoutFooter } from "./history-roles.js";

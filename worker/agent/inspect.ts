@@ -1,7 +1,7 @@
 /** `agent-fix inspect`: a trajectory file made readable, step by step, then the outcome and the figures. */
 import { readFile } from "node:fs/promises";
-import type { Trajectory, TrajectoryInfo } from "../../src/contracts.js";
-import { ConfigError } from "../../src/errors.js";
+import type { Trajectory, TrajectoryInfo } from "../../src/shared/contracts.js";
+import { ConfigError } from "../../src/shared/errors.js";
 
 export async function readTrajectory(path: string): Promise<Trajectory> {
   let data: unknown;

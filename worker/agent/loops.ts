@@ -3,7 +3,7 @@
  * sent again unchanged, or many scrolls in a row. The warning is appended to the observation. Whether an
  * edit was written is the tool result's `edited` field, not a reading of its text.
  */
-import type { ToolResult } from "../../src/contracts.js";
+import type { ToolResult } from "../../src/shared/contracts.js";
 import { withEditOutcome } from "../aci/edit-outcome.js";
 import type { AciToolName } from "../aci/tool-names.js";
 

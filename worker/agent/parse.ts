@@ -4,7 +4,7 @@
  * one command, arguments positional in the order of the tool's schema, and for a tool with a
  * `multilineArg` the lines after the command up to `end_of_edit` (`edit START:END` on the first line).
  */
-import type { AssistantMessage, Tool } from "../../src/contracts.js";
+import type { AssistantMessage, Tool } from "../../src/shared/contracts.js";
 import { baseType, coerceToken, isOptional, parameterNames } from "./arguments.js";
 
 type ActionFormat = "function_calling" | "thought_action";

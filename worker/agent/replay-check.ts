@@ -3,7 +3,7 @@
  * observations now differ, for checking a change to the ACI. Steps without a valid action, format
  * errors and submits (the loop answers those, not the tool) are skipped.
  */
-import type { Environment, Trajectory } from "../../src/contracts.js";
+import type { Environment, Trajectory } from "../../src/shared/contracts.js";
 
 interface ReplayDifference {
   step: number;

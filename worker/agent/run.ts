@@ -18,8 +18,8 @@ import type {
   Trajectory,
   TrajectoryInfo,
   TrajectoryStep,
-} from "../../src/contracts.js";
-import { ModelError } from "../../src/errors.js";
+} from "../../src/shared/contracts.js";
+import { ModelError } from "../../src/shared/errors.js";
 import { isAciToolName } from "../aci/tool-names.js";
 import type { AgentConfig } from "../config/agent.js";
 import { estimatePromptTokens } from "../model/tokens.js";
@@ -71,7 +71,7 @@ export interface RunAgentOptions {
   signal?: AbortSignal | undefined;
   /** Where the trajectory is saved after every step; none = kept in memory only. */
   trajectoryPath?: string | undefined;
-  /** Also given the trajectory after every save: the deployment's store (src/trajectory-store.ts). */
+  /** Also given the trajectory after every save: the deployment's store (src/shared/trajectory-store.ts). */
   trajectorySink?: TrajectorySink | undefined;
   /** Called after each step is saved; an error it throws is recorded in info.on_step_error, not raised. */
   onStep?: ((event: AgentStepEvent) => void | Promise<void>) | undefined;

@@ -8,7 +8,14 @@
  */
 
 import { z } from "zod";
-import type { Environment, FunctionSpec, Gate, GateRecord, Tool, ToolResult } from "../../src/contracts.js";
+import type {
+  Environment,
+  FunctionSpec,
+  Gate,
+  GateRecord,
+  Tool,
+  ToolResult,
+} from "../../src/shared/contracts.js";
 import type { AgentConfig } from "../config/agent.js";
 import { descriptionRequest, type PullRequestTemplate, reviewText } from "./conversation.js";
 import { cutMiddle, renderTemplate } from "./prompts.js";

@@ -3,7 +3,7 @@
  * repository's configured command; without one (a CLI run without --test), a guess from the files at the
  * repository root tells the model where to start instead of leaving it to guess (issue 12).
  */
-import type { Environment } from "../../src/contracts.js";
+import type { Environment } from "../../src/shared/contracts.js";
 
 /** Shell code run at the repository root that prints the likely test command, or nothing. */
 const detectScript = [

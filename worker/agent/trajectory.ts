@@ -5,7 +5,13 @@
 import { createHash } from "node:crypto";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { Environment, Model, SandboxOrigin, Trajectory, TrajectoryInfo } from "../../src/contracts.js";
+import type {
+  Environment,
+  Model,
+  SandboxOrigin,
+  Trajectory,
+  TrajectoryInfo,
+} from "../../src/shared/contracts.js";
 import type { AgentConfig } from "../config/agent.js";
 
 /** Where else a trajectory goes after each save (the deployment's store); it handles its own errors. */

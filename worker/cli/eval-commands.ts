@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
 import { createSandboxProvider } from "../../sandbox/index.js";
-import { abortOnInterrupt } from "../../src/process-signals.js";
+import { abortOnInterrupt } from "../../src/shared/process-signals.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";
 import { runEval } from "../eval/eval.js";
 import { exportReplays } from "../eval/replays.js";

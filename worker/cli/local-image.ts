@@ -10,8 +10,8 @@
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "../../sandbox/version.js";
-import type { ImageToolchains, RepoImageBuildSpec } from "../../src/contracts.js";
-import { ConfigError } from "../../src/errors.js";
+import type { ImageToolchains, RepoImageBuildSpec } from "../../src/shared/contracts.js";
+import { ConfigError } from "../../src/shared/errors.js";
 import { artefactRules } from "../aci/artefacts.js";
 import { detectCommands, filesToRead } from "../config/detect/index.js";
 import type { DetectedPart } from "../config/detect/types.js";

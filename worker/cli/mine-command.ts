@@ -2,8 +2,8 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { createSandboxProvider } from "../../sandbox/index.js";
-import { ConfigError } from "../../src/errors.js";
-import { abortOnInterrupt } from "../../src/process-signals.js";
+import { ConfigError } from "../../src/shared/errors.js";
+import { abortOnInterrupt } from "../../src/shared/process-signals.js";
 import { loadConfig } from "../agent/config-file.js";
 import { runMine } from "../eval/mine/mine.js";
 import { checkoutImage, collect, positiveInteger, print, type SetExitCode } from "./common.js";

@@ -2,8 +2,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import type { Gate, Sandbox, TrajectoryInfo } from "../../src/contracts.js";
-import { abortOnInterrupt } from "../../src/process-signals.js";
+import type { Gate, Sandbox, TrajectoryInfo } from "../../src/shared/contracts.js";
+import { abortOnInterrupt } from "../../src/shared/process-signals.js";
 import { readIssue, resolveRepo, runId } from "../agent/cli-support.js";
 import { loadConfig } from "../agent/config-file.js";
 import { type RunAgentOptions, runAgent } from "../agent/index.js";

@@ -4,7 +4,7 @@
  * installation token of that one repository reads its id), so the operator copies them in.
  */
 import type { Probot } from "probot";
-import { githubFailure } from "../../src/github/index.js";
+import { githubFailure } from "../../src/shared/github/index.js";
 import {
   type LookedUpRepository,
   parseSetupSecrets,

@@ -2,7 +2,7 @@
  * Schema of the `github:` section of config/default.yaml: what the app's text on GitHub may hold.
  * The model's summary, thoughts and tool output become pull request bodies, comments and commit
  * messages; a link or image in them stays live only when it points at the GitHub host itself (or
- * GHE_HOST) or at a host listed here (src/github/inert-links.ts). Everything else is shown as inert
+ * GHE_HOST) or at a host listed here (src/shared/github/inert-links.ts). Everything else is shown as inert
  * code text, so GitHub's image proxy fetches nothing and a reader clicks nothing on another host.
  */
 import { z } from "zod";

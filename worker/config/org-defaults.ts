@@ -5,7 +5,7 @@
  * repository sets replaces the organisation's. Probot's `_extends: .github` is accepted (it names
  * this base); other bases are refused, so a repository cannot pull settings from elsewhere.
  */
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/shared/errors.js";
 
 /** The repository holding the owner's defaults, as GitHub and Probot name it. */
 export const ORG_CONFIG_REPO = ".github";

@@ -6,7 +6,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/shared/errors.js";
 import { toolBundles } from "./aci.js";
 
 export const REPO_CONFIG_PATH = ".github/agent-fix.yml";

@@ -5,8 +5,8 @@
  */
 import { stringify as toYaml } from "yaml";
 import { z } from "zod";
-import { type Env, hasAppCredentials, parseEnv } from "../../src/config/env.js";
-import { ConfigError } from "../../src/errors.js";
+import { type Env, hasAppCredentials, parseEnv } from "../../src/shared/config/env.js";
+import { ConfigError } from "../../src/shared/errors.js";
 
 const CIDR_LIST = /^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?(\s*,\s*\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?)*$/;
 

@@ -3,7 +3,7 @@
  * that is not the base commit's history removed, so the agent cannot read the fix from a later commit.
  */
 import { resolve } from "node:path";
-import { AgentFixError } from "../../src/errors.js";
+import { AgentFixError } from "../../src/shared/errors.js";
 import { isGitUrl } from "../agent/cli-support.js";
 import { git } from "../run/checkout/git.js";
 import { operatorTree } from "../run/checkout/trusted-tree.js";

@@ -6,8 +6,8 @@
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import Bottleneck from "bottleneck";
-import type { SandboxProvider } from "../../src/contracts.js";
-import { AgentFixError, ConfigError } from "../../src/errors.js";
+import type { SandboxProvider } from "../../src/shared/contracts.js";
+import { AgentFixError, ConfigError } from "../../src/shared/errors.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";
 import { requirePrice } from "../model/cost.js";
 import { createModel } from "../model/index.js";

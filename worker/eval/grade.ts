@@ -3,7 +3,7 @@
  * files the test patch touches are reset to the base commit, the test patch is applied, and the
  * FAIL_TO_PASS and PASS_TO_PASS tests run. Resolved: every one of both lists passes.
  */
-import type { Sandbox } from "../../src/contracts.js";
+import type { Sandbox } from "../../src/shared/contracts.js";
 import type { PreparedTree } from "../run/prepare/prepare-tree.js";
 import type { RunSandboxes } from "../run/prepare/run-sandboxes.js";
 import { patchPaths } from "../run/solve/gate.js";

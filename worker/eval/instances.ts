@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/shared/errors.js";
 
 /** SWE-bench's dataset stores the test lists as JSON text; a JSON array is taken as well. */
 const testIds = z.union([

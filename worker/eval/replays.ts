@@ -5,8 +5,8 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { AssistantMessage, Trajectory } from "../../src/contracts.js";
-import { ConfigError } from "../../src/errors.js";
+import type { AssistantMessage, Trajectory } from "../../src/shared/contracts.js";
+import { ConfigError } from "../../src/shared/errors.js";
 import { readTrajectory } from "../agent/inspect.js";
 import { readResults } from "./results.js";
 

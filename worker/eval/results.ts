@@ -5,7 +5,7 @@
  */
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/shared/errors.js";
 import type { Grade } from "./grade.js";
 
 export interface InstanceResult {

@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import type { SandboxProvider, Trajectory } from "../../src/contracts.js";
+import type { SandboxProvider, Trajectory } from "../../src/shared/contracts.js";
 import { RunSandboxes } from "../run/prepare/run-sandboxes.js";
 import type { AgentRunner } from "../run/solve/agent-run-input.js";
 import { solve } from "../run/solve/solve.js";

@@ -5,7 +5,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/shared/errors.js";
 import { detectCommands, filesToRead, withEnvPrefix } from "../config/detect/index.js";
 import type { RepoFiles } from "../config/detect/types.js";
 import { git } from "../run/checkout/git.js";

@@ -4,7 +4,7 @@
  * runs as `default`, the row the others compare with.
  */
 import { resolve } from "node:path";
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/shared/errors.js";
 import { type AgentFixConfig, loadConfig } from "../agent/config-file.js";
 
 export interface Variant {

@@ -1,5 +1,5 @@
 import type { Probot, ProbotOctokit } from "probot";
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/shared/errors.js";
 import { createWorkerLogger, type Logger } from "../log.js";
 import type { CommitIdentity } from "../run/push/commit.js";
 

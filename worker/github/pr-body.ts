@@ -5,9 +5,9 @@
  * stay outside the model's text.
  */
 
-import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/github/inert-links.js";
-import { cutAt, fitComment } from "../../src/github/limits.js";
-import { neutralise } from "../../src/github/neutralise.js";
+import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/shared/github/inert-links.js";
+import { cutAt, fitComment } from "../../src/shared/github/limits.js";
+import { neutralise } from "../../src/shared/github/neutralise.js";
 import { type TestChangesView, weakensTests } from "./test-changes.js";
 
 interface TestProofView {

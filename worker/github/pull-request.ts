@@ -4,9 +4,9 @@
  * Pro accounts) it is opened ready for review, its body saying why. Review is requested from whoever
  * asked for the run.
  */
-import { GitHubError } from "../../src/errors.js";
-import { type GitHubApi, httpStatus, type RepoRef } from "../../src/github/api.js";
-import { fitComment } from "../../src/github/limits.js";
+import { GitHubError } from "../../src/shared/errors.js";
+import { type GitHubApi, httpStatus, type RepoRef } from "../../src/shared/github/api.js";
+import { fitComment } from "../../src/shared/github/limits.js";
 
 interface PullRequestInput extends RepoRef {
   branch: string;

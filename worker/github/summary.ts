@@ -4,10 +4,10 @@
  * in a collapsed block, cut to fit GitHub's comment limit with a note, never rejected for size. The
  * steps (thoughts, arguments, tool output) are the model's and the repository's text: neutralised.
  */
-import type { Trajectory, TrajectoryStep } from "../../src/contracts.js";
-import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/github/inert-links.js";
-import { cutAt, GITHUB_BODY_LIMIT } from "../../src/github/limits.js";
-import { neutralise } from "../../src/github/neutralise.js";
+import type { Trajectory, TrajectoryStep } from "../../src/shared/contracts.js";
+import { GITHUB_COM_LINKS, type LinkPolicy } from "../../src/shared/github/inert-links.js";
+import { cutAt, GITHUB_BODY_LIMIT } from "../../src/shared/github/limits.js";
+import { neutralise } from "../../src/shared/github/neutralise.js";
 import { observationResult } from "./observation-result.js";
 
 interface SummaryOptions {

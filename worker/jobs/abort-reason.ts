@@ -3,7 +3,7 @@
  * closing) cancelled it, this worker is shutting down, or it lost its lock on the job. The run's own signal
  * aborts with the decoded CancelReason (job-processor.ts).
  */
-import type { CancelReason } from "../../src/errors.js";
+import type { CancelReason } from "../../src/shared/errors.js";
 
 export function encodeAbortReason(reason: CancelReason): string {
   return JSON.stringify(reason);

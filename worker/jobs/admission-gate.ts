@@ -4,7 +4,7 @@
  * next release); a refused one fails for good with its status comment already saying why.
  */
 import { DelayedError, type Job } from "bullmq";
-import type { FixJobData } from "../../src/queue/index.js";
+import type { FixJobData } from "../../src/shared/queue/index.js";
 import type { Logger } from "../log.js";
 import type { RunAdmission } from "./admission.js";
 import { FailedForGood } from "./run-records.js";

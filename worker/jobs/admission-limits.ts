@@ -3,9 +3,9 @@
  * the words a maintainer reads when one of them holds the run back: which limit, and when it resets.
  */
 import type { Redis } from "ioredis";
-import type { QueueNames } from "../../src/queue/index.js";
-import type { AccountPlan } from "../../src/queue/plans.js";
-import { readAccountPlan } from "../../src/queue/plans.js";
+import type { QueueNames } from "../../src/shared/queue/index.js";
+import type { AccountPlan } from "../../src/shared/queue/plans.js";
+import { readAccountPlan } from "../../src/shared/queue/plans.js";
 import type { QuotaLimits, QuotasConfig } from "../config/quotas.js";
 
 export interface AppliedLimits extends QuotaLimits {

@@ -11,10 +11,10 @@ import {
   releaseSlot,
   renewSlot,
   type SlotRequest,
-} from "../../src/queue/fair-slots.js";
-import type { FixJobData, QueueNames } from "../../src/queue/index.js";
-import { fairNotedKey } from "../../src/queue/keys.js";
-import { nextDay, nextMonth, type RunUsage } from "../../src/queue/usage.js";
+} from "../../src/shared/queue/fair-slots.js";
+import type { FixJobData, QueueNames } from "../../src/shared/queue/index.js";
+import { fairNotedKey } from "../../src/shared/queue/keys.js";
+import { nextDay, nextMonth, type RunUsage } from "../../src/shared/queue/usage.js";
 import type { QuotasConfig } from "../config/quotas.js";
 import type { Logger } from "../log.js";
 import { type AppliedLimits, type HeldBy, heldByText, limitsFor } from "./admission-limits.js";

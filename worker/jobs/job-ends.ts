@@ -1,6 +1,6 @@
 import { QueueEvents, type Worker } from "bullmq";
-import { startFollowUp } from "../../src/queue/feedback.js";
-import { type connectRedis, createFixQueue, type FixJobData } from "../../src/queue/index.js";
+import { startFollowUp } from "../../src/shared/queue/feedback.js";
+import { type connectRedis, createFixQueue, type FixJobData } from "../../src/shared/queue/index.js";
 import type { Logger } from "../log.js";
 import type { Abandonment } from "../run-end.js";
 import type { FixWorkerOptions } from "./options.js";

@@ -1,6 +1,6 @@
 import { type Job, WaitingError } from "bullmq";
-import type { CancelReason } from "../../src/errors.js";
-import type { FixJobData } from "../../src/queue/index.js";
+import type { CancelReason } from "../../src/shared/errors.js";
+import type { FixJobData } from "../../src/shared/queue/index.js";
 import type { Logger } from "../log.js";
 import type { RunEnd } from "../run-end.js";
 import { decodeAbortReason } from "./abort-reason.js";

@@ -1,5 +1,5 @@
 import type { Worker } from "bullmq";
-import type { FixJobData } from "../../src/queue/index.js";
+import type { FixJobData } from "../../src/shared/queue/index.js";
 import type { Logger } from "../log.js";
 import { encodeAbortReason } from "./abort-reason.js";
 

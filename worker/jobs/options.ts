@@ -1,13 +1,13 @@
 /** The options and handle of the BullMQ worker over the fix queue (worker/jobs/start.ts). */
 import type { Job, Worker } from "bullmq";
-import type { FixJobData } from "../../src/queue/index.js";
+import type { FixJobData } from "../../src/shared/queue/index.js";
 import type { Logger } from "../log.js";
 import type { RunEnd } from "../run-end.js";
 import type { RunAdmission } from "./admission.js";
 import type { FinalizeAbandoned } from "./run-records.js";
 
 /**
- * The run of one job. `signal` aborts with a CancelReason (src/errors.ts): cancelled by a person, this
+ * The run of one job. `signal` aborts with a CancelReason (src/shared/errors.ts): cancelled by a person, this
  * worker shutting down, or its lock lost. `finishing`: the run's outcome is reported and only cleanup is
  * left (a shutdown waits for it). A thrown error is BullMQ's to handle (retried while attempts are left).
  */

@@ -8,8 +8,8 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ProbotOctokit } from "probot";
-import { updateStatusComment } from "../../src/github/index.js";
-import { enqueueFix, type FixJobData, type FixQueue, fixJobId } from "../../src/queue/index.js";
+import { updateStatusComment } from "../../src/shared/github/index.js";
+import { enqueueFix, type FixJobData, type FixQueue, fixJobId } from "../../src/shared/queue/index.js";
 import { jobLogger, type Logger } from "../log.js";
 
 interface RequeueAfterCancelOptions {

@@ -1,6 +1,6 @@
 import type { Job } from "bullmq";
-import { metrics, type RunOutcomeLabel } from "../../src/metrics/registry.js";
-import type { FixJobData } from "../../src/queue/index.js";
+import { metrics, type RunOutcomeLabel } from "../../src/shared/metrics/registry.js";
+import type { FixJobData } from "../../src/shared/queue/index.js";
 import type { RunEnd } from "../run-end.js";
 
 /**

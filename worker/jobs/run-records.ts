@@ -5,7 +5,12 @@
  * runs it holds (ids only, as in the job); whichever worker process is alive finalizes an abandoned one.
  */
 import { UnrecoverableError } from "bullmq";
-import { type FixJobData, parseFixJobData, type QueueNames, runRecordKey } from "../../src/queue/index.js";
+import {
+  type FixJobData,
+  parseFixJobData,
+  type QueueNames,
+  runRecordKey,
+} from "../../src/shared/queue/index.js";
 import type { Abandonment } from "../run-end.js";
 
 /**

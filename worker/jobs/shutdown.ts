@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Worker } from "bullmq";
-import type { FixJobData } from "../../src/queue/index.js";
+import type { FixJobData } from "../../src/shared/queue/index.js";
 import type { Logger } from "../log.js";
 import { encodeAbortReason } from "./abort-reason.js";
 import type { HeldJobs } from "./options.js";

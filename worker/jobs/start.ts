@@ -5,9 +5,9 @@ import {
   DEFAULT_QUEUE_PREFIX,
   type FixJobData,
   subscribeToCancels,
-} from "../../src/queue/index.js";
-import { cancelChannel } from "../../src/queue/keys.js";
-import { persistenceWarning, redisPersistence } from "../../src/queue/persistence.js";
+} from "../../src/shared/queue/index.js";
+import { cancelChannel } from "../../src/shared/queue/keys.js";
+import { persistenceWarning, redisPersistence } from "../../src/shared/queue/persistence.js";
 import { createWorkerLogger, type Logger } from "../log.js";
 import { encodeAbortReason } from "./abort-reason.js";
 import { watchJobEnds } from "./job-ends.js";

@@ -4,8 +4,8 @@
  * off, so the operator gives its price in `model.prices.models` or the run does not start.
  */
 
-import type { ModelUsage } from "../../src/contracts.js";
-import { ConfigError } from "../../src/errors.js";
+import type { ModelUsage } from "../../src/shared/contracts.js";
+import { ConfigError } from "../../src/shared/errors.js";
 import type { ModelConfig, Price } from "../config/model.js";
 
 export interface PriceLookup {

@@ -3,8 +3,8 @@
  * Called by the composition roots (worker/cli.ts, worker/main.ts).
  */
 
-import type { Model } from "../../src/contracts.js";
-import { ConfigError } from "../../src/errors.js";
+import type { Model } from "../../src/shared/contracts.js";
+import { ConfigError } from "../../src/shared/errors.js";
 import type { ModelConfig } from "../config/model.js";
 import { createOpenAIClient, OpenAIModel } from "./openai.js";
 import { ReplayModel } from "./replay.js";

@@ -2,7 +2,7 @@
  * A model whose answers (and failures) are told to an observer as they happen: the metrics and the
  * installation's monthly spend watch each call this way. Its name and cost note are the model's own.
  */
-import type { Model, ModelResponse } from "../../src/contracts.js";
+import type { Model, ModelResponse } from "../../src/shared/contracts.js";
 
 interface ModelObserver {
   /** Each answer, before the agent gets it (awaited). */

@@ -12,8 +12,8 @@ import type {
   Model,
   ModelResponse,
   ToolCall,
-} from "../../src/contracts.js";
-import { ConfigError, ModelError } from "../../src/errors.js";
+} from "../../src/shared/contracts.js";
+import { ConfigError, ModelError } from "../../src/shared/errors.js";
 import type { ModelConfig, Price } from "../config/model.js";
 import { costOf, type PriceLookup, requirePrice } from "./cost.js";
 import { modelFetch, parseRetryAfter, type RetryEvent, withLinkedSignal } from "./retry.js";

@@ -11,8 +11,8 @@ import type {
   FunctionSpec,
   Model,
   ModelResponse,
-} from "../../src/contracts.js";
-import { ConfigError, ModelError } from "../../src/errors.js";
+} from "../../src/shared/contracts.js";
+import { ConfigError, ModelError } from "../../src/shared/errors.js";
 import { estimateMessageTokens, estimatePromptTokens } from "./tokens.js";
 
 const toolCallSchema = z.object({

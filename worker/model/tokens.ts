@@ -3,7 +3,7 @@
  * characters / 4, rounded up, over the JSON a request would carry. Consistent rather than exact:
  * OpenAI's tokenizers average about 4 characters per token on English text and code.
  */
-import type { ChatMessage, FunctionSpec } from "../../src/contracts.js";
+import type { ChatMessage, FunctionSpec } from "../../src/shared/contracts.js";
 
 const CHARS_PER_TOKEN = 4;
 

@@ -6,7 +6,7 @@
 
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { LinkPolicy } from "../../src/github/inert-links.js";
+import type { LinkPolicy } from "../../src/shared/github/inert-links.js";
 import type { Logger } from "../log.js";
 import type { RunOutcome } from "../run-end.js";
 import { cloneRepository } from "./checkout/clone.js";

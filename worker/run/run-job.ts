@@ -6,8 +6,8 @@
  *      review round on the app's pull request (review-round.ts), or the fix run itself (run-fix.ts)
  *   4. end: however the run went, the status comment says so, and the RunEnd tells the queue what to do
  */
-import { CancelledError } from "../../src/errors.js";
-import { githubFailure } from "../../src/github/index.js";
+import { CancelledError } from "../../src/shared/errors.js";
+import { githubFailure } from "../../src/shared/github/index.js";
 import { setupSecretsFor } from "../config/worker-env.js";
 import { completed, type JobResult, type RunEnd, type RunJob, type RunOutcome } from "../run-end.js";
 import { openFailure, runFailure } from "./end/run-failure.js";

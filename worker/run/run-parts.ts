@@ -3,10 +3,10 @@
  * plain parts and values, no factories. A run reads them; it never builds a process-wide part itself.
  */
 
-import type { SandboxProvider } from "../../src/contracts.js";
-import type { CancelReason } from "../../src/errors.js";
-import type { LinkPolicy } from "../../src/github/inert-links.js";
-import type { FixJobData } from "../../src/queue/index.js";
+import type { SandboxProvider } from "../../src/shared/contracts.js";
+import type { CancelReason } from "../../src/shared/errors.js";
+import type { LinkPolicy } from "../../src/shared/github/inert-links.js";
+import type { FixJobData } from "../../src/shared/queue/index.js";
 import type { AgentFixConfig } from "../agent/config-file.js";
 import type { TrajectorySink } from "../agent/trajectory.js";
 import type { SetupSecretBinding } from "../config/worker-env.js";

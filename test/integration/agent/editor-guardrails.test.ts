@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
-import type { Sandbox, Trajectory } from "../../../src/contracts.js";
+import type { Sandbox, Trajectory } from "../../../src/shared/contracts.js";
 import { createEnvironment } from "../../../worker/aci/index.js";
 import { loadConfig } from "../../../worker/agent/config-file.js";
 import { functionSpecs, openingEntries } from "../../../worker/agent/conversation.js";

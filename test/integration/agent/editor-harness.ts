@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
-import type { Sandbox, Trajectory } from "../../../src/contracts.js";
+import type { Sandbox, Trajectory } from "../../../src/shared/contracts.js";
 import { createEnvironment } from "../../../worker/aci/index.js";
 import { loadConfig } from "../../../worker/agent/config-file.js";
 import { runAgent } from "../../../worker/agent/index.js";

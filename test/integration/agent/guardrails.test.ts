@@ -8,7 +8,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Sandbox, Trajectory } from "../../../src/contracts.js";
+import type { Sandbox, Trajectory } from "../../../src/shared/contracts.js";
 import { replay, runEpisode } from "./harness.js";
 
 const sandboxes: Sandbox[] = [];

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
-import type { Environment, Gate, Model, Sandbox, Trajectory } from "../../../src/contracts.js";
+import type { Environment, Gate, Model, Sandbox, Trajectory } from "../../../src/shared/contracts.js";
 import { createEnvironment } from "../../../worker/aci/index.js";
 import { loadConfig } from "../../../worker/agent/config-file.js";
 import { type RunAgentOptions, runAgent } from "../../../worker/agent/index.js";

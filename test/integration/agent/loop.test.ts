@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Model, Sandbox, Trajectory } from "../../../src/contracts.js";
+import type { Model, Sandbox, Trajectory } from "../../../src/shared/contracts.js";
 import { ReplayModel } from "../../../worker/model/replay.js";
 import { replay, runEpisode, unittestGate } from "./harness.js";
 

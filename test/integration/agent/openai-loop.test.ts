@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Sandbox } from "../../../src/contracts.js";
+import type { Sandbox } from "../../../src/shared/contracts.js";
 import { modelConfigSchema } from "../../../worker/config/model.js";
 import { createOpenAIClient, OpenAIModel } from "../../../worker/model/openai.js";
 import {

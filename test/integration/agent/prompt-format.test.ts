@@ -4,7 +4,7 @@
  * paper's `edit START:END ... end_of_edit`. submit's description says the first call only reviews.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Environment, Sandbox } from "../../../src/contracts.js";
+import type { Environment, Sandbox } from "../../../src/shared/contracts.js";
 import { loadConfig } from "../../../worker/agent/config-file.js";
 import { functionSpecs, openingEntries } from "../../../worker/agent/conversation.js";
 import { startEnvironment } from "./harness.js";

@@ -3,7 +3,7 @@
  * lacks: the prompts the model receives name bash and submit and no tool of the other bundles.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../../../src/contracts.js";
+import type { Sandbox } from "../../../src/shared/contracts.js";
 import { modelConfigSchema } from "../../../worker/config/model.js";
 import { createOpenAIClient, OpenAIModel } from "../../../worker/model/openai.js";
 import { message, type OpenAIStandIn, startOpenAIStandIn } from "../../support/openai-server.js";

@@ -6,7 +6,7 @@
  * request. Real ACI over a local sandbox, replayed models.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import type { FunctionSpec, Model, Sandbox } from "../../../src/contracts.js";
+import type { FunctionSpec, Model, Sandbox } from "../../../src/shared/contracts.js";
 import { ReplayModel } from "../../../worker/model/replay.js";
 import { replay, runEpisode } from "./harness.js";
 

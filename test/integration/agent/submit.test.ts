@@ -8,7 +8,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Sandbox, Trajectory } from "../../../src/contracts.js";
+import type { Sandbox, Trajectory } from "../../../src/shared/contracts.js";
 import { fixtures, runEpisode, unittestGate } from "./harness.js";
 
 const sandboxes: Sandbox[] = [];

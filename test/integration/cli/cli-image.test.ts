@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../../sandbox/version.js";
-import type { Trajectory } from "../../../src/contracts.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
 import { gitIn, readEvalResults, cli as runCli } from "../../support/eval-repo.js";
 import { goModule } from "../../support/registry-project.js";
 import { turn } from "../../support/replay-turns.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import type { Trajectory } from "../../../src/contracts.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
 import { cli as runCli } from "../../support/eval-repo.js";
 import { turn } from "../../support/replay-turns.js";
 import { requireSandboxImage } from "../../support/services.js";

@@ -5,8 +5,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Trajectory } from "../../../src/contracts.js";
-import { createTrajectoryStore } from "../../../src/trajectory-store.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import { createTrajectoryStore } from "../../../src/shared/trajectory-store.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import { labelEvent } from "../../support/webhooks.js";

@@ -1,5 +1,5 @@
 /**
- * The dashboard over HTTP (src/dashboard/): off without a secret, every page but the sign-in behind a
+ * The dashboard over HTTP (src/server/dashboard/): off without a secret, every page but the sign-in behind a
  * signed session cookie, Bull Board's API too, model text escaped under a CSP that allows no script.
  */
 import { readFile } from "node:fs/promises";
@@ -7,11 +7,11 @@ import { join } from "node:path";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEnv } from "../../../src/config/env.js";
-import type { Trajectory } from "../../../src/contracts.js";
-import { dashboardFor } from "../../../src/dashboard/mount.js";
-import { FAILED_SIGN_INS } from "../../../src/dashboard/sign-in-limit.js";
-import { createTrajectoryStore, type TrajectoryStore } from "../../../src/trajectory-store.js";
+import { dashboardFor } from "../../../src/server/dashboard/mount.js";
+import { FAILED_SIGN_INS } from "../../../src/server/dashboard/sign-in-limit.js";
+import { parseEnv } from "../../../src/shared/config/env.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import { createTrajectoryStore, type TrajectoryStore } from "../../../src/shared/trajectory-store.js";
 import { redisAvailable } from "../queue/redis.js";
 import { DASHBOARD_SECRET, type DashboardApp, RUNS, startDashboardApp } from "./dashboard-app.js";
 

@@ -7,8 +7,8 @@
  * Real HTTP, real Redis, the GitHub stand-in's OAuth flow and user tokens.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseFixJobData } from "../../../src/queue/index.js";
-import { createTrajectoryStore } from "../../../src/trajectory-store.js";
+import { parseFixJobData } from "../../../src/shared/queue/index.js";
+import { createTrajectoryStore } from "../../../src/shared/trajectory-store.js";
 import { storeTrajectories } from "../../../worker/run/solve/trajectory-sink.js";
 import { silentLogger } from "../../support/logs.js";
 import { redisAvailable } from "../queue/redis.js";

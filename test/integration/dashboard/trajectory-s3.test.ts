@@ -1,5 +1,5 @@
 /**
- * Trajectories in an S3-compatible bucket (src/trajectory-s3.ts) when the operator configures one: the
+ * Trajectories in an S3-compatible bucket (src/shared/trajectory-s3.ts) when the operator configures one: the
  * worker's sink writes the run's body there (its summary to Redis), the real webhook server's run page
  * reads it back; a missing object is "not found"; the retention period deletes the bodies of expired
  * runs; a wrong key, secret or bucket stops the server at start with what to fix. Against a real S3
@@ -9,12 +9,12 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEnv } from "../../../src/config/env.js";
-import type { Trajectory } from "../../../src/contracts.js";
-import type { FixJobData } from "../../../src/queue/index.js";
-import { connectRedis } from "../../../src/queue/index.js";
-import { type S3Blobs, trajectoryBlobsFromEnv } from "../../../src/trajectory-s3.js";
-import { createTrajectoryStore } from "../../../src/trajectory-store.js";
+import { parseEnv } from "../../../src/shared/config/env.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import type { FixJobData } from "../../../src/shared/queue/index.js";
+import { connectRedis } from "../../../src/shared/queue/index.js";
+import { type S3Blobs, trajectoryBlobsFromEnv } from "../../../src/shared/trajectory-s3.js";
+import { createTrajectoryStore } from "../../../src/shared/trajectory-store.js";
 import { createWorkerLogger } from "../../../worker/log.js";
 import { storeTrajectories } from "../../../worker/run/solve/trajectory-sink.js";
 import { startGitHubServer } from "../../support/github-server.js";

@@ -1,5 +1,5 @@
 /**
- * Trajectories in the real Redis (src/trajectory-store.ts): written by the worker's recorder after every
+ * Trajectories in the real Redis (src/shared/trajectory-store.ts): written by the worker's recorder after every
  * save, read back by any process, compressed, kept for the retention period, capped in size, listed
  * newest first for the dashboard.
  */
@@ -8,9 +8,9 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Trajectory } from "../../../src/contracts.js";
-import { connectRedis } from "../../../src/queue/index.js";
-import { createTrajectoryStore } from "../../../src/trajectory-store.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import { connectRedis } from "../../../src/shared/queue/index.js";
+import { createTrajectoryStore } from "../../../src/shared/trajectory-store.js";
 import { TrajectoryRecorder } from "../../../worker/agent/trajectory.js";
 import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectRedis, type FixJobData } from "../../../src/queue/index.js";
-import { setAccountPlan } from "../../../src/queue/plans.js";
-import { runUsage } from "../../../src/queue/usage.js";
+import { connectRedis, type FixJobData } from "../../../src/shared/queue/index.js";
+import { setAccountPlan } from "../../../src/shared/queue/plans.js";
+import { runUsage } from "../../../src/shared/queue/usage.js";
 import { quotasConfigSchema } from "../../../worker/config/quotas.js";
 import { type Notice, runAdmission } from "../../../worker/jobs/admission.js";
 import { silentLogger } from "../../support/logs.js";

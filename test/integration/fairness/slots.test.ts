@@ -3,14 +3,14 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { slotHolders } from "../../../src/queue/fair-slots.js";
+import { slotHolders } from "../../../src/shared/queue/fair-slots.js";
 import {
   connectRedis,
   createFixQueue,
   enqueueFix,
   type FixJobData,
   type FixQueue,
-} from "../../../src/queue/index.js";
+} from "../../../src/shared/queue/index.js";
 import { redisUrl, requireRedis } from "../../support/services.js";
 import { waitFor } from "../../support/stack-parts.js";
 

@@ -7,9 +7,9 @@
  */
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Gate } from "../../../src/contracts.js";
-import { connectRedis } from "../../../src/queue/index.js";
-import { runUsage } from "../../../src/queue/usage.js";
+import type { Gate } from "../../../src/shared/contracts.js";
+import { connectRedis } from "../../../src/shared/queue/index.js";
+import { runUsage } from "../../../src/shared/queue/usage.js";
 import { loadConfig } from "../../../worker/agent/config-file.js";
 import { createAgentRunner } from "../../../worker/run/solve/agent-runner.js";
 import { monthlySpend } from "../../../worker/run/solve/monthly-spend.js";

@@ -10,7 +10,7 @@ import {
   type GitHubApi,
   hasWriteAccess,
   updateStatusComment,
-} from "../../../src/github/index.js";
+} from "../../../src/shared/github/index.js";
 import { openOrUpdatePullRequest, requestReview } from "../../../worker/github/pull-request.js";
 import { type GitHubServer, StandInOctokit, startGitHubServer } from "../../support/github-server.js";
 

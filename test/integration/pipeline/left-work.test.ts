@@ -2,7 +2,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
-import type { ExitStatus, Sandbox, Trajectory } from "../../../src/contracts.js";
+import type { ExitStatus, Sandbox, Trajectory } from "../../../src/shared/contracts.js";
 import { RunSandboxes } from "../../../worker/run/prepare/run-sandboxes.js";
 import { createGate, type GateSetup } from "../../../worker/run/solve/gate.js";
 import { captureLeftWork } from "../../../worker/run/solve/left-work.js";

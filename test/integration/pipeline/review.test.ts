@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FixJobData } from "../../../src/queue/index.js";
+import type { FixJobData } from "../../../src/shared/queue/index.js";
 import { cloneRepository } from "../../../worker/run/checkout/clone.js";
 import {
   feedbackOf,

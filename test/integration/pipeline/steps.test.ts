@@ -2,7 +2,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
-import type { Sandbox } from "../../../src/contracts.js";
+import type { Sandbox } from "../../../src/shared/contracts.js";
 import { RunSandboxes } from "../../../worker/run/prepare/run-sandboxes.js";
 import { runSetup } from "../../../worker/run/prepare/setup.js";
 import { proveTests } from "../../../worker/run/prove/prove-tests.js";

@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../../sandbox/docker/provider.js";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../../sandbox/version.js";
-import type { Sandbox } from "../../../src/contracts.js";
+import type { Sandbox } from "../../../src/shared/contracts.js";
 import { runTests } from "../../../worker/run/tests/test-run.js";
 import { requireSandboxImage } from "../../support/services.js";
 

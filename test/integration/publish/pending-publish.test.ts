@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GitHubError } from "../../../src/errors.js";
+import { GitHubError } from "../../../src/shared/errors.js";
 import type { Publisher } from "../../../worker/run/publish/github-publisher.js";
 import { keepForRetry, pendingPublishes, pendingRun } from "../../../worker/run/publish/pending-publishes.js";
 import { draftOf, submittedTrajectory } from "../../support/published.js";

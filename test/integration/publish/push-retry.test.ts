@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FixJobData } from "../../../src/queue/index.js";
+import type { FixJobData } from "../../../src/shared/queue/index.js";
 import { cloneRepository } from "../../../worker/run/checkout/clone.js";
 import { githubStatusReporter, type WorkerGitHubApi } from "../../../worker/run/open/status-comment.js";
 import { githubPublisher } from "../../../worker/run/publish/github-publisher.js";

@@ -1,7 +1,7 @@
 import { type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConfigError, GitHubError } from "../../../src/errors.js";
+import { ConfigError, GitHubError } from "../../../src/shared/errors.js";
 import {
   type CancelRequest,
   connectRedis,
@@ -14,7 +14,7 @@ import {
   requestCancel,
   subscribeToCancels,
   toQueueError,
-} from "../../../src/queue/index.js";
+} from "../../../src/shared/queue/index.js";
 import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "./redis.js";
 
 const up = await redisAvailable();

@@ -6,7 +6,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectRedis, createFixQueue, enqueueFix, type FixJobData } from "../../../src/queue/index.js";
+import {
+  connectRedis,
+  createFixQueue,
+  enqueueFix,
+  type FixJobData,
+} from "../../../src/shared/queue/index.js";
 import { startFixWorker } from "../../../worker/main.js";
 import { completed } from "../../../worker/run-end.js";
 import { capturingLogger, type LogLine } from "../../support/logs.js";

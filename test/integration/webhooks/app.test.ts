@@ -7,11 +7,16 @@ import { join } from "node:path";
 import { type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Trajectory } from "../../../src/contracts.js";
-import { type CancelRequest, connectRedis, fixJobId, subscribeToCancels } from "../../../src/queue/index.js";
-import type { AppServer } from "../../../src/server.js";
-import { trajectoryUrl } from "../../../src/trajectories.js";
-import { createTrajectoryStore } from "../../../src/trajectory-store.js";
+import type { AppServer } from "../../../src/server/app-server.js";
+import { trajectoryUrl } from "../../../src/server/trajectories.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import {
+  type CancelRequest,
+  connectRedis,
+  fixJobId,
+  subscribeToCancels,
+} from "../../../src/shared/queue/index.js";
+import { createTrajectoryStore } from "../../../src/shared/trajectory-store.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import {

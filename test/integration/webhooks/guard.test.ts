@@ -11,7 +11,7 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectRedis } from "../../../src/queue/index.js";
+import { connectRedis } from "../../../src/shared/queue/index.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { freePort } from "../../support/ports.js";
 import { waitFor } from "../../support/stack-parts.js";
@@ -23,7 +23,7 @@ const MB = 1024 * 1024;
 const up = await redisAvailable();
 
 /** `npm run start:server` as one node process (so its pid is the server's), output kept. */
-function startServer(env: Record<string, string>, entry = "src/server.ts") {
+function startServer(env: Record<string, string>, entry = "src/server/app-server.ts") {
   const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env },
@@ -108,10 +108,10 @@ describe.skipIf(!up)("npm run start:server facing the internet", () => {
   });
 
   it.each<{ command: string; entry: string; what: string; secret: Record<string, string> }>([
-    { command: "npm run start:server", entry: "src/server.ts", what: "unset", secret: {} },
+    { command: "npm run start:server", entry: "src/server/app-server.ts", what: "unset", secret: {} },
     {
       command: "npm run start:server",
-      entry: "src/server.ts",
+      entry: "src/server/app-server.ts",
       what: "set to Probot's public development secret",
       secret: { WEBHOOK_SECRET: "development" },
     },

@@ -6,8 +6,8 @@
  * sender changed; permissions come from the stand-in's collaborator permission endpoint.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fixJobId } from "../../../src/queue/index.js";
-import type { AppServer } from "../../../src/server.js";
+import type { AppServer } from "../../../src/server/app-server.js";
+import { fixJobId } from "../../../src/shared/queue/index.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import { commentEvent, deliver, webhookExample } from "../../support/webhooks.js";

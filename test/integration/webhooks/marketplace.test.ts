@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enqueueFix, type FixJobData } from "../../../src/queue/index.js";
-import { readAccountPlan } from "../../../src/queue/plans.js";
+import { enqueueFix, type FixJobData } from "../../../src/shared/queue/index.js";
+import { readAccountPlan } from "../../../src/shared/queue/plans.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import { type Example, webhookExample } from "../../support/webhooks.js";

@@ -8,8 +8,8 @@
 import type { AddressInfo } from "node:net";
 import { connect, createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseEnv } from "../../../src/config/env.js";
-import { startAppServer } from "../../../src/server.js";
+import { startAppServer } from "../../../src/server/app-server.js";
+import { parseEnv } from "../../../src/shared/config/env.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { scrape } from "../../support/metrics.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";

@@ -132,7 +132,7 @@ describe.skipIf(!up)("npm run start:server", () => {
       LOG_LEVEL: "info",
     };
     // Node itself, no tsx in between: this test sends the repeated signal the way tsx would.
-    const server = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+    const server = spawn(process.execPath, ["--import", "tsx", "src/server/app-server.ts"], {
       env,
       stdio: ["ignore", "pipe", "inherit"],
     });

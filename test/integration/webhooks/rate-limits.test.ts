@@ -7,8 +7,8 @@
  */
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectRedis, fixJobId } from "../../../src/queue/index.js";
-import type { AppServer } from "../../../src/server.js";
+import type { AppServer } from "../../../src/server/app-server.js";
+import { connectRedis, fixJobId } from "../../../src/shared/queue/index.js";
 import { GitHubServer } from "../../support/github-server.js";
 import { startWebhookApp, type WebhookApp } from "../../support/webhook-app.js";
 import { deliver, labelEvent } from "../../support/webhooks.js";

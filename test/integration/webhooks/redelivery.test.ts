@@ -4,8 +4,8 @@
  * review commits on it. Real Probot server, real Redis, the GitHub stand-in, a real fix worker.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fixJobId } from "../../../src/queue/index.js";
-import type { AppServer } from "../../../src/server.js";
+import type { AppServer } from "../../../src/server/app-server.js";
+import { fixJobId } from "../../../src/shared/queue/index.js";
 import { type FixWorker, startFixWorker } from "../../../worker/main.js";
 import { completed } from "../../../worker/run-end.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";

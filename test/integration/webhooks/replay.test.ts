@@ -9,8 +9,8 @@
 import { createHash } from "node:crypto";
 import { sign } from "@octokit/webhooks-methods";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fixJobId } from "../../../src/queue/index.js";
-import { signedBodyKey } from "../../../src/queue/keys.js";
+import { fixJobId } from "../../../src/shared/queue/index.js";
+import { signedBodyKey } from "../../../src/shared/queue/keys.js";
 import { type FixWorker, startFixWorker } from "../../../worker/main.js";
 import { completed } from "../../../worker/run-end.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";

@@ -6,8 +6,8 @@
  */
 import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FixJobData, fixJobId } from "../../../src/queue/index.js";
-import type { AppServer } from "../../../src/server.js";
+import type { AppServer } from "../../../src/server/app-server.js";
+import { type FixJobData, fixJobId } from "../../../src/shared/queue/index.js";
 import { type FixWorker, startFixWorker } from "../../../worker/main.js";
 import { completed } from "../../../worker/run-end.js";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";

@@ -5,7 +5,7 @@
  * Its own file: the plugin builds its limiters once per process.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { connectRedis } from "../../../src/queue/index.js";
+import { connectRedis } from "../../../src/shared/queue/index.js";
 import { GitHubServer } from "../../support/github-server.js";
 import { startWebhookApp } from "../../support/webhook-app.js";
 import { labelEvent } from "../../support/webhooks.js";

@@ -5,7 +5,7 @@
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWebhookGuard } from "../../../src/webhook-guard.js";
+import { createWebhookGuard } from "../../../src/server/webhook-guard.js";
 import { waitFor } from "../../support/stack-parts.js";
 
 const KB = 1024;

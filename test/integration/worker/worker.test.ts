@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { UnrecoverableError } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { CancelReason } from "../../../src/errors.js";
+import type { CancelReason } from "../../../src/shared/errors.js";
 import {
   connectRedis,
   createFixQueue,
@@ -14,7 +14,7 @@ import {
   type FixJobData,
   type FixQueue,
   requestCancel,
-} from "../../../src/queue/index.js";
+} from "../../../src/shared/queue/index.js";
 import { type FixJobProcessor, type FixWorker, startFixWorker } from "../../../worker/main.js";
 import { type Abandonment, completed } from "../../../worker/run-end.js";
 import { capturingLogger, type LogLine, silentLogger } from "../../support/logs.js";

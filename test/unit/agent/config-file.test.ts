@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../../src/errors.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 import { loadConfig, mergeConfig } from "../../../worker/agent/config-file.js";
 
 async function file(text: string): Promise<string> {

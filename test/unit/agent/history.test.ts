@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AssistantMessage, ChatMessage } from "../../../src/contracts.js";
+import type { AssistantMessage, ChatMessage } from "../../../src/shared/contracts.js";
 import { collapsedText, type HistoryEntry, processHistory } from "../../../worker/agent/history.js";
 
 const footer = "(Open file: n/a)\n(Current directory: /workspace)";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { AssistantMessage, Tool } from "../../../src/contracts.js";
+import type { AssistantMessage, Tool } from "../../../src/shared/contracts.js";
 import { formatAction } from "../../../worker/agent/arguments.js";
 import { parseReply, splitWords, textSignature, validForm } from "../../../worker/agent/parse.js";
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../../sandbox/version.js";
-import { AgentFixError } from "../../../src/errors.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
 import { loadConfig } from "../../../worker/agent/config-file.js";
 import { chooseLocalImage } from "../../../worker/cli/local-image.js";
 

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { githubApiUrl, hasAppCredentials, parseEnv, requireWebhookSecret } from "../../../src/config/env.js";
-import { ConfigError } from "../../../src/errors.js";
+import {
+  githubApiUrl,
+  hasAppCredentials,
+  parseEnv,
+  requireWebhookSecret,
+} from "../../../src/shared/config/env.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 
 describe("process environment", () => {
   it("has working defaults and no credentials (manifest flow) when empty", () => {

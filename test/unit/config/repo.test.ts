@@ -1,6 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../../src/errors.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 import { parseRepoConfig, repoConfigJsonSchema } from "../../../worker/config/repo.js";
 
 const SCHEMA_FILE = new URL("../../../config/agent-fix.schema.json", import.meta.url);

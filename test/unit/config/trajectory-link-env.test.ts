@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../../src/errors.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 import { parseWorkerEnv } from "../../../worker/config/worker-env.js";
 
 const app = { APP_ID: "1", PRIVATE_KEY: "k" };

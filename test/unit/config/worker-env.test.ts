@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
-import { ConfigError } from "../../../src/errors.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 import { loadConfig, mergeConfig } from "../../../worker/agent/config-file.js";
 import { caBundleFile, cidrList, parseWorkerEnv } from "../../../worker/config/worker-env.js";
 import { createProcessorFromEnv } from "../../../worker/main.js";

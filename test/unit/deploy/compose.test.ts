@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { parseEnv } from "../../../src/config/env.js";
+import { parseEnv } from "../../../src/shared/config/env.js";
 import { parseWorkerEnv } from "../../../worker/config/worker-env.js";
 
 const ROOT = join(import.meta.dirname, "..", "..", "..");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { BaselineFailure } from "../../../src/github/baseline-failure.js";
-import { renderStatus } from "../../../src/github/status.js";
+import type { BaselineFailure } from "../../../src/shared/github/baseline-failure.js";
+import { renderStatus } from "../../../src/shared/github/status.js";
 
 const context = { requestedBy: "maintainer" };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { linkPolicy, NOT_ALLOWED_NOTE } from "../../../src/github/inert-links.js";
-import { neutralise, neutralisePlainText } from "../../../src/github/neutralise.js";
+import { linkPolicy, NOT_ALLOWED_NOTE } from "../../../src/shared/github/inert-links.js";
+import { neutralise, neutralisePlainText } from "../../../src/shared/github/neutralise.js";
 import { liveOutsideUrls } from "../../support/github/live-text.js";
 
 // The operator allows its docs host beside GitHub; everything else is the attacker's.

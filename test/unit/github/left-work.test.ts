@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { fenceFor, type LeftWork, testTail } from "../../../src/github/left-work.js";
-import { GITHUB_BODY_LIMIT, githubLength, TRUNCATION_NOTE } from "../../../src/github/limits.js";
-import { ZERO_WIDTH_JOINER } from "../../../src/github/neutralise.js";
-import { renderStatus } from "../../../src/github/status.js";
+import { fenceFor, type LeftWork, testTail } from "../../../src/shared/github/left-work.js";
+import { GITHUB_BODY_LIMIT, githubLength, TRUNCATION_NOTE } from "../../../src/shared/github/limits.js";
+import { ZERO_WIDTH_JOINER } from "../../../src/shared/github/neutralise.js";
+import { renderStatus } from "../../../src/shared/github/status.js";
 
 /** No lone half of a surrogate pair anywhere in `text`. */
 const wellFormed = (text: string) =>

@@ -5,7 +5,7 @@ import {
   GITHUB_BODY_LIMIT,
   githubLength,
   TRUNCATION_NOTE,
-} from "../../../src/github/limits.js";
+} from "../../../src/shared/github/limits.js";
 import { renderTrajectorySummary } from "../../../worker/github/summary.js";
 import { submittedTrajectory } from "../../support/published.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Trajectory } from "../../../src/contracts.js";
-import { GITHUB_COM_LINKS } from "../../../src/github/inert-links.js";
-import { CLOSING_KEYWORDS, neutralise as neutraliseWith } from "../../../src/github/neutralise.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import { GITHUB_COM_LINKS } from "../../../src/shared/github/inert-links.js";
+import { CLOSING_KEYWORDS, neutralise as neutraliseWith } from "../../../src/shared/github/neutralise.js";
 import { renderPullRequestBody } from "../../../worker/github/pr-body.js";
 import { renderTrajectorySummary } from "../../../worker/github/summary.js";
 import { liveClosingReferences, liveMentions } from "../../support/github/live-text.js";

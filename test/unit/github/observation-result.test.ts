@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { TrajectoryStep } from "../../../src/contracts.js";
+import type { TrajectoryStep } from "../../../src/shared/contracts.js";
 import { observationResult } from "../../../worker/github/observation-result.js";
 import { renderTrajectorySummary } from "../../../worker/github/summary.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderStatus } from "../../../src/github/status.js";
+import { renderStatus } from "../../../src/shared/github/status.js";
 
 const note =
   "No test command in .github/agent-fix.yml, so agent-fix found one:\n- node in `/`\n```yaml\ntest:\n  command: npm test\n```";

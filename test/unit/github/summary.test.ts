@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Trajectory, TrajectoryStep } from "../../../src/contracts.js";
-import { fitComment, GITHUB_BODY_LIMIT } from "../../../src/github/limits.js";
-import { renderStatus } from "../../../src/github/status.js";
+import type { Trajectory, TrajectoryStep } from "../../../src/shared/contracts.js";
+import { fitComment, GITHUB_BODY_LIMIT } from "../../../src/shared/github/limits.js";
+import { renderStatus } from "../../../src/shared/github/status.js";
 import { renderPullRequestBody } from "../../../worker/github/pr-body.js";
 import { renderTrajectorySummary } from "../../../worker/github/summary.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fromBot } from "../../../src/handlers/deps.js";
-import { parseCommand } from "../../../src/handlers/issue-comment-created.js";
+import { fromBot } from "../../../src/server/handlers/deps.js";
+import { parseCommand } from "../../../src/server/handlers/issue-comment-created.js";
 
 describe("comment commands", () => {
   it("recognises the command on the first non-empty line only", () => {

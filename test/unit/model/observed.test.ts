@@ -1,6 +1,6 @@
 /** observedModel (worker/model/observed.ts): the metrics' and the monthly spend's view of each model call. */
 import { describe, expect, it } from "vitest";
-import type { Model, ModelResponse } from "../../../src/contracts.js";
+import type { Model, ModelResponse } from "../../../src/shared/contracts.js";
 import { observedModel } from "../../../worker/model/observed.js";
 
 const answer = { costUsd: 0.25 } as ModelResponse;

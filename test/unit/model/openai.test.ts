@@ -1,7 +1,7 @@
 import { getEventListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ConfigError, ModelError } from "../../../src/errors.js";
+import { ConfigError, ModelError } from "../../../src/shared/errors.js";
 import { type ModelConfig, modelConfigSchema } from "../../../worker/config/model.js";
 import { createOpenAIClient, isReasoningModel, OpenAIModel } from "../../../worker/model/openai.js";
 import type { RetryEvent } from "../../../worker/model/retry.js";

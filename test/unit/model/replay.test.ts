@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, ModelError } from "../../../src/errors.js";
+import { ConfigError, ModelError } from "../../../src/shared/errors.js";
 import { modelConfigSchema } from "../../../worker/config/model.js";
 import { createModel } from "../../../worker/model/index.js";
 import { parseReplayTurns, ReplayModel } from "../../../worker/model/replay.js";

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { fixBranch } from "../../../src/fix-branch.js";
+import { fixBranch } from "../../../src/shared/fix-branch.js";
 import { cloneRepository, filesContaining } from "../../../worker/run/checkout/clone.js";
 import { commitPatch, pushFixBranch } from "../../../worker/run/push/commit.js";
 

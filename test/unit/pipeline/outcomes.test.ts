@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Trajectory } from "../../../src/contracts.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
 import { parseRepoConfig } from "../../../worker/config/repo.js";
 import { repositoryPolicySchema } from "../../../worker/config/repo-policy.js";
 import { parseWorkerEnv } from "../../../worker/config/worker-env.js";

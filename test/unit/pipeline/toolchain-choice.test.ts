@@ -5,8 +5,8 @@
  * declared, where, what the images have and how to provide it.
  */
 import { describe, expect, it } from "vitest";
-import type { ImageToolchains } from "../../../src/contracts.js";
-import { ConfigError } from "../../../src/errors.js";
+import type { ImageToolchains } from "../../../src/shared/contracts.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 import { partRequirements } from "../../../worker/config/detect/requirements.js";
 import type { DetectedPart, Ecosystem } from "../../../worker/config/detect/types.js";
 import { chooseToolchains, NODE_BIN, nodeSpec } from "../../../worker/run/configure/toolchain-choice.js";

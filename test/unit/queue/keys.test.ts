@@ -3,7 +3,7 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "../../..");
-const KEYS_FILE = "src/queue/keys.ts";
+const KEYS_FILE = "src/shared/queue/keys.ts";
 
 /** A template literal that starts with a prefix followed by ":" — how a Redis key is built by hand. */
 const HAND_BUILT_KEY = /`\$\{[\w.]*prefix\}:/i;
@@ -20,7 +20,7 @@ async function sources(): Promise<string[]> {
 }
 
 describe("Redis key names", () => {
-  it("are built only in src/queue/keys.ts, so every key has one named builder", async () => {
+  it("are built only in src/shared/queue/keys.ts, so every key has one named builder", async () => {
     const offenders: string[] = [];
     for (const file of await sources()) {
       const path = relative(ROOT, file);
@@ -30,7 +30,7 @@ describe("Redis key names", () => {
         if (HAND_BUILT_KEY.test(line)) offenders.push(`${path}:${i + 1}: ${line.trim()}`);
       });
     }
-    // A key built elsewhere: add a named builder to src/queue/keys.ts and call it instead.
+    // A key built elsewhere: add a named builder to src/shared/queue/keys.ts and call it instead.
     expect(offenders).toEqual([]);
   });
 

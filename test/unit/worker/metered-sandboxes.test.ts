@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DockerSandboxProvider } from "../../../sandbox/docker/provider.js";
 import { LocalSandboxProvider } from "../../../sandbox/local.js";
-import type { SandboxProvider } from "../../../src/contracts.js";
-import { metrics } from "../../../src/metrics/registry.js";
+import type { SandboxProvider } from "../../../src/shared/contracts.js";
+import { metrics } from "../../../src/shared/metrics/registry.js";
 import { meteredSandboxes } from "../../../worker/metrics.js";
 
 /** Every member of the contract: a member added to SandboxProvider must be added here (typecheck). */

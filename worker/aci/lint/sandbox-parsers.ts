@@ -9,7 +9,7 @@
  * malformed (what runs in the sandbox is the agent's to break, so nothing here trusts it).
  */
 import { createHash } from "node:crypto";
-import type { Sandbox } from "../../../src/contracts.js";
+import type { Sandbox } from "../../../src/shared/contracts.js";
 import type { SyntaxProblem } from "./syntax-errors.js";
 
 const marker = "AGENT_FIX_PARSE ";

@@ -2,7 +2,7 @@
  * What the editing tools of the `editor` bundle share: reading the file to edit, writing through the
  * syntax gate, the rejection text in this bundle's words, and the history `undo_edit` walks back.
  */
-import type { ToolContext } from "../../../src/contracts.js";
+import type { ToolContext } from "../../../src/shared/contracts.js";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { gatedReplace, rejectionMessage } from "../gated-write.js";
 import { outsideRepositoryMessage, type RepoPath, resolveRepoPath } from "../paths.js";

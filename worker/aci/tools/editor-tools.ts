@@ -4,7 +4,7 @@
  * same syntax gate as `edit`; paths may be absolute or relative to the current directory.
  */
 import { z } from "zod";
-import type { ToolContext } from "../../../src/contracts.js";
+import type { ToolContext } from "../../../src/shared/contracts.js";
 import { readTextFile } from "../files.js";
 import { gatedWrite } from "../gated-write.js";
 import { outsideRepositoryMessage } from "../paths.js";

@@ -1,6 +1,6 @@
 /** `view` of the editor bundle: a file as `cat -n` shows it (optionally a line range), or a directory listing. */
 import { z } from "zod";
-import type { ToolContext, ToolResult } from "../../../src/contracts.js";
+import type { ToolContext, ToolResult } from "../../../src/shared/contracts.js";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { prewarm } from "../lint/gate.js";
 import { almostFits, cutLine, type OutputLimits } from "../output.js";

@@ -1,5 +1,5 @@
 /** search_dir's extras (issue 12): the matching lines themselves, and a check of a regular expression. */
-import type { ToolContext } from "../../../src/contracts.js";
+import type { ToolContext } from "../../../src/shared/contracts.js";
 import { shellQuote } from "../paths.js";
 import type { AciRuntime } from "../tool.js";
 

@@ -3,7 +3,7 @@
  * sandbox and stop reading after one more result than the cap, so a flood costs no more than the cap.
  */
 import { z } from "zod";
-import type { ToolContext } from "../../../src/contracts.js";
+import type { ToolContext } from "../../../src/shared/contracts.js";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { displayPath, outsideRepositoryMessage, resolveRepoPath, shellQuote } from "../paths.js";
 import {

@@ -1,7 +1,7 @@
 /** `bash` runs a command in the sandbox's persistent shell; `submit` ends the episode with the diff. */
 import { z } from "zod";
-import type { ToolContext, ToolResult } from "../../../src/contracts.js";
-import { SandboxError } from "../../../src/errors.js";
+import type { ToolContext, ToolResult } from "../../../src/shared/contracts.js";
+import { SandboxError } from "../../../src/shared/errors.js";
 import { workingTreeDiff } from "../git.js";
 import { interactiveCommandProblem } from "../interactive.js";
 import { shellQuote } from "../paths.js";

@@ -1,6 +1,6 @@
 /** The windowed viewer: open, goto, scroll_up, scroll_down, and create (which opens what it creates). */
 import { z } from "zod";
-import type { ToolContext, ToolResult } from "../../../src/contracts.js";
+import type { ToolContext, ToolResult } from "../../../src/shared/contracts.js";
 import { readFailureMessage, readTextFile } from "../files.js";
 import { prewarm } from "../lint/gate.js";
 import { displayPath, outsideRepositoryMessage, resolveRepoPath } from "../paths.js";

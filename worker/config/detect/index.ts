@@ -4,7 +4,7 @@
  * text matters; `detectCommands` turns the file list and those texts into setup and test commands,
  * the variables they need in the shell, and the toolchain versions each part declares.
  */
-import type { WorkspaceEnv } from "../../../src/contracts.js";
+import type { WorkspaceEnv } from "../../../src/shared/contracts.js";
 import { findCandidates } from "./parts.js";
 import { partRequirements, versionFiles } from "./requirements.js";
 import type { DetectedPart, RepoFiles } from "./types.js";

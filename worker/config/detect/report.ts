@@ -4,7 +4,7 @@
  * nothing was found, that would make it work).
  */
 import { stringify } from "yaml";
-import type { WorkspaceEnv } from "../../../src/contracts.js";
+import type { WorkspaceEnv } from "../../../src/shared/contracts.js";
 import { type Detection, withEnvPrefix } from "./index.js";
 
 const CONFIG_PATH = ".github/agent-fix.yml";

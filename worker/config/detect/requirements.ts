@@ -9,7 +9,7 @@
 import * as pep440 from "@renovatebot/pep440";
 import semver from "semver";
 import { parse as parseToml } from "smol-toml";
-import type { Toolchain } from "../../../src/contracts.js";
+import type { Toolchain } from "../../../src/shared/contracts.js";
 import type { Ecosystem, PartFiles, ToolchainRequirement } from "./types.js";
 
 export type { ToolchainRequirement } from "./types.js";

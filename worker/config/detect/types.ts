@@ -3,7 +3,7 @@
  * list and the text of a few of its files (read through GitHub's contents API by the caller): no
  * repository code runs on the host, and the same input always gives the same commands.
  */
-import type { Toolchain, WorkspaceEnv } from "../../../src/contracts.js";
+import type { Toolchain, WorkspaceEnv } from "../../../src/shared/contracts.js";
 import type { OptionalInstall } from "./optional-install.js";
 
 /** The repository as detection sees it: its file paths (regular files only) and the files it asked for. */

@@ -1,11 +1,11 @@
 /**
  * `agent-fix mine`'s GitHub side, with a personal or installation token: the app's own Octokit setup
- * (Probot's Octokit with rate limits waited out, src/github/throttle.ts) and API base URL (GHE_HOST
+ * (Probot's Octokit with rate limits waited out, src/shared/github/throttle.ts) and API base URL (GHE_HOST
  * and GHE_PROTOCOL, as the app reads them), so it works against github.com and GitHub Enterprise.
  */
 import type { ProbotOctokit } from "probot";
-import { githubApiUrl } from "../../../src/config/env.js";
-import { throttledOctokit, WORKER_THROTTLE } from "../../../src/github/throttle.js";
+import { githubApiUrl } from "../../../src/shared/config/env.js";
+import { throttledOctokit, WORKER_THROTTLE } from "../../../src/shared/github/throttle.js";
 import { githubSettings } from "./token.js";
 
 export function mineClient(token: string, env: NodeJS.ProcessEnv = process.env): ProbotOctokit {

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProbotOctokit } from "probot";
-import type { SandboxProvider } from "../../../src/contracts.js";
+import type { SandboxProvider } from "../../../src/shared/contracts.js";
 import { git } from "../../run/checkout/git.js";
 import { closedIssues, instanceId, type SkipReason, splitFiles } from "./candidates.js";
 import { closedPulls, issueText, type MergedPull, mineClient, pullFiles } from "./github.js";

@@ -2,8 +2,8 @@
  * The GitHub token of `agent-fix mine` and of `agent-fix eval`'s clones, and where GitHub is: the app's
  * own GHE_HOST and GHE_PROTOCOL. The token is only ever sent to that host.
  */
-import { envSchema, githubApiUrl } from "../../../src/config/env.js";
-import { ConfigError } from "../../../src/errors.js";
+import { envSchema, githubApiUrl } from "../../../src/shared/config/env.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 
 /** The variables that may hold the token, in order. */
 const TOKEN_VARIABLES = ["GITHUB_TOKEN", "GH_TOKEN"] as const;

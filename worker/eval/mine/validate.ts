@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Sandbox, SandboxProvider } from "../../../src/contracts.js";
+import type { Sandbox, SandboxProvider } from "../../../src/shared/contracts.js";
 import { RunSandboxes } from "../../run/prepare/run-sandboxes.js";
 import type { TestOutcome } from "../../test-results/test-outcome.js";
 import { checkoutInstance, prepareInstanceTree } from "../checkout.js";

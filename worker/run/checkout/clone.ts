@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { AgentFixError } from "../../../src/errors.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
 import { git } from "./git.js";
 import { retryWhileTokenIsNew } from "./git-refusals.js";
 

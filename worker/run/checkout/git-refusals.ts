@@ -3,7 +3,7 @@
  * (ruleset, branch protection, workflow files, pre-receive hook), and a new token it does not accept yet.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { AgentFixError } from "../../../src/errors.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
 
 type PushRefusalKind = "workflows" | "ruleset" | "protected_branch" | "pre_receive";
 

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { AgentFixError } from "../../../src/errors.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
 
 interface GitOptions {
   cwd?: string;

@@ -4,7 +4,7 @@
  * system and global config. Output and input are bytes, so binary content is never mangled.
  */
 import { execFile } from "node:child_process";
-import { AgentFixError } from "../../../src/errors.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
 
 /** Config that no repository setting can turn back on for one command (`-c` wins over .git/config). */
 const HARDENING = [

@@ -8,7 +8,7 @@
  * checks at run time that it was (a frozen object this module registered), so no caller can hand it
  * a checkout of another ref by mistake.
  */
-import { AgentFixError } from "../../../src/errors.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
 
 export interface TrustedTree {
   /** Host directory of the checkout (its `.git` is the worker's own). */

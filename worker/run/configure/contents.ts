@@ -2,7 +2,7 @@
  * Reading a repository's files through GitHub's REST API (contents and git trees), never from a
  * checkout on the host: a symlink in the repository must not make the worker read a host file.
  */
-import { githubFailure } from "../../../src/github/index.js";
+import { githubFailure } from "../../../src/shared/github/index.js";
 
 /** The slice of Octokit this needs: the contents API and the git trees API. */
 export interface ContentsApi {

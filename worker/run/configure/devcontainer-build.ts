@@ -8,7 +8,7 @@
  */
 import path from "node:path";
 import { parseDockerfile } from "../../../sandbox/docker/dockerfile.js";
-import { ConfigError } from "../../../src/errors.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 
 /** What the worker builds: the Dockerfile's checked text and the context, relative to the checkout. */
 export interface ImageBuild {

@@ -10,7 +10,7 @@
  */
 import JSON5 from "json5";
 import picomatch from "picomatch";
-import { ConfigError } from "../../../src/errors.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 import type { DetectedPart, Ecosystem } from "../../config/detect/types.js";
 import { REPO_CONFIG_PATH } from "../../config/repo.js";
 import { checkDockerfile, devcontainerBuild, type ImageBuild } from "./devcontainer-build.js";

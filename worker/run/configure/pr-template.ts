@@ -8,7 +8,7 @@
  * config (pipeline/config.ts), never from a checkout; a template that is no regular file or is too
  * large is left out, and a long one is cut with a note: it is shown to the model on top of everything else.
  */
-import { githubFailure } from "../../../src/github/index.js";
+import { githubFailure } from "../../../src/shared/github/index.js";
 import type { PullRequestTemplate } from "../../agent/index.js";
 import { ORG_CONFIG_REPO } from "../../config/org-defaults.js";
 import { type ContentsApi, readContents, type Where } from "./contents.js";

@@ -7,8 +7,8 @@
  */
 
 import picomatch from "picomatch";
-import type { SandboxLimits, SetupUser, WorkspaceEnv } from "../../../src/contracts.js";
-import { ConfigError } from "../../../src/errors.js";
+import type { SandboxLimits, SetupUser, WorkspaceEnv } from "../../../src/shared/contracts.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 import type { PullRequestTemplate } from "../../agent/index.js";
 import type { ToolBundleName } from "../../config/aci.js";
 import type { Detection } from "../../config/detect/index.js";

@@ -5,8 +5,8 @@
  * a maintainer who asked for more should learn that they did not get it.
  */
 
-import type { ImageToolchains } from "../../../src/contracts.js";
-import { ConfigError } from "../../../src/errors.js";
+import type { ImageToolchains } from "../../../src/shared/contracts.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 import type { ModelConfig } from "../../config/model.js";
 import { REPO_CONFIG_PATH, type RepoConfig } from "../../config/repo.js";
 import type { Ceiling, RepositoryPolicy } from "../../config/repo-policy.js";

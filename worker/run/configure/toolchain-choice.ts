@@ -8,8 +8,8 @@
  * probed by the caller (sandbox provider's `toolchains`).
  */
 import semver from "semver";
-import type { ImageToolchains, Toolchain, WorkspaceEnv } from "../../../src/contracts.js";
-import { ConfigError } from "../../../src/errors.js";
+import type { ImageToolchains, Toolchain, WorkspaceEnv } from "../../../src/shared/contracts.js";
+import { ConfigError } from "../../../src/shared/errors.js";
 import {
   describeRequirement,
   type ToolchainRequirement,

@@ -3,7 +3,7 @@
  * removed while a dead worker held it): a fresh installation client minted on the host, the job's status
  * comment, the reason in a maintainer's words.
  */
-import type { FixJobData } from "../../../src/queue/index.js";
+import type { FixJobData } from "../../../src/shared/queue/index.js";
 import { jobLogger } from "../../log.js";
 import type { Abandonment } from "../../run-end.js";
 import { runName } from "../open/open-run.js";

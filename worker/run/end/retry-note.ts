@@ -1,4 +1,4 @@
-import { type AgentFixError, InfrastructureError } from "../../../src/errors.js";
+import { type AgentFixError, InfrastructureError } from "../../../src/shared/errors.js";
 
 /**
  * The status note of a run about to be retried: the engine named when it was the engine, with the

@@ -4,8 +4,8 @@
  * retried while the job has attempts left).
  */
 import { engineFault } from "../../../sandbox/docker/engine-fault.js";
-import { AgentFixError, CancelledError, type CancelReason } from "../../../src/errors.js";
-import { neutralise } from "../../../src/github/neutralise.js";
+import { AgentFixError, CancelledError, type CancelReason } from "../../../src/shared/errors.js";
+import { neutralise } from "../../../src/shared/github/neutralise.js";
 import type { Logger } from "../../log.js";
 import type { RunEnd, RunJob } from "../../run-end.js";
 import type { OpenRun } from "../open/open-run.js";

@@ -1,5 +1,5 @@
 import type { Probot, ProbotOctokit } from "probot";
-import { GitHubError } from "../../../src/errors.js";
+import { GitHubError } from "../../../src/shared/errors.js";
 import { ORG_CONFIG_REPO } from "../../config/org-defaults.js";
 import { createWorkerLogger, type Logger } from "../../log.js";
 

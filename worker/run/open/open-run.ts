@@ -3,7 +3,7 @@
  * run closes), the job's status comment, its logger, and a change an earlier attempt of the job kept.
  */
 import type { ProbotOctokit } from "probot";
-import { parseFixJobData } from "../../../src/queue/index.js";
+import { parseFixJobData } from "../../../src/shared/queue/index.js";
 import { jobLogger, type Logger } from "../../log.js";
 import type { RunJob } from "../../run-end.js";
 import { type KeptChange, pendingRun } from "../publish/pending-publishes.js";
@@ -20,7 +20,7 @@ export interface OpenRun {
   octokit: ProbotOctokit;
   credentials: RunCredentials;
   status: StatusReporter;
-  /** Aborts with a CancelReason (src/errors.ts): a cancel, this worker shutting down, its lock lost. */
+  /** Aborts with a CancelReason (src/shared/errors.ts): a cancel, this worker shutting down, its lock lost. */
   signal: AbortSignal;
   log: Logger;
   /** A change an earlier attempt tested but could not push or publish (null: none, or unreadable). */

@@ -5,14 +5,14 @@
  * result is a new commit on the same branch, and the pull request is reused, never a second one opened.
  */
 
-import type { Trajectory } from "../../../src/contracts.js";
-import { AgentFixError, type PipelineErrorCode } from "../../../src/errors.js";
-import { fixBranch } from "../../../src/fix-branch.js";
-import { fitComment, type GitHubApi, githubFailure } from "../../../src/github/index.js";
-import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/github/inert-links.js";
-import { neutralise } from "../../../src/github/neutralise.js";
-import { ownFixIssue } from "../../../src/github/own-pull.js";
-import type { Feedback, FixJobData } from "../../../src/queue/index.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import { AgentFixError, type PipelineErrorCode } from "../../../src/shared/errors.js";
+import { fixBranch } from "../../../src/shared/fix-branch.js";
+import { fitComment, type GitHubApi, githubFailure } from "../../../src/shared/github/index.js";
+import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
+import { neutralise } from "../../../src/shared/github/neutralise.js";
+import { ownFixIssue } from "../../../src/shared/github/own-pull.js";
+import type { Feedback, FixJobData } from "../../../src/shared/queue/index.js";
 import { githubPublisher, type Publisher, type PublisherOptions } from "../publish/github-publisher.js";
 import { replyInReviewThreads } from "../publish/review-replies.js";
 import type { Task } from "./task.js";

@@ -3,17 +3,17 @@
  * ends in exactly one final update (succeeded, failed or cancelled), written here.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Trajectory } from "../../../src/contracts.js";
-import type { BaselineFailure } from "../../../src/github/baseline-failure.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import type { BaselineFailure } from "../../../src/shared/github/baseline-failure.js";
 import {
   createStatusComment,
   type GitHubApi,
   type StatusView,
   updateStatusComment,
-} from "../../../src/github/index.js";
-import type { LinkPolicy } from "../../../src/github/inert-links.js";
-import type { LeftWork } from "../../../src/github/left-work.js";
-import type { FixJobData } from "../../../src/queue/index.js";
+} from "../../../src/shared/github/index.js";
+import type { LinkPolicy } from "../../../src/shared/github/inert-links.js";
+import type { LeftWork } from "../../../src/shared/github/left-work.js";
+import type { FixJobData } from "../../../src/shared/queue/index.js";
 import { githubMessage } from "../../github/pull-request.js";
 import { renderTrajectorySummary } from "../../github/summary.js";
 import { createWorkerLogger, type Logger } from "../../log.js";

@@ -3,7 +3,7 @@
  * event that queued this job claimed is still true on GitHub now. The webhook handler checked the
  * same against GitHub when the event came, but a job may wait in the queue, be retried, handed back
  * or re-queued long after, and a signed body can be replayed after its issue was closed and
- * unlabelled (src/handlers/deliveries.ts drops a body it has handled, for as long as it remembers
+ * unlabelled (src/server/handlers/deliveries.ts drops a body it has handled, for as long as it remembers
  * it). So each attempt asks GitHub, through the installation's client, never the job's payload:
  * the issue is open; for a label run, the label is still on it; for a review run, the pull request
  * is still open; and whoever asked (the labeller, commenter or reviewer, and the author of every
@@ -11,8 +11,8 @@
  * here, with the reason on the status comment and nothing cloned, run or pushed.
  */
 import type { ProbotOctokit } from "probot";
-import { githubFailure, hasWriteAccess } from "../../../src/github/index.js";
-import type { FixJobData } from "../../../src/queue/index.js";
+import { githubFailure, hasWriteAccess } from "../../../src/shared/github/index.js";
+import type { FixJobData } from "../../../src/shared/queue/index.js";
 
 /** What starts a run, as the webhook server is configured (AGENT_FIX_LABEL, AGENT_FIX_LABEL_BOTS). */
 export interface StartRules {
@@ -67,7 +67,7 @@ export async function noLongerWanted(
 function askers(job: FixJobData, rules: StartRules): string[] {
   // The job's own requester, then the authors of reviews gathered into a follow-up round.
   const logins = new Set([job.requestedBy, ...(job.feedback ?? []).map((f) => f.by)]);
-  // A bot the operator named starts label runs without being a collaborator (src/handlers/issues-labeled.ts).
+  // A bot the operator named starts label runs without being a collaborator (src/server/handlers/issues-labeled.ts).
   if (job.trigger === "label" && rules.labelBots.includes(job.requestedBy)) logins.delete(job.requestedBy);
   return [...logins];
 }

@@ -12,7 +12,7 @@
  * secrets it was scanned for; a changed secret prepares anew, and is scanned then.
  */
 import { createHash, scryptSync } from "node:crypto";
-import type { SetupUser, WorkspaceEnv } from "../../../src/contracts.js";
+import type { SetupUser, WorkspaceEnv } from "../../../src/shared/contracts.js";
 import { type BaseCommit, skippedDirs } from "./workspace-tree.js";
 
 /** File names (anywhere in the tree) whose contents decide what setup installs. */

@@ -10,8 +10,8 @@
  */
 import { appendFile, cp, mkdir, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { KeptEnvironment, PreparedEnvironments, SetupUser } from "../../../src/contracts.js";
-import { AgentFixError } from "../../../src/errors.js";
+import type { KeptEnvironment, PreparedEnvironments, SetupUser } from "../../../src/shared/contracts.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
 import { assertTrusted, type TrustedTree } from "../checkout/trusted-tree.js";
 import { environmentKey, type RepositoryIdentity } from "./environment-key.js";
 import type { RunSandboxes } from "./run-sandboxes.js";

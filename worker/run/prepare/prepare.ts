@@ -3,7 +3,7 @@
  * toolchain variables), the prepared tree (setup on the default branch's files, or the environment a run
  * like it kept), and the agent's sandbox started from it.
  */
-import type { Sandbox } from "../../../src/contracts.js";
+import type { Sandbox } from "../../../src/shared/contracts.js";
 import type { RunTimings } from "../../run-end.js";
 import type { CheckedOut } from "../checkout/check-out.js";
 import type { TrustedTree } from "../checkout/trusted-tree.js";

@@ -5,8 +5,8 @@ import type {
   SandboxProvider,
   SetupUser,
   WorkspaceEnv,
-} from "../../../src/contracts.js";
-import { CancelledError } from "../../../src/errors.js";
+} from "../../../src/shared/contracts.js";
+import { CancelledError } from "../../../src/shared/errors.js";
 
 interface StartSandboxOptions {
   /** The host checkout, already stripped of credentials. */

@@ -1,6 +1,6 @@
-import type { Sandbox } from "../../../src/contracts.js";
-import { AgentFixError } from "../../../src/errors.js";
-import { fenceFor } from "../../../src/github/left-work.js";
+import type { Sandbox } from "../../../src/shared/contracts.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
+import { fenceFor } from "../../../src/shared/github/left-work.js";
 import type { DetectedSetupStep, OptionalInstall } from "../../config/detect/optional-install.js";
 
 /**

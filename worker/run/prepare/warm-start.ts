@@ -9,8 +9,8 @@
 import { cp, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import type { KeptEnvironment, PreparedEnvironments, Sandbox } from "../../../src/contracts.js";
-import { AgentFixError } from "../../../src/errors.js";
+import type { KeptEnvironment, PreparedEnvironments, Sandbox } from "../../../src/shared/contracts.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
 import { trustedGit } from "../checkout/trusted-git.js";
 import { searchedForms } from "./secret-scan.js";
 import { extractArchive, type ReceiveLimits } from "./workspace-archive.js";

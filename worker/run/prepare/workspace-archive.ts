@@ -14,7 +14,7 @@ import { lstat, mkdir, open, symlink, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { extract, type Header } from "tar-stream";
-import { SandboxError } from "../../../src/errors.js";
+import { SandboxError } from "../../../src/shared/errors.js";
 
 function unsafe(name: string, why: string): SandboxError {
   return new SandboxError(`refused to unpack "${name}" from the sandbox: ${why}`, {

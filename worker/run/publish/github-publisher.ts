@@ -2,12 +2,12 @@
  * The GitHub writes after the push: one draft pull request per issue, the review request, the summary.
  */
 
-import type { Trajectory } from "../../../src/contracts.js";
-import { fixBranch } from "../../../src/fix-branch.js";
-import type { GitHubApi as WorkerGitHubApi } from "../../../src/github/index.js";
-import { fitComment } from "../../../src/github/index.js";
-import type { LinkPolicy } from "../../../src/github/inert-links.js";
-import type { FixJobData } from "../../../src/queue/index.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import { fixBranch } from "../../../src/shared/fix-branch.js";
+import type { GitHubApi as WorkerGitHubApi } from "../../../src/shared/github/index.js";
+import { fitComment } from "../../../src/shared/github/index.js";
+import type { LinkPolicy } from "../../../src/shared/github/inert-links.js";
+import type { FixJobData } from "../../../src/shared/queue/index.js";
 import { renderPullRequestBody } from "../../github/pr-body.js";
 import { openOrUpdatePullRequest, reviewRefusal } from "../../github/pull-request.js";
 import { renderTrajectorySummary } from "../../github/summary.js";

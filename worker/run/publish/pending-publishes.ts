@@ -6,9 +6,9 @@
  * makes its commit again is kept, see push-step.ts). Kept in Redis under the job's id and creation
  * time (a later run of the same issue reuses the job id, never the time). Never a token.
  */
-import { isRetryable } from "../../../src/errors.js";
-import type { QueueNames } from "../../../src/queue/index.js";
-import { pendingPublishKey } from "../../../src/queue/keys.js";
+import { isRetryable } from "../../../src/shared/errors.js";
+import type { QueueNames } from "../../../src/shared/queue/index.js";
+import { pendingPublishKey } from "../../../src/shared/queue/keys.js";
 import type { UnpushedChange } from "../push/commit-and-push.js";
 import type { Publisher, PullRequestDraft } from "./github-publisher.js";
 

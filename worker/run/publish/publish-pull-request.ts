@@ -3,7 +3,7 @@
  * summary beside it. Once the pull request is open nothing fails the run; what did not work is named in the
  * final status.
  */
-import { AgentFixError } from "../../../src/errors.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
 import { githubMessage } from "../../github/pull-request.js";
 import { createWorkerLogger, type Logger } from "../../log.js";
 import type { StatusReporter } from "../open/status-comment.js";

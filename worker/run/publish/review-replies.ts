@@ -3,7 +3,7 @@
  * addressed, beside the summary on the pull request, so each reviewer sees the answer where they asked.
  * GitHub: POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies.
  */
-import type { Feedback } from "../../../src/queue/index.js";
+import type { Feedback } from "../../../src/shared/queue/index.js";
 
 interface Response<T> {
   data: T;

@@ -5,8 +5,8 @@
  * attempt only pushes and publishes: the agent is not run again and the model is not paid for twice.
  */
 
-import { AgentFixError, type CancelReason, isRetryable } from "../../../src/errors.js";
-import type { LinkPolicy } from "../../../src/github/inert-links.js";
+import { AgentFixError, type CancelReason, isRetryable } from "../../../src/shared/errors.js";
+import type { LinkPolicy } from "../../../src/shared/github/inert-links.js";
 import type { Logger } from "../../log.js";
 import { git } from "../checkout/git.js";
 import { type CommitIdentity, commitPatch, pushFixBranch } from "./commit.js";

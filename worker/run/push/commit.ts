@@ -1,7 +1,7 @@
-import { AgentFixError } from "../../../src/errors.js";
-import { fixBranch } from "../../../src/fix-branch.js";
-import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/github/inert-links.js";
-import { neutralisePlainText } from "../../../src/github/neutralise.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
+import { fixBranch } from "../../../src/shared/fix-branch.js";
+import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
+import { neutralisePlainText } from "../../../src/shared/github/neutralise.js";
 import { git } from "../checkout/git.js";
 import { pushRefusal, retryWhileTokenIsNew } from "../checkout/git-refusals.js";
 import { forbiddenEntries } from "./forbidden-paths.js";

@@ -3,7 +3,7 @@
  * run, a new commit on top for a review round). Setup's secrets never leave in a change, however the agent
  * came by them. A push a later attempt may get through keeps what makes the same commit again.
  */
-import { AgentFixError } from "../../../src/errors.js";
+import { AgentFixError } from "../../../src/shared/errors.js";
 import type { Checkout } from "../checkout/clone.js";
 import type { LoadedRepoConfig } from "../configure/repo-config.js";
 import type { OpenRun } from "../open/open-run.js";

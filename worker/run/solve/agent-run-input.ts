@@ -1,4 +1,4 @@
-import type { Gate, Sandbox, Trajectory, TrajectoryStep } from "../../../src/contracts.js";
+import type { Gate, Sandbox, Trajectory, TrajectoryStep } from "../../../src/shared/contracts.js";
 
 interface AgentStepEvent {
   /** 1-based step number. */

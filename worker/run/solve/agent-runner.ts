@@ -3,7 +3,7 @@
  * repository's model, limits and tool bundle applied.
  */
 import { join } from "node:path";
-import type { FixJobData } from "../../../src/queue/index.js";
+import type { FixJobData } from "../../../src/shared/queue/index.js";
 import { createEnvironment } from "../../aci/index.js";
 import type { AgentFixConfig } from "../../agent/config-file.js";
 import { type PullRequestTemplate, runAgent } from "../../agent/index.js";

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { Gate, Sandbox } from "../../../src/contracts.js";
-import { AgentFixError, SandboxError } from "../../../src/errors.js";
+import type { Gate, Sandbox } from "../../../src/shared/contracts.js";
+import { AgentFixError, SandboxError } from "../../../src/shared/errors.js";
 import type { PreparedTree } from "../prepare/prepare-tree.js";
 import type { RunSandboxes } from "../prepare/run-sandboxes.js";
 import {

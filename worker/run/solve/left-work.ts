@@ -4,9 +4,9 @@
  * exported files (never through the agent's git or shell), tested once in a fresh sandbox unless the last
  * gate tested exactly that change. A change or test output holding a setup secret's value is withheld.
  */
-import type { ExitReason, Sandbox, Trajectory } from "../../../src/contracts.js";
-import { AgentFixError, SandboxError } from "../../../src/errors.js";
-import { type LeftWork, type LeftWorkTests, testTail } from "../../../src/github/left-work.js";
+import type { ExitReason, Sandbox, Trajectory } from "../../../src/shared/contracts.js";
+import { AgentFixError, SandboxError } from "../../../src/shared/errors.js";
+import { type LeftWork, type LeftWorkTests, testTail } from "../../../src/shared/github/left-work.js";
 import { exitOf, type LimitReason } from "../../agent/exit.js";
 import { createWorkerLogger, type Logger } from "../../log.js";
 import { secretsIn } from "../prepare/secret-scan.js";

@@ -3,7 +3,7 @@
  * returns): a run that throws (its sandbox lost, the worker's engine restarted) still counts what its
  * model calls cost, and a long run's spend shows in the budget while it runs.
  */
-import type { RunUsage } from "../../../src/queue/usage.js";
+import type { RunUsage } from "../../../src/shared/queue/usage.js";
 import type { Logger } from "../../log.js";
 
 /** What a run's model calls report their cost to. */

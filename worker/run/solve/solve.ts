@@ -3,9 +3,9 @@
  * it from the workspace's files, in a fresh sandbox. Returns the change the last gate tested (the one to
  * prove and publish), or why there is none, and where the time went.
  */
-import type { Sandbox, Trajectory } from "../../../src/contracts.js";
-import { BaselineStop as AnyBaselineStop } from "../../../src/errors.js";
-import type { LeftWork } from "../../../src/github/left-work.js";
+import type { Sandbox, Trajectory } from "../../../src/shared/contracts.js";
+import { BaselineStop as AnyBaselineStop } from "../../../src/shared/errors.js";
+import type { LeftWork } from "../../../src/shared/github/left-work.js";
 import { exitOf } from "../../agent/exit.js";
 import type { Logger } from "../../log.js";
 import type { RunTimings } from "../../run-end.js";

@@ -1,10 +1,10 @@
 /**
- * The agent's trajectory, after every step, into the deployment's store (src/trajectory-store.ts), where
+ * The agent's trajectory, after every step, into the deployment's store (src/shared/trajectory-store.ts), where
  * the webhook process's dashboard and trajectory links read it. A store that fails costs a log line,
  * never the run: the local file is still written.
  */
-import type { FixJobData } from "../../../src/queue/index.js";
-import type { TrajectoryStore } from "../../../src/trajectory-store.js";
+import type { FixJobData } from "../../../src/shared/queue/index.js";
+import type { TrajectoryStore } from "../../../src/shared/trajectory-store.js";
 import type { TrajectorySink } from "../../agent/trajectory.js";
 import type { Logger } from "../../log.js";
 

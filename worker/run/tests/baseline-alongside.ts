@@ -5,7 +5,7 @@
  * that says the run cannot go on (the tests already fail, and the repository does not allow it) stops the
  * agent through its signal, and the run ends with the same status as when the baseline came first.
  */
-import { BaselineStop } from "../../../src/errors.js";
+import { BaselineStop } from "../../../src/shared/errors.js";
 import type { RunSandboxes } from "../prepare/run-sandboxes.js";
 import { runBaseline, type TestCommand, type TestRun } from "./test-run.js";
 

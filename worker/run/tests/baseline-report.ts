@@ -4,9 +4,13 @@
  * the unfinished work's are), and what the agent had spent by then, read from its trajectory, so no model
  * call of the run goes unreported.
  */
-import type { Trajectory } from "../../../src/contracts.js";
-import type { BaselineFailure, ModelSpend, TestFailureClass } from "../../../src/github/baseline-failure.js";
-import { testTail } from "../../../src/github/left-work.js";
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import type {
+  BaselineFailure,
+  ModelSpend,
+  TestFailureClass,
+} from "../../../src/shared/github/baseline-failure.js";
+import { testTail } from "../../../src/shared/github/left-work.js";
 import { MODEL_CALL_CANCELLED } from "../../agent/exit.js";
 import { secretsIn } from "../prepare/secret-scan.js";
 import type { TestRun } from "./test-run.js";

@@ -12,7 +12,7 @@
  * could not run. A command that exits 0 passes as the exit-code gate would pass it. Without results on
  * both sides, or after a timeout (its results are partial), the exit code decides as before.
  */
-import type { TestFailureClass } from "../../../src/github/baseline-failure.js";
+import type { TestFailureClass } from "../../../src/shared/github/baseline-failure.js";
 import { classifyTestFailure } from "./test-failure-class.js";
 import type { TestRun } from "./test-run.js";
 

@@ -7,7 +7,7 @@
  * print (test/fixtures/test-outputs/ holds real ones), anchored where the tools anchor them, so a test
  * that merely mentions "not found" in an assertion stays a test failure.
  */
-import type { EnvironmentCause, TestFailureClass } from "../../../src/github/baseline-failure.js";
+import type { EnvironmentCause, TestFailureClass } from "../../../src/shared/github/baseline-failure.js";
 
 /** A pattern of one cause; group 1, when there, names what is missing. */
 interface Sign {

@@ -23,7 +23,7 @@
  * read is said, never trusted. Nothing here reaches the sandbox but paths: no credential.
  */
 import { posix } from "node:path";
-import type { Sandbox } from "../../../src/contracts.js";
+import type { Sandbox } from "../../../src/shared/contracts.js";
 import { parseJestJson } from "../../test-results/jest-json.js";
 import { parseJunitXml, UnreadableReport } from "../../test-results/junit-xml.js";
 import type { TestOutcomes, TestResults } from "../../test-results/test-outcome.js";

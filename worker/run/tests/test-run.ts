@@ -1,4 +1,4 @@
-import type { Sandbox } from "../../../src/contracts.js";
+import type { Sandbox } from "../../../src/shared/contracts.js";
 import type { TestResults } from "../../test-results/test-outcome.js";
 import { collectTestResults, prepareTestReports } from "./test-reports.js";
 import type { TestTimeLimit } from "./test-time-limit.js";

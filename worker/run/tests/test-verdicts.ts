@@ -4,9 +4,9 @@
  * (test-failure-class.ts), and the gate's verdict the model reads, a timeout saying it was one, with
  * its limit and what the tests took on the unchanged code (test-time-limit.ts).
  */
-import type { Gate } from "../../../src/contracts.js";
-import { failureClassWords, type TestFailureClass } from "../../../src/github/baseline-failure.js";
-import { testTail } from "../../../src/github/left-work.js";
+import type { Gate } from "../../../src/shared/contracts.js";
+import { failureClassWords, type TestFailureClass } from "../../../src/shared/github/baseline-failure.js";
+import { testTail } from "../../../src/shared/github/left-work.js";
 import type { PerTestVerdict } from "./per-test-verdict.js";
 import { classifyTestFailure } from "./test-failure-class.js";
 import type { TestRun } from "./test-run.js";

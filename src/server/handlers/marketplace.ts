@@ -6,7 +6,7 @@
  * or a cancellation at the end of the billing cycle) changes nothing yet.
  */
 import type { Context } from "probot";
-import { clearAccountPlan, setAccountPlan } from "../queue/plans.js";
+import { clearAccountPlan, setAccountPlan } from "../../shared/queue/plans.js";
 import type { HandlerDeps } from "./deps.js";
 
 export async function onMarketplacePurchase(

@@ -12,7 +12,7 @@ import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import type { Queue } from "bullmq";
 import express from "express";
-import type { TrajectoryStore } from "../trajectory-store.js";
+import type { TrajectoryStore } from "../../shared/trajectory-store.js";
 import {
   clearedGitHubCookie,
   endGitHubSession,
@@ -153,7 +153,7 @@ function runName(route: string): string | undefined {
   }
 }
 
-/** A stored run's page, or 404; also what a signed trajectory link shows (src/trajectories.ts). */
+/** A stored run's page, or 404; also what a signed trajectory link shows (src/server/trajectories.ts). */
 export async function sendRunPage(
   store: TrajectoryStore,
   res: ServerResponse,

@@ -3,7 +3,7 @@
  * observation, with edits and the submitted change shown as diffs and each gate run's output beside the
  * submit that caused it. Everything from the trajectory is text, escaped by `html`.
  */
-import type { GateRecord, Trajectory, TrajectoryStep } from "../contracts.js";
+import type { GateRecord, Trajectory, TrajectoryStep } from "../../shared/contracts.js";
 import { type Html, html } from "./html.js";
 
 /** Which step to look at first: the first submit the tests failed, else the last step of a run that did not submit. */

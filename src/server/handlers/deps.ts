@@ -1,7 +1,7 @@
 /** What every handler receives: the queue and the app's settings. Handlers only filter and enqueue. */
 import type { Logger } from "probot";
-import type { GitHubApi } from "../github/api.js";
-import type { FixQueue } from "../queue/fix-queue.js";
+import type { GitHubApi } from "../../shared/github/api.js";
+import type { FixQueue } from "../../shared/queue/fix-queue.js";
 
 export interface HandlerSettings {
   /** The label that starts a run (AGENT_FIX_LABEL). */

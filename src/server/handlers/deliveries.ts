@@ -1,19 +1,14 @@
 /**
  * Each signed webhook body is acted on once, whatever X-GitHub-Delivery it comes with: a replay (a
  * captured body re-sent, GitHub's "Redeliver", a redelivery of a handled delivery) is answered 2xx
- * and does nothing. The body's digest comes from the webhook guard (src/webhook-guard.ts), which
+ * and does nothing. The body's digest comes from the webhook guard (src/server/webhook-guard.ts), which
  * verified its signature; the server runs Probot's middleware inside withSignedBody so the handler,
  * which Probot gives only the parsed payload, still knows which bytes it is handling.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "probot";
-import { WebhookBodyInFlightError } from "../errors.js";
-import {
-  claimSignedBody,
-  HANDLING_TTL_S,
-  releaseSignedBody,
-  rememberSignedBody,
-} from "../queue/deliveries.js";
+import { WebhookBodyInFlightError } from "../../shared/errors.js";
+import { claimSignedBody, HANDLING_TTL_S, releaseSignedBody, rememberSignedBody } from "../signed-bodies.js";
 import type { HandlerDeps } from "./deps.js";
 
 const signedBody = new AsyncLocalStorage<string>();
@@ -33,7 +28,7 @@ export function oncePerSignedBody<C extends { id: string; log: Logger }>(
 ): (context: C) => Promise<void> {
   return async (context) => {
     const digest = signedBody.getStore();
-    // Every POST passes the guard first (src/server.ts); an event without a digest did not, and
+    // Every POST passes the guard first (src/server/app-server.ts); an event without a digest did not, and
     // without one a replay could not be told apart: refuse rather than act.
     if (!digest)
       throw new Error("webhook event without a verified body digest: route POSTs through the webhook guard");

@@ -1,6 +1,6 @@
 /** The Probot app: one line per event; the handlers in handlers/ only filter and enqueue. */
 import type { ApplicationFunction } from "probot";
-import { appLoginReader } from "./github/own-pull.js";
+import { appLoginReader } from "../shared/github/own-pull.js";
 import { oncePerSignedBody } from "./handlers/deliveries.js";
 import type { HandlerDeps } from "./handlers/deps.js";
 import { onInstallation } from "./handlers/installation.js";

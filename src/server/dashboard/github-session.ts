@@ -13,7 +13,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Redis } from "ioredis";
-import { dashboardSessionKey } from "../queue/keys.js";
+import { dashboardSessionKey } from "../../shared/queue/keys.js";
 import { readSession, refreshOnce, type StoredSession, storedSession } from "./github-refresh.js";
 import type { UserToken } from "./github-token.js";
 import type { SessionOptions } from "./session.js";

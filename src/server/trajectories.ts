@@ -7,9 +7,9 @@
  * (trajectory-store.ts), so any process serves what any worker wrote.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TrajectoryStore } from "../shared/trajectory-store.js";
 import { sendRunPage } from "./dashboard/index.js";
 import { hmacSha256, sameText } from "./hmac.js";
-import type { TrajectoryStore } from "./trajectory-store.js";
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.traj$/;
 const TRAJECTORY_ROUTE = "/trajectories/";

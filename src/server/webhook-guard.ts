@@ -5,7 +5,7 @@
  * reach it: a 300 MB POST with a bogus signature once took the server to 3 GB and 314 MB of logs.
  * A body that passes is handed on as `req.body` (a string), which Probot uses instead of the stream,
  * and its SHA-256 is kept for signedBodyDigest: the signature covers the body and nothing else (not
- * X-GitHub-Delivery), so that digest, not the delivery id, is what tells a replay (src/handlers/deliveries.ts).
+ * X-GitHub-Delivery), so that digest, not the delivery id, is what tells a replay (src/server/handlers/deliveries.ts).
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";

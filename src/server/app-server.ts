@@ -2,7 +2,7 @@
  * Webhook server entry (`npm run start:server`): Probot's middleware behind a node http server (every
  * POST size-limited and signature-checked first, webhook-guard.ts), a /healthz endpoint reporting
  * Redis, Prometheus metrics at /metrics on a listener of its own (AGENT_FIX_METRICS_PORT, never the public
- * port; src/metrics/, token or this host only), and a graceful shutdown on SIGTERM. It does not start without WEBHOOK_SECRET. Without APP_ID
+ * port; src/shared/metrics/, token or this host only), and a graceful shutdown on SIGTERM. It does not start without WEBHOOK_SECRET. Without APP_ID
  * and a private key it runs Probot's manifest flow instead (app.yml), so registering the app is a click.
  */
 
@@ -12,18 +12,24 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { createNodeMiddleware, Probot, run } from "probot";
+import {
+  type Env,
+  githubApiUrl,
+  hasAppCredentials,
+  parseEnv,
+  requireWebhookSecret,
+} from "../shared/config/env.js";
+import { throttledOctokit, WEBHOOK_THROTTLE } from "../shared/github/throttle.js";
+import { checkMetricsListener, serveMetrics, trackQueueDepth } from "../shared/metrics/endpoint.js";
+import { exitOnSignals } from "../shared/process-signals.js";
+import { connectRedis } from "../shared/queue/connection.js";
+import { createFixQueue, type FixQueue } from "../shared/queue/fix-queue.js";
+import { trajectoryBlobsFromEnv } from "../shared/trajectory-s3.js";
+import { createTrajectoryStore } from "../shared/trajectory-store.js";
 import { agentFixApp } from "./app.js";
-import { type Env, githubApiUrl, hasAppCredentials, parseEnv, requireWebhookSecret } from "./config/env.js";
 import { dashboardFor } from "./dashboard/mount.js";
-import { throttledOctokit, WEBHOOK_THROTTLE } from "./github/throttle.js";
 import { withSignedBody } from "./handlers/deliveries.js";
-import { checkMetricsListener, serveMetrics, trackQueueDepth } from "./metrics/endpoint.js";
-import { exitOnSignals } from "./process-signals.js";
-import { connectRedis } from "./queue/connection.js";
-import { createFixQueue, type FixQueue } from "./queue/fix-queue.js";
 import { serveTrajectory } from "./trajectories.js";
-import { trajectoryBlobsFromEnv } from "./trajectory-s3.js";
-import { createTrajectoryStore } from "./trajectory-store.js";
 import { createWebhookGuard, signedBodyDigest, type WebhookGuard } from "./webhook-guard.js";
 
 export interface AppServer {

@@ -12,8 +12,8 @@ import type { Request, Response } from "express";
 import { ipKeyGenerator, type RateLimitRequestHandler, rateLimit } from "express-rate-limit";
 import type { Redis } from "ioredis";
 import { RedisStore } from "rate-limit-redis";
-import { clientAddressOf, type TrustProxy } from "../config/trust-proxy.js";
-import { signInLimitPrefix } from "../queue/keys.js";
+import { clientAddressOf, type TrustProxy } from "../../shared/config/trust-proxy.js";
+import { signInLimitPrefix } from "../../shared/queue/keys.js";
 import { html, sendPage } from "./html.js";
 
 const WINDOW_MS = 15 * 60 * 1000;

@@ -3,14 +3,14 @@
  * issue, whatever arrives) with the issue's status comment (reused across runs, so an issue keeps one)
  * and adds an eyes reaction; a cancel removes a waiting job or tells the worker holding it.
  */
-import { httpStatus } from "../github/api.js";
-import { createStatusComment, type StatusView, updateStatusComment } from "../github/status.js";
-import { isRateLimited } from "../github/throttle.js";
-import { requestCancel } from "../queue/cancel.js";
-import { clearFeedback } from "../queue/feedback.js";
-import { type EnqueueResult, enqueueFix } from "../queue/fix-queue.js";
-import { type FixJobData, fixJobId, type JobTrigger } from "../queue/job.js";
-import { statusCommentKey } from "../queue/keys.js";
+import { httpStatus } from "../../shared/github/api.js";
+import { createStatusComment, type StatusView, updateStatusComment } from "../../shared/github/status.js";
+import { isRateLimited } from "../../shared/github/throttle.js";
+import { requestCancel } from "../../shared/queue/cancel.js";
+import { clearFeedback } from "../../shared/queue/feedback.js";
+import { type EnqueueResult, enqueueFix } from "../../shared/queue/fix-queue.js";
+import { type FixJobData, fixJobId, type JobTrigger } from "../../shared/queue/job.js";
+import { statusCommentKey } from "../../shared/queue/keys.js";
 import type { EventContext, HandlerDeps, IssueTarget } from "./deps.js";
 
 const STATUS_KEY_TTL_S = 90 * 24 * 60 * 60;

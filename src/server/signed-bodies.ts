@@ -8,7 +8,7 @@
  * released and taken again when it comes again.
  */
 import type { Redis } from "ioredis";
-import { type QueueNames, signedBodyKey } from "./keys.js";
+import { type QueueNames, signedBodyKey } from "../shared/queue/keys.js";
 
 /**
  * How long a handled body is remembered. GitHub lets a delivery be redelivered for 3 days; 8 leaves

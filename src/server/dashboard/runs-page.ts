@@ -1,5 +1,5 @@
 /** The dashboard's list of runs and its sign-in page. */
-import type { RunSummary } from "../trajectory-store.js";
+import type { RunSummary } from "../../shared/trajectory-store.js";
 import { type Html, html } from "./html.js";
 
 function duration(run: RunSummary): string {

@@ -1,5 +1,5 @@
 /**
- * The one place processes handle SIGTERM and SIGINT. Long-running entries (src/server.ts,
+ * The one place processes handle SIGTERM and SIGINT. Long-running entries (src/server/app-server.ts,
  * worker/main.ts, src/main.ts) use exitOnSignals: the first signal runs the shutdown once, then the process exits 0 (1 when the shutdown
  * failed). The handlers stay installed for the whole shutdown, so a second signal is ignored rather
  * than killing the process half way: `tsx` (npm start) relays the signal to its child again when

@@ -4,9 +4,9 @@
  */
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { type Env, githubApiUrl, githubWebUrl } from "../config/env.js";
-import { ConfigError } from "../errors.js";
-import type { TrajectoryStore } from "../trajectory-store.js";
+import { type Env, githubApiUrl, githubWebUrl } from "../../shared/config/env.js";
+import { ConfigError } from "../../shared/errors.js";
+import type { TrajectoryStore } from "../../shared/trajectory-store.js";
 import type { GitHubSignInConfig } from "./github-session.js";
 import { createDashboard, type DashboardHandler } from "./index.js";
 import { signInLimits } from "./sign-in-limit.js";

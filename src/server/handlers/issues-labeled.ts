@@ -6,8 +6,8 @@
  * only for bots the operator named (AGENT_FIX_LABEL_BOTS).
  */
 import type { Context } from "probot";
-import { hasWriteAccess } from "../github/permissions.js";
-import { labelRefusedKey } from "../queue/keys.js";
+import { hasWriteAccess } from "../../shared/github/permissions.js";
+import { labelRefusedKey } from "../../shared/queue/keys.js";
 import { fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
 import { startRun } from "./runs.js";
 

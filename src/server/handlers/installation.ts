@@ -5,7 +5,7 @@
  * edited any more (the installation's tokens are refused), so they are left as they are.
  */
 import type { Context } from "probot";
-import { cancelInstallationRuns } from "../queue/installation-runs.js";
+import { cancelInstallationRuns } from "../installation-runs.js";
 import type { HandlerDeps } from "./deps.js";
 
 export async function onInstallation(

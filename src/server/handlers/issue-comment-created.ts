@@ -5,7 +5,7 @@
  * and `/agent-fix stop` cancels the issue's run.
  */
 import type { Context } from "probot";
-import { hasWriteAccess } from "../github/permissions.js";
+import { hasWriteAccess } from "../../shared/github/permissions.js";
 import { fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
 import { fixIssueOf, startReviewRun } from "./pull-request-review.js";
 import { cancelRun, startRun } from "./runs.js";

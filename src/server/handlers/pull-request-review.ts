@@ -6,11 +6,11 @@
  * one is queued or running the review is queued, and one follow-up round takes all that came in.
  */
 import type { Context } from "probot";
-import { issueOfFixBranch } from "../fix-branch.js";
-import { ownFixIssue, type PullOwnership } from "../github/own-pull.js";
-import { hasWriteAccess } from "../github/permissions.js";
-import { queueFeedback } from "../queue/feedback.js";
-import type { FixJobData } from "../queue/job.js";
+import { issueOfFixBranch } from "../../shared/fix-branch.js";
+import { ownFixIssue, type PullOwnership } from "../../shared/github/own-pull.js";
+import { hasWriteAccess } from "../../shared/github/permissions.js";
+import { queueFeedback } from "../../shared/queue/feedback.js";
+import type { FixJobData } from "../../shared/queue/job.js";
 import { type EventContext, fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
 import { startRun } from "./runs.js";
 
@@ -46,7 +46,7 @@ export async function startReviewRun(
 
 /**
  * A run of the issue is queued or running: the feedback waits for it, and once it has ended one
- * follow-up round addresses everything that came in meanwhile (src/queue/feedback.ts).
+ * follow-up round addresses everything that came in meanwhile (src/shared/queue/feedback.ts).
  */
 async function queueForFollowUp(
   context: EventContext,

@@ -1,6 +1,6 @@
 /**
  * agent-fix's Prometheus metrics (prom-client), one registry per process: the server and the worker
- * each serve it at /metrics (src/metrics/endpoint.ts); `npm start`, both in one process, serves one
+ * each serve it at /metrics (src/shared/metrics/endpoint.ts); `npm start`, both in one process, serves one
  * registry with both sides' series. Every metric is named here, with what its labels hold.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";

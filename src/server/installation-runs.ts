@@ -3,9 +3,9 @@
  * reading the live jobs' data (ids only). An uninstall cancels them all; it is rare, so a scan of the
  * live jobs (bounded by the queue's length) is cheaper than keeping an index in step with every job.
  */
-import { requestCancel } from "./cancel.js";
-import type { FixQueue } from "./fix-queue.js";
-import { parseFixJobData } from "./job.js";
+import { requestCancel } from "../shared/queue/cancel.js";
+import type { FixQueue } from "../shared/queue/fix-queue.js";
+import { parseFixJobData } from "../shared/queue/job.js";
 
 const LIVE = ["active", "wait", "delayed", "prioritized", "waiting-children"] as const;
 
