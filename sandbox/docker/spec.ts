@@ -95,7 +95,7 @@ interface ContainerSpecInput {
 
 /**
  * The bounding set. uid 1000 under no-new-privileges never holds any of it (test/integration/
- * sandbox-hardening.test.ts); root execs do: the control shell (KILL, SYS_NICE), the egress rules
+ * docker/hardening.test.ts); root execs do: the control shell (KILL, SYS_NICE), the egress rules
  * (NET_ADMIN, which setup's own shell drops: sandbox/docker/provider.ts), and root setup (what apt-get and dpkg need: owners, modes, the _apt user).
  */
 export function capabilities(network: boolean, setupUser: SetupUser | undefined): string[] {

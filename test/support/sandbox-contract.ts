@@ -1,6 +1,6 @@
 /**
  * The Sandbox contract, as one suite run against every driver with the same expectations
- * (test/integration/sandbox-local.test.ts, test/integration/sandbox-docker.test.ts).
+ * (test/integration/sandbox/local.test.ts, test/integration/sandbox/docker/provider.test.ts).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { type AppServer, startAppServer } from "../../src/server/app-server.js";
 import { parseEnv } from "../../src/shared/config/env.js";
 import { connectRedis } from "../../src/shared/queue/index.js";
-import { dropPrefix, TEST_REDIS_URL, testPrefix } from "../integration/queue/redis.js";
 import type { GitHubServer } from "./github-server.js";
+import { dropPrefix, TEST_REDIS_URL, testPrefix } from "./redis.js";
 import { type Delivery, deliver } from "./webhooks.js";
 
 interface WebhookAppOptions {

@@ -7,7 +7,7 @@ import { runUsage } from "../../../src/shared/queue/usage.js";
 import { quotasConfigSchema } from "../../../worker/config/quotas.js";
 import { type Notice, runAdmission } from "../../../worker/jobs/admission.js";
 import { silentLogger } from "../../support/logs.js";
-import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
+import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../../support/redis.js";
 
 const up = await redisAvailable();
 

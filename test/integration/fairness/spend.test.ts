@@ -15,8 +15,8 @@ import { createAgentRunner } from "../../../worker/run/solve/agent-runner.js";
 import { monthlySpend } from "../../../worker/run/solve/monthly-spend.js";
 import { silentLogger } from "../../support/logs.js";
 import { type OpenAIStandIn, type ScriptedReply, startOpenAIStandIn } from "../../support/openai-server.js";
+import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../../support/redis.js";
 import { startEnvironment } from "../agent/harness.js";
-import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
 
 const up = await redisAvailable();
 /** 1M prompt tokens at the stand-in's $2 per million: $2 a call. */

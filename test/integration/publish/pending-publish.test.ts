@@ -4,7 +4,7 @@ import { GitHubError } from "../../../src/shared/errors.js";
 import type { Publisher } from "../../../worker/run/publish/github-publisher.js";
 import { keepForRetry, pendingPublishes, pendingRun } from "../../../worker/run/publish/pending-publishes.js";
 import { draftOf, submittedTrajectory } from "../../support/published.js";
-import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
+import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../../support/redis.js";
 
 const ready = await redisAvailable();
 

@@ -19,7 +19,7 @@ import { type GitHubServer, startGitHubServer } from "../../support/github-serve
 import { installationApi } from "../../support/installation.js";
 import { capturingLogger, type LogLine } from "../../support/logs.js";
 import { draftOf, submittedTrajectory } from "../../support/published.js";
-import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../queue/redis.js";
+import { dropPrefix, redisAvailable, TEST_REDIS_URL, testPrefix } from "../../support/redis.js";
 
 const ready = await redisAvailable();
 type PushOptions = Parameters<typeof commitAndPush>[0];

@@ -1,0 +1,94 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { StandbyPool } from "../../../../sandbox/docker/standby-pool.js";
+
+/** A standby as the pool sees one: something to dispose, named for the assertions. */
+class Standby {
+  disposed = false;
+  constructor(readonly name: string) {}
+  async dispose(): Promise<void> {
+    this.disposed = true;
+  }
+}
+
+function pool(max: number, idleMs = 60_000) {
+  const started: Standby[] = [];
+  const standbys = new StandbyPool<Standby>({ max, idleMs });
+  const refill = (fingerprint: string) =>
+    standbys.refill(fingerprint, async () => {
+      const standby = new Standby(`${fingerprint}#${started.length}`);
+      started.push(standby);
+      return standby;
+    });
+  return { standbys, started, refill };
+}
+
+describe("StandbyPool", () => {
+  it("hands a standby out once, to its own fingerprint only", async () => {
+    const { standbys, refill } = pool(2);
+    refill("a");
+    expect(await standbys.take("b")).toBeNull();
+    const taken = await standbys.take("a");
+    expect(taken?.name).toBe("a#0");
+    expect(await standbys.take("a")).toBeNull();
+  });
+
+  it("starts one standby per fingerprint however often it is refilled", async () => {
+    const { standbys, started, refill } = pool(2);
+    refill("a");
+    refill("a");
+    refill("a");
+    expect(started).toHaveLength(1);
+    expect(standbys.size).toBe(1);
+  });
+
+  it("removes the least recently used above its size", async () => {
+    const { standbys, started, refill } = pool(2);
+    refill("a");
+    await sleep(5);
+    refill("b");
+    await sleep(5);
+    refill("a"); // used again: b is now the older
+    await sleep(5);
+    refill("c");
+    await sleep(5);
+    expect(standbys.size).toBe(2);
+    expect(started.map((s) => [s.name, s.disposed])).toEqual([
+      ["a#0", false],
+      ["b#1", true],
+      ["c#2", false],
+    ]);
+    expect(await standbys.take("b")).toBeNull();
+  });
+
+  it("removes a standby left unused for its idle time", async () => {
+    const { standbys, started, refill } = pool(2, 30);
+    refill("a");
+    await sleep(120);
+    expect(started[0]?.disposed).toBe(true);
+    expect(await standbys.take("a")).toBeNull();
+  });
+
+  it("forgets a standby that failed to start, and the next refill starts one", async () => {
+    const standbys = new StandbyPool<Standby>({ max: 2, idleMs: 60_000 });
+    standbys.refill("a", async () => {
+      throw new Error("engine gone");
+    });
+    expect(await standbys.take("a")).toBeNull();
+    standbys.refill("a", async () => new Standby("a#1"));
+    expect((await standbys.take("a"))?.name).toBe("a#1");
+  });
+
+  it("keeps none when its size is 0, and none after close", async () => {
+    const none = pool(0);
+    none.refill("a");
+    expect(none.started).toHaveLength(0);
+    const { standbys, started, refill } = pool(2);
+    refill("a");
+    await standbys.close();
+    expect(started[0]?.disposed).toBe(true);
+    refill("b");
+    expect(started).toHaveLength(1);
+    expect(standbys.enabled).toBe(false);
+  });
+});

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { fromBot } from "../../../../../src/server/handlers/deps.js";
+import { parseCommand } from "../../../../../src/server/handlers/issue-comment-created.js";
+
+describe("comment commands", () => {
+  it("recognises the command on the first non-empty line only", () => {
+    expect(parseCommand("/agent-fix", "/agent-fix")).toBe("start");
+    expect(parseCommand("\n  /agent-fix  \nplease", "/agent-fix")).toBe("start");
+    expect(parseCommand("/agent-fix stop", "/agent-fix")).toBe("stop");
+    expect(parseCommand("/agent-fix   stop\n", "/agent-fix")).toBe("stop");
+    expect(parseCommand("/agent-fix please", "/agent-fix")).toBeNull();
+    expect(parseCommand("/agent-fixer", "/agent-fix")).toBeNull();
+    expect(parseCommand("Try /agent-fix", "/agent-fix")).toBeNull();
+    expect(parseCommand("> /agent-fix", "/agent-fix")).toBeNull();
+    expect(parseCommand("/fix", "/fix")).toBe("start");
+  });
+
+  it("treats bots, the app itself included, as bots", () => {
+    expect(fromBot({ type: "Bot", login: "agent-fix[bot]" })).toBe(true);
+    expect(fromBot({ type: "User", login: "dependabot[bot]" })).toBe(true);
+    expect(fromBot({ type: "User", login: "alice" })).toBe(false);
+  });
+});
