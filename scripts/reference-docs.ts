@@ -2,7 +2,7 @@
  * docs/reference/configuration.md and docs/reference/environment.md, written from the zod schemas:
  * each key or variable with its type, default, bounds and the schema's own description, so the
  * reference cannot drift from what the code reads. `npm run docs:reference` rewrites both files;
- * test/unit/config/reference-docs.test.ts fails when the committed ones differ.
+ * test/unit/scripts/reference-docs.test.ts fails when the committed ones differ.
  */
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";

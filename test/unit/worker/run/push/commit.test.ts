@@ -1,0 +1,150 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fixBranch } from "../../../../../src/shared/fix-branch.js";
+import { cloneRepository, filesContaining } from "../../../../../worker/run/checkout/clone.js";
+import { commitPatch, pushFixBranch } from "../../../../../worker/run/push/commit.js";
+
+// Real git against a bare repository on disk (file:// ignores the auth header; the stand-in e2e checks it).
+function sh(cwd: string, ...args: string[]): string {
+  return execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@x",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@x",
+    },
+  });
+}
+
+describe("clone, commit and push on the host", () => {
+  let root: string;
+  let bare: string;
+  const token = "ghs_unit_test_token_0123456789";
+  const identity = { name: "agent-fix[bot]", email: "1+agent-fix[bot]@users.noreply.github.com" };
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "af-commit-"));
+    const seed = join(root, "seed");
+    bare = join(root, "origin.git");
+    sh(root, "init", "--quiet", "-b", "main", seed);
+    await writeFile(join(seed, "a.txt"), "one\n");
+    sh(seed, "add", ".");
+    sh(seed, "commit", "--quiet", "-m", "first");
+    await writeFile(join(seed, "a.txt"), "one\ntwo\n");
+    sh(seed, "commit", "--quiet", "-am", "second");
+    sh(root, "clone", "--quiet", "--bare", seed, bare);
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  it("clones shallow, leaves no token in .git, and pushes the app's commit to the issue branch only", async () => {
+    const dir = join(root, "work");
+    const checkout = await cloneRepository({ cloneUrl: `file://${bare}`, token, dir, branch: "main" });
+    expect(sh(dir, "rev-list", "--count", "HEAD").trim()).toBe("1");
+    expect(await filesContaining(dir, token)).toEqual([]);
+    expect(await readFile(join(dir, ".git", "config"), "utf8")).not.toMatch(/extraheader/i);
+
+    const patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+three\n";
+    const { sha, changedPaths } = await commitPatch({
+      dir,
+      patch: `diff --git a/a.txt b/a.txt\n${patch}`,
+      identity,
+      issueNumber: 7,
+      issueTitle: "Two should be three",
+      forbiddenPaths: [".github/workflows/**"],
+    });
+    expect(changedPaths).toEqual(["a.txt"]);
+    expect(sh(dir, "log", "-1", "--format=%an <%ae>|%cn|%B", sha).trim()).toBe(
+      `${identity.name} <${identity.email}>|${identity.name}|Two should be three\n\nFixes #7`,
+    );
+    await pushFixBranch({ dir, issueNumber: 7, token });
+    expect(sh(bare, "rev-parse", fixBranch(7)).trim()).toBe(sha);
+    expect(sh(bare, "rev-parse", "main").trim()).toBe(checkout.headSha);
+
+    // A retrigger rewrites the same branch (force), still leaving main alone.
+    const again = join(root, "again");
+    await cloneRepository({ cloneUrl: `file://${bare}`, token, dir: again, branch: "main" });
+    await writeFile(join(again, "b.txt"), "new\n");
+    const second = await commitPatch({
+      dir: again,
+      patch:
+        "diff --git a/b.txt b/b.txt\nnew file mode 100644\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+new\n",
+      identity,
+      issueNumber: 7,
+      issueTitle: "Two should be three",
+      forbiddenPaths: [],
+    }).catch((e: unknown) => e);
+    // b.txt already exists untracked in the work tree, so the patch is refused with a clear code.
+    expect(second).toMatchObject({ code: "patch_does_not_apply" });
+    await rm(join(again, "b.txt"));
+    const third = await commitPatch({
+      dir: again,
+      patch:
+        "diff --git a/b.txt b/b.txt\nnew file mode 100644\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+new\n",
+      identity,
+      issueNumber: 7,
+      issueTitle: "Two should be three",
+      forbiddenPaths: [],
+    });
+    await pushFixBranch({ dir: again, issueNumber: 7, token });
+    expect(sh(bare, "rev-parse", fixBranch(7)).trim()).toBe(third.sha);
+    expect(sh(bare, "rev-parse", "main").trim()).toBe(checkout.headSha);
+  });
+
+  it("refuses a change under a forbidden path, a rename into one included, before any commit", async () => {
+    const dir = join(root, "work");
+    const { headSha } = await cloneRepository({ cloneUrl: `file://${bare}`, token, dir, branch: "main" });
+    const patch =
+      "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\nnew file mode 100644\n--- /dev/null\n+++ b/.github/workflows/ci.yml\n@@ -0,0 +1 @@\n+on: push\n";
+    const error = await commitPatch({
+      dir,
+      patch,
+      identity,
+      issueNumber: 3,
+      issueTitle: "x",
+      forbiddenPaths: [".github/workflows/**"],
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "forbidden_path" });
+    expect(String((error as Error).message)).toContain(".github/workflows/ci.yml");
+    expect(sh(dir, "rev-parse", "HEAD").trim()).toBe(headSha);
+
+    sh(dir, "reset", "--quiet", "--hard");
+    const rename = await commitPatch({
+      dir,
+      patch:
+        "diff --git a/a.txt b/.github/workflows/a.txt\nsimilarity index 100%\nrename from a.txt\nrename to .github/workflows/a.txt\n",
+      identity,
+      issueNumber: 3,
+      issueTitle: "x",
+      forbiddenPaths: [".github/workflows/**"],
+    }).catch((e: unknown) => e);
+    expect(rename).toMatchObject({ code: "forbidden_path" });
+    expect(sh(dir, "rev-parse", "HEAD").trim()).toBe(headSha);
+  });
+
+  it("refuses an empty submission and a URL with credentials", async () => {
+    await expect(
+      commitPatch({
+        dir: root,
+        patch: "  \n",
+        identity,
+        issueNumber: 1,
+        issueTitle: "x",
+        forbiddenPaths: [],
+      }),
+    ).rejects.toMatchObject({ code: "empty_patch" });
+    await expect(
+      cloneRepository({
+        cloneUrl: "https://x:y@example.com/a/b.git",
+        token,
+        dir: join(root, "w"),
+        branch: "main",
+      }),
+    ).rejects.toMatchObject({ code: "clone_url_has_credentials" });
+  });
+});
