@@ -15,6 +15,14 @@ module.exports = {
       to: { path: "^(worker|sandbox)/" },
     },
     {
+      name: "server-only-to-its-process",
+      comment:
+        "src/server is the webhook process: the worker, the sandbox and what both processes share (src/shared) import nothing of it (src/main.ts, the all-in-one entry, starts it).",
+      severity: "error",
+      from: { path: "^(worker|sandbox|src/shared)/" },
+      to: { path: "^src/server/" },
+    },
+    {
       name: "src-not-to-worker-config-or-github",
       comment:
         "worker/config and worker/github are the worker's own; no file of src/ (src/main.ts included) imports them. Code both processes use stays in src/.",

@@ -16,7 +16,7 @@ import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/docker/reaper.j
 import { checkSandboxRuntime } from "../sandbox/docker/runtime.js";
 import { DEFAULT_WORKSPACE_SIZE, parseSize } from "../sandbox/docker/spec.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
-import { trajectoryUrl } from "../src/server/trajectories.js";
+import { trajectoryUrl } from "../src/shared/trajectory-links.js";
 import { githubWebUrl } from "../src/shared/config/env.js";
 import type { SandboxProvider } from "../src/shared/contracts.js";
 import { linkPolicy } from "../src/shared/github/inert-links.js";

@@ -7,39 +7,14 @@
  * (trajectory-store.ts), so any process serves what any worker wrote.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { sameText } from "../shared/hmac.js";
+import {
+  signTrajectoryName,
+  TRAJECTORY_NAME,
+  TRAJECTORY_ROUTE,
+} from "../shared/trajectory-links.js";
 import type { TrajectoryStore } from "../shared/trajectory-store.js";
 import { sendRunPage } from "./dashboard/index.js";
-import { hmacSha256, sameText } from "./hmac.js";
-
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.traj$/;
-const TRAJECTORY_ROUTE = "/trajectories/";
-const DEFAULT_TRAJECTORY_LINK_DAYS = 7;
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** The signature of a link to `name` that works until `expires` (Unix seconds). */
-function signTrajectoryName(secret: string, name: string, expires: number): string {
-  return hmacSha256(secret, `agent-fix trajectory ${name} until ${expires}`, "hex").slice(0, 32);
-}
-
-interface TrajectoryLinkOptions {
-  /** How long the link works; default DEFAULT_TRAJECTORY_LINK_DAYS days. */
-  ttlMs?: number;
-  now?: number;
-}
-
-/** The link to post for `name` (a file name in the trajectory directory, e.g. `octo-demo-3-1700000000.traj`). */
-export function trajectoryUrl(
-  publicUrl: string,
-  secret: string,
-  name: string,
-  options: TrajectoryLinkOptions = {},
-): string {
-  if (!NAME.test(name)) throw new Error(`Not a trajectory file name: ${name}`);
-  const ttlMs = options.ttlMs ?? DEFAULT_TRAJECTORY_LINK_DAYS * DAY_MS;
-  const expires = Math.floor(((options.now ?? Date.now()) + ttlMs) / 1000);
-  const sig = signTrajectoryName(secret, name, expires);
-  return `${publicUrl.replace(/\/+$/, "")}${TRAJECTORY_ROUTE}${name}?expires=${expires}&sig=${sig}`;
-}
 
 interface TrajectoryRouteOptions {
   store: TrajectoryStore;
@@ -65,7 +40,7 @@ function checkTrajectoryLink(secret: string | undefined, rawUrl: string, now = D
     return NOT_FOUND;
   }
   const expiresText = url.searchParams.get("expires") ?? "";
-  if (!secret || !NAME.test(name) || !/^\d{1,12}$/.test(expiresText)) return NOT_FOUND;
+  if (!secret || !TRAJECTORY_NAME.test(name) || !/^\d{1,12}$/.test(expiresText)) return NOT_FOUND;
   const expires = Number(expiresText);
   const given = url.searchParams.get("sig") ?? "";
   if (!sameText(given, signTrajectoryName(secret, name, expires))) return NOT_FOUND;

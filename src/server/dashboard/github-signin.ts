@@ -9,8 +9,8 @@
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { hmacSha256, sameText } from "../../shared/hmac.js";
 import { oauthStateKey } from "../../shared/queue/keys.js";
-import { hmacSha256, sameText } from "../hmac.js";
 import { createGitHubSession, type GitHubSignInConfig } from "./github-session.js";
 import { authorizeUrl, requestUserToken } from "./github-token.js";
 import { html, sendPage } from "./html.js";

@@ -5,7 +5,7 @@
  * behind https, and scoped to the dashboard's path.
  */
 import type { IncomingMessage } from "node:http";
-import { hmacSha256, sameText } from "../hmac.js";
+import { hmacSha256, sameText } from "../../shared/hmac.js";
 
 const COOKIE = "agent_fix_dashboard";
 const SESSION_SECONDS = 12 * 60 * 60;

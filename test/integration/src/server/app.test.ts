@@ -8,7 +8,7 @@ import { type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AppServer } from "../../../../src/server/app-server.js";
-import { trajectoryUrl } from "../../../../src/server/trajectories.js";
+import { trajectoryUrl } from "../../../../src/shared/trajectory-links.js";
 import type { Trajectory } from "../../../../src/shared/contracts.js";
 import {
   type CancelRequest,

@@ -10,7 +10,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { trajectoryUrl } from "../../../../../src/server/trajectories.js";
+import { trajectoryUrl } from "../../../../../src/shared/trajectory-links.js";
 import { redisAvailable } from "../../../../support/redis.js";
 import { CHROMIUM, requireChromium } from "../../../../support/services.js";
 import {
