@@ -16,7 +16,6 @@ import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/docker/reaper.j
 import { checkSandboxRuntime } from "../sandbox/docker/runtime.js";
 import { DEFAULT_WORKSPACE_SIZE, parseSize } from "../sandbox/docker/spec.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
-import { trajectoryUrl } from "../src/shared/trajectory-links.js";
 import { githubWebUrl } from "../src/shared/config/env.js";
 import type { SandboxProvider } from "../src/shared/contracts.js";
 import { linkPolicy } from "../src/shared/github/inert-links.js";
@@ -31,6 +30,7 @@ import {
   readCancelRequest,
 } from "../src/shared/queue/index.js";
 import { runUsage } from "../src/shared/queue/usage.js";
+import { trajectoryUrl } from "../src/shared/trajectory-links.js";
 import { trajectoryBlobsFromEnv } from "../src/shared/trajectory-s3.js";
 import { createTrajectoryStore } from "../src/shared/trajectory-store.js";
 import { loadConfig } from "./agent/config-file.js";

@@ -8,11 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sameText } from "../shared/hmac.js";
-import {
-  signTrajectoryName,
-  TRAJECTORY_NAME,
-  TRAJECTORY_ROUTE,
-} from "../shared/trajectory-links.js";
+import { signTrajectoryName, TRAJECTORY_NAME, TRAJECTORY_ROUTE } from "../shared/trajectory-links.js";
 import type { TrajectoryStore } from "../shared/trajectory-store.js";
 import { sendRunPage } from "./dashboard/index.js";
 

@@ -35,4 +35,3 @@ export function trajectoryUrl(
   const sig = signTrajectoryName(secret, name, expires);
   return `${publicUrl.replace(/\/+$/, "")}${TRAJECTORY_ROUTE}${name}?expires=${expires}&sig=${sig}`;
 }
-

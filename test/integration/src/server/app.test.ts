@@ -8,7 +8,6 @@ import { type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AppServer } from "../../../../src/server/app-server.js";
-import { trajectoryUrl } from "../../../../src/shared/trajectory-links.js";
 import type { Trajectory } from "../../../../src/shared/contracts.js";
 import {
   type CancelRequest,
@@ -16,6 +15,7 @@ import {
   fixJobId,
   subscribeToCancels,
 } from "../../../../src/shared/queue/index.js";
+import { trajectoryUrl } from "../../../../src/shared/trajectory-links.js";
 import { createTrajectoryStore } from "../../../../src/shared/trajectory-store.js";
 import { type GitHubServer, startGitHubServer } from "../../../support/github-server.js";
 import { redisAvailable, TEST_REDIS_URL } from "../../../support/redis.js";
