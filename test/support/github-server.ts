@@ -14,6 +14,7 @@ import { FreshTokenRefusal, installPushRules, PushFaults, type PushRule } from "
 import { createBareRepo, handleGitRequest, listRefs, type PushRecord, tokenFrom } from "./git-server.js";
 import { type AppKeys, checkAppJwt, checkToken, generateAppKeys, issueToken } from "./github/auth.js";
 import { CiState } from "./github/ci-state.js";
+import { commitOnBranch } from "./github/git-history.js";
 import { StandInOAuth } from "./github/oauth.js";
 import { type Actor, type RouteContext, routes } from "./github/routes.js";
 import { type StandInIssue, StandInState, type StandInUser } from "./github/state.js";
@@ -264,6 +265,30 @@ export class GitHubServer {
         .filter(([ref]) => ref.startsWith("refs/heads/"))
         .map(([ref, sha]) => [ref.slice("refs/heads/".length), sha]),
     );
+  }
+
+  /**
+   * Someone's commit of `files` (path -> text; null deletes) on `branch` (created from `from`, the
+   * default branch unless told, when it does not exist), authored by GitHub user `author` under their
+   * noreply address: a person's commit on the app's branch, or the base branch moving on. Not a push
+   * of the app's: `pushes` does not record it. Returns the commit's sha.
+   */
+  async commitAs(
+    author: string,
+    target: { owner: string; repo: string; branch: string; from?: string },
+    files: Record<string, string | null>,
+    message = `Change by ${author}`,
+  ): Promise<string> {
+    const { owner, repo, branch } = target;
+    const stored = this.state.repo(owner, repo);
+    if (!stored) throw new Error(`the stand-in has no repository ${owner}/${repo}`);
+    const branches = await this.branches(owner, repo);
+    const parent = branches[branch] ?? branches[target.from ?? stored.defaultBranch];
+    if (!parent) throw new Error(`${owner}/${repo} has no branch ${target.from ?? stored.defaultBranch}`);
+    // The address GitHub links to the user (same id as GET /users/{login} answers).
+    const id = author === this.bot.login ? this.bot.id : 100_000 + author.length;
+    const email = `${id}+${author}@users.noreply.${new URL(this.baseUrl).hostname}`;
+    return commitOnBranch(this.repoDir(owner, repo), branch, parent, files, message, { name: author, email });
   }
 
   /** Pushes to the repository are refused by `rules` as GitHub's git server refuses them. */

@@ -4,6 +4,9 @@
  * (`git merge-tree --write-tree`, no work tree), so every answer agrees with the git server.
  */
 import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
@@ -170,4 +173,46 @@ export async function changesBetween(bare: string, base: string, head: string): 
     }
   }
   return changes;
+}
+
+/**
+ * A commit of `files` (path -> text; null deletes) on `branch`, on top of `parent`, written straight
+ * into the bare repository as GitHub's web editor or a merge would (no hook runs: the default branch
+ * moves too). The branch is created when it does not exist. Returns the new commit.
+ */
+export async function commitOnBranch(
+  bare: string,
+  branch: string,
+  parent: string,
+  files: Record<string, string | null>,
+  message: string,
+  author: { name: string; email: string },
+): Promise<string> {
+  const scratch = await mkdtemp(join(tmpdir(), "af-commit-"));
+  const env = {
+    ...process.env,
+    GIT_INDEX_FILE: join(scratch, "index"),
+    GIT_AUTHOR_NAME: author.name,
+    GIT_AUTHOR_EMAIL: author.email,
+    GIT_COMMITTER_NAME: author.name,
+    GIT_COMMITTER_EMAIL: author.email,
+  };
+  const inBare = async (args: string[]) => (await run("git", args, { cwd: bare, env })).stdout.trim();
+  try {
+    await inBare(["read-tree", parent]);
+    for (const [path, text] of Object.entries(files)) {
+      if (text === null) await inBare(["update-index", "--force-remove", "--", path]);
+      else {
+        await writeFile(join(scratch, "blob"), text);
+        const blob = await inBare(["hash-object", "-w", "--", join(scratch, "blob")]);
+        await inBare(["update-index", "--add", "--cacheinfo", `100644,${blob},${path}`]);
+      }
+    }
+    const tree = await inBare(["write-tree"]);
+    const sha = await inBare(["commit-tree", tree, "-p", parent, "-m", message]);
+    await inBare(["update-ref", `refs/heads/${branch}`, sha]);
+    return sha;
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
 }
