@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitHubServer, type StandInJob, startGitHubServer } from "../../support/github-server.js";
 import { installationApi } from "../../support/installation.js";
 import { expectDocumented } from "../../support/openapi.js";
+import { type RestCall, restCaller } from "../../support/rest-call.js";
 
 const owner = "octo";
 const repo = "actions";
@@ -33,20 +34,7 @@ describe("the stand-in's GitHub Actions runs, jobs and logs", () => {
   let head: string;
   let runId: number;
   let jobs: StandInJob[];
-  const call = async (method: string, path: string, as = token) => {
-    const response = await fetch(`${github.apiUrl}${path}`, {
-      method,
-      redirect: "manual",
-      headers: { authorization: `token ${as}` },
-    });
-    const text = await response.text();
-    // biome-ignore lint/suspicious/noExplicitAny: the answers are JSON read by the tests' assertions
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: (text ? JSON.parse(text) : undefined) as any,
-    };
-  };
+  let call: RestCall;
   const R = `/repos/${owner}/${repo}`;
 
   beforeAll(async () => {
@@ -64,6 +52,7 @@ describe("the stand-in's GitHub Actions runs, jobs and logs", () => {
       { "src/a.ts": "export const a = 3;\n" },
     );
     token = github.mintToken(1);
+    call = restCaller(github, token);
     const pull = await fetch(`${github.apiUrl}${R}/pulls`, {
       method: "POST",
       headers: { authorization: `token ${token}`, "content-type": "application/json" },
@@ -199,12 +188,13 @@ describe("the stand-in's GitHub Actions runs, jobs and logs", () => {
     const refused = await call(
       "GET",
       `/repos/${owner}/no-actions/actions/jobs/${theirs[0]?.id}/logs`,
+      undefined,
       github.mintToken(2),
     );
     expect(refused.status).toBe(403);
     expect(refused.body.message).toBe("Resource not accessible by integration");
-    expect((await call("GET", `/repos/${owner}/no-actions/actions/runs`, github.mintToken(2))).status).toBe(
-      403,
-    );
+    expect(
+      (await call("GET", `/repos/${owner}/no-actions/actions/runs`, undefined, github.mintToken(2))).status,
+    ).toBe(403);
   });
 });

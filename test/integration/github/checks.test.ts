@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GITHUB_ACTIONS, type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { documentedStatuses, expectDocumented } from "../../support/openapi.js";
+import { type RestCall, restCaller } from "../../support/rest-call.js";
 
 const owner = "octo";
 const repo = "ci";
@@ -30,20 +31,7 @@ describe("the stand-in's checks and commit statuses", () => {
   let token: string;
   let head: string;
   let pullNumber: number;
-  const call = async (method: string, path: string, body?: unknown, as = token) => {
-    const response = await fetch(`${github.apiUrl}${path}`, {
-      method,
-      headers: { authorization: `token ${as}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return {
-      status: response.status,
-      headers: response.headers,
-      // biome-ignore lint/suspicious/noExplicitAny: the answers are JSON read by the tests' assertions
-      body: (text ? JSON.parse(text) : undefined) as any,
-    };
-  };
+  let call: RestCall;
   const R = `/repos/${owner}/${repo}`;
 
   beforeAll(async () => {
@@ -57,6 +45,7 @@ describe("the stand-in's checks and commit statuses", () => {
       { "src/a.ts": "export const a = 2;\n" },
     );
     token = github.mintToken(1);
+    call = restCaller(github, token);
     const pull = await call("POST", `${R}/pulls`, {
       title: "Fix a",
       head: branch,

@@ -3,6 +3,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitHubServer, startGitHubServer } from "../../support/github-server.js";
 import { documentedResponse, documentedStatuses, expectDocumented } from "../../support/openapi.js";
+import { type RestCall, restCaller } from "../../support/rest-call.js";
 
 const run = promisify(execFile);
 const owner = "octo";
@@ -14,16 +15,7 @@ describe("the stand-in's compare, merges and pull request mergeability", () => {
   let github: GitHubServer;
   let token: string;
   let forkPoint: string;
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${github.apiUrl}${path}`, {
-      method,
-      headers: { authorization: `token ${token}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    // biome-ignore lint/suspicious/noExplicitAny: the answers are JSON read by the tests' assertions
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
-  };
+  let call: RestCall;
   const R = `/repos/${owner}/${repo}`;
   const pullState = async (number: number) => {
     const { body } = await call("GET", `${R}/pulls/${number}`);
@@ -43,6 +35,7 @@ describe("the stand-in's compare, merges and pull request mergeability", () => {
     });
     forkPoint = (await github.branches(owner, repo)).main ?? "";
     token = github.mintToken(1);
+    call = restCaller(github, token);
   });
   afterAll(() => github.stop());
 
