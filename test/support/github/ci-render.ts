@@ -104,7 +104,7 @@ export function minimalRepoJson(base: string, repo: StandInRepo) {
 }
 
 /** A GitHub App as the integration schema has it (what check runs and suites name as `app`). */
-export function appJson(base: string, app: StandInApp, permissions: Record<string, string> = {}) {
+function appJson(base: string, app: StandInApp, permissions: Record<string, string> = {}) {
   return {
     id: app.id,
     slug: app.slug,

@@ -123,7 +123,7 @@ export async function mergeInto(
 }
 
 /** A changed file between two commits: its blob, status and line counts (a diff-entry's fields). */
-export interface GitChange {
+interface GitChange {
   filename: string;
   previousFilename?: string;
   status: "added" | "removed" | "modified" | "renamed" | "copied" | "changed";
