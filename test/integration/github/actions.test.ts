@@ -160,8 +160,11 @@ describe("the stand-in's GitHub Actions runs, jobs and logs", () => {
     });
     expect(followed.status).toBe(200);
     expect(String(followed.data)).toBe(text);
-    // A download URL with another signature is refused, as blob storage refuses it.
+    // A download URL with another signature is refused, as blob storage refuses it; so is one past
+    // its minute.
     expect((await fetch(location.replace(/sig=\w+/, "sig=forged"))).status).toBe(403);
+    for (const link of github.ci.logLinks.values()) link.expiresAt = Date.now() - 1;
+    expect((await fetch(location)).status).toBe(403);
   });
 
   it("refuses logs as GitHub does: deleted logs 404, logs past retention 410, no actions: read 403", async () => {

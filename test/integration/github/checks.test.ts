@@ -138,6 +138,11 @@ describe("the stand-in's checks and commit statuses", () => {
     );
     // The Actions suite failed: its latest unit run failed, whatever lint's rerun did.
     expect(byAppSlug).toEqual({ [github.appSlug]: "success", "github-actions": "failure" });
+    // The app's suite names the branch whose head the commit is, as GitHub's does.
+    expect(suites.body.check_suites.map((s: { head_branch: string }) => s.head_branch)).toEqual([
+      branch,
+      branch,
+    ]);
     const actions = suites.body.check_suites.find(
       (s: { app: { id: number } }) => s.app.id === GITHUB_ACTIONS.id,
     );

@@ -198,7 +198,8 @@ export function checkRoutes({ withRepo, notFound }: RouteHelpers): Route[] {
         };
         const refused = applyFields(run, ctx.body, "create-a-check-run");
         if (refused) return refused;
-        run.suiteId = ctx.ci.suiteFor(repo.owner, repo.name, app, sha, null).id;
+        const branch = await ctx.ci.branchAt(repo.owner, repo.name, sha);
+        run.suiteId = ctx.ci.suiteFor(repo.owner, repo.name, app, sha, branch).id;
         ctx.ci.checkRuns.push(run);
         return runAnswer(ctx, repo, run, 201);
       }),

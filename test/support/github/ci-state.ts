@@ -5,6 +5,7 @@
  * `addWorkflowRun`); the app creates its own check runs through the REST API (github/check-routes.ts).
  * Heads are commit SHAs of the stand-in's git server: a branch given to a seed is resolved there.
  */
+import { listRefs } from "../git-server.js";
 import { resolveCommit } from "./git-history.js";
 import type { StandInState } from "./state.js";
 
@@ -210,6 +211,19 @@ export class CiState {
     return resolveCommit(this.repoDir(owner, repo), ref);
   }
 
+  /**
+   * The branch whose head `sha` is, as GitHub names a suite's head_branch: another than the default
+   * branch when several are there; null when none is.
+   */
+  async branchAt(owner: string, repo: string, sha: string): Promise<string | null> {
+    const refs = await listRefs(this.repoDir(owner, repo));
+    const here = Object.entries(refs)
+      .filter(([ref, at]) => ref.startsWith("refs/heads/") && at === sha)
+      .map(([ref]) => ref.slice("refs/heads/".length));
+    const defaultBranch = this.state.repo(owner, repo)?.defaultBranch;
+    return here.find((b) => b !== defaultBranch) ?? here[0] ?? null;
+  }
+
   /** The suite of `app` for `headSha`, created when it has none (GitHub makes one per app and commit). */
   suiteFor(owner: string, repo: string, app: StandInApp, headSha: string, headBranch: string | null) {
     const found = this.checkSuites.find(
@@ -376,7 +390,7 @@ export class CiState {
     if (!ref) throw new Error("a CI seed needs the commit it ran on: give `branch` or `sha`");
     const sha = await this.resolve(owner, repo, ref);
     if (!sha) throw new Error(`${owner}/${repo} has no commit ${ref} on the stand-in's git server`);
-    return { sha, branch: head.branch ?? null };
+    return { sha, branch: head.branch ?? (await this.branchAt(owner, repo, sha)) };
   }
 }
 
