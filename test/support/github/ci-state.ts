@@ -332,6 +332,7 @@ export class CiState {
       repo,
       name: seed.name ?? "CI",
       path,
+      // One id per workflow file, the same for every run of it, as GitHub's workflow ids are.
       workflowId: 161_000 + [...path].reduce((sum, c) => sum + c.charCodeAt(0), 0),
       headBranch: branch ?? "",
       headSha: sha,
@@ -394,7 +395,10 @@ export class CiState {
   }
 }
 
-/** Output lines as a GitHub-hosted runner writes them: each prefixed with an ISO timestamp. */
+/**
+ * Output lines as a GitHub-hosted runner writes them: each prefixed with its timestamp, ISO 8601 with
+ * seven fractional digits (2024-01-01T00:00:00.1230000Z), which a log reader strips.
+ */
 function runnerLog(text: string, at: string): string {
   if (text === "") return "";
   const lines = text.endsWith("\n") ? text.slice(0, -1).split("\n") : text.split("\n");
