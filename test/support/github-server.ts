@@ -13,12 +13,15 @@ import { ProbotOctokit } from "probot";
 import { FreshTokenRefusal, installPushRules, PushFaults, type PushRule } from "./git-refusals.js";
 import { createBareRepo, handleGitRequest, listRefs, type PushRecord, tokenFrom } from "./git-server.js";
 import { type AppKeys, checkAppJwt, checkToken, generateAppKeys, issueToken } from "./github/auth.js";
+import { CiState } from "./github/ci-state.js";
+import { commitOnBranch } from "./github/git-history.js";
 import { StandInOAuth } from "./github/oauth.js";
 import { type Actor, type RouteContext, routes } from "./github/routes.js";
 import { type StandInIssue, StandInState, type StandInUser } from "./github/state.js";
 import { gitScopeVerdict, scopeVerdict } from "./github/token-scopes.js";
 import { userTokenAnswer } from "./github/user-api.js";
 
+export * from "./github/ci-state.js";
 export * from "./github/state.js";
 
 /**
@@ -110,6 +113,8 @@ export class GitHubServer {
   readonly pushFaults = new PushFaults();
   /** The app's OAuth web flow, its users and their ghu_ tokens (github/oauth.ts). */
   readonly oauth = new StandInOAuth();
+  /** The repositories' CI: check runs and suites, statuses, workflow runs, jobs and logs (github/ci-state.ts). */
+  readonly ci = new CiState(this.state, (owner, repo) => this.repoDir(owner, repo));
   private server: Server | undefined;
   private gitRoot = "";
   private baseUrl = "";
@@ -181,6 +186,9 @@ export class GitHubServer {
     drop(state.issues, here);
     drop(state.pulls, here);
     drop(state.comments, here);
+    for (const list of [this.ci.checkRuns, this.ci.checkSuites, this.ci.statuses, this.ci.workflowRuns])
+      drop(list as { owner: string; repo: string }[], here);
+    drop(this.ci.jobs, here);
     await rm(this.repoDir(owner, name), { recursive: true, force: true });
   }
 
@@ -206,6 +214,15 @@ export class GitHubServer {
   /** Mints an installation token as the app would (for tests that act as the worker). */
   mintToken(installationId = 1): string {
     return issueToken(this.state, installationId, this.tokenTtlMs).token;
+  }
+
+  /**
+   * What installation `installationId` was granted, e.g. `{ contents: "write", checks: "write",
+   * actions: "read", metadata: "read" }`: every token of it is held to these from now on (403
+   * "Resource not accessible by integration" past them). Without it, what app.yml asks for.
+   */
+  setInstallationPermissions(installationId: number, permissions: Record<string, "read" | "write">): void {
+    this.state.installationPermissions.set(installationId, { metadata: "read", ...permissions });
   }
 
   /** Makes every token issued so far expired, as if an hour had passed. */
@@ -250,6 +267,30 @@ export class GitHubServer {
     );
   }
 
+  /**
+   * Someone's commit of `files` (path -> text; null deletes) on `branch` (created from `from`, the
+   * default branch unless told, when it does not exist), authored by GitHub user `author` under their
+   * noreply address: a person's commit on the app's branch, or the base branch moving on. Not a push
+   * of the app's: `pushes` does not record it. Returns the commit's sha.
+   */
+  async commitAs(
+    author: string,
+    target: { owner: string; repo: string; branch: string; from?: string },
+    files: Record<string, string | null>,
+    message = `Change by ${author}`,
+  ): Promise<string> {
+    const { owner, repo, branch } = target;
+    const stored = this.state.repo(owner, repo);
+    if (!stored) throw new Error(`the stand-in has no repository ${owner}/${repo}`);
+    const branches = await this.branches(owner, repo);
+    const parent = branches[branch] ?? branches[target.from ?? stored.defaultBranch];
+    if (!parent) throw new Error(`${owner}/${repo} has no branch ${target.from ?? stored.defaultBranch}`);
+    // The address GitHub links to the user (same id as GET /users/{login} answers).
+    const id = author === this.bot.login ? this.bot.id : 100_000 + author.length;
+    const email = `${id}+${author}@users.noreply.${new URL(this.baseUrl).hostname}`;
+    return commitOnBranch(this.repoDir(owner, repo), branch, parent, files, message, { name: author, email });
+  }
+
   /** Pushes to the repository are refused by `rules` as GitHub's git server refuses them. */
   refusePushes(owner: string, repo: string, rules: PushRule[]): Promise<void> {
     return installPushRules(this.repoDir(owner, repo), rules, `${this.baseUrl}/${owner}/${repo}/rules`);
@@ -285,10 +326,13 @@ export class GitHubServer {
       actor = "anonymous",
       raw?: Buffer,
       headers: Record<string, string> = {},
+      text?: string,
     ) => {
       const used = actor.startsWith("installation") && token ? { token } : {};
       this.state.requests.push({ method, path, status, actor, ...used });
       if (raw) res.writeHead(status, { ...headers, "content-type": "application/vnd.github.raw" }).end(raw);
+      else if (text !== undefined)
+        res.writeHead(status, { ...headers, "content-type": "text/plain; charset=utf-8" }).end(text);
       else if (body === undefined) res.writeHead(status, headers).end();
       else
         res
@@ -314,6 +358,7 @@ export class GitHubServer {
     }
     const ctx: RouteContext = {
       state: this.state,
+      ci: this.ci,
       base: this.baseUrl,
       gitRoot: this.gitRoot,
       appId: this.appId,
@@ -335,7 +380,7 @@ export class GitHubServer {
     if (outOfScope) return send(outOfScope.status, outOfScope.body, label);
     try {
       const result = await route.handler(ctx);
-      send(result.status, result.body, label, result.raw, result.headers);
+      send(result.status, result.body, label, result.raw, result.headers, result.text);
     } catch (error) {
       send(500, { message: `Stand-in error: ${error instanceof Error ? error.message : error}` }, label);
     }

@@ -230,9 +230,19 @@ const GITHUB_EXAMPLES = createRequire(import.meta.url)("@octokit/webhooks-exampl
   examples: Example[];
 }[];
 
-/** GitHub's own example payload of `event`.`action` (@octokit/webhooks-examples), a fresh copy to edit. */
-export function webhookExample<T extends Example = Example>(event: string, action: string): T {
-  const found = GITHUB_EXAMPLES.find((e) => e.name === event)?.examples.find((e) => e.action === action);
-  if (!found) throw new Error(`@octokit/webhooks-examples has no ${event}.${action} example`);
+/**
+ * GitHub's own example payload of `event`.`action` (@octokit/webhooks-examples), a fresh copy to edit;
+ * `action` undefined for an event without actions (status). `pick` chooses among several examples.
+ */
+export function webhookExample<T extends Example = Example>(
+  event: string,
+  action: string | undefined,
+  pick: (example: Example) => boolean = () => true,
+): T {
+  const found = GITHUB_EXAMPLES.find((e) => e.name === event)?.examples.find(
+    (e) => e.action === action && pick(e),
+  );
+  if (!found)
+    throw new Error(`@octokit/webhooks-examples has no ${event}${action ? `.${action}` : ""} example`);
   return structuredClone(found) as T;
 }

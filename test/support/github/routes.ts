@@ -1,12 +1,16 @@
 /** The REST endpoints the app and the worker use, answered from StandInState like GitHub would. */
 import { join } from "node:path";
 import { listRefs } from "../git-server.js";
+import { actionsRoutes } from "./actions-routes.js";
+import { checkRoutes } from "./check-routes.js";
+import type { CiState } from "./ci-state.js";
+import { compareRoutes, mergeability } from "./compare-routes.js";
 import { contentsEntry, contentsListing } from "./contents.js";
 import { paged, pullFilesJson, sortPulls } from "./history-routes.js";
 import { commentJson, issueJson, pullJson, repoJson, userJson } from "./render.js";
 import { reviewRoutes } from "./review-routes.js";
 import type { StandInRepo, StandInState, StandInUser } from "./state.js";
-import { tokenRoutes } from "./token-scopes.js";
+import { installationPermissions, tokenRoutes } from "./token-scopes.js";
 import { treeRoutes } from "./trees.js";
 
 export type Actor =
@@ -16,6 +20,8 @@ export type Actor =
 
 export interface RouteContext {
   state: StandInState;
+  /** Check runs and suites, statuses, workflow runs and jobs (github/ci-state.ts). */
+  ci: CiState;
   base: string;
   gitRoot: string;
   appId: number;
@@ -36,6 +42,8 @@ export interface RouteResult {
   status: number;
   body?: unknown;
   raw?: Buffer;
+  /** A plain-text answer (a job's log). */
+  text?: string;
   /** Headers GitHub sends with the answer (e.g. a list's Link). */
   headers?: Record<string, string>;
 }
@@ -120,9 +128,9 @@ export const routes: Route[] = [
     auth: "app",
     handler: (ctx) => {
       const repo = ctx.state.repos.find((r) => r.installationId === Number(ctx.params[0]));
-      return repo
-        ? { status: 200, body: { id: repo.installationId, account: { login: repo.owner } } }
-        : notFound();
+      if (!repo) return notFound();
+      const permissions = installationPermissions(ctx.state, repo.installationId);
+      return { status: 200, body: { id: repo.installationId, account: { login: repo.owner }, permissions } };
     },
   },
   {
@@ -222,6 +230,9 @@ export const routes: Route[] = [
   ...pullRoutes(),
   ...reviewRoutes({ withRepo, notFound, invalid }),
   ...treeRoutes({ withRepo, notFound }),
+  ...checkRoutes({ withRepo, notFound }),
+  ...actionsRoutes({ withRepo, notFound }),
+  ...compareRoutes({ withRepo, notFound }),
 ];
 
 function issueRoutes(): Route[] {
@@ -478,9 +489,10 @@ function pullRoutes(): Route[] {
       auth: "installation",
       handler: withRepo(async (ctx, repo) => {
         const pull = pullOf(ctx, repo);
-        return pull
-          ? { status: 200, body: pullJson(ctx.base, pull, (await headSha(ctx, repo, pull.head)) ?? "") }
-          : notFound();
+        if (!pull) return notFound();
+        // Only a single pull request's answer carries its mergeability, as on GitHub.
+        const body = pullJson(ctx.base, pull, (await headSha(ctx, repo, pull.head)) ?? "");
+        return { status: 200, body: { ...body, ...(await mergeability(ctx, repo, pull)) } };
       }),
     },
     {

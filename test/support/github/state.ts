@@ -62,6 +62,8 @@ export interface StandInPull {
   mergedAt?: string | null;
   createdAt?: string;
   updatedAt?: string;
+  /** The next reads of GET .../pulls/{n} answer `mergeable: null` ("unknown"), as GitHub does while it computes it. */
+  mergeabilityPending?: number;
 }
 
 /** A submitted pull request review; its line comments are `comments`. */
@@ -127,6 +129,11 @@ export class StandInState {
   readonly pulls: StandInPull[] = [];
   readonly reviews: StandInReview[] = [];
   readonly tokens = new Map<string, IssuedToken>();
+  /**
+   * What each installation was granted (permission -> read | write), when a test says so; otherwise
+   * what the app asks for in app.yml (github/token-scopes.ts). Every token of it is held to these.
+   */
+  readonly installationPermissions = new Map<number, Record<string, "read" | "write">>();
   readonly requests: RequestRecord[] = [];
   private nextId = 1000;
 

@@ -4,8 +4,12 @@
  * `repositories` narrow a token to those repositories, `permissions` to those permissions (never more
  * than the app was granted, 422 otherwise); a repository outside the token's scope is 404 Not Found, a
  * permission it lacks is 403 "Resource not accessible by integration"; `DELETE /installation/token`
- * answers 204 and the token stops working (401 Bad credentials).
+ * answers 204 and the token stops working (401 Bad credentials). An installation is granted what the
+ * app asks for in app.yml, or what a test sets (GitHubServer.setInstallationPermissions); every token
+ * of it, scoped or not, is held to that.
  */
+import { readFileSync } from "node:fs";
+import { parse } from "yaml";
 import { repoJson } from "./render.js";
 import type { Route, RouteContext, RouteResult } from "./routes.js";
 import type { StandInRepo, StandInState } from "./state.js";
@@ -15,12 +19,18 @@ type Permissions = Record<string, PermissionLevel>;
 
 /** What the app asks for in app.yml (default_permissions), plus metadata, which every token has. */
 const APP_PERMISSIONS: Permissions = {
-  contents: "write",
-  issues: "write",
-  pull_requests: "write",
-  checks: "read",
   metadata: "read",
+  ...(
+    parse(readFileSync(new URL("../../../app.yml", import.meta.url), "utf8")) as {
+      default_permissions: Permissions;
+    }
+  ).default_permissions,
 };
+
+/** What an installation was granted: what a test set, else what the app asks for. */
+export function installationPermissions(state: StandInState, installationId: number): Permissions {
+  return state.installationPermissions.get(installationId) ?? APP_PERMISSIONS;
+}
 
 const DOCS = "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app";
 const invalid = (message: string): RouteResult => ({
@@ -57,11 +67,12 @@ function mintScopedToken(ctx: RouteContext): RouteResult {
     }
     selected = [...new Set(all as StandInRepo[])];
   }
-  let granted: Permissions = { ...APP_PERMISSIONS };
+  const installed = installationPermissions(ctx.state, installationId);
+  let granted: Permissions = { ...installed };
   if (permissions !== undefined) {
     const asked = permissions as Record<string, unknown>;
     for (const [name, level] of Object.entries(asked)) {
-      if ((level !== "read" && level !== "write") || !satisfies(APP_PERMISSIONS[name], level)) {
+      if ((level !== "read" && level !== "write") || !satisfies(installed[name], level)) {
         return invalid("The permissions requested are not granted to this installation.");
       }
     }
@@ -112,6 +123,13 @@ function revokeToken(state: StandInState, token: string): void {
 
 // Which permission a REST path needs (GitHub's "Permissions required for GitHub Apps"); null: none.
 const PATH_PERMISSIONS: [RegExp, string[]][] = [
+  [
+    /^\/repos\/[^/]+\/[^/]+\/(?:check-runs|check-suites|commits\/[^/]+\/check-(?:runs|suites))(?:\/|$)/,
+    ["checks"],
+  ],
+  [/^\/repos\/[^/]+\/[^/]+\/(?:statuses\/|commits\/[^/]+\/status(?:es)?$)/, ["statuses"]],
+  [/^\/repos\/[^/]+\/[^/]+\/actions\//, ["actions"]],
+  [/^\/repos\/[^/]+\/[^/]+\/(?:compare|merges)(?:\/|$)/, ["contents"]],
   [/^\/repos\/[^/]+\/[^/]+$/, ["metadata"]],
   [/^\/repositories\/\d+$/, ["metadata"]],
   [/^\/repos\/[^/]+\/[^/]+\/collaborators\//, ["metadata"]],
@@ -123,8 +141,9 @@ const PATH_PERMISSIONS: [RegExp, string[]][] = [
 ];
 
 /**
- * Whether an installation token's scope allows `method path`: null when it does, else GitHub's answer
- * (404 for a repository outside the scope, 403 for a missing permission).
+ * Whether an installation token allows `method path`, by its scope or else its installation's
+ * permissions: null when it does, else GitHub's answer (404 for a repository outside the token's
+ * scope, 403 for a missing permission).
  */
 export function scopeVerdict(
   state: StandInState,
@@ -132,8 +151,12 @@ export function scopeVerdict(
   method: string,
   path: string,
 ): RouteResult | null {
-  const scope = state.tokens.get(token)?.scope;
-  if (!scope) return null;
+  const issued = state.tokens.get(token);
+  if (!issued) return null;
+  const scope = issued.scope ?? {
+    repositoryIds: null,
+    permissions: installationPermissions(state, issued.installationId),
+  };
   const repoMatch = /^\/repos\/([^/]+)\/([^/]+)/.exec(path);
   const idMatch = /^\/repositories\/(\d+)/.exec(path);
   const repo = repoMatch
@@ -164,8 +187,12 @@ export function gitScopeVerdict(
   repo: StandInRepo,
   push: boolean,
 ): "ok" | "not_found" | "forbidden" {
-  const scope = state.tokens.get(token)?.scope;
-  if (!scope) return "ok";
+  const issued = state.tokens.get(token);
+  if (!issued) return "ok";
+  const scope = issued.scope ?? {
+    repositoryIds: null,
+    permissions: installationPermissions(state, issued.installationId),
+  };
   if (scope.repositoryIds && !scope.repositoryIds.includes(repo.id)) return "not_found";
   return satisfies(scope.permissions.contents, push ? "write" : "read") ? "ok" : "forbidden";
 }

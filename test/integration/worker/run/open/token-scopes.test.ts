@@ -1,10 +1,11 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Probot } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import {
   probotInstallationAuth,
   TOKEN_PERMISSIONS,
@@ -114,6 +115,44 @@ describe("installation tokens scoped to repositories and permissions, and revoke
     const { data } = await mint({});
     expect(data.repository_selection).toBe("all");
     expect((await call(data.token, "GET", "/repos/octo/other/issues/1")).status).toBe(200);
+  });
+
+  it("an installation is granted what app.yml asks for until a test sets it; each of its tokens is held to that", async () => {
+    await github.addRepo({ owner: "octo", name: "third", files: { "c.txt": "c\n" }, installationId: 3 });
+    const manifest = parse(await readFile(new URL("../../../../../app.yml", import.meta.url), "utf8")) as {
+      default_permissions: Record<string, string>;
+    };
+    const asked = await mint({ installation_id: 3 });
+    expect(asked.data.permissions).toEqual({ metadata: "read", ...manifest.default_permissions });
+
+    github.setInstallationPermissions(3, { contents: "read" });
+    const narrowed = await mint({ installation_id: 3 });
+    expect(narrowed.data.permissions).toEqual({ metadata: "read", contents: "read" });
+    await expect(mint({ installation_id: 3, permissions: { contents: "write" } })).rejects.toMatchObject({
+      status: 422,
+    });
+    // A token minted without scoping has the installation's permissions, over REST and git.
+    const token = github.mintToken(3);
+    expect((await call(token, "GET", "/repos/octo/third/contents/c.txt")).status).toBe(200);
+    const refused = await call(token, "POST", "/repos/octo/third/pulls", {
+      title: "t",
+      head: "main",
+      base: "main",
+    });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { message: string }).message).toBe(
+      "Resource not accessible by integration",
+    );
+    const dir = join(work, "third");
+    await git(["clone", "--quiet", `${github.url}/octo/third.git`, dir], token);
+    await writeFile(join(dir, "c.txt"), "changed\n");
+    await git(["commit", "-qam", "change"], token, dir);
+    await expect(
+      git(["push", "-q", "origin", "HEAD:refs/heads/agent-fix/issue-9"], token, dir),
+    ).rejects.toThrow();
+    expect(Object.keys(await github.branches("octo", "third"))).toEqual(["main"]);
+    const pushes = github.state.requests.filter((r) => r.method === "GIT-PUSH" && r.token === token);
+    expect(pushes.map((r) => r.status)).toContain(403);
   });
 
   it("a run's credentials: one repository, each step's permissions, renewed before expiry, all revoked", async () => {
