@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { MarkerFramer, Outcome, Waiter } from "./marker-framer.js";
 import type { OutputBuffer } from "./output-buffer.js";
-import type { ShellKillers, ShellProcess } from "./types.js";
+import type { ShellKillers, ShellProcess } from "./session-contract.js";
 
 export interface ExchangeOptions {
   buffer: OutputBuffer;

@@ -11,12 +11,17 @@ import { ShellMarker, withTimeoutNote } from "./command.js";
 import { type ExchangeOptions, type ExchangeResult, exchange } from "./exchange.js";
 import { MarkerFramer, type Outcome } from "./marker-framer.js";
 import { OutputBuffer } from "./output-buffer.js";
+import type {
+  ShellProcess,
+  ShellRunOptions,
+  ShellRunResult,
+  ShellSessionOptions,
+} from "./session-contract.js";
 import { sessionDisposed, shellDidNotStart, shellSetupFailed, spawnShell } from "./start.js";
-import type { ShellProcess, ShellRunOptions, ShellRunResult, ShellSessionOptions } from "./types.js";
 
 export { ansiC, assertEnvNames } from "./command.js";
 export { KILL_FUNCTION } from "./kill.js";
-export type { ShellProcess } from "./types.js";
+export type { ShellProcess } from "./session-contract.js";
 
 export class ShellSession {
   private proc: ShellProcess | undefined;

@@ -1,7 +1,7 @@
 /** Starting a ShellSession's shell (shell/session.ts): the driver's spawn, and why a start failed. */
 
 import { SandboxError } from "../../src/shared/errors.js";
-import type { ShellProcess, ShellSessionOptions } from "./types.js";
+import type { ShellProcess, ShellSessionOptions } from "./session-contract.js";
 
 type StartOptions = Pick<ShellSessionOptions, "name" | "spawn" | "whyNoShell">;
 

@@ -13,8 +13,8 @@ import { SANDBOX_IMAGE_NAME, SANDBOX_RICH_IMAGE_NAME } from "../../sandbox/versi
 import type { ImageToolchains, RepoImageBuildSpec } from "../../src/shared/contracts.js";
 import { ConfigError } from "../../src/shared/errors.js";
 import { artefactRules } from "../aci/artefacts.js";
+import type { DetectedPart } from "../config/detect/ecosystem-rule.js";
 import { detectCommands, filesToRead } from "../config/detect/index.js";
-import type { DetectedPart } from "../config/detect/types.js";
 import { parseRepoYaml, REPO_CONFIG_PATH, type RepoConfig, validateRepoConfig } from "../config/repo.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";
 import {

@@ -5,7 +5,7 @@
  * detection (worker/config/detect) found. Ids are what each runner takes back on its command line:
  * pytest node ids, unittest dotted names, Go and Rust test names, JavaScript test files.
  */
-import type { DetectedPart } from "../config/detect/types.js";
+import type { DetectedPart } from "../config/detect/ecosystem-rule.js";
 import { recordOutcome, type TestOutcome, type TestOutcomes } from "../test-results/test-outcome.js";
 import {
   parseCargoTest,

@@ -6,8 +6,8 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ConfigError } from "../../src/shared/errors.js";
+import type { RepoFiles } from "../config/detect/ecosystem-rule.js";
 import { detectCommands, filesToRead, withEnvPrefix } from "../config/detect/index.js";
-import type { RepoFiles } from "../config/detect/types.js";
 import { git } from "../run/checkout/git.js";
 import type { EvalInstance } from "./instances.js";
 import { runnerFor, type TestRunner } from "./runners.js";

@@ -5,9 +5,9 @@
  * the variables they need in the shell, and the toolchain versions each part declares.
  */
 import type { WorkspaceEnv } from "../../../src/shared/contracts.js";
+import type { DetectedPart, RepoFiles } from "./ecosystem-rule.js";
 import { findCandidates } from "./parts.js";
 import { partRequirements, versionFiles } from "./requirements.js";
-import type { DetectedPart, RepoFiles } from "./types.js";
 
 export interface Detection {
   parts: DetectedPart[];

@@ -1,4 +1,4 @@
-import type { EcosystemRule } from "./types.js";
+import type { EcosystemRule } from "./ecosystem-rule.js";
 
 /** npm's placeholder written by `npm init`: a package without tests. */
 const NO_TEST_SPECIFIED = /no test specified/;

@@ -3,11 +3,12 @@
  * down that hold an ecosystem's manifest. A directory inside a part of the same ecosystem belongs to
  * it (npm workspaces, Cargo and Go workspaces, Maven modules are run from their root).
  */
+
+import type { EcosystemRule } from "./ecosystem-rule.js";
 import { nodeRule } from "./node.js";
 import { pythonByTestsOnly, pythonRule } from "./python.js";
 import { makeRule, rubyRule } from "./ruby-make.js";
 import { goRule, javaRule, rustRule } from "./toolchains.js";
-import type { EcosystemRule } from "./types.js";
 
 /** Ecosystem rules in order; `make` last, used where no other rule gives a test command. */
 const RULES: readonly EcosystemRule[] = [

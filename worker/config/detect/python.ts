@@ -1,3 +1,4 @@
+import type { EcosystemRule, PartFiles } from "./ecosystem-rule.js";
 import { type OptionalInstall, optionalCommand } from "./optional-install.js";
 import {
   extraRequirements,
@@ -7,7 +8,6 @@ import {
   shellWord,
 } from "./python-requirements.js";
 import { MAKEFILES, makeHasTestTarget } from "./ruby-make.js";
-import type { EcosystemRule, PartFiles } from "./types.js";
 
 const PIP = ".venv/bin/python -m pip install";
 /** Extras that conventionally hold the test dependencies, in order of preference. */

@@ -10,9 +10,9 @@ import * as pep440 from "@renovatebot/pep440";
 import semver from "semver";
 import { parse as parseToml } from "smol-toml";
 import type { Toolchain } from "../../../src/shared/contracts.js";
-import type { Ecosystem, PartFiles, ToolchainRequirement } from "./types.js";
+import type { Ecosystem, PartFiles, ToolchainRequirement } from "./ecosystem-rule.js";
 
-export type { ToolchainRequirement } from "./types.js";
+export type { ToolchainRequirement } from "./ecosystem-rule.js";
 
 /** The toolchain each ecosystem runs on (make needs none of them). */
 const TOOLCHAIN_OF: Partial<Record<Ecosystem, Toolchain>> = {

@@ -1,5 +1,5 @@
 /** Ruby (bundler, then rake or rspec) and a Makefile's `test` target. */
-import { cachePath, type EcosystemRule } from "./types.js";
+import { cachePath, type EcosystemRule } from "./ecosystem-rule.js";
 
 /**
  * Gems bundler installs go to the workspace's cache (kept with it; the root may be read-only), and the

@@ -3,7 +3,7 @@
  * the workspace (setup's $HOME does not outlive setup), named by variables in the run's shell
  * environment, and the tests run offline from it, as the agent's sandbox has no network.
  */
-import { cachePath, type EcosystemRule } from "./types.js";
+import { cachePath, type EcosystemRule } from "./ecosystem-rule.js";
 
 export const goRule: EcosystemRule = {
   ecosystem: "go",

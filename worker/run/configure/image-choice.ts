@@ -11,7 +11,7 @@
 import JSON5 from "json5";
 import picomatch from "picomatch";
 import { ConfigError } from "../../../src/shared/errors.js";
-import type { DetectedPart, Ecosystem } from "../../config/detect/types.js";
+import type { DetectedPart, Ecosystem } from "../../config/detect/ecosystem-rule.js";
 import { REPO_CONFIG_PATH } from "../../config/repo.js";
 import { checkDockerfile, devcontainerBuild, type ImageBuild } from "./devcontainer-build.js";
 

@@ -11,6 +11,7 @@ import type { SandboxLimits, SetupUser, WorkspaceEnv } from "../../../src/shared
 import { ConfigError } from "../../../src/shared/errors.js";
 import type { PullRequestTemplate } from "../../agent/index.js";
 import type { ToolBundleName } from "../../config/aci.js";
+import type { DetectedPart } from "../../config/detect/ecosystem-rule.js";
 import type { Detection } from "../../config/detect/index.js";
 import { detectedSetupSteps } from "../../config/detect/optional-install.js";
 import {
@@ -19,7 +20,6 @@ import {
   LOOKED_FOR,
   nothingDetectedHint,
 } from "../../config/detect/report.js";
-import type { DetectedPart } from "../../config/detect/types.js";
 import { mergeOver, ORG_CONFIG_REPO, withoutExtends } from "../../config/org-defaults.js";
 import {
   DEFAULT_TEST_PATHS,

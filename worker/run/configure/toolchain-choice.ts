@@ -10,12 +10,12 @@
 import semver from "semver";
 import type { ImageToolchains, Toolchain, WorkspaceEnv } from "../../../src/shared/contracts.js";
 import { ConfigError } from "../../../src/shared/errors.js";
+import { CACHE_DIR, type DetectedPart } from "../../config/detect/ecosystem-rule.js";
 import {
   describeRequirement,
   type ToolchainRequirement,
   versionMeets,
 } from "../../config/detect/requirements.js";
-import { CACHE_DIR, type DetectedPart } from "../../config/detect/types.js";
 import { REPO_CONFIG_PATH } from "../../config/repo.js";
 
 /** One image the run may use: undefined is the provider's default, as the sandboxes name it. */

@@ -4,13 +4,13 @@
  * channel and rust-version, Maven's and Gradle's Java levels), and whether an image's version meets them.
  */
 import { describe, expect, it } from "vitest";
+import type { Ecosystem } from "../../../../../worker/config/detect/ecosystem-rule.js";
 import { detectCommands, filesToRead } from "../../../../../worker/config/detect/index.js";
 import {
   partRequirements,
   type ToolchainRequirement,
   versionMeets,
 } from "../../../../../worker/config/detect/requirements.js";
-import type { Ecosystem } from "../../../../../worker/config/detect/types.js";
 
 /** A part made of these files (their names and texts). */
 function requirementsOf(ecosystem: Ecosystem, files: Record<string, string>): ToolchainRequirement[] {

@@ -7,8 +7,8 @@
 import { describe, expect, it } from "vitest";
 import type { ImageToolchains } from "../../../../../src/shared/contracts.js";
 import { ConfigError } from "../../../../../src/shared/errors.js";
+import type { DetectedPart, Ecosystem } from "../../../../../worker/config/detect/ecosystem-rule.js";
 import { partRequirements } from "../../../../../worker/config/detect/requirements.js";
-import type { DetectedPart, Ecosystem } from "../../../../../worker/config/detect/types.js";
 import {
   chooseToolchains,
   NODE_BIN,

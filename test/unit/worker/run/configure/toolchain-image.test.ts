@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SANDBOX_RICH_IMAGE } from "../../../../../sandbox/version.js";
-import type { DetectedPart, Ecosystem } from "../../../../../worker/config/detect/types.js";
+import type { DetectedPart, Ecosystem } from "../../../../../worker/config/detect/ecosystem-rule.js";
 import { repositoryPolicySchema } from "../../../../../worker/config/repo-policy.js";
 import { toolchainImageChoice } from "../../../../../worker/run/configure/image-choice.js";
 
