@@ -1,5 +1,5 @@
 /**
- * Builds a SandboxProvider. Only composition roots (worker/main.ts, worker/cli.ts, worker/main.ts,
+ * Builds a SandboxProvider. Only composition roots (worker/main.ts, worker/cli.ts,
  * tests) call this; everything else receives the `SandboxProvider` interface.
  *
  *   const provider = createSandboxProvider("docker", { limits: { memoryBytes: 4 * 1024 ** 3 } });

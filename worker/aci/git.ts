@@ -1,7 +1,7 @@
 /**
  * The base commit and the submission diff. The diff is staged into a throwaway index (the agent's own
  * index stays as it was), written to a file under .git and read back byte-exact, so no output cap can
- * cut a patch short. New files are taken as the worker's change takes them (pipeline/workspace-tree.ts):
+ * cut a patch short. New files are taken as the worker's change takes them (worker/run/prepare/workspace-tree.ts):
  * unless the repository's .gitignore or an artefact rule (artefacts.ts) ignores them, so a repository
  * without a .gitignore does not submit its `__pycache__/`.
  */

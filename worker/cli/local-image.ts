@@ -3,7 +3,7 @@
  * step) but from the local checkout's files: its `.github/agent-fix.yml`'s
  * `sandbox.image`, else its devcontainer's image or Dockerfile, else the first of the operator's images
  * (the default, AGENT_FIX_SANDBOX_IMAGE as the worker reads it, first) whose probed toolchains meet what
- * detection finds and the versions the checkout declares (pipeline/config.ts's toolchainsFor, with no
+ * detection finds and the versions the checkout declares (worker/run/configure/repo-config.ts's toolchainsFor, with no
  * setup network: the CLI runs no setup to provide one), else the default image. The same choice functions under the same image
  * policy (the config's `repository:` section); `--image` overrides them all.
  */

@@ -28,7 +28,7 @@ export function git(args: string[], options: GitOptions = {}): Promise<string> {
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
     LC_ALL: "C",
-    // Paths are names, never pathspec magic (`:(glob)**`, `:!y`): see host-git.ts.
+    // Paths are names, never pathspec magic (`:(glob)**`, `:!y`): see trusted-git.ts.
     GIT_LITERAL_PATHSPECS: "1",
     GIT_CONFIG_COUNT: "1",
     GIT_CONFIG_KEY_0: "credential.helper",

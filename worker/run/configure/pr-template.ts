@@ -5,7 +5,7 @@
  * or `docs/`, else the single file of a `PULL_REQUEST_TEMPLATE/` directory there (several are chosen
  * between by a query parameter, which the app has none of); else the owner's `.github` repository's,
  * GitHub's default for the account. Read on the default branch through the contents API like the
- * config (pipeline/config.ts), never from a checkout; a template that is no regular file or is too
+ * config (repo-config.ts), never from a checkout; a template that is no regular file or is too
  * large is left out, and a long one is cut with a note: it is shown to the model on top of everything else.
  */
 import { githubFailure } from "../../../src/shared/github/index.js";

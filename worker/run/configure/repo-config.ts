@@ -77,7 +77,7 @@ export interface RepoAgentSettings {
   maxCostUsd: number | undefined;
   maxWallTimeSeconds: number | undefined;
   toolBundle: ToolBundleName | undefined;
-  /** The repository's pull request template (pipeline/pr-template.ts), filled in as the description. */
+  /** The repository's pull request template (pr-template.ts), filled in as the description. */
   pullRequestTemplate?: PullRequestTemplate | undefined;
 }
 

@@ -48,7 +48,7 @@ const RENEW_BEFORE_MS = 10 * 60 * 1000;
 
 type OctokitClass = new (options: Record<string, unknown>) => ProbotOctokit;
 
-/** Steps 1 and 8 over Probot's app authentication (GHE_HOST / GHE_PROTOCOL decide where it points). */
+/** Each run's credentials over Probot's app authentication (GHE_HOST / GHE_PROTOCOL decide where it points). */
 export function probotInstallationAuth(
   probot: Pick<Probot, "auth">,
   logger: Logger = createWorkerLogger(),

@@ -1,5 +1,5 @@
 /**
- * The run's checkout step, before anything is cloned, set up or asked of a model: what the
+ * Reading the issue (run-job.ts), before anything is cloned, set up or asked of a model: what the
  * event that queued this job claimed is still true on GitHub now. The webhook handler checked the
  * same against GitHub when the event came, but a job may wait in the queue, be retried, handed back
  * or re-queued long after, and a signed body can be replayed after its issue was closed and

@@ -3,7 +3,7 @@
  * publishes it (the run's publish step): the agent is not run again and the model is not paid for twice. Kept when opening the
  * pull request failed in a way a retry may fix (the change is pushed), and when the push itself did
  * (a 5xx of the git server, or the worker shutting down mid-push: the change is not pushed, and what
- * makes its commit again is kept, see push-step.ts). Kept in Redis under the job's id and creation
+ * makes its commit again is kept, see push/commit-and-push.ts). Kept in Redis under the job's id and creation
  * time (a later run of the same issue reuses the job id, never the time). Never a token.
  */
 import { isRetryable } from "../../../src/shared/errors.js";

@@ -115,7 +115,7 @@ export function baselineTestsPassed(baseline: TestRun): boolean {
 }
 
 /**
- * Whether the proof's run (the new tests on the unchanged code, step 9) failed: test by test against the
+ * Whether the proof's run (the new tests on the unchanged code, the run's prove step) failed: test by test against the
  * baseline when both have results (a test failing that did not fail before), else by its exit code.
  */
 export function proofFailed(baseline: TestRun, before: TestRun): boolean {

@@ -12,7 +12,7 @@ import { fallbackNote } from "../../../../../worker/run/prepare/setup.js";
 import { commitAll } from "../../../../support/committed-repo.js";
 import { detectDirectory } from "../../../../support/detect-fixture.js";
 
-// Detected setup through prepareTree (step 5) over the local driver, on a real layout
+// Detected setup through prepareTree (the run's prepare step) over the local driver, on a real layout
 // (test/fixtures/detect/python-dev-extra: a `dev` extra that names a flake8 release that does not
 // exist). pip is a stand-in at .venv/bin/python that logs what it is asked and fails for the patterns
 // of the repository's `pip-fails` file: the venv step is `true` so that it stays. test/e2e runs real pip.
