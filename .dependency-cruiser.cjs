@@ -31,7 +31,7 @@ module.exports = {
       to: { path: "^worker/(config|github)/" },
     },
     {
-      name: "agent-loop-free-of-github-queue-pipeline",
+      name: "agent-loop-free-of-github-queue-run",
       comment:
         "worker/agent, worker/aci and worker/model run the agent loop against a sandbox: they import nothing of GitHub (src/shared/github, worker/github, @octokit/*, probot), the queue (src/shared/queue, worker/jobs, bullmq) or the run (worker/run). What they need from those is passed in (a Gate, a Sandbox, callbacks).",
       severity: "error",
