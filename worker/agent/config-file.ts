@@ -13,6 +13,7 @@ import type { z } from "zod";
 import { ConfigError } from "../../src/shared/errors.js";
 import { type AciConfig, aciConfigSchema } from "../config/aci.js";
 import { type AgentConfig, agentConfigSchema } from "../config/agent.js";
+import { type CiConfig, ciConfigSchema } from "../config/ci.js";
 import { type GithubTextConfig, githubTextConfigSchema } from "../config/github-text.js";
 import { type ModelConfig, modelConfigSchema } from "../config/model.js";
 import { type QuotasConfig, quotasConfigSchema } from "../config/quotas.js";
@@ -38,6 +39,8 @@ export interface AgentFixConfig {
   github: GithubTextConfig;
   /** How each worker process paces itself and what it keeps warm (lock, reaper, kept environments, standbys). */
   worker: WorkerTuning;
+  /** Failing checks on the app's pull request: how many CI rounds one pull request gets. */
+  ci: CiConfig;
   /** sha256 (16 hex) of the resolved configuration: recorded in trajectories. */
   hash: string;
   /** The files it was read from, in order. */
@@ -53,6 +56,7 @@ export const operatorConfigSections = {
   quotas: quotasConfigSchema,
   github: githubTextConfigSchema,
   worker: workerTuningSchema,
+  ci: ciConfigSchema,
 } as const;
 type Section = keyof typeof operatorConfigSections;
 

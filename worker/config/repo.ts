@@ -8,6 +8,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ConfigError } from "../../src/shared/errors.js";
 import { toolBundles } from "./aci.js";
+import { CI_ROUNDS_CEILING } from "./ci.js";
 
 export const REPO_CONFIG_PATH = ".github/agent-fix.yml";
 
@@ -110,6 +111,20 @@ export const repoConfigSchema = z
       .describe(
         "Limits of one run, each at most the operator's ceiling; the operator's defaults where not set.",
       ),
+    ci: z
+      .strictObject({
+        maxRounds: z
+          .number()
+          .int()
+          .min(0)
+          .max(CI_ROUNDS_CEILING)
+          .optional()
+          .describe(
+            "CI rounds at most on agent-fix's pull request (failing checks start one); at most the operator's `ci.maxRounds`. 0: failing checks start none.",
+          ),
+      })
+      .default({})
+      .describe("What agent-fix does when the repository's checks fail on its pull request."),
     tools: z
       .enum(["default", ...toolBundles])
       .default("default")

@@ -10,6 +10,7 @@ import type { LinkPolicy } from "../../src/shared/github/inert-links.js";
 import type { Logger } from "../log.js";
 import type { RunOutcome } from "../run-end.js";
 import { cloneRepository } from "./checkout/clone.js";
+import { ciPublisher } from "./open/ci-task.js";
 import type { OpenRun } from "./open/open-run.js";
 import { reviewPublisher } from "./open/review-task.js";
 import { progressIsBestEffort, type StatusReporter } from "./open/status-comment.js";
@@ -50,7 +51,15 @@ export function resumeKept(run: OpenRun, kept: KeptChange, issue: Issue): Promis
       run,
       run.job.data.trigger === "review"
         ? reviewPublisher(run.octokit, run.job.data, publisherLinks(run))
-        : githubPublisher(run.octokit, run.job.data, publisherLinks(run)),
+        : run.job.data.trigger === "ci"
+          ? // The checks' names were the first attempt's: the reply says "the failing checks".
+            ciPublisher(
+              run.octokit,
+              run.job.data,
+              { toFix: [], alsoOnBase: [], baseBranch: "" },
+              publisherLinks(run),
+            )
+          : githubPublisher(run.octokit, run.job.data, publisherLinks(run)),
     ),
     status: run.status,
     requestedBy: run.job.data.requestedBy,

@@ -2,14 +2,16 @@
  * One job of the fix queue, as the worker runs it:
  *   1. open the run: the installation's client, the status comment, a change an earlier attempt kept
  *   2. read the issue, and end here when what queued the job no longer holds on GitHub
- *   3. run one of three siblings: publish the change an earlier attempt tested (resume-publishing.ts), a
- *      review round on the app's pull request (review-round.ts), or the fix run itself (run-fix.ts)
+ *   3. run one of the siblings: publish the change an earlier attempt tested (resume-publishing.ts), a
+ *      review round on the app's pull request (review-round.ts), a CI round when its checks failed
+ *      (ci-round.ts), or the fix run itself (run-fix.ts)
  *   4. end: however the run went, the status comment says so, and the RunEnd tells the queue what to do
  */
 import { CancelledError } from "../../src/shared/errors.js";
 import { githubFailure } from "../../src/shared/github/index.js";
 import { setupSecretsFor } from "../config/worker-env.js";
 import { completed, type JobResult, type RunEnd, type RunJob, type RunOutcome } from "../run-end.js";
+import { ciRound } from "./ci-round.js";
 import { openFailure, runFailure } from "./end/run-failure.js";
 import { type OpenRun, openRun } from "./open/open-run.js";
 import { noLongerWanted } from "./open/still-wanted.js";
@@ -47,6 +49,7 @@ async function runOnce(run: OpenRun): Promise<RunOutcome> {
   if (stale) return await nothingDone(run, stale);
   if (run.kept) return await resumeKept(run, run.kept, issue);
   if (run.job.data.trigger === "review") return await reviewRound(run, issue);
+  if (run.job.data.trigger === "ci") return await ciRound(run, issue);
   return await runFix(run, issue);
 }
 

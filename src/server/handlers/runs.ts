@@ -67,8 +67,8 @@ export async function startRun(
   requestedBy: string,
   trigger: JobTrigger,
   react: () => Promise<unknown>,
-  /** Review runs: the pull request and review (ids only). */
-  review: Pick<FixJobData, "pullNumber" | "reviewId" | "commentId"> = {},
+  /** Review and CI runs: the pull request and the review or the failing checks (ids only). */
+  review: Pick<FixJobData, "pullNumber" | "reviewId" | "commentId" | "ci"> = {},
 ): Promise<EnqueueResult> {
   const result = await enqueueFix(
     deps.queue,
@@ -76,8 +76,8 @@ export async function startRun(
     () => statusCommentOrLater(context, deps, target, requestedBy),
   );
   context.log.info({ jobId: result.jobId, status: result.status, trigger }, "agent-fix start");
-  // The review handler answers a refused review run itself, on the pull request.
-  if (result.status === "duplicate" && trigger === "review") return result;
+  // The review handler answers a refused review run itself, on the pull request; a CI round waits for the next commit.
+  if (result.status === "duplicate" && (trigger === "review" || trigger === "ci")) return result;
   if (result.status === "duplicate" && result.state === "cancelling") {
     await context.octokit.rest.issues.createComment({
       owner: target.owner,

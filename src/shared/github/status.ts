@@ -32,6 +32,8 @@ export type StatusView =
       note?: string;
       /** A review run: it pushed a commit addressing the review to this (existing) pull request. */
       review?: boolean;
+      /** A CI round: it pushed a commit for the failing checks to this (existing) pull request; no review is asked. */
+      ci?: boolean;
       /** false: GitHub refused a draft in this repository, so it was opened ready for review. */
       draft?: boolean;
       /** false: the review request failed (its reason is among `problems`). */
@@ -122,15 +124,17 @@ function failedLines(
 function succeededLines(view: Extract<StatusView, { kind: "succeeded" }>, context: StatusContext): string[] {
   const { number, url } = view.pullRequest;
   const lines = [
-    view.review
-      ? `✅ **agent-fix** pushed a commit addressing the review to pull request #${number}: ${url}`
-      : view.draft === false
-        ? `✅ **agent-fix** opened pull request #${number}: ${url}`
-        : `✅ **agent-fix** opened draft pull request #${number}: ${url}`,
+    view.ci
+      ? `✅ **agent-fix** pushed a commit for the failing checks to pull request #${number}: ${url}`
+      : view.review
+        ? `✅ **agent-fix** pushed a commit addressing the review to pull request #${number}: ${url}`
+        : view.draft === false
+          ? `✅ **agent-fix** opened pull request #${number}: ${url}`
+          : `✅ **agent-fix** opened draft pull request #${number}: ${url}`,
     "",
-    `The repository's tests pass on the change.${view.reviewRequested === false ? "" : ` Review requested from @${context.requestedBy}.`}`,
+    `The repository's tests pass on the change.${view.reviewRequested === false || view.ci ? "" : ` Review requested from @${context.requestedBy}.`}`,
   ];
-  if (view.draft === false && !view.review) {
+  if (view.draft === false && !view.review && !view.ci) {
     lines.push(
       "",
       "It is not a draft: GitHub does not support draft pull requests in this repository (private repositories on GitHub Free and Pro plans).",

@@ -14,6 +14,7 @@ export {
   type FixQueue,
 } from "./fix-queue.js";
 export {
+  type CiFailure,
   type Feedback,
   type FixJobData,
   fixJobId,

@@ -6,7 +6,7 @@ import { z } from "zod";
 
 export const FIX_JOB_NAME = "fix";
 
-export const jobTriggerSchema = z.enum(["label", "comment", "review"]);
+export const jobTriggerSchema = z.enum(["label", "comment", "review", "ci"]);
 export type JobTrigger = z.infer<typeof jobTriggerSchema>;
 
 /** Most feedback one follow-up round takes; what comes on top waits for the next round. */
@@ -22,6 +22,27 @@ export const feedbackSchema = z
   })
   .strict();
 export type Feedback = z.infer<typeof feedbackSchema>;
+
+/** Most check runs, statuses or workflow runs one CI round names; the rest are read from the head commit. */
+const MAX_CI_IDS = 50;
+const ciIds = z.array(z.number().int().positive()).max(MAX_CI_IDS);
+
+/**
+ * CI jobs: the failing checks on the head commit of the app's pull request, by id only; the worker reads
+ * their names, output, annotations and logs with the installation's client when the round runs.
+ */
+export const ciFailureSchema = z
+  .object({
+    /** The head commit the checks failed on: one CI round per head commit. */
+    headSha: z.string().regex(/^[0-9a-f]{40}$/),
+    checkRunIds: ciIds.default([]),
+    checkSuiteIds: ciIds.default([]),
+    workflowRunIds: ciIds.default([]),
+    /** Commit statuses by context (a status has no id the API can read it back by). */
+    statusContexts: z.array(z.string().min(1).max(255)).max(MAX_CI_IDS).default([]),
+  })
+  .strict();
+export type CiFailure = z.infer<typeof ciFailureSchema>;
 
 export const fixJobDataSchema = z
   .object({
@@ -40,7 +61,7 @@ export const fixJobDataSchema = z
     deliveryId: z.string().min(1),
     /** The status comment on the issue, edited in place as the run moves on. */
     statusCommentId: z.number().int().positive().optional(),
-    /** Review jobs: the app's pull request whose review asked for changes. */
+    /** Review and CI jobs: the app's pull request whose review asked for changes, or whose checks failed. */
     pullNumber: z.number().int().positive().optional(),
     /** Review jobs: the review (state "changes requested") the run addresses; absent for a comment command. */
     reviewId: z.number().int().positive().optional(),
@@ -48,6 +69,8 @@ export const fixJobDataSchema = z
     commentId: z.number().int().positive().optional(),
     /** Review jobs: further reviews and requests that came in while an earlier run of the issue was queued or running. */
     feedback: z.array(feedbackSchema).max(MAX_FEEDBACK).optional(),
+    /** CI jobs: what failed on the pull request's head commit (ids only). */
+    ci: ciFailureSchema.optional(),
     /** Times a worker shutting down (deploy, restart) handed this run back to the queue unfinished. */
     handoffs: z.number().int().positive().optional(),
   })

@@ -36,6 +36,11 @@ export function feedbackKey(names: QueueNames, repoId: number, issueNumber: numb
   return `${names.prefix}:${names.name}:feedback:${repoId}:${issueNumber}`;
 }
 
+/** That a CI round was started for a head commit of a pull request, so a commit gets one round at most. */
+export function ciRoundKey(names: QueueNames, repoId: number, pullNumber: number, headSha: string): string {
+  return `${names.prefix}:${names.name}:ci-round:${repoId}:${pullNumber}:${headSha}`;
+}
+
 /** The prefix of BullMQ's own job hashes (`<prefix>:<name>:<jobId>`), for scripts that read a job's fields. */
 export function jobKeyPrefix(names: QueueNames): string {
   return `${names.prefix}:${names.name}:`;

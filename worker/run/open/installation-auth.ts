@@ -4,17 +4,20 @@ import { ORG_CONFIG_REPO } from "../../config/org-defaults.js";
 import { createWorkerLogger, type Logger } from "../../log.js";
 
 /** What a run's tokens are for: each gets only the permissions of its step. */
-type TokenPurpose = "clone" | "push" | "config" | "api";
+type TokenPurpose = "clone" | "push" | "config" | "api" | "ci";
 
 /**
  * The permissions each token is minted with (metadata: read comes with every token): cloning reads
- * contents, pushing writes them, and the API client writes comments, reactions and the pull request.
+ * contents, pushing writes them, the API client writes comments, reactions and the pull request, and a
+ * CI round's reader only reads the repository's checks, statuses and Actions logs.
  */
 export const TOKEN_PERMISSIONS = {
   clone: { contents: "read" },
   push: { contents: "write" },
   config: { contents: "read" },
   api: { issues: "write", pull_requests: "write" },
+  // A CI round reads the failing checks: check runs and annotations, commit statuses, Actions jobs and logs.
+  ci: { checks: "read", statuses: "read", actions: "read" },
 } as const satisfies Record<TokenPurpose, Record<string, "read" | "write">>;
 
 /**
@@ -28,6 +31,8 @@ export interface RunCredentials {
   token(purpose: "clone" | "push"): Promise<string>;
   /** A client that may only read contents (the repository's config through the contents API). */
   contentsReader(): Promise<ProbotOctokit>;
+  /** A client that may only read checks, commit statuses and GitHub Actions runs, jobs and logs (CI rounds). */
+  ciReader(): Promise<ProbotOctokit>;
   /**
    * A client that may only read the contents of the owner's `.github` repository (organisation
    * defaults); null when the installation has no such repository.
@@ -69,6 +74,10 @@ export function probotInstallationAuth(
         token: async (purpose) => (await mint(purpose)).token,
         async contentsReader() {
           const { app, token } = await mint("config");
+          return new (app.constructor as OctokitClass)({ auth: { token } });
+        },
+        async ciReader() {
+          const { app, token } = await mint("ci");
           return new (app.constructor as OctokitClass)({ auth: { token } });
         },
         async orgContentsReader() {

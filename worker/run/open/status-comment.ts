@@ -93,6 +93,8 @@ export function githubStatusReporter(
         ...(published.problems?.length ? { problems: published.problems } : {}),
         // A review run adds a commit to the pull request it was asked on; it opens none.
         ...(job.trigger === "review" ? { review: true } : {}),
+        // A CI round too, for the checks that failed; nobody asked it for a review.
+        ...(job.trigger === "ci" ? { ci: true } : {}),
       }),
     failed: (reason, { trajectory, testsBefore, work, baseline } = {}) =>
       show({

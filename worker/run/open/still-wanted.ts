@@ -6,7 +6,7 @@
  * unlabelled (src/server/handlers/deliveries.ts drops a body it has handled, for as long as it remembers
  * it). So each attempt asks GitHub, through the installation's client, never the job's payload:
  * the issue is open; for a label run, the label is still on it; for a review run, the pull request
- * is still open; and whoever asked (the labeller, commenter or reviewer, and the author of every
+ * is still open (for a CI round, still at the commit whose checks failed); and whoever asked (the labeller, commenter or reviewer, and the author of every
  * review gathered into the round) still has write access. When one is no longer true the run ends
  * here, with the reason on the status comment and nothing cloned, run or pushed.
  */
@@ -42,7 +42,7 @@ export async function noLongerWanted(
     return `The \`${rules.label}\` label was removed from #${job.issueNumber} ${nothing}. Add it again to start agent-fix.`;
   }
   const repo = { owner: job.owner, repo: job.repo };
-  if (job.trigger === "review" && job.pullNumber !== undefined) {
+  if ((job.trigger === "review" || job.trigger === "ci") && job.pullNumber !== undefined) {
     const { data: pull } = await api.rest.pulls
       .get({ ...repo, pull_number: job.pullNumber })
       .catch((error: unknown) => {
@@ -50,6 +50,10 @@ export async function noLongerWanted(
       });
     if (pull.state !== "open") {
       return `Pull request #${job.pullNumber} was closed ${nothing}. Reopen it and request changes again.`;
+    }
+    // A CI round is about one commit: a newer one on the branch has CI of its own.
+    if (job.ci && pull.head.sha !== job.ci.headSha) {
+      return `Pull request #${job.pullNumber} has a newer commit than the one whose checks failed ${nothing}.`;
     }
   }
   for (const login of askers(job, rules)) {
@@ -67,6 +71,8 @@ export async function noLongerWanted(
 function askers(job: FixJobData, rules: StartRules): string[] {
   // The job's own requester, then the authors of reviews gathered into a follow-up round.
   const logins = new Set([job.requestedBy, ...(job.feedback ?? []).map((f) => f.by)]);
+  // A CI round is the app's own follow-up on its pull request, requested by the app itself.
+  if (job.trigger === "ci") logins.delete(job.requestedBy);
   // A bot the operator named starts label runs without being a collaborator (src/server/handlers/issues-labeled.ts).
   if (job.trigger === "label" && rules.labelBots.includes(job.requestedBy)) logins.delete(job.requestedBy);
   return [...logins];
