@@ -18,8 +18,15 @@ export const FIRST_WAVE_COMMIT = "f02a630";
 export interface FirstWave {
   commit: string;
   loadConfig(options: { files?: string[] }): Promise<{ agent: unknown; aci: unknown }>;
-  createSandbox(options: { sourceDir: string; jobId: string; image: string }): Promise<Sandbox>;
+  createSandbox(options: {
+    sourceDir: string;
+    jobId: string;
+    image: string;
+    env?: Record<string, string>;
+  }): Promise<Sandbox>;
   createEnvironment(options: { sandbox: Sandbox; config: unknown }): Promise<Environment>;
+  /** Its replay model: the loop tells a replay that ran out by the class of its own errors. */
+  replayModel(file: string): Promise<Model>;
   runAgent(options: {
     model: Model;
     environment: Environment;
@@ -60,11 +67,12 @@ export async function loadFirstWave(repoRoot: string): Promise<FirstWave> {
   }
   symlinkSync(path.join(repoRoot, "node_modules"), path.join(dir, "node_modules"));
   const load = (file: string) => import(path.join(dir, file));
-  const [configFile, sandbox, aci, agent] = await Promise.all([
+  const [configFile, sandbox, aci, agent, model] = await Promise.all([
     load("worker/agent/config-file.ts"),
     load("sandbox/index.ts"),
     load("worker/aci/index.ts"),
     load("worker/agent/index.ts"),
+    load("worker/model/replay.ts"),
   ]);
   return {
     commit: FIRST_WAVE_COMMIT,
@@ -72,6 +80,7 @@ export async function loadFirstWave(repoRoot: string): Promise<FirstWave> {
     createSandbox: ({ image, ...options }) =>
       sandbox.createSandboxProvider("docker", { image }).create(options),
     createEnvironment: aci.createEnvironment,
+    replayModel: (file) => model.ReplayModel.fromFile(file),
     runAgent: agent.runAgent,
     dispose: () => rmSync(dir, { recursive: true, force: true }),
   };

@@ -1,6 +1,7 @@
 /**
- * Where the prompt tokens go (npm run bench:tokens [-- --session NAME] [--no-first-wave]), ending with
- * one JSON line. Each recorded session (bench/token-sessions.ts) is replayed through today's agent: the
+ * Where the prompt tokens go (npm run bench:tokens [-- --session NAME] [--no-first-wave] [--out DIR]),
+ * ending with one JSON line. By default it replays the real bugs (sample-median on request, or when
+ * none is recorded); --out keeps each replay's trajectory and patch. Each recorded session (bench/token-sessions.ts) is replayed through today's agent: the
  * real loop, its prompts and history processor, the ACI in a real Docker sandbox, the gate running the
  * session's test command, and a `replay:` model that answers with the recorded replies and records
  * every request. Per call it prints the prompt's tokens by part (bench/prompt-split.ts): system prompt,
@@ -15,7 +16,7 @@
  * A session counts as resolved when today's replay submits, the gate passes, and the patch is the one
  * the recording submitted (when it was kept).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type {
@@ -31,7 +32,6 @@ import { runAgent } from "../worker/agent/index.js";
 import { startSandbox } from "../worker/cli/common.js";
 import { commandGate } from "../worker/cli/run-command.js";
 import { ReplayModel } from "../worker/model/replay.js";
-import { gitInit } from "./aci-session.js";
 import { type FirstWave, loadFirstWave } from "./first-wave.js";
 import { prefixReuse, serialised, sharedPrefixes } from "./prefix-reuse.js";
 import {
@@ -57,17 +57,21 @@ interface Request {
 class RecordingModel implements Model {
   readonly requests: Request[] = [];
   readonly name: string;
-  constructor(private readonly replay: ReplayModel) {
+  constructor(private readonly replay: Model) {
     this.name = replay.name;
   }
-  query(messages: ChatMessage[], tools: FunctionSpec[], signal?: AbortSignal): Promise<ModelResponse> {
-    this.requests.push(structuredClone({ messages, tools }));
-    return this.replay.query(messages, tools, signal);
+  /** Only a request the recording answers is kept: one past its last reply is no call the session made. */
+  async query(messages: ChatMessage[], tools: FunctionSpec[], signal?: AbortSignal): Promise<ModelResponse> {
+    const request = structuredClone({ messages, tools });
+    const response = await this.replay.query(messages, tools, signal);
+    this.requests.push(request);
+    return response;
   }
 }
 
 /** What one replay of a session sent, and how it ended. */
 interface Replayed {
+  trajectory: Trajectory;
   requests: Request[];
   exit: string;
   gatePassed: boolean | null;
@@ -104,6 +108,7 @@ function outcome(trajectory: Trajectory, requests: Request[]): Replayed {
   const { info } = trajectory;
   const gate = info.gate.at(-1);
   return {
+    trajectory,
     requests,
     exit: String(info.exit_status),
     gatePassed: gate ? gate.passed : null,
@@ -144,10 +149,18 @@ async function replayFirstWave(
   image: string,
 ): Promise<Replayed> {
   const config = await wave.loadConfig({});
-  const model = new RecordingModel(await ReplayModel.fromFile(session.replay));
+  const model = new RecordingModel(await wave.replayModel(session.replay));
   let sandbox: Sandbox | undefined;
   try {
-    sandbox = await wave.createSandbox({ sourceDir: dir, jobId: `bench-tokens-wave1-${process.pid}`, image });
+    // The first wave's /tmp was noexec, where `go test` builds and runs its binaries (today's is exec):
+    // Go's temporary files go under .git, which no diff shows, so the same actions run the same tests.
+    mkdirSync(path.join(dir, ".git", "go-tmp"));
+    sandbox = await wave.createSandbox({
+      sourceDir: dir,
+      jobId: `bench-tokens-wave1-${process.pid}`,
+      image,
+      env: { GOTMPDIR: "/workspace/.git/go-tmp" },
+    });
     const environment = await wave.createEnvironment({ sandbox, config: config.aci });
     const trajectory = await wave.runAgent({
       model,
@@ -187,11 +200,20 @@ function printMeasured(title: string, measured: Measured): void {
   );
 }
 
+/**
+ * Two patches are the same but for the files' modes on `index` lines: a registry's archive unpacked
+ * by the bench keeps no executable bits its recording's checkout may have had.
+ */
+function samePatch(a: string, b: string): boolean {
+  const modeless = (patch: string) => patch.replace(/^(index \S+) \d{6}$/gm, "$1");
+  return modeless(a) === modeless(b);
+}
+
 /** A session is resolved when today's replay submits, the gate passes and the patch is the recorded one. */
 function resolved(session: TokenSession, today: Replayed): { resolved: boolean; why: string } {
   if (today.exit !== "submitted") return { resolved: false, why: `exit ${today.exit}` };
   if (today.gatePassed !== true) return { resolved: false, why: "the gate did not pass" };
-  if (session.patch !== undefined && session.patch !== today.patch)
+  if (session.patch !== undefined && !samePatch(session.patch, today.patch))
     return { resolved: false, why: "the patch differs from the recorded one" };
   return {
     resolved: true,
@@ -199,31 +221,48 @@ function resolved(session: TokenSession, today: Replayed): { resolved: boolean; 
   };
 }
 
-function argumentsOf(argv: string[]): { sessions: string[]; firstWave: boolean } {
+interface BenchArguments {
+  sessions: string[];
+  firstWave: boolean;
+  /** Where each replay's trajectory and patch are written, to read what a replay did. */
+  out: string | undefined;
+}
+
+function argumentsOf(argv: string[]): BenchArguments {
   const sessions: string[] = [];
   let firstWave = true;
+  let out: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--no-first-wave") firstWave = false;
+    else if (arg === "--out" && argv[i + 1]) out = path.resolve(argv[++i]!);
     else if (arg === "--session" && argv[i + 1]) sessions.push(argv[++i]!);
     else if (arg.startsWith("--session=")) sessions.push(arg.slice("--session=".length));
     else
       throw new Error(
-        `bench:tokens: unknown argument ${arg} (use --session NAME, repeated, and --no-first-wave)`,
+        `bench:tokens: unknown argument ${arg} (use --session NAME, repeated, --no-first-wave and --out DIR)`,
       );
   }
-  return { sessions, firstWave };
+  return { sessions, firstWave, out };
+}
+
+/** Writes a replay's trajectory and patch under `out` as NAME.traj and NAME.patch. */
+function keep(out: string | undefined, name: string, replayed: Replayed): void {
+  if (!out) return;
+  mkdirSync(out, { recursive: true });
+  writeFileSync(path.join(out, `${name}.traj`), JSON.stringify(replayed.trajectory, null, 2));
+  writeFileSync(path.join(out, `${name}.patch`), replayed.patch);
 }
 
 async function main(): Promise<void> {
   const options = argumentsOf(process.argv.slice(2));
-  const all = await tokenSessions();
+  const { all, main } = await tokenSessions();
   const unknown = options.sessions.filter((name) => !all.some((session) => session.name === name));
   if (unknown.length > 0)
     throw new Error(
       `bench:tokens: no session ${unknown.join(", ")}; the sessions are ${all.map((s) => s.name).join(", ")}`,
     );
-  const sessions = options.sessions.length ? all.filter((s) => options.sessions.includes(s.name)) : all;
+  const sessions = options.sessions.length ? all.filter((s) => options.sessions.includes(s.name)) : main;
   const wave = options.firstWave ? await loadFirstWave(repoRoot) : null;
   const results: Record<string, unknown>[] = [];
   const totals = {
@@ -235,20 +274,16 @@ async function main(): Promise<void> {
   try {
     for (const session of sessions) {
       console.log(`\nsession ${session.name} (${session.replay})`);
-      const checkout = async () => {
-        const dir = mkdtempSync(path.join(os.tmpdir(), "bench-tokens-"));
-        await session.checkout(dir);
-        gitInit(dir);
-        return dir;
-      };
+      const checkout = () => session.checkout(mkdtempSync(path.join(os.tmpdir(), "bench-tokens-")));
       const todayDir = await checkout();
       let today: Replayed;
       let image: string;
       try {
         ({ today, image } = await replayToday(session, todayDir));
       } finally {
-        rmSync(todayDir, { recursive: true, force: true });
+        rmSync(path.dirname(todayDir), { recursive: true, force: true });
       }
+      keep(options.out, `${session.name}.today`, today);
       const now = measure(today.requests);
       const verdict = resolved(session, today);
       console.log(`  today: ${today.requests.length} calls, exit ${today.exit}, ${verdict.why}`);
@@ -270,12 +305,13 @@ async function main(): Promise<void> {
         try {
           first = await replayFirstWave(wave, session, waveDir, image);
         } finally {
-          rmSync(waveDir, { recursive: true, force: true });
+          rmSync(path.dirname(waveDir), { recursive: true, force: true });
         }
+        keep(options.out, `${session.name}.first-wave`, first);
         const then = measure(first.requests);
-        const samePatch = first.patch === today.patch;
+        const sameAsToday = samePatch(first.patch, today.patch);
         console.log(
-          `  first wave (${wave.commit}): ${first.requests.length} calls, exit ${first.exit}, gate ${first.gatePassed}, ${samePatch ? "same patch" : "a different patch"}`,
+          `  first wave (${wave.commit}): ${first.requests.length} calls, exit ${first.exit}, gate ${first.gatePassed}, ${sameAsToday ? "same patch" : "a different patch"}`,
         );
         printMeasured("first wave", then);
         addSplit(totals.wave, then.estimated);
@@ -291,7 +327,7 @@ async function main(): Promise<void> {
           first_wave_tokens_o200k: splitTotal(then.o200k),
           first_wave_parts: then.estimated,
           first_wave_prefix_reuse: Number(then.prefixReuse.toFixed(4)),
-          first_wave_same_patch: samePatch,
+          first_wave_same_patch: sameAsToday,
           ratio: Number(ratio.toFixed(4)),
           ratio_o200k: Number(ratioO200k.toFixed(4)),
         });
