@@ -1,7 +1,8 @@
 /**
- * Where the prompt tokens go (npm run bench:tokens [-- --session NAME] [--no-first-wave] [--out DIR]),
- * ending with one JSON line. By default it replays the real bugs (sample-median on request, or when
- * none is recorded); --out keeps each replay's trajectory and patch. Each recorded session (bench/token-sessions.ts) is replayed through today's agent: the
+ * Where the prompt tokens go (npm run bench:tokens [-- --session NAME] [--no-first-wave] [--out DIR]
+ * [--config FILE]), ending with one JSON line. By default it replays the real bugs (sample-median on
+ * request, or when none is recorded); --out keeps each replay's trajectory and patch; --config lays a
+ * YAML file over config/default.yaml for today's replay, to measure other settings. Each recorded session (bench/token-sessions.ts) is replayed through today's agent: the
  * real loop, its prompts and history processor, the ACI in a real Docker sandbox, the gate running the
  * session's test command, and a `replay:` model that answers with the recorded replies and records
  * every request. Per call it prints the prompt's tokens by part (bench/prompt-split.ts): system prompt,
@@ -117,8 +118,12 @@ function outcome(trajectory: Trajectory, requests: Request[]): Replayed {
 }
 
 /** Today's replay, and the image its sandbox ran (the first wave's replay runs the same). */
-async function replayToday(session: TokenSession, dir: string): Promise<{ today: Replayed; image: string }> {
-  const config = await loadConfig();
+async function replayToday(
+  session: TokenSession,
+  dir: string,
+  configFile: string | undefined,
+): Promise<{ today: Replayed; image: string }> {
+  const config = await loadConfig({ files: configFile ? [configFile] : [] });
   const model = new RecordingModel(await ReplayModel.fromFile(session.replay));
   const { sandbox, environment } = await startSandbox(
     { driver: "docker", image: session.image, repoName: session.name },
@@ -226,24 +231,28 @@ interface BenchArguments {
   firstWave: boolean;
   /** Where each replay's trajectory and patch are written, to read what a replay did. */
   out: string | undefined;
+  /** A YAML file over config/default.yaml for today's replay (as `agent-fix run --config`), to try settings. */
+  config: string | undefined;
 }
 
 function argumentsOf(argv: string[]): BenchArguments {
   const sessions: string[] = [];
   let firstWave = true;
   let out: string | undefined;
+  let config: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--no-first-wave") firstWave = false;
     else if (arg === "--out" && argv[i + 1]) out = path.resolve(argv[++i]!);
+    else if (arg === "--config" && argv[i + 1]) config = path.resolve(argv[++i]!);
     else if (arg === "--session" && argv[i + 1]) sessions.push(argv[++i]!);
     else if (arg.startsWith("--session=")) sessions.push(arg.slice("--session=".length));
     else
       throw new Error(
-        `bench:tokens: unknown argument ${arg} (use --session NAME, repeated, --no-first-wave and --out DIR)`,
+        `bench:tokens: unknown argument ${arg} (use --session NAME, repeated, --no-first-wave, --out DIR and --config FILE)`,
       );
   }
-  return { sessions, firstWave, out };
+  return { sessions, firstWave, out, config };
 }
 
 /** Writes a replay's trajectory and patch under `out` as NAME.traj and NAME.patch. */
@@ -279,7 +288,7 @@ async function main(): Promise<void> {
       let today: Replayed;
       let image: string;
       try {
-        ({ today, image } = await replayToday(session, todayDir));
+        ({ today, image } = await replayToday(session, todayDir, options.config));
       } finally {
         rmSync(path.dirname(todayDir), { recursive: true, force: true });
       }

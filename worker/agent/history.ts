@@ -8,7 +8,8 @@
  *   observations would exceed `budgetTokens`: the prompt stays byte-identical from its start between
  *   collapses, so prompt caches hit, and nothing is collapsed while the history is small.
  * Never collapsed (issue 12): outputs of at most `shortOutputLines` lines, the latest view of every
- * file the model has edited, and the last output of each test command.
+ * file the model has edited, and the last output of each test command. Every observation but the
+ * newest loses the ACI's state lines.
  */
 
 import type { ChatMessage } from "../../src/contracts.js";
@@ -127,11 +128,20 @@ export function collapsedIndexes(entries: readonly HistoryEntry[], options: Hist
   );
 }
 
+/**
+ * The messages of the next request. Only the newest observation keeps the state lines the ACI ends
+ * each one with (open file, current directory): an older one's say what held then, and repeating them
+ * in every request cost tokens for nothing (issue 27). The newest loses them once it is no longer the
+ * newest, at the end of what the next request shares with it, so the prompt's prefix stays put.
+ */
 export function processHistory(entries: readonly HistoryEntry[], options: HistoryOptions): ChatMessage[] {
   const collapsed = collapsedIndexes(entries, options);
-  return entries.map(({ message }, index) =>
-    collapsed.has(index)
-      ? ({ ...message, content: collapsedText(message.content ?? "") } as ChatMessage)
-      : message,
-  );
+  const newest = entries.findLastIndex((entry) => entry.kind === "observation");
+  return entries.map(({ kind, message }, index) => {
+    if (collapsed.has(index))
+      return { ...message, content: collapsedText(message.content ?? "") } as ChatMessage;
+    if (kind === "observation" && index !== newest)
+      return { ...message, content: withoutFooter(message.content ?? "") } as ChatMessage;
+    return message;
+  });
 }

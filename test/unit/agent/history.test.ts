@@ -93,6 +93,12 @@ describe("history processors", () => {
     expect(texts.some((t) => t.includes("5:first view"))).toBe(false);
   });
 
+  it("only the newest observation keeps the state lines: older ones lose them, also with full history", () => {
+    const messages = processHistory(conversation(3), { processor: "full", keepLast: 5, blockSize: 10 });
+    expect(contents(messages).map((content) => content.endsWith(footer))).toEqual([false, false, true]);
+    expect(contents(messages)[0]).toBe(long(1).replace(`\n${footer}`, ""));
+  });
+
   it("full collapses nothing", () => {
     expect(
       whole(processHistory(conversation(8), { processor: "full", keepLast: 5, blockSize: 10 })),
@@ -106,7 +112,11 @@ describe("history processors", () => {
     const tight = { ...roomy, budgetTokens: 200 };
     const at10 = processHistory(conversation(10), tight);
     const at11 = processHistory(conversation(11), tight);
-    expect(at11.slice(0, at10.length)).toEqual(at10);
+    // All that at10 sent is sent again, but the state lines of its newest observation, now an older one.
+    const stateless = at10.map((m, i) =>
+      i === at10.length - 1 ? { ...m, content: m.content!.replace(`\n${footer}`, "") } : m,
+    );
+    expect(at11.slice(0, at10.length)).toEqual(stateless);
     expect(whole(at10)).toEqual(["obs 9", "obs 10"]);
     expect(whole(processHistory(conversation(7), tight))).toEqual(["obs 5", "obs 6", "obs 7"]);
   });
