@@ -80,7 +80,7 @@ function functionList(tools: readonly Tool[]): string {
 
 /** What `submit` really does in this loop: with the review on, the first call only shows the diff. */
 const submitWithReview =
-  "Submits your current changes (the diff of the repository against the commit you started from, new files included). The first call changes nothing: it shows you the diff and a short checklist to review. Call submit again to submit; that ends the session, unless the repository's tests fail on the change, in which case you are shown their output and can go on working. While nothing has changed there is nothing to submit, and such a call does not count as the first.";
+  "Submits your changes (the diff against the commit you started from, new files included). The first call only shows you the diff and a checklist to review; the second submits and ends the session, unless the repository's tests fail on the change: then you see their output and go on. A call with nothing changed submits nothing and is not the first.";
 
 function toolDescription(tool: Tool, config: AgentConfig): string {
   if (tool.name === "submit" && config.reviewOnSubmit) return submitWithReview;

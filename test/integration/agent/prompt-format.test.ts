@@ -76,11 +76,11 @@ describe("prompts per action format", () => {
     const config = (await loadConfig()).agent;
     const submit = functionSpecs(environment, config).find((spec) => spec.name === "submit")!;
     expect(submit.description).toContain(
-      "The first call changes nothing: it shows you the diff and a short checklist to review. Call submit again to submit",
+      "The first call only shows you the diff and a checklist to review; the second submits and ends the session",
     );
     const noReview = (await loadConfig({ overrides: { agent: { reviewOnSubmit: false } } })).agent;
     const direct = functionSpecs(environment, noReview).find((spec) => spec.name === "submit")!;
-    expect(direct.description).not.toContain("The first call changes nothing");
+    expect(direct.description).not.toContain("The first call only shows you the diff");
   });
 
   it("text mode keeps the paper's syntax: edit START:END, the text, end_of_edit", async () => {
