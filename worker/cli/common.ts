@@ -1,8 +1,9 @@
 /** What the `agent-fix` commands (worker/cli.ts) share: printing, option parsers, a sandbox with its ACI. */
 
+import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { InvalidArgumentError, Option } from "commander";
-import type { DockerSandboxProvider } from "../../sandbox/docker.js";
+import type { DockerSandboxProvider, DockerSandboxProviderOptions } from "../../sandbox/docker.js";
 import { createSandboxProvider } from "../../sandbox/index.js";
 import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import type { Sandbox } from "../../src/contracts.js";
@@ -10,6 +11,7 @@ import { ConfigError } from "../../src/errors.js";
 import { createEnvironment } from "../aci/index.js";
 import type { AgentFixConfig } from "../agent/config-file.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";
+import { caBundleFile } from "../config/worker-env.js";
 import { checkImagePresent, chooseLocalImage, type LocalImage } from "./local-image.js";
 
 export type SandboxDriver = "docker" | "local";
@@ -99,6 +101,16 @@ async function dockerImageFor(
   }
   print(`image: ${"image" in chosen ? chosen.image : "built from the repository"} (${chosen.reason})`);
   return chosen;
+}
+
+/**
+ * The CLI's Docker sandboxes, trusting the CAs of AGENT_FIX_CA_BUNDLE as the worker's do (default the
+ * host's bundle, `none` the image's own): the setup of `eval` and `mine` reaches the registries, through
+ * a TLS-inspecting proxy too.
+ */
+export function cliDockerSandboxes(options: DockerSandboxProviderOptions = {}): DockerSandboxProvider {
+  const caBundle = caBundleFile(process.env.AGENT_FIX_CA_BUNDLE, existsSync);
+  return createSandboxProvider("docker", { ...(caBundle ? { caBundle } : {}), ...options });
 }
 
 /** The sandbox of `choice` on `sourceDir`: Docker's from the image chosen for it, or the host's. */

@@ -2,12 +2,18 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { DockerSandboxProvider } from "../../sandbox/docker.js";
-import { createSandboxProvider } from "../../sandbox/index.js";
 import { abortOnInterrupt } from "../../src/process-signals.js";
 import type { RepositoryPolicy } from "../config/repo-policy.js";
 import { runEval } from "../eval/eval.js";
 import { exportReplays } from "../eval/replays.js";
-import { checkoutImage, collect, positiveInteger, print, type SetExitCode } from "./common.js";
+import {
+  checkoutImage,
+  cliDockerSandboxes,
+  collect,
+  positiveInteger,
+  print,
+  type SetExitCode,
+} from "./common.js";
 
 interface EvalCliOptions {
   model: string;
@@ -65,7 +71,7 @@ async function evaluate(instances: string, options: EvalCliOptions): Promise<num
     const key = image ?? "";
     let provider = providers.get(key);
     if (!provider) {
-      provider = createSandboxProvider("docker", image ? { image } : {});
+      provider = cliDockerSandboxes(image ? { image } : {});
       providers.set(key, provider);
     }
     return provider;

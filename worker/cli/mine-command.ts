@@ -1,12 +1,18 @@
 /** `agent-fix mine`: eval instances from a repository's merged pull requests (worker/eval/mine/). */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { createSandboxProvider } from "../../sandbox/index.js";
 import { ConfigError } from "../../src/errors.js";
 import { abortOnInterrupt } from "../../src/process-signals.js";
 import { loadConfig } from "../agent/config-file.js";
 import { runMine } from "../eval/mine/mine.js";
-import { checkoutImage, collect, positiveInteger, print, type SetExitCode } from "./common.js";
+import {
+  checkoutImage,
+  cliDockerSandboxes,
+  collect,
+  positiveInteger,
+  print,
+  type SetExitCode,
+} from "./common.js";
 
 interface MineCliOptions {
   since?: string;
@@ -50,7 +56,7 @@ async function mine(slug: string, options: MineCliOptions): Promise<number> {
     });
   }
   const config = await loadConfig();
-  const provider = createSandboxProvider("docker", options.image ? { image: options.image } : {});
+  const provider = cliDockerSandboxes(options.image ? { image: options.image } : {});
   const controller = new AbortController();
   const detach = abortOnInterrupt(controller, print);
   try {

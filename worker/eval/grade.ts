@@ -33,7 +33,10 @@ export function shellWord(text: string): string {
 
 /** `template` with `{tests}` replaced by the ids, each quoted for the shell. */
 export function testCommandFor(template: string, ids: readonly string[]): string {
-  return template.replaceAll("{tests}", ids.map(shellWord).join(" ")).trim();
+  const words = ids.map(shellWord).join(" ");
+  // A function, not the string: in a replacement string `$'` (a quoted id ending in `$`, as a Go
+  // pattern `^TestX$` does) and `$&` are patterns of replaceAll's own.
+  return template.replaceAll("{tests}", () => words).trim();
 }
 
 export async function gradeInstance(

@@ -60,6 +60,9 @@ describe("testCommandFor", () => {
     ).toBe("python3 -m pytest tests/a.py::test_x 'tests/a.py::test_y[1 2]'");
     expect(testCommandFor("run {tests}", ["it's"])).toBe(`run 'it'\\''s'`);
     expect(testCommandFor("python3 -m unittest {tests}", [])).toBe("python3 -m unittest");
+    // `$'` and `$&` in an id are text, not replaceAll's patterns.
+    expect(testCommandFor("go test -run {tests} ./...", ["^TestX$"])).toBe("go test -run '^TestX$' ./...");
+    expect(testCommandFor("run {tests} end", ["a$&b"])).toBe("run 'a$&b' end");
   });
 });
 
