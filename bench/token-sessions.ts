@@ -4,7 +4,8 @@
  * the agent's seat, issue 27; each `project.json` names its registry archive, fetched and checked at
  * run time by test/support/registry-project.ts); the sample session is the repository's own fixture.
  */
-import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -70,6 +71,26 @@ const FETCH: Record<
   "crates.io": crate,
 };
 
+/**
+ * A recording whose sandbox needed a test runner the project does not ship (no network, no setup in
+ * `agent-fix run`): its `test-deps/` lockfile installed as the seat did (project.json's `testDeps`),
+ * node_modules/ laid in the repository's root and excluded from git, so no diff holds it.
+ */
+function installTestDeps(testDeps: string, root: string, repo: string): void {
+  const install = path.join(root, "test-deps");
+  cpSync(testDeps, install, { recursive: true });
+  execFileSync("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund"], {
+    cwd: install,
+    stdio: "ignore",
+  });
+  // Verbatim: node_modules/.bin's links are relative, and must stay so to work inside the sandbox.
+  cpSync(path.join(install, "node_modules"), path.join(repo, "node_modules"), {
+    recursive: true,
+    verbatimSymlinks: true,
+  });
+  appendFileSync(path.join(repo, ".git", "info", "exclude"), "/node_modules/\n");
+}
+
 /** One recorded real bug: its directory under test/fixtures/real-bugs/. */
 async function realBug(name: string): Promise<TokenSession> {
   const dir = path.join(REAL_BUGS, name);
@@ -83,6 +104,7 @@ async function realBug(name: string): Promise<TokenSession> {
   }
   const project = parsed.data;
   const patch = path.join(dir, "agent.patch");
+  const testDeps = path.join(dir, "test-deps");
   return {
     name,
     replay: path.join(dir, "replay.jsonl"),
@@ -93,7 +115,9 @@ async function realBug(name: string): Promise<TokenSession> {
     checkout: async (root) => {
       await mkdir(root, { recursive: true });
       const files = await FETCH[project.registry](project.name, project.version);
-      return (await committedRepository(root, files)).dir;
+      const repo = (await committedRepository(root, files)).dir;
+      if (existsSync(testDeps)) installTestDeps(testDeps, root, repo);
+      return repo;
     },
   };
 }

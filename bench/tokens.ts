@@ -157,14 +157,15 @@ async function replayFirstWave(
   const model = new RecordingModel(await wave.replayModel(session.replay));
   let sandbox: Sandbox | undefined;
   try {
-    // The first wave's /tmp was noexec, where `go test` builds and runs its binaries (today's is exec):
-    // Go's temporary files go under .git, which no diff shows, so the same actions run the same tests.
-    mkdirSync(path.join(dir, ".git", "go-tmp"));
+    // The first wave's /tmp was noexec, where `go test` and rustdoc build and run their binaries
+    // (today's is exec): temporary files go under .git, which no diff shows, so the same actions run
+    // the same tests.
+    mkdirSync(path.join(dir, ".git", "tmp"));
     sandbox = await wave.createSandbox({
       sourceDir: dir,
       jobId: `bench-tokens-wave1-${process.pid}`,
       image,
-      env: { GOTMPDIR: "/workspace/.git/go-tmp" },
+      env: { TMPDIR: "/workspace/.git/tmp" },
     });
     const environment = await wave.createEnvironment({ sandbox, config: config.aci });
     const trajectory = await wave.runAgent({
