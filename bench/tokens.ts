@@ -85,7 +85,7 @@ interface Measured {
   estimated: PromptSplit;
   o200k: PromptSplit;
   prefixReuse: number;
-  /** chars/4 of each request's prefix shared with the request before it: what a prompt cache can serve. */
+  /** chars/4 of each request's prefix shared with the request before it (tools included): what a prompt cache can serve. */
   cachedEstimated: number;
 }
 
@@ -94,7 +94,10 @@ function measure(requests: Request[]): Measured {
     requests.map((request) => splitPrompt(request.messages, request.tools, counter));
   const estimates = split(estimated);
   const counts = split(o200k);
-  const texts = requests.map((request) => serialised(request.messages));
+  // The tool definitions first, as the API puts them before the messages: they are part of the prefix.
+  const texts = requests.map(
+    (request) => `${JSON.stringify(request.tools)}\n${serialised(request.messages)}`,
+  );
   const shared = sharedPrefixes(texts).reduce((sum, { shared }) => sum + shared, 0);
   return {
     calls: estimates.map((estimate, index) => ({ estimated: estimate, o200k: counts[index]! })),
@@ -202,7 +205,7 @@ function printMeasured(title: string, measured: Measured): void {
   console.log(`  ${row("all", measured.estimated, measured.o200k)}`);
   console.log(
     `  o200k by part: ${PROMPT_PARTS.map((part) => `${part} ${measured.o200k[part]}`).join(", ")}; ` +
-      `prefix reuse ${measured.prefixReuse.toFixed(3)}, cacheable ${measured.cachedEstimated} of ${splitTotal(measured.estimated)} (chars/4)`,
+      `prefix reuse ${measured.prefixReuse.toFixed(3)} (tools first), cacheable ${measured.cachedEstimated} of ${splitTotal(measured.estimated)}, uncached ${splitTotal(measured.estimated) - measured.cachedEstimated} (chars/4)`,
   );
 }
 
@@ -308,6 +311,7 @@ async function main(): Promise<void> {
         tokens_o200k: splitTotal(now.o200k),
         parts: now.estimated,
         prefix_reuse: Number(now.prefixReuse.toFixed(4)),
+        uncached: splitTotal(now.estimated) - now.cachedEstimated,
       };
       if (wave) {
         const waveDir = await checkout();
@@ -337,6 +341,7 @@ async function main(): Promise<void> {
           first_wave_tokens_o200k: splitTotal(then.o200k),
           first_wave_parts: then.estimated,
           first_wave_prefix_reuse: Number(then.prefixReuse.toFixed(4)),
+          first_wave_uncached: splitTotal(then.estimated) - then.cachedEstimated,
           first_wave_same_patch: sameAsToday,
           ratio: Number(ratio.toFixed(4)),
           ratio_o200k: Number(ratioO200k.toFixed(4)),
