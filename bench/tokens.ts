@@ -2,13 +2,17 @@
  * Where the prompt tokens go (npm run bench:tokens [-- --session NAME] [--no-first-wave] [--out DIR]
  * [--config FILE]), ending with one JSON line. By default it replays the real bugs (sample-median on
  * request, or when none is recorded); --out keeps each replay's trajectory and patch; --config lays a
- * YAML file over config/default.yaml for today's replay, to measure other settings. Each recorded session (bench/token-sessions.ts) is replayed through today's agent: the
- * real loop, its prompts and history processor, the ACI in a real Docker sandbox, the gate running the
- * session's test command, and a `replay:` model that answers with the recorded replies and records
- * every request. Per call it prints the prompt's tokens by part (bench/prompt-split.ts): system prompt,
- * tool definitions, task, earlier actions and observations as the history processor kept them, and the
- * newest observation; per session the totals, estimated as worker/model/tokens.ts does (chars / 4) and
- * counted with gpt-4.1's tokenizer (o200k_base), and the prefix reuse (bench/prefix-reuse.ts).
+ * YAML file over config/default.yaml for today's replay, to measure other settings.
+ *
+ * Each recorded session (bench/token-sessions.ts) is replayed through today's agent: the real loop, its
+ * prompts and history processor, the ACI in a real Docker sandbox, the gate running the session's test
+ * command, and a `replay:` model that answers with the recorded replies and records every request. Per
+ * call it prints the prompt's tokens by part (bench/prompt-split.ts): system prompt, tool definitions,
+ * task, earlier actions and observations as the history processor kept them, and the newest
+ * observation; per session the totals, estimated as worker/model/tokens.ts does (chars / 4) and
+ * counted with gpt-4.1's tokenizer (o200k_base), the prefix reuse (bench/prefix-reuse.ts, the tools
+ * first as the API sends them), and the prompts' dollars at the default model's prices with the
+ * cacheable prefix billed as cached input.
  *
  * The baseline, measured in the same run: the same replies replayed through the first wave's agent
  * (bench/first-wave.ts: the code of session 1's last commit, its own loop, prompts, ACI and driver).
@@ -32,6 +36,7 @@ import { loadConfig } from "../worker/agent/config-file.js";
 import { runAgent } from "../worker/agent/index.js";
 import { startSandbox } from "../worker/cli/common.js";
 import { commandGate } from "../worker/cli/run-command.js";
+import { costOf, requirePrice } from "../worker/model/cost.js";
 import { ReplayModel } from "../worker/model/replay.js";
 import { type FirstWave, loadFirstWave } from "./first-wave.js";
 import { prefixReuse, serialised, sharedPrefixes } from "./prefix-reuse.js";
@@ -197,6 +202,28 @@ const row = (label: string | number, split: PromptSplit, counted: PromptSplit) =
     pad(splitTotal(counted), 12),
   ].join(" ");
 
+/**
+ * The prompts' dollars at the default model's prices (config/default.yaml), the cacheable prefix
+ * billed as cached input: what a provider's prompt cache makes of the tokens and the prefix reuse.
+ */
+async function promptPricing(): Promise<{ model: string; dollars: (measured: Measured) => number }> {
+  const { model } = await loadConfig();
+  const name = model.name.replace(/^openai:/, "");
+  const { price } = requirePrice(model.prices, name);
+  return {
+    model: name,
+    dollars: (measured) =>
+      costOf(
+        {
+          promptTokens: splitTotal(measured.estimated),
+          cachedPromptTokens: measured.cachedEstimated,
+          completionTokens: 0,
+        },
+        price,
+      ),
+  };
+}
+
 function printMeasured(title: string, measured: Measured): void {
   console.log(`  ${title} (tokens as chars/4 by part; the last column counted with o200k_base)`);
   console.log(`  ${header}`);
@@ -277,6 +304,8 @@ async function main(): Promise<void> {
     );
   const sessions = options.sessions.length ? all.filter((s) => options.sessions.includes(s.name)) : main;
   const wave = options.firstWave ? await loadFirstWave(repoRoot) : null;
+  const pricing = await promptPricing();
+  const dollars = { today: 0, wave: 0 };
   const results: Record<string, unknown>[] = [];
   const totals = {
     today: emptySplit(),
@@ -302,6 +331,7 @@ async function main(): Promise<void> {
       console.log(`  today: ${today.requests.length} calls, exit ${today.exit}, ${verdict.why}`);
       printMeasured("today", now);
       addSplit(totals.today, now.estimated);
+      dollars.today += pricing.dollars(now);
       addSplit(totals.todayO200k, now.o200k);
       const result: Record<string, unknown> = {
         session: session.name,
@@ -312,6 +342,7 @@ async function main(): Promise<void> {
         parts: now.estimated,
         prefix_reuse: Number(now.prefixReuse.toFixed(4)),
         uncached: splitTotal(now.estimated) - now.cachedEstimated,
+        prompt_usd: Number(pricing.dollars(now).toFixed(4)),
       };
       if (wave) {
         const waveDir = await checkout();
@@ -329,6 +360,7 @@ async function main(): Promise<void> {
         );
         printMeasured("first wave", then);
         addSplit(totals.wave, then.estimated);
+        dollars.wave += pricing.dollars(then);
         addSplit(totals.waveO200k, then.o200k);
         const ratio = splitTotal(now.estimated) / splitTotal(then.estimated);
         const ratioO200k = splitTotal(now.o200k) / splitTotal(then.o200k);
@@ -342,6 +374,7 @@ async function main(): Promise<void> {
           first_wave_parts: then.estimated,
           first_wave_prefix_reuse: Number(then.prefixReuse.toFixed(4)),
           first_wave_uncached: splitTotal(then.estimated) - then.cachedEstimated,
+          first_wave_prompt_usd: Number(pricing.dollars(then).toFixed(4)),
           first_wave_same_patch: sameAsToday,
           ratio: Number(ratio.toFixed(4)),
           ratio_o200k: Number(ratioO200k.toFixed(4)),
@@ -361,6 +394,7 @@ async function main(): Promise<void> {
     sessions: results,
     tokens: today,
     tokens_o200k: splitTotal(totals.todayO200k),
+    prompt_usd: Number(dollars.today.toFixed(4)),
     resolved: results.filter((r) => r.resolved).length,
   };
   if (wave) {
@@ -372,12 +406,16 @@ async function main(): Promise<void> {
     console.log(
       `today / first wave: ${(today / then).toFixed(3)} (chars/4), ${(splitTotal(totals.todayO200k) / splitTotal(totals.waveO200k)).toFixed(3)} (o200k); goal <= 0.7`,
     );
+    console.log(
+      `prompts at ${pricing.model}'s prices, the cacheable prefix as cached input: $${dollars.today.toFixed(4)} today, $${dollars.wave.toFixed(4)} first wave (${(dollars.today / dollars.wave).toFixed(3)})`,
+    );
     Object.assign(summary, {
       first_wave_commit: wave.commit,
       first_wave_tokens: then,
       first_wave_tokens_o200k: splitTotal(totals.waveO200k),
       ratio: Number((today / then).toFixed(4)),
       ratio_o200k: Number((splitTotal(totals.todayO200k) / splitTotal(totals.waveO200k)).toFixed(4)),
+      first_wave_prompt_usd: Number(dollars.wave.toFixed(4)),
     });
   }
   console.log(JSON.stringify(summary));
