@@ -236,20 +236,11 @@ function printMeasured(title: string, measured: Measured): void {
   );
 }
 
-/**
- * Two patches are the same but for the files' modes on `index` lines: a registry's archive unpacked
- * by the bench keeps no executable bits its recording's checkout may have had.
- */
-function samePatch(a: string, b: string): boolean {
-  const modeless = (patch: string) => patch.replace(/^(index \S+) \d{6}$/gm, "$1");
-  return modeless(a) === modeless(b);
-}
-
 /** A session is resolved when today's replay submits, the gate passes and the patch is the recorded one. */
 function resolved(session: TokenSession, today: Replayed): { resolved: boolean; why: string } {
   if (today.exit !== "submitted") return { resolved: false, why: `exit ${today.exit}` };
   if (today.gatePassed !== true) return { resolved: false, why: "the gate did not pass" };
-  if (session.patch !== undefined && !samePatch(session.patch, today.patch))
+  if (session.patch !== undefined && session.patch !== today.patch)
     return { resolved: false, why: "the patch differs from the recorded one" };
   return {
     resolved: true,
@@ -354,7 +345,7 @@ async function main(): Promise<void> {
         }
         keep(options.out, `${session.name}.first-wave`, first);
         const then = measure(first.requests);
-        const sameAsToday = samePatch(first.patch, today.patch);
+        const sameAsToday = first.patch === today.patch;
         console.log(
           `  first wave (${wave.commit}): ${first.requests.length} calls, exit ${first.exit}, gate ${first.gatePassed}, ${sameAsToday ? "same patch" : "a different patch"}`,
         );

@@ -13,10 +13,10 @@ export function commitAll(dir: string, message = "c"): string {
   return git("rev-parse", "HEAD").toString().trim();
 }
 
-/** `files` (path -> text, or bytes) written to `<root>/repo` and committed; its directory and head commit. */
+/** `files` (path -> text) written to `<root>/repo` and committed; its directory and head commit. */
 export async function committedRepository(
   root: string,
-  files: Record<string, string | Buffer>,
+  files: Record<string, string>,
 ): Promise<{ dir: string; head: string }> {
   const dir = join(root, "repo");
   for (const [path, text] of Object.entries(files)) {
