@@ -43,7 +43,7 @@ const keptLines = 2;
  * Why a view collapses before its turn: the file was edited under it since (what it shows is gone), or
  * a later view shows the same lines again (it says nothing the history does not hold further on).
  */
-export type Outdated = "edited" | "shown_again";
+type Outdated = "edited" | "shown_again";
 
 /**
  * An old output cut to its first and last lines, saying how much was left out and how to see it again;
