@@ -40,17 +40,10 @@ export interface HistoryOptions {
 const keptLines = 2;
 
 /**
- * Why a view collapses before its turn: the file was edited under it since (what it shows is gone), or
- * a later view shows the same lines again (it says nothing the history does not hold further on).
- */
-type Outdated = "edited" | "shown_again";
-
-/**
  * An old output cut to its first and last lines, saying how much was left out and how to see it again;
- * an outdated view says why: the file was edited since (and how to see those lines as they are now), or
- * the lines are shown again further on.
+ * a view of a file edited since says so, and how to see those lines as they are now.
  */
-export function collapsedText(content: string, outdated: Outdated | null = null): string {
+export function collapsedText(content: string, editedSince = false): string {
   const body = withoutFooter(content);
   const lines = body.split("\n");
   const file = viewedFile(body);
@@ -58,11 +51,9 @@ export function collapsedText(content: string, outdated: Outdated | null = null)
   const open = `open ${file}${firstLine ? ` ${firstLine}` : ""}`;
   const again = !file
     ? "run the command again to see it"
-    : outdated === "edited"
+    : editedSince
       ? `the file was edited since: ${open} to see it as it is now`
-      : outdated === "shown_again"
-        ? "the same lines are shown again further on"
-        : `${open} to see it again`;
+      : `${open} to see it again`;
   if (lines.length <= 2 * keptLines + 1) return `Old environment output (${again}):\n${body}`;
   const omitted = lines.length - 2 * keptLines;
   return [
@@ -77,17 +68,14 @@ interface Observation {
   index: number;
   content: string;
   collapsible: boolean;
-  /**
-   * A view of a file that a later edit changed at or above its last line (what it shows is gone), or
-   * whose lines a later view of the file shows again; null: neither.
-   */
-  outdated: Outdated | null;
+  /** A view of a file that a later edit changed at or above its last line: what it shows is gone. */
+  stale: boolean;
 }
 
-/** The first and last line numbers a view shows (the viewer's `N:` lines), if it shows any. */
-function shownLines(body: string): { first: number; last: number } | null {
+/** The last line number a view shows (the viewer's `N:` lines), if it shows any. */
+function lastShownLine(body: string): number | null {
   const numbers = [...body.matchAll(/^(\d+):/gm)].map((match) => Number(match[1]));
-  return numbers.length > 0 ? { first: Math.min(...numbers), last: Math.max(...numbers) } : null;
+  return numbers.length > 0 ? Math.max(...numbers) : null;
 }
 
 /** The first line an accepted `edit` changed, from its "File updated" line. */
@@ -105,43 +93,25 @@ function observationsOf(entries: readonly HistoryEntry[], options: HistoryOption
   const latest = new Map<string, number>();
   const edited = new Set<string>();
   const found: Observation[] = [];
-  const views: { observation: Observation; file: string; first: number; last: number; edit: boolean }[] = [];
+  const views: { observation: Observation; file: string; last: number }[] = [];
   entries.forEach((entry, index) => {
     if (entry.kind !== "observation") return;
     const content = entry.message.content ?? "";
     const body = withoutFooter(content);
     const file = viewedFile(body);
     const change = editedFile(body);
-    const observation: Observation = {
-      index,
-      content,
-      collapsible: body.split("\n").length > shortLines,
-      outdated: null,
-    };
+    const observation = { index, content, collapsible: body.split("\n").length > shortLines, stale: false };
     if (change) {
       edited.add(change);
       // Lines from the edit's first on changed or moved: earlier views showing them show what is gone.
       const start = editStart(body);
       if (start !== null)
         for (const view of views)
-          if (view.file === change && view.last >= start) view.observation.outdated = "edited";
+          if (view.file === change && view.last >= start) view.observation.stale = true;
     }
     if (file) latest.set(`file:${file}`, index);
-    const shown = file ? shownLines(body) : null;
-    if (file && shown) {
-      // An earlier window of these lines says nothing this one does not (an edit's answer, which also
-      // says what the edit removed, stays); one the file was edited under since is outdated already.
-      for (const view of views)
-        if (
-          view.file === file &&
-          !view.edit &&
-          view.observation.outdated === null &&
-          view.first >= shown.first &&
-          view.last <= shown.last
-        )
-          view.observation.outdated = "shown_again";
-      views.push({ observation, file, ...shown, edit: change !== null });
-    }
+    const last = file ? lastShownLine(body) : null;
+    if (file && last !== null) views.push({ observation, file, last });
     const command = shellCommand(entries[index - 1]?.message);
     if (command && isTestRun(command, options.testCommand)) latest.set(`test:${command}`, index);
     found.push(observation);
@@ -182,28 +152,25 @@ function collapsePoint(observations: Observation[], options: HistoryOptions): nu
 
 /**
  * Indexes (into `entries`) of the observations that are collapsed in the next request: those before
- * the collapse point, and (but with `full`) every outdated view, wherever it is (issue 27: a window the
- * model edited under, or opened again, was sent again in every request).
+ * the collapse point, and (but with `full`) every stale view, wherever it is (issue 27: a window the
+ * model edited under was sent again in every request, with lines the file no longer has).
  */
 export function collapsedIndexes(entries: readonly HistoryEntry[], options: HistoryOptions): Set<number> {
-  return new Set(collapsedOf(entries, options).keys());
-}
-
-/** The observations collapsed in the next request, by index, with why a view collapsed before its turn. */
-function collapsedOf(
-  entries: readonly HistoryEntry[],
-  options: HistoryOptions,
-): Map<number, Outdated | null> {
   const observations = observationsOf(entries, options);
   const point = collapsePoint(observations, options);
-  const outdatedCollapse = options.processor !== "full";
-  const collapsed = new Map<number, Outdated | null>();
-  observations.forEach((o, i) => {
-    if (!o.collapsible) return;
-    if (outdatedCollapse && o.outdated) collapsed.set(o.index, o.outdated);
-    else if (i < point) collapsed.set(o.index, null);
-  });
-  return collapsed;
+  const stale = options.processor !== "full";
+  return new Set(
+    observations.filter((o, i) => o.collapsible && (i < point || (stale && o.stale))).map((o) => o.index),
+  );
+}
+
+/** Indexes of the stale views among the collapsed ones: their collapsed text says the file changed. */
+function staleIndexes(entries: readonly HistoryEntry[], options: HistoryOptions): Set<number> {
+  return new Set(
+    observationsOf(entries, options)
+      .filter((o) => o.stale)
+      .map((o) => o.index),
+  );
 }
 
 /**
@@ -213,14 +180,12 @@ function collapsedOf(
  * newest, at the end of what the next request shares with it, so the prompt's prefix stays put.
  */
 export function processHistory(entries: readonly HistoryEntry[], options: HistoryOptions): ChatMessage[] {
-  const collapsed = collapsedOf(entries, options);
+  const collapsed = collapsedIndexes(entries, options);
+  const stale = staleIndexes(entries, options);
   const newest = entries.findLastIndex((entry) => entry.kind === "observation");
   return entries.map(({ kind, message }, index) => {
     if (collapsed.has(index))
-      return {
-        ...message,
-        content: collapsedText(message.content ?? "", collapsed.get(index)),
-      } as ChatMessage;
+      return { ...message, content: collapsedText(message.content ?? "", stale.has(index)) } as ChatMessage;
     if (kind === "observation" && index !== newest)
       return { ...message, content: withoutFooter(message.content ?? "") } as ChatMessage;
     return message;

@@ -125,29 +125,6 @@ describe("history processors", () => {
     expect(contents(processHistory(entries, { ...roomy, processor: "full" }))[1]).toContain("45:line 45");
   });
 
-  it("a window whose lines a later window shows again collapses at once; an edit's answer stays", () => {
-    const entries: HistoryEntry[] = [{ kind: "system", message: { role: "system", content: "sys" } }];
-    const push = (action: AssistantMessage, content: string) => {
-      const id = action.tool_calls![0]!.id;
-      entries.push({ kind: "action", message: action });
-      entries.push({ kind: "observation", message: { role: "tool", tool_call_id: id, content } });
-    };
-    const window = (file: string, from: number, count: number) =>
-      `[File: ${file} (300 lines total)]\n(${from - 1} more lines above)\n${Array.from({ length: count }, (_, k) => `${from + k}:line ${from + k}`).join("\n")}\n(${300 - from - count + 1} more lines below)\n${footer}`;
-    push(call("open", { path: "src/a.py", line_number: 20 }, "v1"), window("src/a.py", 10, 12));
-    push(call("open", { path: "src/b.py", line_number: 20 }, "v2"), window("src/b.py", 10, 12));
-    push(call("open", { path: "src/a.py", line_number: 15 }, "v3"), window("src/a.py", 5, 20));
-    const roomy = { processor: "block" as const, keepLast: 5, blockSize: 10, budgetTokens: 100_000 };
-    const texts = contents(processHistory(entries, roomy));
-    expect(texts[0]).toBe(
-      "Old environment output, collapsed (15 lines; the same lines are shown again further on):\n[File: src/a.py (300 lines total)]\n(9 more lines above)\n[... 11 lines omitted ...]\n21:line 21\n(279 more lines below)",
-    );
-    // Another file's window, and the window that shows the lines again, stay whole.
-    expect(texts[1]).toContain("15:line 15");
-    expect(texts[2]).toContain("15:line 15");
-    expect(contents(processHistory(entries, { ...roomy, processor: "full" }))[0]).toContain("15:line 15");
-  });
-
   it("full collapses nothing", () => {
     expect(
       whole(processHistory(conversation(8), { processor: "full", keepLast: 5, blockSize: 10 })),
