@@ -20,6 +20,7 @@ import {
 import { bundlePromptValues } from "../worker/agent/prompts.js";
 import { agentConfigSchema, type HistoryProcessorName } from "../worker/config/agent.js";
 import { estimatePromptTokens } from "../worker/model/tokens.js";
+import { prefixReuse, serialised } from "./prefix-reuse.js";
 
 const STEPS = 40;
 
@@ -86,13 +87,6 @@ export function fixedTrajectory(): { action: ChatMessage; observation: string }[
   return steps;
 }
 
-function commonPrefix(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
-}
-
 /** The file and first line of a viewer observation, to tell when a later open shows the same lines. */
 function viewOf(observation: string): { file: string; first: number } | null {
   const file = /^\[File: (\S+) /.exec(observation)?.[1];
@@ -107,16 +101,13 @@ function simulate(options: HistoryOptions, system: string, instance: string) {
     { kind: "instance", message: { role: "user", content: instance } },
   ];
   let tokens = 0;
-  let previous = "";
-  const reuse: number[] = [];
+  const requests: string[] = [];
   let views = 0;
   let reopened = 0;
   for (let request = 1; request <= STEPS; request++) {
     const messages = processHistory(entries, options);
     tokens += estimatePromptTokens(messages);
-    const serialised = messages.map((message) => JSON.stringify(message)).join("\n");
-    if (request > 1) reuse.push(commonPrefix(previous, serialised) / serialised.length);
-    previous = serialised;
+    requests.push(serialised(messages));
     const step = steps[request - 1]!;
     // Re-opening: this step shows lines of a file that an earlier, now collapsed, window showed.
     const view = viewOf(step.observation);
@@ -137,7 +128,7 @@ function simulate(options: HistoryOptions, system: string, instance: string) {
   }
   return {
     tokens,
-    prefixReuse: reuse.reduce((sum, value) => sum + value, 0) / reuse.length,
+    prefixReuse: prefixReuse(requests),
     reopenCollapsed: views === 0 ? 0 : reopened / views,
   };
 }

@@ -4,7 +4,14 @@
  * from the model is answered, never thrown.
  */
 import { z } from "zod";
-import type { AciState, Environment, FunctionSpec, Sandbox, ToolResult } from "../../src/shared/contracts.js";
+import type {
+  AciState,
+  Environment,
+  FunctionSpec,
+  Sandbox,
+  Tool,
+  ToolResult,
+} from "../../src/shared/contracts.js";
 import { SandboxError } from "../../src/shared/errors.js";
 import type { AciConfig } from "../config/aci.js";
 import { withEditOutcome } from "./edit-outcome.js";
@@ -66,12 +73,14 @@ function cleanJsonSchema(schema: Record<string, unknown>): Record<string, unknow
   });
 }
 
-function argumentDocs(tool: AciTool): string[] {
+/** `    - key (type) [required|optional]: description` per argument: the text-mode docs of a tool's arguments. */
+export function argumentDocs(tool: Tool): string[] {
   return Object.entries(tool.parameters.shape).map(([key, schema]) => {
-    const type = cleanJsonSchema(z.toJSONSchema(schema as z.ZodType, { io: "input" })).type ?? "string";
+    // The JSON schema finds a description wherever zod keeps it (under .optional() or a .pipe()).
+    const json = cleanJsonSchema(z.toJSONSchema(schema as z.ZodType, { io: "input" }));
+    const type = json.type ?? "string";
     const required = (schema as z.ZodType).safeParse(undefined).success ? "optional" : "required";
-    const inner = schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : (schema as z.ZodType);
-    const description = (schema as z.ZodType).description ?? inner.description ?? "";
+    const description = typeof json.description === "string" ? json.description : "";
     return `    - ${key} (${String(type)}) [${required}]: ${description}`;
   });
 }

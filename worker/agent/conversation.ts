@@ -11,8 +11,8 @@ import type {
   FunctionSpec,
   Tool,
 } from "../../src/shared/contracts.js";
+import { argumentDocs } from "../aci/environment.js";
 import type { AgentConfig } from "../config/agent.js";
-import { isOptional, parameterNames } from "./arguments.js";
 import type { HistoryEntry } from "./history.js";
 import { actionFormatInstructions, textSignature } from "./parse.js";
 import { bundlePromptValues, cleanIssueText, renderTemplate } from "./prompts.js";
@@ -34,16 +34,12 @@ export function openingEntries(
   template?: PullRequestTemplate,
 ): HistoryEntry[] {
   const format = config.actionFormat;
-  // With function calling the tool definitions already carry every description: the prompt only
-  // lists the calls, so the docs are not sent twice and never in the text syntax (issue 12).
+  // With function calling the tool definitions, sent with every request, are the tools' only
+  // documentation: neither the text syntax (issue 12) nor a second list of the calls (issue 27).
   const toolDocs =
     format === "function_calling"
-      ? functionList(env.tools)
-      : env.tools
-          .map(
-            (tool) => `${textSignature(tool)}\n    ${toolDescription(tool, config).replace(/\n/g, "\n    ")}`,
-          )
-          .join("\n");
+      ? ""
+      : `COMMANDS:\n${env.tools.map((tool) => textDocs(tool, config)).join("\n")}\n\n`;
   const system = renderTemplate(config.prompts.system, {
     tool_docs: toolDocs,
     action_format_instructions: actionFormatInstructions(format, env.tools),
@@ -74,19 +70,15 @@ export function openingEntries(
   ];
 }
 
-/** `- open(path, line_number?)` per tool: the calls at a glance, their descriptions are in the schemas. */
-function functionList(tools: readonly Tool[]): string {
-  const lines = tools.map((tool) => {
-    const shape = tool.parameters.shape as Record<string, unknown>;
-    const args = parameterNames(tool).map((key) => (isOptional(shape[key]) ? `${key}?` : key));
-    return `- ${tool.name}(${args.join(", ")})`;
-  });
-  return [...lines, "Each function's definition says what it does and what its arguments mean."].join("\n");
+/** A tool's text-mode docs: its signature, what it does, and what each argument means. */
+function textDocs(tool: Tool, config: AgentConfig): string {
+  const description = toolDescription(tool, config).replace(/\n/g, "\n    ");
+  return [textSignature(tool), `    ${description}`, ...argumentDocs(tool)].join("\n");
 }
 
 /** What `submit` really does in this loop: with the review on, the first call only shows the diff. */
 const submitWithReview =
-  "Submits your current changes (the diff of the repository against the commit you started from, new files included). The first call changes nothing: it shows you the diff and a short checklist to review. Call submit again to submit; that ends the session, unless the repository's tests fail on the change, in which case you are shown their output and can go on working. While nothing has changed there is nothing to submit, and such a call does not count as the first.";
+  "Submits your changes (the diff against the commit you started from, new files included). The first call only shows you the diff and a checklist to review; the second submits and ends the session, unless the repository's tests fail on the change: then you see their output and go on. A call with nothing changed submits nothing and is not the first.";
 
 function toolDescription(tool: Tool, config: AgentConfig): string {
   if (tool.name === "submit" && config.reviewOnSubmit) return submitWithReview;

@@ -8,7 +8,8 @@
  *   observations would exceed `budgetTokens`: the prompt stays byte-identical from its start between
  *   collapses, so prompt caches hit, and nothing is collapsed while the history is small.
  * Never collapsed (issue 12): outputs of at most `shortOutputLines` lines, the latest view of every
- * file the model has edited, and the last output of each test command.
+ * file the model has edited, and the last output of each test command. Every observation but the
+ * newest loses the ACI's state lines.
  */
 
 import type { ChatMessage } from "../../src/shared/contracts.js";
@@ -38,15 +39,21 @@ export interface HistoryOptions {
 
 const keptLines = 2;
 
-/** An old output cut to its first and last lines, saying how much was left out and how to see it again. */
-export function collapsedText(content: string): string {
+/**
+ * An old output cut to its first and last lines, saying how much was left out and how to see it again;
+ * a view of a file edited since says so, and how to see those lines as they are now.
+ */
+export function collapsedText(content: string, editedSince = false): string {
   const body = withoutFooter(content);
   const lines = body.split("\n");
   const file = viewedFile(body);
   const firstLine = lines.find((line) => /^\d+:/.test(line))?.split(":")[0];
-  const again = file
-    ? `open ${file}${firstLine ? ` ${firstLine}` : ""} to see it again`
-    : "run the command again to see it";
+  const open = `open ${file}${firstLine ? ` ${firstLine}` : ""}`;
+  const again = !file
+    ? "run the command again to see it"
+    : editedSince
+      ? `the file was edited since: ${open} to see it as it is now`
+      : `${open} to see it again`;
   if (lines.length <= 2 * keptLines + 1) return `Old environment output (${again}):\n${body}`;
   const omitted = lines.length - 2 * keptLines;
   return [
@@ -61,6 +68,23 @@ interface Observation {
   index: number;
   content: string;
   collapsible: boolean;
+  /** A view of a file that a later edit changed at or above its last line: what it shows is gone. */
+  stale: boolean;
+}
+
+/** The last line number a view shows (the viewer's `N:` lines), if it shows any. */
+function lastShownLine(body: string): number | null {
+  const numbers = [...body.matchAll(/^(\d+):/gm)].map((match) => Number(match[1]));
+  return numbers.length > 0 ? Math.max(...numbers) : null;
+}
+
+/** The first line an accepted `edit` changed, from its "File updated" line. */
+function editStart(body: string): number | null {
+  const match =
+    /^File updated: (?:lines removed before line|the edited line is now line|the edited lines are now) (\d+)/m.exec(
+      body,
+    );
+  return match ? Number(match[1]) : null;
 }
 
 /** The observations of the history, each marked whether it may be collapsed at all. */
@@ -69,17 +93,28 @@ function observationsOf(entries: readonly HistoryEntry[], options: HistoryOption
   const latest = new Map<string, number>();
   const edited = new Set<string>();
   const found: Observation[] = [];
+  const views: { observation: Observation; file: string; last: number }[] = [];
   entries.forEach((entry, index) => {
     if (entry.kind !== "observation") return;
     const content = entry.message.content ?? "";
     const body = withoutFooter(content);
     const file = viewedFile(body);
     const change = editedFile(body);
-    if (change) edited.add(change);
+    const observation = { index, content, collapsible: body.split("\n").length > shortLines, stale: false };
+    if (change) {
+      edited.add(change);
+      // Lines from the edit's first on changed or moved: earlier views showing them show what is gone.
+      const start = editStart(body);
+      if (start !== null)
+        for (const view of views)
+          if (view.file === change && view.last >= start) view.observation.stale = true;
+    }
     if (file) latest.set(`file:${file}`, index);
+    const last = file ? lastShownLine(body) : null;
+    if (file && last !== null) views.push({ observation, file, last });
     const command = shellCommand(entries[index - 1]?.message);
     if (command && isTestRun(command, options.testCommand)) latest.set(`test:${command}`, index);
-    found.push({ index, content, collapsible: body.split("\n").length > shortLines });
+    found.push(observation);
   });
   const kept = new Set<number>();
   for (const [key, index] of latest) {
@@ -115,23 +150,44 @@ function collapsePoint(observations: Observation[], options: HistoryOptions): nu
   }
 }
 
-/** Indexes (into `entries`) of the observations that are collapsed in the next request. */
+/**
+ * Indexes (into `entries`) of the observations that are collapsed in the next request: those before
+ * the collapse point, and (but with `full`) every stale view, wherever it is (issue 27: a window the
+ * model edited under was sent again in every request, with lines the file no longer has).
+ */
 export function collapsedIndexes(entries: readonly HistoryEntry[], options: HistoryOptions): Set<number> {
   const observations = observationsOf(entries, options);
   const point = collapsePoint(observations, options);
+  const stale = options.processor !== "full";
   return new Set(
-    observations
-      .slice(0, point)
-      .filter((o) => o.collapsible)
+    observations.filter((o, i) => o.collapsible && (i < point || (stale && o.stale))).map((o) => o.index),
+  );
+}
+
+/** Indexes of the stale views among the collapsed ones: their collapsed text says the file changed. */
+function staleIndexes(entries: readonly HistoryEntry[], options: HistoryOptions): Set<number> {
+  return new Set(
+    observationsOf(entries, options)
+      .filter((o) => o.stale)
       .map((o) => o.index),
   );
 }
 
+/**
+ * The messages of the next request. Only the newest observation keeps the state lines the ACI ends
+ * each one with (open file, current directory): an older one's say what held then, and repeating them
+ * in every request cost tokens for nothing (issue 27). The newest loses them once it is no longer the
+ * newest, at the end of what the next request shares with it, so the prompt's prefix stays put.
+ */
 export function processHistory(entries: readonly HistoryEntry[], options: HistoryOptions): ChatMessage[] {
   const collapsed = collapsedIndexes(entries, options);
-  return entries.map(({ message }, index) =>
-    collapsed.has(index)
-      ? ({ ...message, content: collapsedText(message.content ?? "") } as ChatMessage)
-      : message,
-  );
+  const stale = staleIndexes(entries, options);
+  const newest = entries.findLastIndex((entry) => entry.kind === "observation");
+  return entries.map(({ kind, message }, index) => {
+    if (collapsed.has(index))
+      return { ...message, content: collapsedText(message.content ?? "", stale.has(index)) } as ChatMessage;
+    if (kind === "observation" && index !== newest)
+      return { ...message, content: withoutFooter(message.content ?? "") } as ChatMessage;
+    return message;
+  });
 }

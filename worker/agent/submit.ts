@@ -28,7 +28,7 @@ const stateLines = /\n\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)$/;
 
 /** What the model is told of submit's `description` argument (function calling only). */
 const DESCRIPTION_ARGUMENT =
-  "the pull request's description, published as you write it for the repository's maintainers: what was wrong, what changed, how it was checked";
+  "the pull request's description, published as written, for the maintainers: what was wrong, what changed, how it was checked";
 
 /**
  * The pull request's description the model gives (issue 24: the confirming submit's thought was

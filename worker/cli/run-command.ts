@@ -45,7 +45,8 @@ export function registerRunCommand(program: Command, setExitCode: SetExitCode): 
     .action(async (options: RunOptions) => setExitCode(await run(options)));
 }
 
-function commandGate(sandbox: Sandbox, command: string): Gate {
+/** The gate of `--test`: the command in the agent's own sandbox (bench:tokens replays through it too). */
+export function commandGate(sandbox: Pick<Sandbox, "exec" | "workdir">, command: string): Gate {
   return async (_patch, signal) => {
     const result = await sandbox.exec(command, {
       cwd: sandbox.workdir,

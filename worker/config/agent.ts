@@ -187,7 +187,7 @@ export const agentConfigSchema = z
       .strictObject({
         system: template(
           "system",
-          "The system prompt: the interface, the tools' documentation and the action format.",
+          "The system prompt: the interface, the tools' documentation and the action format. {{tool_docs}} is empty with function calling (the definitions go with the request), else a COMMANDS: section ending with an empty line.",
         ),
         demonstration: template(
           "demonstration",

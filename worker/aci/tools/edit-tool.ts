@@ -32,15 +32,13 @@ export function editTool(runtime: AciRuntime): AciTool {
   return defineTool({
     name: "edit",
     signature: "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit",
-    doc: "Replaces lines start_line through end_line (inclusive) of the open file with the lines of replacement_text, entered exactly as given (so make sure their indentation is right), each ended with the file's line ending: a final newline in replacement_text only ends its last line, with or without it the result is the same; to add an empty last line, end with an empty line. To insert without replacing, use an end_line one less than start_line. The edited file is checked for syntax errors first: if the edit introduces one, the file is left unchanged and the error is shown; read it, fix your edit and try again (issuing the same edit again gives the same error).",
+    doc: "Replaces lines start_line to end_line (inclusive) of the open file with replacement_text, exactly as given: mind the indentation. Its final newline is optional (to add an empty last line, end with an empty line). To insert, use end_line = start_line - 1. An edit that introduces a syntax error is refused, the file left unchanged and the error shown: fix the edit, since sending it again gives the same error.",
     parameters: z.object({
-      start_line: integerArg("the line number to start the edit at"),
-      end_line: integerArg("the line number to end the edit at (inclusive)"),
-      replacement_text: stringArg(
-        "the new lines, exactly as they should appear in the file (a final newline is optional: it ends the last line)",
-      ),
+      start_line: integerArg("the first line to replace"),
+      end_line: integerArg("the last line to replace"),
+      replacement_text: stringArg("the new lines"),
       expected_text: stringArg(
-        "optional: the current text of lines start_line..end_line (or just its first line; for an insertion, line start_line) as you last saw it; if the file no longer has it there, the edit is refused and the current lines are shown",
+        "those lines (or their first; for an insertion, line start_line) as you last saw them: if the file no longer has them there, the edit is refused and the current lines shown",
       ).optional(),
     }),
     multilineArg: "replacement_text",

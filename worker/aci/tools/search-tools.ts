@@ -142,14 +142,19 @@ async function searchDirectory(
   return { lines: found.lines, term: `"${what}" in ${displayPath(dir.relative)}` };
 }
 
+// Said once in each search tool's definition, and in a few words: every request carries them (issue 27).
+const dirArg = stringArg("the directory (default: the repository root)").optional();
+const regexArg = booleanArg("search_term is a regular expression, in ripgrep's syntax").optional();
+const literally = "The term is matched literally and case-sensitively unless regex is true.";
+
 function findFileTool(runtime: AciRuntime): AciTool {
   const cap = runtime.config.searchCap;
   return defineTool({
     name: "find_file",
-    doc: "Finds all files with the given name or glob pattern (e.g. *.py) in dir. If dir is not provided, searches the whole repository. Files ignored by .gitignore and hidden files are skipped.",
+    doc: "Finds the files named file_name, or matching it as a glob (e.g. *.py), under dir. Skips hidden files and those .gitignore ignores.",
     parameters: z.object({
-      file_name: stringArg("the name of the file, or a glob pattern, to search for").min(1),
-      dir: stringArg("the directory to search in (if not provided, the repository root)").optional(),
+      file_name: stringArg("a file name or glob pattern").min(1),
+      dir: dirArg,
     }),
     run: async (args, context) => {
       const found = await searchDirectory(
@@ -256,15 +261,13 @@ function searchDirTool(runtime: AciRuntime): AciTool {
   const cap = runtime.config.searchCap;
   return defineTool({
     name: "search_dir",
-    doc: `Searches for search_term in all files in dir and lists the files that contain it, with the number of matching lines in each. The term is matched literally and case-sensitively unless regex is true (ripgrep's regular expression syntax); when nothing matches, the files that would match ignoring case are named. If dir is a file, that file is searched as search_file does. With lines, up to that many matching lines (at most ${cap}) are shown with their line numbers under their files. If dir is not provided, searches the whole repository. Files ignored by .gitignore, hidden and binary files are skipped.`,
+    doc: `Lists the files under dir that contain search_term, with their number of matching lines (a file as dir is searched as search_file does). ${literally} With no match, names the files that match ignoring case. Skips hidden and binary files and those .gitignore ignores.`,
     parameters: z.object({
       search_term: stringArg("the term to search for").min(1),
-      dir: stringArg("the directory to search in (if not provided, the repository root)").optional(),
-      regex: booleanArg(
-        "true: search_term is a regular expression (default false: matched literally)",
-      ).optional(),
+      dir: dirArg,
+      regex: regexArg,
       lines: integerArg(
-        `how many matching lines to show, at most ${cap} (default 0: only the counts per file)`,
+        `also show up to this many matching lines (at most ${cap}) with their numbers (default 0: counts only)`,
       )
         .pipe(z.number().int().min(0))
         .optional(),
@@ -289,13 +292,11 @@ function searchFileTool(runtime: AciRuntime): AciTool {
     : noFileOpen;
   return defineTool({
     name: "search_file",
-    doc: `Searches for search_term in file and shows each matching line with its line number. The term is matched literally and case-sensitively unless regex is true (ripgrep's regular expression syntax, as in search_dir). If file is not provided, searches ${openFile}.`,
+    doc: `Shows each line of file that contains search_term, with its line number. ${literally}`,
     parameters: z.object({
       search_term: stringArg("the term to search for").min(1),
-      file: stringArg(`the file to search in (if not provided, ${openFile})`).optional(),
-      regex: booleanArg(
-        "true: search_term is a regular expression (default false: matched literally)",
-      ).optional(),
+      file: stringArg(`the file (default: ${openFile})`).optional(),
+      regex: regexArg,
     }),
     run: async (args, context) => {
       let relative: string;

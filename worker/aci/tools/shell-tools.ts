@@ -32,7 +32,7 @@ export function shellTools(runtime: AciRuntime): AciTool[] {
   const editTools = runtime.config.bundle === "editor" ? "str_replace, insert or create" : "the edit command";
   const bash = defineTool({
     name: "bash",
-    doc: `Runs a bash command in the repository's shell; the current directory and exported variables persist between commands. There is no terminal and no input: interactive programs (editors, pagers, REPLs without a script) are refused, pagers are off. A command running longer than ${timeoutSeconds} seconds is killed.`,
+    doc: `Runs a bash command in the repository's shell; the current directory and exported variables persist. No terminal, no input: interactive programs (editors, pagers, REPLs without a script) are refused. A command is killed after ${timeoutSeconds} seconds.`,
     parameters: z.object({ command: stringArg("the command to run").min(1) }),
     run: async (args, context) => {
       const problem = interactiveCommandProblem(args.command, editTools);

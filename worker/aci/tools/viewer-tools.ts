@@ -77,19 +77,17 @@ export function viewerTools(runtime: AciRuntime): AciTool[] {
   const window = runtime.config.window;
   const open = defineTool({
     name: "open",
-    doc: `Opens the file at the given path in the editor, showing ${window} lines at a time with their line numbers. If line_number is provided, the window moves to include that line.`,
+    doc: `Opens the file at the given path in the editor, showing ${window} lines at a time with their line numbers.`,
     parameters: z.object({
-      path: stringArg("the path to the file to open, relative to the current directory"),
-      line_number: integerArg(
-        "the line number to move the window to (if not provided, the window starts at the top of the file)",
-      ).optional(),
+      path: stringArg("the file, relative to the current directory"),
+      line_number: integerArg("a line for the window to include (default: the top of the file)").optional(),
     }),
     run: (args, context) => openFile(runtime, context, args.path, args.line_number),
   });
   const goto = defineTool({
     name: "goto",
-    doc: "Moves the window of the open file to show <line_number>.",
-    parameters: z.object({ line_number: integerArg("the line number to move the window to") }),
+    doc: "Moves the window of the open file to show line_number.",
+    parameters: z.object({ line_number: integerArg("the line to show") }),
     run: async (args, context) => {
       const file = await readOpenFile(runtime, context);
       if (!file.ok) return observation(file.message);
@@ -122,9 +120,9 @@ export function viewerTools(runtime: AciRuntime): AciTool[] {
     });
   const create = defineTool({
     name: "create",
-    doc: "Creates an empty file with the given name and opens it. Refuses if the file already exists.",
+    doc: "Creates an empty file and opens it; refuses a file that exists.",
     parameters: z.object({
-      filename: stringArg("the name of the file to create, relative to the current directory"),
+      filename: stringArg("the new file, relative to the current directory"),
     }),
     run: async (args, context) => {
       const target = resolveRepoPath(runtime.root, context.state.workingDir, args.filename);

@@ -803,17 +803,13 @@ for (const driver of drivers) {
           parameters: {
             type: "object",
             properties: {
-              start_line: { type: "integer", description: "the line number to start the edit at" },
-              end_line: { type: "integer", description: "the line number to end the edit at (inclusive)" },
-              replacement_text: {
-                type: "string",
-                description:
-                  "the new lines, exactly as they should appear in the file (a final newline is optional: it ends the last line)",
-              },
+              start_line: { type: "integer", description: "the first line to replace" },
+              end_line: { type: "integer", description: "the last line to replace" },
+              replacement_text: { type: "string", description: "the new lines" },
               expected_text: {
                 type: "string",
                 description:
-                  "optional: the current text of lines start_line..end_line (or just its first line; for an insertion, line start_line) as you last saw it; if the file no longer has it there, the edit is refused and the current lines are shown",
+                  "those lines (or their first; for an insertion, line start_line) as you last saw them: if the file no longer has them there, the edit is refused and the current lines shown",
               },
             },
             required: ["start_line", "end_line", "replacement_text"],
@@ -834,7 +830,7 @@ for (const driver of drivers) {
           "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit\n  Replaces lines",
         );
         expect(docs).toContain(
-          "    - line_number (integer) [optional]: the line number to move the window to",
+          "    - line_number (integer) [optional]: a line for the window to include (default: the top of the file)",
         );
         for (const tool of s.env.tools) expect(docs).toContain(`${tool.name}`);
         const edit = s.env.tools.find((tool) => tool.name === "edit")!;

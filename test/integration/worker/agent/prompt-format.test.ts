@@ -21,15 +21,18 @@ afterAll(async () => {
 const issue = { title: "mean() crashes", body: "mean([]) raises ZeroDivisionError." };
 
 describe("prompts per action format", () => {
-  it("function calling: the system prompt lists the calls once, without the text syntax", async () => {
+  it("function calling: the system prompt leaves the tools to their definitions, without the text syntax", async () => {
     const config = (await loadConfig()).agent;
     const [system] = openingEntries(config, environment, issue, "acme/calc", {
       command: "python3 -m unittest discover -s tests -t .",
       from: "repository",
     });
     const text = system!.message.content!;
-    expect(text).toContain("- edit(start_line, end_line, replacement_text, expected_text?)");
-    expect(text).toContain("- open(path, line_number?)");
+    // The definitions go with every request: a list of the calls in the prompt would say them twice (issue 27).
+    expect(text).not.toContain("COMMANDS:");
+    expect(text).not.toContain("edit(start_line");
+    expect(text).toContain("special interface. The interface has a file viewer");
+    expect(text).toContain("shell.\n\nRESPONSE FORMAT:\nThink about what to do next");
     expect(text).not.toContain("end_of_edit");
     expect(text).not.toContain("<start_line>");
     // Where scratch scripts go and how their imports resolve (issue 12).
@@ -76,11 +79,11 @@ describe("prompts per action format", () => {
     const config = (await loadConfig()).agent;
     const submit = functionSpecs(environment, config).find((spec) => spec.name === "submit")!;
     expect(submit.description).toContain(
-      "The first call changes nothing: it shows you the diff and a short checklist to review. Call submit again to submit",
+      "The first call only shows you the diff and a checklist to review; the second submits and ends the session",
     );
     const noReview = (await loadConfig({ overrides: { agent: { reviewOnSubmit: false } } })).agent;
     const direct = functionSpecs(environment, noReview).find((spec) => spec.name === "submit")!;
-    expect(direct.description).not.toContain("The first call changes nothing");
+    expect(direct.description).not.toContain("The first call only shows you the diff");
   });
 
   it("text mode keeps the paper's syntax: edit START:END, the text, end_of_edit", async () => {
@@ -92,5 +95,13 @@ describe("prompts per action format", () => {
     );
     expect(text).toContain("is terminated by a line with only end_of_edit on it.");
     expect(text).not.toContain("- edit(start_line");
+    // Text mode has no schemas: each argument is said in the prompt, an optional one's default too.
+    expect(text).toContain("COMMANDS:\nfind_file <file_name> [<dir>]\n");
+    expect(text).toContain(
+      "    - line_number (integer) [optional]: a line for the window to include (default: the top of the file)",
+    );
+    expect(text).toContain("    - lines (integer) [optional]: also show up to this many matching lines");
+    expect(text).toMatch(/with its line number\.[^\n]*\n(?: {4}- [^\n]*\n)+open <path>/);
+    expect(text).toMatch(/shows you the diff[^\n]*\n\nRESPONSE FORMAT:/);
   });
 });

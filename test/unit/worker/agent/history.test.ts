@@ -93,6 +93,38 @@ describe("history processors", () => {
     expect(texts.some((t) => t.includes("5:first view"))).toBe(false);
   });
 
+  it("only the newest observation keeps the state lines: older ones lose them, also with full history", () => {
+    const messages = processHistory(conversation(3), { processor: "full", keepLast: 5, blockSize: 10 });
+    expect(contents(messages).map((content) => content.endsWith(footer))).toEqual([false, false, true]);
+    expect(contents(messages)[0]).toBe(long(1).replace(`\n${footer}`, ""));
+  });
+
+  it("a view the model edited under collapses at once and says the file changed; one above the edit stays", () => {
+    const entries: HistoryEntry[] = [{ kind: "system", message: { role: "system", content: "sys" } }];
+    const push = (action: AssistantMessage, content: string) => {
+      const id = action.tool_calls![0]!.id;
+      entries.push({ kind: "action", message: action });
+      entries.push({ kind: "observation", message: { role: "tool", tool_call_id: id, content } });
+    };
+    const window = (from: number) =>
+      `[File: src/a.py (300 lines total)]\n(${from - 1} more lines above)\n${Array.from({ length: 12 }, (_, k) => `${from + k}:line ${from + k}`).join("\n")}\n(${300 - from - 11} more lines below)\n${footer}`;
+    push(call("open", { path: "src/a.py", line_number: 1 }, "v1"), window(1));
+    push(call("goto", { line_number: 40 }, "v2"), window(40));
+    push(
+      call("edit", { start_line: 45, end_line: 45, replacement_text: "x" }, "e1"),
+      `[File: src/a.py (300 lines total)]\n(41 more lines above)\n42:line 42\n43:line 43\n44:line 44\n45:x\n46:line 46\n(254 more lines below)\nFile updated: the edited line is now line 45.\n${footer}`,
+    );
+    const roomy = { processor: "block" as const, keepLast: 5, blockSize: 10, budgetTokens: 100_000 };
+    const texts = contents(processHistory(entries, roomy));
+    expect(texts[0]).toContain("1:line 1");
+    expect(texts[0]).toContain("12:line 12");
+    expect(texts[1]).toBe(
+      "Old environment output, collapsed (15 lines; the file was edited since: open src/a.py 40 to see it as it is now):\n[File: src/a.py (300 lines total)]\n(39 more lines above)\n[... 11 lines omitted ...]\n51:line 51\n(249 more lines below)",
+    );
+    expect(texts[2]).toContain("45:x");
+    expect(contents(processHistory(entries, { ...roomy, processor: "full" }))[1]).toContain("45:line 45");
+  });
+
   it("full collapses nothing", () => {
     expect(
       whole(processHistory(conversation(8), { processor: "full", keepLast: 5, blockSize: 10 })),
@@ -106,7 +138,11 @@ describe("history processors", () => {
     const tight = { ...roomy, budgetTokens: 200 };
     const at10 = processHistory(conversation(10), tight);
     const at11 = processHistory(conversation(11), tight);
-    expect(at11.slice(0, at10.length)).toEqual(at10);
+    // All that at10 sent is sent again, but the state lines of its newest observation, now an older one.
+    const stateless = at10.map((m, i) =>
+      i === at10.length - 1 ? { ...m, content: m.content!.replace(`\n${footer}`, "") } : m,
+    );
+    expect(at11.slice(0, at10.length)).toEqual(stateless);
     expect(whole(at10)).toEqual(["obs 9", "obs 10"]);
     expect(whole(processHistory(conversation(7), tight))).toEqual(["obs 5", "obs 6", "obs 7"]);
   });
