@@ -29,6 +29,7 @@ import { createTrajectoryStore } from "../shared/trajectory-store.js";
 import { agentFixApp } from "./app.js";
 import { dashboardFor } from "./dashboard/mount.js";
 import { withSignedBody } from "./handlers/deliveries.js";
+import { latestRunOf } from "./handlers/info-commands.js";
 import { serveTrajectory } from "./trajectories.js";
 import { createWebhookGuard, signedBodyDigest, type WebhookGuard } from "./webhook-guard.js";
 
@@ -77,15 +78,16 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
     publicUrl: env.PUBLIC_URL,
     labelBots: env.AGENT_FIX_LABEL_BOTS,
   };
-  const middleware = await createNodeMiddleware(agentFixApp({ queue, settings }), {
-    probot,
-    webhooksPath: env.WEBHOOK_PATH,
-  });
   const store = createTrajectoryStore(redis, {
     prefix: env.AGENT_FIX_QUEUE_PREFIX,
     retentionDays: env.AGENT_FIX_TRAJECTORY_RETENTION_DAYS,
     maxBytes: env.AGENT_FIX_TRAJECTORY_MAX_BYTES,
     ...(blobs ? { blobs } : {}),
+  });
+  const runOf = latestRunOf(store, { publicUrl: env.PUBLIC_URL, secret });
+  const middleware = await createNodeMiddleware(agentFixApp({ queue, settings, runOf }), {
+    probot,
+    webhooksPath: env.WEBHOOK_PATH,
   });
   const trajectories = { store, secret };
   const dashboard = dashboardFor(env, queue.queue, store, probot.log, redis);

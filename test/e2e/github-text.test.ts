@@ -34,6 +34,8 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
 
   /** The contents API: a file, a folder, or the root's listing (`/contents`, no path). */
   const CONTENTS = /^\/repos\/[^/]+\/[^/]+\/contents(\/|$)/;
+  /** The app's own check run (publish/check-run.ts), written with a token that may only write checks. */
+  const CHECK_RUNS = /^\/repos\/[^/]+\/[^/]+\/check-runs(\/|$)/;
   const scopeOf = (token: string | undefined) => stack.github.state.tokens.get(token ?? "")?.scope;
   const allRevoked = (requests: RequestRecord[]) =>
     requests.every((r) => stack.github.state.tokens.get(r.token ?? "")?.revokedAt !== undefined);
@@ -58,6 +60,14 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
       expect(liveClosingReferences(comment.body)).toEqual([]);
       // The status comment names who asked for the run; nobody the model named.
       expect(liveMentions(comment.body).filter((login) => login !== "maintainer")).toEqual([]);
+    }
+    // The app's check run on the pushed commit: no live mention or closing reference either.
+    const checks = stack.github.ci.checkRuns.filter((r) => r.repo === issue.repo);
+    expect(checks.map((r) => r.conclusion)).toEqual(["success"]);
+    for (const run of checks) {
+      const text = `${run.output.title ?? ""}\n${run.output.summary ?? ""}`;
+      expect(liveMentions(text)).toEqual([]);
+      expect(liveClosingReferences(text)).toEqual([]);
     }
     const message = execFileSync("git", ["log", "-1", "--format=%B", pr.head], {
       cwd: stack.github.repoDir(issue.owner, issue.repo),
@@ -91,7 +101,9 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
             ? TOKEN_PERMISSIONS.push
             : CONTENTS.test(request.path)
               ? TOKEN_PERMISSIONS.config
-              : TOKEN_PERMISSIONS.api;
+              : CHECK_RUNS.test(request.path)
+                ? TOKEN_PERMISSIONS.checks
+                : TOKEN_PERMISSIONS.api;
       expect(scope?.permissions, `${request.method} ${request.path}`).toEqual({
         metadata: "read",
         ...expected,
@@ -106,6 +118,7 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
     expect(kinds).toContain("GIT-FETCH");
     expect(kinds).toContain("GIT-PUSH");
     expect(kinds).toContain("POST");
+    expect(stepRequests.some((r) => CHECK_RUNS.test(r.path))).toBe(true);
     // All of them revoked once the run is over.
     await waitFor("the run's tokens to be revoked", () => allRevoked(requests), 30_000);
     const deletes = stack.github.state.requests.filter(

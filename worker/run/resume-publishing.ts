@@ -1,7 +1,8 @@
 /**
  * The fix run's sibling for a job's later attempt on a change an earlier one kept (pending-publishes.ts):
  * push it when it was not pushed (a fresh clone, the same commit made again from the tested patch on the
- * tested-on commit, the tree checked against the tested one), then publish. No setup, no agent, no model.
+ * tested-on commit, the tree checked against the tested one), then the app's check run on it, then
+ * publish. No setup, no agent, no model.
  */
 
 import { rm } from "node:fs/promises";
@@ -16,6 +17,7 @@ import { reviewPublisher } from "./open/review-task.js";
 import { progressIsBestEffort, type StatusReporter } from "./open/status-comment.js";
 import { type Issue, keptOnFailure, publisherLinks } from "./open/task.js";
 import { makeCheckoutRoot } from "./open/work-dirs.js";
+import { type CheckRun, startCheckRunOnBranch } from "./publish/check-run.js";
 import { githubPublisher, type Publisher } from "./publish/github-publisher.js";
 import type { KeptChange, PendingPublishStore } from "./publish/pending-publishes.js";
 import { publishPullRequest } from "./publish/publish-pull-request.js";
@@ -36,6 +38,8 @@ interface ResumeInput {
     signal: AbortSignal;
     workRoot?: string | undefined;
   };
+  /** The app's check run on the pushed commit, started once the change is pushed. */
+  checkRun?: () => Promise<CheckRun>;
   /** Where the change is kept, under `key`: updated once it is pushed, dropped once it is published. */
   store?: PendingPublishStore | undefined;
   key: string;
@@ -59,7 +63,10 @@ export function resumeKept(run: OpenRun, kept: KeptChange, issue: Issue): Promis
               { toFix: [], alsoOnBase: [], baseBranch: "" },
               publisherLinks(run),
             )
-          : githubPublisher(run.octokit, run.job.data, publisherLinks(run)),
+          : githubPublisher(run.octokit, run.job.data, {
+              ...publisherLinks(run),
+              contents: () => run.credentials.contentsReader(),
+            }),
     ),
     status: run.status,
     requestedBy: run.job.data.requestedBy,
@@ -71,6 +78,7 @@ export function resumeKept(run: OpenRun, kept: KeptChange, issue: Issue): Promis
       signal: run.signal,
       workRoot: run.parts.workRoot,
     },
+    checkRun: () => startCheckRunOnBranch(run, issue, kept.draft),
     store: run.parts.pendingPublishes,
     key: run.keptKey,
     logger: run.log,
@@ -91,7 +99,8 @@ export async function resumePublishing(input: ResumeInput): Promise<RunOutcome> 
   }
   const pushed = Date.now();
   const { publisher, status, requestedBy, logger } = input;
-  const pr = await publishPullRequest({ publisher, status, requestedBy, draft: kept.draft, logger });
+  const check = await input.checkRun?.();
+  const pr = await publishPullRequest({ publisher, status, requestedBy, draft: kept.draft, check, logger });
   await input.store?.drop(input.key).catch((err: unknown) => {
     logger?.warn({ err }, "the published change was not dropped from the store");
   });

@@ -6,7 +6,8 @@
  *   4. solve: the agent works in its sandbox, and each submission is gated by the tests
  *   5. prove: the new tests fail without the fix
  *   6. commit and push the change the gate tested
- *   7. publish: the draft pull request, the review request, the summary
+ *   7. the app's check run on the pushed commit, in progress
+ *   8. publish: the draft pull request, the review request, the summary; the check run completed
  * A review round (review-round.ts) is this run with its own task. Every sandbox of the run is removed,
  * and its work dir deleted, when the run leaves this function.
  */
@@ -22,6 +23,7 @@ import { makeCheckoutRoot } from "./open/work-dirs.js";
 import { prepare, runSandboxes, startAgentSandbox } from "./prepare/prepare.js";
 import type { RunSandboxes } from "./prepare/run-sandboxes.js";
 import { prove } from "./prove/prove-tests.js";
+import { startCheckRun } from "./publish/check-run.js";
 import { pullRequestDraft } from "./publish/github-publisher.js";
 import { publish } from "./publish/publish-pull-request.js";
 import { push } from "./push/push.js";
@@ -77,8 +79,9 @@ export async function runFix(
       baseline: await baseline.settled,
       proof: proved.proof,
     });
-    await push(run, task, checkout, config, solved.tested, draft);
-    const pr = await publish(run, task.publisher, draft, removed);
+    const pushed = await push(run, task, checkout, config, solved.tested, draft);
+    const check = await startCheckRun(run, issue, pushed.headSha, draft);
+    const pr = await publish(run, task.publisher, draft, removed, check);
     clock.lap("publish");
     return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings: clock.timings };
   } finally {

@@ -19,6 +19,8 @@ export interface HandlerDeps {
   settings: HandlerSettings;
   /** The app's bot login, `SLUG[bot]` (read once as the app): the author of its own pull requests. */
   appLogin(): Promise<string>;
+  /** The newest stored run of an issue: its cost so far and its page (`/agent-fix status`); null: none. */
+  runOf?(repoId: number, issueNumber: number): Promise<{ costUsd: number; url?: string } | null>;
 }
 
 /** The parts of a Probot context the shared start/cancel logic needs. */

@@ -1,18 +1,22 @@
 /**
  * `/agent-fix` in an issue comment starts a run, `/agent-fix stop` cancels it; honoured only from
- * users with write access to the repository, others get a short reply saying who may. On the app's
+ * users with write access to the repository, others get a short reply saying who may. `/agent-fix help`
+ * and `/agent-fix status` answer anyone who may read it (info-commands.ts). On the app's
  * own pull request, `/agent-fix` starts a review run (the lines after the command say what to change)
  * and `/agent-fix stop` cancels the issue's run.
  */
 import type { Context } from "probot";
-import { hasWriteAccess } from "../../shared/github/permissions.js";
+import { hasReadAccess, hasWriteAccess } from "../../shared/github/permissions.js";
 import { fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
+import { helpText, type InfoCommand, infoReplyAllowed, statusText } from "./info-commands.js";
 import { fixIssueOf, startReviewRun } from "./pull-request-review.js";
 import { cancelRun, startRun } from "./runs.js";
 
-type CommentCommand = "start" | "stop" | null;
+type CommentCommand = "start" | "stop" | InfoCommand | null;
 
-/** The command in a comment: its first non-empty line must be the command, optionally `stop`. */
+const SUBCOMMANDS = new Set<string>(["stop", "help", "status"]);
+
+/** The command in a comment: its first non-empty line must be the command, optionally `stop`, `help` or `status`. */
 export function parseCommand(body: string, command: string): CommentCommand {
   const line =
     body
@@ -22,7 +26,7 @@ export function parseCommand(body: string, command: string): CommentCommand {
   const words = line.split(/\s+/);
   if (words[0] !== command) return null;
   if (words.length === 1) return "start";
-  if (words.length === 2 && words[1] === "stop") return "stop";
+  if (words.length === 2 && SUBCOMMANDS.has(words[1] ?? "")) return words[1] as CommentCommand;
   return null;
 }
 
@@ -40,6 +44,10 @@ export async function onIssueCommentCreated(
   const login = payload.sender.login;
   const reply = (body: string) =>
     context.octokit.rest.issues.createComment({ ...repo, issue_number: target.issueNumber, body });
+  if (command === "help" || command === "status") {
+    await answerInfo(context, deps, target, command);
+    return;
+  }
   if (!(await hasWriteAccess(context.octokit, repo, login))) {
     await reply(
       `@${login} only people with write access to this repository can use \`${deps.settings.command}\` (start) and \`${deps.settings.command} stop\` (cancel). Ask a maintainer to start it.`,
@@ -101,4 +109,36 @@ async function onPullRequestCommand(
       content: "eyes",
     }),
   );
+}
+
+/**
+ * `help` or `status`, answered once to anyone who may read the repository; on agent-fix's pull request
+ * `status` tells the run of the issue it fixes. Nothing is enqueued.
+ */
+async function answerInfo(
+  context: Context<"issue_comment.created">,
+  deps: HandlerDeps,
+  target: IssueTarget,
+  command: InfoCommand,
+): Promise<void> {
+  const { payload } = context;
+  const login = payload.sender.login;
+  const repo = { owner: target.owner, repo: target.repo };
+  if (!(await hasReadAccess(context.octokit, repo, login))) return;
+  if (!(await infoReplyAllowed(deps, target, login))) {
+    context.log.info({ login, command }, "help/status not answered: too many this hour");
+    return;
+  }
+  let about = target;
+  if (command === "status" && payload.issue.pull_request) {
+    const { data: pull } = await context.octokit.rest.pulls.get({ ...repo, pull_number: target.issueNumber });
+    const issueNumber = await fixIssueOf(pull, payload.repository.full_name, deps);
+    if (issueNumber !== null) about = { ...target, issueNumber };
+  }
+  const text = command === "help" ? helpText(deps.settings) : await statusText(context, deps, about);
+  await context.octokit.rest.issues.createComment({
+    ...repo,
+    issue_number: target.issueNumber,
+    body: `@${login} ${text}`,
+  });
 }

@@ -85,7 +85,9 @@ export interface GitHubApi {
         owner: string;
         repo: string;
         pull_number: number;
-        reviewers: string[];
+        reviewers?: string[];
+        /** Team slugs of the repository's organisation. */
+        team_reviewers?: string[];
       }): Promise<unknown>;
     };
   };

@@ -38,6 +38,8 @@ export type StatusView =
       draft?: boolean;
       /** false: the review request failed (its reason is among `problems`). */
       reviewRequested?: boolean;
+      /** Whom review was requested from when not the person who started the run (the code owners). */
+      reviewers?: string[];
       /** What did not work after the pull request was open (the summary, the review request...). */
       problems?: string[];
     }
@@ -121,6 +123,13 @@ function failedLines(
   return [...lines, "", work, ...summary];
 }
 
+/** `@a`, `@a and @b`, `@a, @b and @c`: GitHub notifies them of the request, so the mentions may stay. */
+function reviewersLine(reviewers: readonly string[]): string {
+  return reviewers.length < 2
+    ? (reviewers[0] ?? "")
+    : `${reviewers.slice(0, -1).join(", ")} and ${reviewers.at(-1)}`;
+}
+
 function succeededLines(view: Extract<StatusView, { kind: "succeeded" }>, context: StatusContext): string[] {
   const { number, url } = view.pullRequest;
   const lines = [
@@ -132,7 +141,7 @@ function succeededLines(view: Extract<StatusView, { kind: "succeeded" }>, contex
           ? `✅ **agent-fix** opened pull request #${number}: ${url}`
           : `✅ **agent-fix** opened draft pull request #${number}: ${url}`,
     "",
-    `The repository's tests pass on the change.${view.reviewRequested === false || view.ci ? "" : ` Review requested from @${context.requestedBy}.`}`,
+    `The repository's tests pass on the change.${view.reviewRequested === false || view.ci ? "" : ` Review requested from ${reviewersLine(view.reviewers ?? [`@${context.requestedBy}`])}.`}`,
   ];
   if (view.draft === false && !view.review && !view.ci) {
     lines.push(

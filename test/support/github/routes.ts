@@ -526,8 +526,15 @@ function pullRoutes(): Route[] {
           if (login === pull.user.login)
             return invalid("Review cannot be requested from pull request author.");
         }
+        const teams = (ctx.body.team_reviewers as string[] | undefined) ?? [];
+        for (const slug of teams)
+          if (ctx.state.permission(repo, `${repo.owner}/${slug}`) === "none")
+            return invalid(
+              `Reviews may only be requested from collaborators. One or more of the teams you specified is not a collaborator of the ${repo.owner}/${repo.name} repository.`,
+            );
         for (const login of reviewers)
           if (!pull.reviewRequests.includes(login)) pull.reviewRequests.push(login);
+        pull.teamReviewRequests = [...new Set([...(pull.teamReviewRequests ?? []), ...teams])];
         return { status: 201, body: pullJson(ctx.base, pull, (await headSha(ctx, repo, pull.head)) ?? "") };
       }),
     },

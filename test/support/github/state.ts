@@ -56,6 +56,8 @@ export interface StandInPull {
   state: "open" | "closed";
   user: StandInUser;
   reviewRequests: string[];
+  /** Team slugs review was requested from (`team_reviewers`); a team with access is `ORG/SLUG` in permissions. */
+  teamReviewRequests?: string[];
   /** A pull request of the repository's history (see history-routes.ts): its commits and times. */
   baseSha?: string;
   headSha?: string;

@@ -365,7 +365,8 @@ export function ciPublisher(
       const { data } = await api.rest.pulls.get({ ...repo, pull_number: job.pullNumber });
       return { number: data.number, url: data.html_url };
     },
-    async requestReview() {},
+    // A CI round asks nobody: the app itself requested it, and the pull request is already under review.
+    requestReview: async () => ({ owners: [], problems: [] }),
     async postSummary(pullNumber, draft) {
       await issueRun.postSummary(pullNumber, draft);
       const account = neutralise(draft.trajectory.info.description?.trim() ?? "", links);

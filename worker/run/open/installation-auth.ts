@@ -4,12 +4,14 @@ import { ORG_CONFIG_REPO } from "../../config/org-defaults.js";
 import { createWorkerLogger, type Logger } from "../../log.js";
 
 /** What a run's tokens are for: each gets only the permissions of its step. */
-type TokenPurpose = "clone" | "push" | "config" | "api" | "ci";
+type TokenPurpose = "clone" | "push" | "config" | "api" | "ci" | "checks";
 
 /**
  * The permissions each token is minted with (metadata: read comes with every token): cloning reads
- * contents, pushing writes them, the API client writes comments, reactions and the pull request, and a
- * CI round's reader only reads the repository's checks, statuses and Actions logs.
+ * contents, pushing writes them, the API client writes comments, reactions and the pull request, a CI
+ * round's reader only reads the repository's checks, statuses and Actions logs, and the check run client
+ * writes the app's own check run (apart: an installation that never granted `checks: write` refuses that
+ * token alone, and the run goes on without its check run).
  */
 export const TOKEN_PERMISSIONS = {
   clone: { contents: "read" },
@@ -18,6 +20,7 @@ export const TOKEN_PERMISSIONS = {
   api: { issues: "write", pull_requests: "write" },
   // A CI round reads the failing checks: check runs and annotations, commit statuses, Actions jobs and logs.
   ci: { checks: "read", statuses: "read", actions: "read" },
+  checks: { checks: "write" },
 } as const satisfies Record<TokenPurpose, Record<string, "read" | "write">>;
 
 /**
@@ -33,6 +36,8 @@ export interface RunCredentials {
   contentsReader(): Promise<ProbotOctokit>;
   /** A client that may only read checks, commit statuses and GitHub Actions runs, jobs and logs (CI rounds). */
   ciReader(): Promise<ProbotOctokit>;
+  /** A client that may only write check runs (the app's own "agent-fix / tests"). */
+  checksWriter(): Promise<ProbotOctokit>;
   /**
    * A client that may only read the contents of the owner's `.github` repository (organisation
    * defaults); null when the installation has no such repository.
@@ -78,6 +83,10 @@ export function probotInstallationAuth(
         },
         async ciReader() {
           const { app, token } = await mint("ci");
+          return new (app.constructor as OctokitClass)({ auth: { token } });
+        },
+        async checksWriter() {
+          const { app, token } = await mint("checks");
           return new (app.constructor as OctokitClass)({ auth: { token } });
         },
         async orgContentsReader() {

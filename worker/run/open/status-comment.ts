@@ -90,6 +90,7 @@ export function githubStatusReporter(
         pullRequest: { number, url },
         ...(published.draft === false ? { draft: false } : {}),
         ...(published.reviewRequested === false ? { reviewRequested: false } : {}),
+        ...(published.reviewers?.length ? { reviewers: published.reviewers } : {}),
         ...(published.problems?.length ? { problems: published.problems } : {}),
         // A review run adds a commit to the pull request it was asked on; it opens none.
         ...(job.trigger === "review" ? { review: true } : {}),

@@ -39,7 +39,14 @@ export function fixTask(run: OpenRun, issue: Issue): Task {
     issue,
     ask: { number: issue.number, title: issue.title, body: issue.body },
     commitTitle: issue.title,
-    publisher: keptOnFailure(run, githubPublisher(run.octokit, run.job.data, publisherLinks(run))),
+    publisher: keptOnFailure(
+      run,
+      githubPublisher(run.octokit, run.job.data, {
+        ...publisherLinks(run),
+        // Its CODEOWNERS file, read with a token that may only read contents.
+        contents: () => run.credentials.contentsReader(),
+      }),
+    ),
     pullRequestTemplate: true,
   };
 }

@@ -9,12 +9,18 @@ import { fitComment } from "../../../src/shared/github/index.js";
 import type { LinkPolicy } from "../../../src/shared/github/inert-links.js";
 import type { FixJobData } from "../../../src/shared/queue/index.js";
 import { renderPullRequestBody } from "../../github/pr-body.js";
-import { openOrUpdatePullRequest, reviewRefusal } from "../../github/pull-request.js";
+import { githubMessage, openOrUpdatePullRequest, reviewRefusal } from "../../github/pull-request.js";
 import { renderTrajectorySummary } from "../../github/summary.js";
 import { analyseTestChanges } from "../../github/test-changes.js";
+import type { ContentsApi } from "../configure/contents.js";
 import type { TestProof } from "../prove/prove-tests.js";
+import { patchPaths } from "../solve/gate.js";
 import { baselineTestsPassed, proofFailed } from "../tests/per-test-verdict.js";
 import type { TestRun } from "../tests/test-run.js";
+import { ownersOf, readCodeOwners, reviewersOf } from "./code-owners.js";
+
+/** Owners asked to review, of each kind: GitHub requests at most 15 reviewers on a pull request. */
+const MAX_REVIEWERS = 15;
 
 /** An open pull request as the status reports it: whether a draft, and what did not work after it opened. */
 export interface PublishedPullRequest {
@@ -24,6 +30,8 @@ export interface PublishedPullRequest {
   draft?: boolean;
   /** false when the review request failed (the reason is in `problems`). */
   reviewRequested?: boolean;
+  /** The code owners review was requested from, as `@login` or `@org/team` (absent: the requester). */
+  reviewers?: string[];
   problems?: string[];
 }
 
@@ -38,10 +46,22 @@ export interface PullRequestDraft {
   proof: TestProof;
 }
 
+/** Whom review was requested from: code owners (empty: the person who started the run), and who not. */
+export interface ReviewRequest {
+  owners: string[];
+  problems: string[];
+}
+
 /** GitHub writes after the push: one draft PR per issue, the review request, the summary. */
 export interface Publisher {
   openOrUpdatePullRequest(draft: PullRequestDraft): Promise<PublishedPullRequest>;
-  requestReview(pullNumber: number, login: string): Promise<void>;
+  /**
+   * Requests review of `draft`'s change: from the code owners of the files it changes when the
+   * repository has a CODEOWNERS file, else (or when none of them can be) from `login`, who started the
+   * run. Resolves to the code owners requested (none: `login` was) and those that could not be, each
+   * said in a line; rejects when no one could be.
+   */
+  requestReview(pullNumber: number, login: string, draft: PullRequestDraft): Promise<ReviewRequest>;
   postSummary(pullNumber: number, draft: PullRequestDraft): Promise<void>;
 }
 
@@ -53,6 +73,11 @@ export interface PublisherOptions {
   trajectoryUrl?: string;
   /** Hosts the model's text may link to or show images from; default github.com only. */
   links?: LinkPolicy;
+  /**
+   * A client that may read the repository's contents, for its CODEOWNERS file; without it review is
+   * requested from the person who started the run.
+   */
+  contents?: () => Promise<ContentsApi>;
 }
 
 export function githubPublisher(
@@ -105,9 +130,20 @@ export function githubPublisher(
       });
       return { number: pr.number, url: pr.url, draft: pr.draft };
     },
-    async requestReview(pullNumber, login) {
+    async requestReview(pullNumber, login, draft) {
+      const { contents } = options;
+      const owners = contents
+        ? await contents()
+            .then((reader) => codeOwnersReview(api, reader, repo, pullNumber, draft))
+            .catch((error: unknown) => ({
+              requested: [],
+              problems: [`The CODEOWNERS file could not be read: ${githubMessage(error)}`],
+            }))
+        : null;
+      if (owners?.requested.length) return { owners: owners.requested, problems: owners.problems };
       const refused = await reviewRefusal(api, repo, pullNumber, login);
       if (refused) throw new Error(`GitHub refused it: ${refused}`);
+      return { owners: [], problems: owners?.problems ?? [] };
     },
     async postSummary(pullNumber, draft) {
       await api.rest.issues.createComment({
@@ -123,6 +159,42 @@ export function githubPublisher(
       });
     },
   };
+}
+
+/**
+ * Review requested from the code owners of the change's files, one by one (GitHub refuses a whole request
+ * for one owner who is not a collaborator); null when the repository has no CODEOWNERS file or it names
+ * no owner of these files. `requested`: who was.
+ */
+async function codeOwnersReview(
+  api: WorkerGitHubApi,
+  contents: ContentsApi,
+  repo: { owner: string; repo: string },
+  pullNumber: number,
+  draft: PullRequestDraft,
+): Promise<{ requested: string[]; problems: string[] } | null> {
+  const file = await readCodeOwners(contents, { ...repo, ref: draft.base });
+  if (!file) return null;
+  const owners = ownersOf(file.rules, patchPaths(draft.trajectory.info.submission ?? ""));
+  if (owners.length === 0) return null;
+  const reviewers = reviewersOf(owners, repo.owner);
+  const problems = reviewers.unrequestable.map(
+    (owner) =>
+      `Review could not be requested from ${owner} (${file.path}): not a GitHub user or a team of ${repo.owner}`,
+  );
+  const requested: string[] = [];
+  const ask = async (who: string, reviewer: { reviewers?: string[]; team_reviewers?: string[] }) => {
+    try {
+      await api.rest.pulls.requestReviewers({ ...repo, pull_number: pullNumber, ...reviewer });
+      requested.push(who);
+    } catch (error) {
+      problems.push(`Review could not be requested from ${who} (${file.path}): ${githubMessage(error)}`);
+    }
+  };
+  for (const login of reviewers.users.slice(0, MAX_REVIEWERS)) await ask(`@${login}`, { reviewers: [login] });
+  for (const team of reviewers.teams.slice(0, MAX_REVIEWERS))
+    await ask(`@${repo.owner}/${team}`, { team_reviewers: [team] });
+  return { requested, problems };
 }
 
 /** The pull request of a tested change: what its body and summary tell of it. */

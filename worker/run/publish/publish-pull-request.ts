@@ -1,12 +1,13 @@
 /**
- * The run's publish step, after the push: the pull request, then the review request and the
- * summary beside it. Once the pull request is open nothing fails the run; what did not work is named in the
+ * The run's publish step, after the push: the pull request, then the review request, the summary and
+ * the app's check run beside it. Once the pull request is open nothing fails the run; what did not work is named in the
  * final status.
  */
 import { AgentFixError } from "../../../src/shared/errors.js";
 import { githubMessage } from "../../github/pull-request.js";
 import { createWorkerLogger, type Logger } from "../../log.js";
 import type { StatusReporter } from "../open/status-comment.js";
+import type { CheckRun } from "./check-run.js";
 import type { PublishedPullRequest, Publisher, PullRequestDraft } from "./github-publisher.js";
 
 /**
@@ -20,24 +21,39 @@ export async function publishPullRequest(input: {
   draft: PullRequestDraft;
   requestedBy: string;
   alongside?: Promise<unknown>;
+  /** The app's check run on the pushed commit: completed here, with success or the reason it failed. */
+  check?: CheckRun | undefined;
   logger?: Logger | undefined;
 }): Promise<PublishedPullRequest> {
-  const { publisher, draft, requestedBy } = input;
-  const opened = await publisher.openOrUpdatePullRequest(draft);
+  const { publisher, draft, requestedBy, check } = input;
+  const opened = await publisher.openOrUpdatePullRequest(draft).catch(async (error: unknown) => {
+    // The commit is pushed but the run fails here: its check run says so, with the reason.
+    await check?.complete("failure", reasonOf(error));
+    throw error;
+  });
   const failure = (what: string) => (error: unknown) => `${what}: ${reasonOf(error)}`;
-  const [review, summary] = await Promise.all([
-    publisher
-      .requestReview(opened.number, requestedBy)
-      .then(() => null, failure(`Review could not be requested from @${requestedBy}`)),
+  const [review, summary, checked] = await Promise.all([
+    publisher.requestReview(opened.number, requestedBy, draft).then(
+      (request) => ({ ...request, refused: null }),
+      (error: unknown) => ({
+        owners: [],
+        problems: [],
+        refused: failure(`Review could not be requested from @${requestedBy}`)(error),
+      }),
+    ),
     publisher
       .postSummary(opened.number, draft)
       .then(() => null, failure("The trajectory summary could not be posted on the pull request")),
+    check?.complete("success") ?? null,
     input.alongside,
   ]);
-  const problems = [review, summary].filter((problem): problem is string => problem !== null);
+  const problems = [review.refused, ...review.problems, summary, checked].filter(
+    (problem): problem is string => problem !== null,
+  );
   const published: PublishedPullRequest = {
     ...opened,
-    ...(review ? { reviewRequested: false } : {}),
+    ...(review.refused ? { reviewRequested: false } : {}),
+    ...(review.owners.length ? { reviewers: review.owners } : {}),
     ...(problems.length ? { problems } : {}),
   };
   await input.status.succeeded(published).catch((error: unknown) => {
@@ -60,6 +76,7 @@ export function publish(
   publisher: Publisher,
   draft: PullRequestDraft,
   alongside: Promise<unknown>,
+  check?: CheckRun,
 ): Promise<PublishedPullRequest> {
   const { status, log: logger } = run;
   return publishPullRequest({
@@ -68,6 +85,7 @@ export function publish(
     draft,
     requestedBy: run.job.data.requestedBy,
     alongside,
+    check,
     logger,
   });
 }

@@ -1,10 +1,12 @@
 /**
  * The tested change as a commit on the host checkout, pushed to the issue's branch (a force-push for a fix
  * run, a new commit on top for a review round). Setup's secrets never leave in a change, however the agent
- * came by them. A push a later attempt may get through keeps what makes the same commit again.
+ * came by them. A push a later attempt may get through keeps what makes the same commit again. Returns
+ * the commit pushed.
  */
 import { AgentFixError } from "../../../src/shared/errors.js";
 import type { Checkout } from "../checkout/clone.js";
+import { git } from "../checkout/git.js";
 import type { LoadedRepoConfig } from "../configure/repo-config.js";
 import type { OpenRun } from "../open/open-run.js";
 import type { Task } from "../open/task.js";
@@ -20,7 +22,7 @@ export async function push(
   config: LoadedRepoConfig,
   tested: TestedChange,
   draft: PullRequestDraft,
-): Promise<void> {
+): Promise<{ headSha: string }> {
   refuseSecretsInChange(tested.patch, task.issue.setupSecrets);
   const store = run.parts.pendingPublishes;
   await commitAndPush({
@@ -42,6 +44,8 @@ export async function push(
     keep: store && ((unpushed) => store.save(run.keptKey, { run: run.name, draft, unpushed })),
     logger: run.log,
   });
+  // The commit pushed: the app's check run goes on it.
+  return { headSha: (await git(["rev-parse", "HEAD"], { cwd: checkout.dir })).trim() };
 }
 
 function refuseSecretsInChange(patch: string, secrets: Record<string, string>): void {

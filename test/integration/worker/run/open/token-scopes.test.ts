@@ -105,6 +105,20 @@ describe("installation tokens scoped to repositories and permissions, and revoke
     expect(Object.keys(await github.branches("octo", "demo"))).toContain("agent-fix/issue-1");
   });
 
+  it("the check run token writes check runs and nothing else", async () => {
+    const { data } = await mint({ repository_ids: [demoId], permissions: TOKEN_PERMISSIONS.checks });
+    expect(data.permissions).toEqual({ checks: "write", metadata: "read" });
+    const head = (await github.branches("octo", "demo")).main;
+    const created = await call(data.token, "POST", "/repos/octo/demo/check-runs", {
+      name: "agent-fix / tests",
+      head_sha: head,
+    });
+    expect(created.status).toBe(201);
+    const comment = await call(data.token, "POST", "/repos/octo/demo/issues/1/comments", { body: "hi" });
+    expect(comment.status).toBe(403);
+    expect((await call(data.token, "GET", "/repos/octo/demo/contents/a.txt")).status).toBe(403);
+  });
+
   it("refuses to mint for repositories or permissions the installation lacks (422)", async () => {
     await expect(mint({ repository_ids: [otherId + 1000] })).rejects.toMatchObject({
       status: 422,

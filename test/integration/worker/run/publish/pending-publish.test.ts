@@ -28,7 +28,7 @@ describe.runIf(ready)("a change kept for a publish-only retry", () => {
 
   const failingWith = (error: Error): Publisher => ({
     openOrUpdatePullRequest: () => Promise.reject(error),
-    requestReview: () => Promise.resolve(),
+    requestReview: () => Promise.resolve({ owners: [], problems: [] }),
     postSummary: () => Promise.resolve(),
   });
 

@@ -15,6 +15,13 @@ describe("comment commands", () => {
     expect(parseCommand("/fix", "/fix")).toBe("start");
   });
 
+  it("recognises help and status, which only answer", () => {
+    expect(parseCommand("/agent-fix help", "/agent-fix")).toBe("help");
+    expect(parseCommand("\n/agent-fix  status\nhow is it going?", "/agent-fix")).toBe("status");
+    expect(parseCommand("/agent-fix status please", "/agent-fix")).toBeNull();
+    expect(parseCommand("/agent-fix Help", "/agent-fix")).toBeNull();
+  });
+
   it("treats bots, the app itself included, as bots", () => {
     expect(fromBot({ type: "Bot", login: "agent-fix[bot]" })).toBe(true);
     expect(fromBot({ type: "User", login: "dependabot[bot]" })).toBe(true);
