@@ -33,11 +33,16 @@ export interface JobResult {
   reason?: string;
   exitStatus: string | null;
   timings: RunTimings;
+  /**
+   * The app's pull request, when GitHub reported it conflicting with its base after this run and the operator
+   * wants that resolved by itself (`worker.keepUp.whenConflicting`): the job's end queues a rebase round.
+   */
+  conflicting?: number;
 }
 
 /** A run that ended with its status comment final and nothing left to retry. */
 export type RunOutcome = { timings: RunTimings } & (
-  | { kind: "pull_request"; number: number; url: string; trajectory: Trajectory }
+  | { kind: "pull_request"; number: number; url: string; trajectory: Trajectory | null }
   | { kind: "no_pull_request"; reason: string; trajectory: Trajectory | null }
 );
 

@@ -66,8 +66,27 @@ export const workerTuningSchema = z
       })
       .prefault({})
       .describe("Sandboxes started ahead for the repositories whose environments are kept."),
+    keepUp: z
+      .strictObject({
+        strategy: z
+          .enum(["merge", "rebase"])
+          .default("merge")
+          .describe(
+            "How `/agent-fix rebase` brings the app's pull request up to date with its base: `merge` (a merge commit; never rewrites anyone's commits) or `rebase` (the branch's commits replayed on the base and force-pushed, only when every one of them is the app's; otherwise it merges and says why).",
+          ),
+        whenConflicting: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Also do it by itself when GitHub reports the app's pull request conflicting with its base (`mergeable_state: dirty`, seen when the base branch moves).",
+          ),
+      })
+      .prefault({})
+      .describe("Keeping the app's pull requests up to date with their base branch."),
   })
   .describe(
     "How each worker process paces itself and what it keeps warm. Tuning, not deployment: these were AGENT_FIX_* environment variables before, which a worker now refuses, naming the key here.",
   );
 export type WorkerTuning = z.infer<typeof workerTuningSchema>;
+/** How `/agent-fix rebase` brings the app's pull request up to date with its base. */
+export type KeepUpStrategy = WorkerTuning["keepUp"]["strategy"];

@@ -3,6 +3,7 @@ import { startFollowUp } from "../../src/shared/queue/feedback.js";
 import { type connectRedis, createFixQueue, type FixJobData } from "../../src/shared/queue/index.js";
 import type { Logger } from "../log.js";
 import type { Abandonment } from "../run-end.js";
+import { conflictingOf, startKeepUpRound } from "./keep-up-round.js";
 import type { FixWorkerOptions } from "./options.js";
 import { FailedForGood, type runRecords, STALLED_FAILURE } from "./run-records.js";
 
@@ -11,7 +12,7 @@ type RedisConnection = Awaited<ReturnType<typeof connectRedis>>;
 
 /**
  * How jobs end, heard from this worker and from the queue's events: a follow-up review round for
- * feedback that waited, and the final status of a job that ended with no processor to write it.
+ * feedback that waited (or a rebase round for a pull request found conflicting), and the final status of a job that ended with no processor to write it.
  */
 export function watchJobEnds(
   worker: Worker<FixJobData>,
@@ -34,13 +35,17 @@ export function watchJobEnds(
     logger.error({ jobId, err }, "final status of the job not written");
   // Review feedback that came in while the job was queued or running gets one follow-up round now.
   const followUps = createFixQueue(queue.connection, { prefix, name });
-  const followUp = (data: FixJobData) =>
+  // A pull request found conflicting gets a rebase round, unless a review round just took its turn.
+  const followUp = (data: FixJobData, conflicting?: number) =>
     void startFollowUp(followUps, data)
-      .then((started) => {
+      .then(async (started) => {
         if (started?.status === "queued")
-          logger.info({ jobId: started.jobId }, "follow-up review run queued");
+          return logger.info({ jobId: started.jobId }, "follow-up review run queued");
+        if (conflicting === undefined) return;
+        const keepUp = await startKeepUpRound(followUps, data, conflicting);
+        if (keepUp.status === "queued") logger.info({ jobId: keepUp.jobId }, "rebase round queued by itself");
       })
-      .catch((err: unknown) => logger.error({ err }, "follow-up review run not started"));
+      .catch((err: unknown) => logger.error({ err }, "follow-up round not started"));
   worker.on("error", (err) => logger.error({ err }, "worker error"));
   worker.on("failed", (job, error) => {
     logger.warn({ jobId: job?.id }, `job failed: ${error.message}`);
@@ -62,7 +67,7 @@ export function watchJobEnds(
   });
   worker.on("completed", (job) => {
     logger.info({ jobId: job.id }, "job completed");
-    followUp(job.data);
+    followUp(job.data, conflictingOf(job.returnvalue));
   });
   return { followUps, events };
 }

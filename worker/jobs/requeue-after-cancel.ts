@@ -27,8 +27,8 @@ interface RequeueAfterCancelOptions {
 export function requeueAfterCancel(options: RequeueAfterCancelOptions) {
   const { producer, label, logger } = options;
   return (job: FixJobData, octokit: ProbotOctokit): Promise<void> | undefined => {
-    // A cancelled review or CI round is not redone as an issue run (that would replace the reviewed branch).
-    if (job.trigger === "review" || job.trigger === "ci") return undefined;
+    // A cancelled review, CI or rebase round is not redone as an issue run (that would replace the reviewed branch).
+    if (job.trigger === "review" || job.trigger === "ci" || job.trigger === "rebase") return undefined;
     const jobId = fixJobId(job.repoId, job.issueNumber);
     // Poll until the cancelled job has left the active state, then ask GitHub what the issue wants now.
     return (async () => {

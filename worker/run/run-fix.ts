@@ -1,6 +1,7 @@
 /**
  * The fix run, in the order it happens (the run was opened and its issue read by run-job.ts):
- *   1. check out the repository, and load its config through the contents API meanwhile
+ *   1. check out the repository, and load its config through the contents API meanwhile; a rebase
+ *      round's conflicting merge is started on the host, its conflicts the agent's task
  *   2. prepare: setup on the default branch's files, or the environment a run like it kept
  *   3. start the agent's sandbox, then the baseline (the tests before any change) alongside the agent
  *   4. solve: the agent works in its sandbox, and each submission is gated by the tests
@@ -15,6 +16,7 @@ import { rm } from "node:fs/promises";
 import type { RunOutcome } from "../run-end.js";
 import { checkOut } from "./checkout/check-out.js";
 import { noPullRequest } from "./end/no-pull-request.js";
+import { startMerge } from "./merge/start-merge.js";
 import type { OpenRun } from "./open/open-run.js";
 import { progressIsBestEffort } from "./open/status-comment.js";
 import { stepClock } from "./open/step-clock.js";
@@ -42,8 +44,10 @@ export async function runFix(
   const workDir = await makeCheckoutRoot(run.parts.workRoot);
   let sandboxes: RunSandboxes | undefined;
   try {
-    const checkedOut = await checkOut(run, task, workDir);
-    const { checkout, trusted, config } = checkedOut;
+    const cloned = await checkOut(run, task, workDir);
+    const { checkout, ask } = await startMerge(run, task, cloned.checkout);
+    const checkedOut = { ...cloned, checkout };
+    const { trusted, config } = checkedOut;
     clock.lap("clone");
     sandboxes = runSandboxes(run, issue, trusted, config);
     const prepared = await prepare(run, issue, checkedOut, sandboxes, workDir);
@@ -57,7 +61,7 @@ export async function runFix(
       sandbox: agentSandbox.sandbox,
       gateSetup: gate,
       maxSteps: config.maxSteps,
-      issue: task.ask,
+      issue: ask,
       repoName: issue.repository.fullName,
       signal: run.signal,
       baseline,

@@ -4,7 +4,8 @@
  *   2. read the issue, and end here when what queued the job no longer holds on GitHub
  *   3. run one of the siblings: publish the change an earlier attempt tested (resume-publishing.ts), a
  *      review round on the app's pull request (review-round.ts), a CI round when its checks failed
- *      (ci-round.ts), or the fix run itself (run-fix.ts)
+ *      (ci-round.ts), a rebase round bringing it up to date with its base (rebase-round.ts), or the fix
+ *      run itself (run-fix.ts)
  *   4. end: however the run went, the status comment says so, and the RunEnd tells the queue what to do
  */
 import { CancelledError } from "../../src/shared/errors.js";
@@ -13,9 +14,12 @@ import { setupSecretsFor } from "../config/worker-env.js";
 import { completed, type JobResult, type RunEnd, type RunJob, type RunOutcome } from "../run-end.js";
 import { ciRound } from "./ci-round.js";
 import { openFailure, runFailure } from "./end/run-failure.js";
+import { conflictingPull } from "./keep-up/conflicting-pull.js";
 import { type OpenRun, openRun } from "./open/open-run.js";
+import { keepPeoplesCommits } from "./open/peoples-commits.js";
 import { noLongerWanted } from "./open/still-wanted.js";
-import type { Issue } from "./open/task.js";
+import { fixTask, type Issue } from "./open/task.js";
+import { rebaseRound } from "./rebase-round.js";
 import { resumeKept } from "./resume-publishing.js";
 import { reviewRound } from "./review-round.js";
 import { runFix } from "./run-fix.js";
@@ -33,7 +37,7 @@ export async function runJob(
     const outcome = await runOnce(run);
     run.log.info(`${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
     await lookAgainAfterLateCancel(run);
-    return completed(jobResult(outcome));
+    return completed(jobResult(outcome, await conflictingPull(run, outcome)));
   } catch (error) {
     return await runFailure(error, run);
   } finally {
@@ -50,7 +54,8 @@ async function runOnce(run: OpenRun): Promise<RunOutcome> {
   if (run.kept) return await resumeKept(run, run.kept, issue);
   if (run.job.data.trigger === "review") return await reviewRound(run, issue);
   if (run.job.data.trigger === "ci") return await ciRound(run, issue);
-  return await runFix(run, issue);
+  if (run.job.data.trigger === "rebase") return await rebaseRound(run, issue);
+  return await runFix(run, issue, await keepPeoplesCommits(run, fixTask(run, issue)));
 }
 
 /**
@@ -115,7 +120,7 @@ async function lookAgainAfterLateCancel(run: OpenRun): Promise<void> {
   if (late) run.afterCancel();
 }
 
-function jobResult(outcome: RunOutcome): JobResult {
+function jobResult(outcome: RunOutcome, conflicting: number | undefined): JobResult {
   return {
     kind: outcome.kind,
     ...(outcome.kind === "pull_request"
@@ -123,5 +128,6 @@ function jobResult(outcome: RunOutcome): JobResult {
       : { reason: outcome.reason }),
     exitStatus: outcome.trajectory?.info.exit_status ?? null,
     timings: outcome.timings,
+    ...(conflicting === undefined ? {} : { conflicting }),
   };
 }

@@ -3,20 +3,22 @@
  * users with write access to the repository, others get a short reply saying who may. `/agent-fix help`
  * and `/agent-fix status` answer anyone who may read it (info-commands.ts). On the app's
  * own pull request, `/agent-fix` starts a review run (the lines after the command say what to change)
- * and `/agent-fix stop` cancels the issue's run.
+ * and `/agent-fix stop` cancels the issue's run; `/agent-fix rebase` there brings its branch up to date with
+ * its base (worker/run/rebase-round.ts).
  */
 import type { Context } from "probot";
 import { hasReadAccess, hasWriteAccess } from "../../shared/github/permissions.js";
 import { fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
 import { helpText, type InfoCommand, infoReplyAllowed, statusText } from "./info-commands.js";
 import { fixIssueOf, startReviewRun } from "./pull-request-review.js";
+import { startRebaseRun } from "./rebase-command.js";
 import { cancelRun, startRun } from "./runs.js";
 
-type CommentCommand = "start" | "stop" | InfoCommand | null;
+type CommentCommand = "start" | "stop" | "rebase" | InfoCommand | null;
 
-const SUBCOMMANDS = new Set<string>(["stop", "help", "status"]);
+const SUBCOMMANDS = new Set<string>(["stop", "rebase", "help", "status"]);
 
-/** The command in a comment: its first non-empty line must be the command, optionally `stop`, `help` or `status`. */
+/** The command in a comment: its first non-empty line must be the command, optionally `stop`, `rebase`, `help` or `status`. */
 export function parseCommand(body: string, command: string): CommentCommand {
   const line =
     body
@@ -50,7 +52,7 @@ export async function onIssueCommentCreated(
   }
   if (!(await hasWriteAccess(context.octokit, repo, login))) {
     await reply(
-      `@${login} only people with write access to this repository can use \`${deps.settings.command}\` (start) and \`${deps.settings.command} stop\` (cancel). Ask a maintainer to start it.`,
+      `@${login} only people with write access to this repository can use \`${deps.settings.command}\` (start), \`${deps.settings.command} stop\` (cancel) and \`${deps.settings.command} rebase\` (bring its pull request up to date). Ask a maintainer.`,
     );
     return;
   }
@@ -60,6 +62,12 @@ export async function onIssueCommentCreated(
   }
   if (command === "stop") {
     await cancelRun(context, deps, target, login, `${deps.settings.command} stop`);
+    return;
+  }
+  if (command === "rebase") {
+    await reply(
+      `@${login} \`${deps.settings.command} rebase\` works on agent-fix's pull request: comment it there.`,
+    );
     return;
   }
   if (payload.issue.state !== "open") {
@@ -80,7 +88,7 @@ async function onPullRequestCommand(
   context: Context<"issue_comment.created">,
   deps: HandlerDeps,
   pullTarget: IssueTarget,
-  command: "start" | "stop",
+  command: "start" | "stop" | "rebase",
 ): Promise<void> {
   const { payload } = context;
   const repo = { owner: pullTarget.owner, repo: pullTarget.repo };
@@ -102,6 +110,10 @@ async function onPullRequestCommand(
     return;
   }
   if (pull.state !== "open") return;
+  if (command === "rebase") {
+    await startRebaseRun(context, deps, target, login, { pullNumber, commentId: payload.comment.id });
+    return;
+  }
   await startReviewRun(context, deps, target, login, { pullNumber, commentId: payload.comment.id }, () =>
     context.octokit.rest.reactions.createForIssueComment({
       ...repo,

@@ -76,8 +76,9 @@ export async function startRun(
     () => statusCommentOrLater(context, deps, target, requestedBy),
   );
   context.log.info({ jobId: result.jobId, status: result.status, trigger }, "agent-fix start");
-  // The review handler answers a refused review run itself, on the pull request; a CI round waits for the next commit.
-  if (result.status === "duplicate" && (trigger === "review" || trigger === "ci")) return result;
+  // The review and rebase handlers answer a refused round themselves, on the pull request; a CI round waits for the next commit.
+  if (result.status === "duplicate" && (trigger === "review" || trigger === "rebase" || trigger === "ci"))
+    return result;
   if (result.status === "duplicate" && result.state === "cancelling") {
     await context.octokit.rest.issues.createComment({
       owner: target.owner,

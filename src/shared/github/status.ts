@@ -34,6 +34,11 @@ export type StatusView =
       review?: boolean;
       /** A CI round: it pushed a commit for the failing checks to this (existing) pull request; no review is asked. */
       ci?: boolean;
+      /**
+       * A rebase round: what it did to this (existing) pull request, e.g. "merged `main` into pull request #3",
+       * and whether the tests ran (a clean update runs none: the app only merged).
+       */
+      keptUp?: { done: string; tested: boolean };
       /** false: GitHub refused a draft in this repository, so it was opened ready for review. */
       draft?: boolean;
       /** false: the review request failed (its reason is among `problems`). */
@@ -132,6 +137,14 @@ function reviewersLine(reviewers: readonly string[]): string {
 
 function succeededLines(view: Extract<StatusView, { kind: "succeeded" }>, context: StatusContext): string[] {
   const { number, url } = view.pullRequest;
+  if (view.keptUp) {
+    const { done, tested } = view.keptUp;
+    return [
+      `✅ **agent-fix** ${done}: ${url}`,
+      ...(tested ? ["", "The repository's tests pass on the result."] : []),
+      ...(view.note ? ["", view.note] : []),
+    ];
+  }
   const lines = [
     view.ci
       ? `✅ **agent-fix** pushed a commit for the failing checks to pull request #${number}: ${url}`

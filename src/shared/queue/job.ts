@@ -6,7 +6,7 @@ import { z } from "zod";
 
 export const FIX_JOB_NAME = "fix";
 
-export const jobTriggerSchema = z.enum(["label", "comment", "review", "ci"]);
+export const jobTriggerSchema = z.enum(["label", "comment", "review", "ci", "rebase"]);
 export type JobTrigger = z.infer<typeof jobTriggerSchema>;
 
 /** Most feedback one follow-up round takes; what comes on top waits for the next round. */
@@ -61,7 +61,7 @@ export const fixJobDataSchema = z
     deliveryId: z.string().min(1),
     /** The status comment on the issue, edited in place as the run moves on. */
     statusCommentId: z.number().int().positive().optional(),
-    /** Review and CI jobs: the app's pull request whose review asked for changes, or whose checks failed. */
+    /** Review, CI and rebase jobs: the app's pull request (whose review asked for changes, whose checks failed, or to bring up to date). */
     pullNumber: z.number().int().positive().optional(),
     /** Review jobs: the review (state "changes requested") the run addresses; absent for a comment command. */
     reviewId: z.number().int().positive().optional(),

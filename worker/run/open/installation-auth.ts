@@ -38,6 +38,8 @@ export interface RunCredentials {
   ciReader(): Promise<ProbotOctokit>;
   /** A client that may only write check runs (the app's own "agent-fix / tests"). */
   checksWriter(): Promise<ProbotOctokit>;
+  /** A client that may write contents, as the push token may: GitHub's merge of a base into the app's branch. */
+  contentsWriter(): Promise<ProbotOctokit>;
   /**
    * A client that may only read the contents of the owner's `.github` repository (organisation
    * defaults); null when the installation has no such repository.
@@ -87,6 +89,10 @@ export function probotInstallationAuth(
         },
         async checksWriter() {
           const { app, token } = await mint("checks");
+          return new (app.constructor as OctokitClass)({ auth: { token } });
+        },
+        async contentsWriter() {
+          const { app, token } = await mint("push");
           return new (app.constructor as OctokitClass)({ auth: { token } });
         },
         async orgContentsReader() {

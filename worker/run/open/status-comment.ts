@@ -19,6 +19,14 @@ import { renderTrajectorySummary } from "../../github/summary.js";
 import { createWorkerLogger, type Logger } from "../../log.js";
 import type { PublishedPullRequest } from "../publish/github-publisher.js";
 
+/** What a rebase round did to the app's pull request, as the status says it. */
+export interface KeptUp {
+  /** E.g. "merged `main` into pull request #3". */
+  done: string;
+  /** Whether the repository's tests ran on the result. */
+  tested: boolean;
+}
+
 export type RunPhase = "queued" | "cloning" | "setting_up" | "agent" | "testing" | "publishing";
 
 /** What a failed run's status shows beside its reason. */
@@ -44,7 +52,8 @@ export interface ProgressInfo {
 export interface StatusReporter {
   /** Rejects when the edit failed, which the reporter has logged; callers go on (progressIsBestEffort). */
   progress(phase: RunPhase, info?: ProgressInfo): Promise<void>;
-  succeeded(pullRequest: PublishedPullRequest): Promise<void>;
+  /** `keptUp`: a rebase round's account of what it did to the pull request (the status says it instead). */
+  succeeded(pullRequest: PublishedPullRequest, keptUp?: KeptUp): Promise<void>;
   failed(reason: string, details?: FailureDetails): Promise<void>;
   cancelled(by: string): Promise<void>;
   /** Where the run's settings came from (detected commands, organisation defaults): kept in every later update. */
@@ -84,7 +93,7 @@ export function githubStatusReporter(
         logger.warn(`status comment progress (${phase}) not written: ${githubMessage(error)}`);
         throw error;
       }),
-    succeeded: ({ number, url, ...published }: PublishedPullRequest) =>
+    succeeded: ({ number, url, ...published }: PublishedPullRequest, keptUp?: KeptUp) =>
       show({
         kind: "succeeded",
         pullRequest: { number, url },
@@ -96,6 +105,15 @@ export function githubStatusReporter(
         ...(job.trigger === "review" ? { review: true } : {}),
         // A CI round too, for the checks that failed; nobody asked it for a review.
         ...(job.trigger === "ci" ? { ci: true } : {}),
+        // A rebase round's conflicts resolved by the agent, tested and pushed by the fix run's publish step.
+        ...(job.trigger === "rebase"
+          ? {
+              keptUp: keptUp ?? {
+                done: `resolved the conflicts with its base branch in a merge commit on pull request #${number}`,
+                tested: true,
+              },
+            }
+          : {}),
       }),
     failed: (reason, { trajectory, testsBefore, work, baseline } = {}) =>
       show({

@@ -39,9 +39,9 @@ export function finishingStatus(status: StatusReporter, finishing: (() => void) 
   if (!finishing) return status;
   return {
     ...status,
-    succeeded: (pullRequest) => {
+    succeeded: (pullRequest, keptUp) => {
       finishing();
-      return status.succeeded(pullRequest);
+      return status.succeeded(pullRequest, keptUp);
     },
     failed: (reason, details) => {
       finishing();

@@ -42,14 +42,17 @@ export async function noLongerWanted(
     return `The \`${rules.label}\` label was removed from #${job.issueNumber} ${nothing}. Add it again to start agent-fix.`;
   }
   const repo = { owner: job.owner, repo: job.repo };
-  if ((job.trigger === "review" || job.trigger === "ci") && job.pullNumber !== undefined) {
+  if (
+    (job.trigger === "review" || job.trigger === "ci" || job.trigger === "rebase") &&
+    job.pullNumber !== undefined
+  ) {
     const { data: pull } = await api.rest.pulls
       .get({ ...repo, pull_number: job.pullNumber })
       .catch((error: unknown) => {
         throw githubFailure(error, `reading pull request #${job.pullNumber}`);
       });
     if (pull.state !== "open") {
-      return `Pull request #${job.pullNumber} was closed ${nothing}. Reopen it and request changes again.`;
+      return `Pull request #${job.pullNumber} was closed ${nothing}. Reopen it and ${job.trigger === "review" ? "request changes" : "ask"} again.`;
     }
     // A CI round is about one commit: a newer one on the branch has CI of its own.
     if (job.ci && pull.head.sha !== job.ci.headSha) {

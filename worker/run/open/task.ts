@@ -26,6 +26,11 @@ export interface Task {
   ask: { number: number; title: string; body: string | null };
   /** A review round's pull request branch: cloned beside the default branch, pushed to without force. */
   existingBranch?: string | undefined;
+  /**
+   * A rebase round's conflicting merge: this base branch is merged into `existingBranch` on the host
+   * (merge/start-merge.ts), the agent resolves the conflicts, and the tested tree goes out as the merge commit.
+   */
+  mergeFrom?: string | undefined;
   /** The commit's first line. */
   commitTitle: string;
   /** The GitHub writes after the push; kept for the job's next attempt when opening the pull request fails. */

@@ -25,6 +25,11 @@ export interface UnpushedChange {
   forbiddenPaths: string[];
   /** false for review runs: a new commit on top of the branch, never a force-push. */
   force: boolean;
+  /**
+   * A rebase round's resolved merge: `baseSha` is the merge commit holding the conflict markers, and the
+   * change is folded into it (same parents, the tested tree), so one merge commit goes out.
+   */
+  mergeCommit?: boolean | undefined;
 }
 
 /** Commits `change` on the checkout at `dir` (already at `change.baseSha`) and pushes it. Returns the branch. */
@@ -51,6 +56,7 @@ export async function commitAndPush(input: {
     issueTitle: change.commitTitle,
     forbiddenPaths: change.forbiddenPaths,
   });
+  if (change.mergeCommit) await foldIntoMerge(dir, change.commitTitle, input.identity);
   await assertCommittedTree(dir, change.tree);
   try {
     return await pushFixBranch({
@@ -119,6 +125,31 @@ async function holdsTheChange(dir: string, change: UnpushedChange): Promise<bool
   const header = commit.slice(0, commit.indexOf("\n\n"));
   const parents = [...header.matchAll(/^parent (\S+)$/gm)].map((m) => m[1]);
   return header.startsWith(`tree ${change.tree}\n`) && parents.length === 1 && parents[0] === change.baseSha;
+}
+
+/** The change's commit folded into its parent, the merge commit: the tested tree with the merge's parents. */
+async function foldIntoMerge(dir: string, title: string, identity: CommitIdentity): Promise<void> {
+  const { name, email } = identity;
+  await git(["reset", "--quiet", "--soft", "HEAD~1"], { cwd: dir });
+  await git(
+    [
+      "-c",
+      `user.name=${name}`,
+      "-c",
+      `user.email=${email}`,
+      "commit",
+      "--quiet",
+      "--no-verify",
+      "--amend",
+      "--reset-author",
+      "-F",
+      "-",
+    ],
+    {
+      cwd: dir,
+      input: `${title}\n\nThe conflicts were resolved by agent-fix; the repository's tests pass on it.\n`,
+    },
+  );
 }
 
 /** The commit about to be pushed holds exactly the tree the gate tested, or nothing is pushed. */

@@ -35,13 +35,19 @@ export async function push(
       commitTitle: task.commitTitle,
       forbiddenPaths: config.forbiddenPaths,
       force: !task.existingBranch,
+      ...(task.mergeFrom ? { mergeCommit: true } : {}),
     },
     identity: run.parts.identity,
     links: run.parts.links,
     issueNumber: task.issue.number,
     pushToken: () => run.credentials.token("push"),
     signal: run.signal,
-    keep: store && ((unpushed) => store.save(run.keptKey, { run: run.name, draft, unpushed })),
+    // A resolved merge is made on a commit that was never pushed: a later attempt could not make it again.
+    keep:
+      store &&
+      (task.mergeFrom
+        ? undefined
+        : (unpushed) => store.save(run.keptKey, { run: run.name, draft, unpushed })),
     logger: run.log,
   });
   // The commit pushed: the app's check run goes on it.

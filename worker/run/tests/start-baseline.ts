@@ -30,6 +30,9 @@ export function startBaseline(
     test: { command: config.testCommand, timeoutMs: config.testTimeoutMs },
     signal: run.signal,
     stopsRun: (baseline) => {
+      // A rebase round's tree holds git's conflict markers until the agent resolves them: failing tests
+      // before are expected there, and the gate still wants the tests to pass on the resolved merge.
+      if (task.mergeFrom) return null;
       const reason = stopReason(config, branch, baseline);
       if (reason === null) noteGoingOn(run, config, prepared, branch, baseline);
       return reason;

@@ -446,4 +446,36 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
     expect(await post(pullCommentEvent(github, { owner, repo, pull: other }, "/agent-fix", alice))).toBe(200);
     expect(commentsBy(other, github.bot.login)[0]?.body).toContain("not on this one");
   });
+
+  it("/agent-fix rebase on the app's pull request queues one rebase job; while a run is live it is declined; on an issue it is pointed to the pull request", async () => {
+    const issue = newIssue();
+    const pull = addPull(`agent-fix/issue-${issue}`);
+    const first = pullCommentEvent(github, { owner, repo, pull }, "/agent-fix rebase", alice);
+    expect(await post(first)).toBe(200);
+    const commentId = (first.payload.comment as { id: number }).id;
+    expect((await jobOf(issue))?.data).toMatchObject({
+      issueNumber: issue,
+      pullNumber: pull,
+      commentId,
+      trigger: "rebase",
+      requestedBy: "alice",
+    });
+    expect(github.state.reactions.some((r) => r.commentId === commentId && r.content === "eyes")).toBe(true);
+
+    // The issue's slot is taken (by that rebase job): a second ask is declined once, with a reply.
+    expect(await post(pullCommentEvent(github, { owner, repo, pull }, "/agent-fix rebase", alice))).toBe(200);
+    expect(commentsBy(pull, github.bot.login).map((c) => c.body)).toEqual([
+      expect.stringContaining("@alice an agent-fix run for #"),
+    ]);
+    expect((await jobOf(issue))?.data.commentId).toBe(commentId);
+
+    const other = newIssue();
+    expect(await post(commentEvent(github, { owner, repo, issue: other }, "/agent-fix rebase", alice))).toBe(
+      200,
+    );
+    expect(await jobOf(other)).toBeUndefined();
+    expect(commentsBy(other, github.bot.login).map((c) => c.body)).toEqual([
+      expect.stringContaining("works on agent-fix's pull request"),
+    ]);
+  });
 });

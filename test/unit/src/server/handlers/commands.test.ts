@@ -13,6 +13,9 @@ describe("comment commands", () => {
     expect(parseCommand("Try /agent-fix", "/agent-fix")).toBeNull();
     expect(parseCommand("> /agent-fix", "/agent-fix")).toBeNull();
     expect(parseCommand("/fix", "/fix")).toBe("start");
+    expect(parseCommand("/agent-fix rebase", "/agent-fix")).toBe("rebase");
+    expect(parseCommand("\n/agent-fix  rebase\nthanks", "/agent-fix")).toBe("rebase");
+    expect(parseCommand("/agent-fix rebase now", "/agent-fix")).toBeNull();
   });
 
   it("recognises help and status, which only answer", () => {

@@ -1,0 +1,377 @@
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { copyFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixJobId } from "../../src/shared/queue/index.js";
+import { requireRedis, requireSandboxImage } from "../support/services.js";
+import { Stack } from "../support/stack.js";
+import {
+  FIXTURES,
+  filesOf,
+  type IssueRef,
+  SAMPLE_REPLAY,
+  SAMPLE_REPO_DIR,
+  waitFor,
+} from "../support/stack-parts.js";
+import { pullCommentEvent } from "../support/webhooks.js";
+
+// Real Redis, real Docker sandboxes, the real app and worker; GitHub is the stand-in (compare, merges,
+// `commitAs` for a person's commits), the model the sample's replay.
+const ready = (await requireRedis()) && (await requireSandboxImage());
+const BOT = "agent-fix-e2e[bot]";
+
+describe.runIf(ready)("a person's commits kept, and /agent-fix rebase keeping up with the base", () => {
+  const replay = join(tmpdir(), `af-keep-up-replay-${randomUUID()}.jsonl`);
+  const stack = new Stack({ model: `replay:${replay}` });
+  let issue: IssueRef;
+  const git = (...args: string[]) =>
+    execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
+      encoding: "utf8",
+    }).trim();
+  const jobDone = () =>
+    waitFor(
+      "the job to complete",
+      async () =>
+        (await stack.app!.queue.queue.getJobState(fixJobId(issue.repoId, issue.number))) === "completed",
+    );
+  const onPull = (pull: number) =>
+    stack.github.state.commentsOn(issue.owner, issue.repo, pull).map((c) => c.body);
+  const rebase = async (login: string) => {
+    const [pr] = stack.pulls(issue);
+    const comment = pullCommentEvent(
+      stack.github,
+      { owner: issue.owner, repo: issue.repo, pull: pr!.number },
+      "/agent-fix rebase",
+      { login },
+    );
+    expect(await stack.send(comment.event, comment.payload)).toBeLessThan(300);
+    return pr!.number;
+  };
+  const statusSays = (text: string) =>
+    waitFor(`the status to say "${text}"`, () => stack.finalStatus(issue)?.body.includes(text), 240_000);
+
+  beforeAll(async () => {
+    await copyFile(SAMPLE_REPLAY, replay);
+    await stack.start();
+    issue = stack.addIssue(await stack.addSampleRepo("textstats-keep"));
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await rm(replay, { force: true });
+  });
+
+  it("label again with a maintainer's commit on agent-fix/issue-N -> the commit kept, the agent's change on top, no force", async () => {
+    const branch = `agent-fix/issue-${issue.number}`;
+    const target = { owner: issue.owner, repo: issue.repo, branch };
+    // An earlier run's commit by the app, then a maintainer's commit on top of it.
+    const earlier = await stack.github.commitAs(BOT, target, { "NOTES.md": "From the app.\n" }, "Earlier");
+    const persons = await stack.github.commitAs(
+      "maintainer",
+      target,
+      { "CHANGELOG.md": "- median: even counts\n" },
+      "A maintainer's note",
+    );
+    expect(await stack.label(issue)).toBeLessThan(300);
+    await waitFor("the run to finish", () => stack.finalStatus(issue), 240_000);
+    await jobDone();
+    const status = stack.finalStatus(issue)!.body;
+    expect(status).toContain("opened draft pull request #");
+    expect(status).toContain(`Started from \`${branch}\``);
+    expect(status).toContain("commits by @maintainer");
+
+    // The agent's commit is a child of the maintainer's: nothing rewritten.
+    expect(git("rev-parse", `${branch}^`)).toBe(persons);
+    expect(git("rev-parse", `${branch}^^`)).toBe(earlier);
+    expect(git("log", "-1", "--format=%an", branch)).toBe(BOT);
+    expect(git("show", `${branch}:CHANGELOG.md`)).toBe("- median: even counts");
+    expect(git("show", `${branch}:textstats/stats.py`)).toContain(
+      "(ordered[middle - 1] + ordered[middle]) / 2",
+    );
+  }, 300_000);
+
+  it("/agent-fix rebase with a base that moved cleanly -> GitHub merges it in as the app, no agent, a reply", async () => {
+    const branch = `agent-fix/issue-${issue.number}`;
+    const before = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    const summariesBefore = stack.github.state
+      .commentsOn(issue.owner, issue.repo, stack.pulls(issue)[0]!.number)
+      .filter((c) => c.body.includes("<!-- agent-fix:summary -->")).length;
+    const main = await stack.github.commitAs(
+      "maintainer",
+      { owner: issue.owner, repo: issue.repo, branch: "main" },
+      { "docs/usage.md": "Call median() with a list of numbers.\n" },
+      "Usage notes",
+    );
+    // Nothing left to replay: a round that ran the agent would fail at its first step.
+    await writeFile(replay, "");
+    const pull = await rebase("maintainer");
+    await statusSays(`merged \`main\` into pull request #${pull}`);
+    await jobDone();
+    const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    // A merge commit of the branch and main, made by GitHub's merge as the app: nothing rewritten.
+    expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, before, main]);
+    expect(git("log", "-1", "--format=%an|%s", head)).toBe(`${BOT}|Merge main into ${branch}`);
+    expect(git("show", `${head}:docs/usage.md`)).toBe("Call median() with a list of numbers.");
+    expect(onPull(pull).filter((b) => b.startsWith("@maintainer"))).toEqual([
+      expect.stringContaining(
+        `@maintainer I merged \`main\` into \`${branch}\` (${head.slice(0, 7)}). It merged cleanly, so the agent was not run.`,
+      ),
+    ]);
+    // No agent: no trajectory summary, and the status claims no test run.
+    expect(onPull(pull).filter((b) => b.includes("<!-- agent-fix:summary -->"))).toHaveLength(
+      summariesBefore,
+    );
+    expect(stack.finalStatus(issue)!.body).not.toContain("tests pass");
+  }, 300_000);
+
+  it("/agent-fix rebase when the branch already has its base -> nothing pushed, the reply says so", async () => {
+    const branch = `agent-fix/issue-${issue.number}`;
+    const before = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    const pull = await rebase("maintainer");
+    await statusSays(`found pull request #${pull} already up to date with \`main\``);
+    await jobDone();
+    expect((await stack.github.branches(issue.owner, issue.repo))[branch]).toBe(before);
+    expect(onPull(pull).at(-1)).toBe(
+      `@maintainer \`${branch}\` is already up to date with \`main\`: nothing to do.`,
+    );
+  }, 120_000);
+
+  it("/agent-fix rebase with a conflicting base -> the agent resolves it, the gate passes, one merge commit lands", async () => {
+    const branch = `agent-fix/issue-${issue.number}`;
+    const before = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    // main adds the CHANGELOG.md the maintainer added on the branch, differently: git cannot merge it.
+    const main = await stack.github.commitAs(
+      "maintainer",
+      { owner: issue.owner, repo: issue.repo, branch: "main" },
+      { "CHANGELOG.md": "- mean: a docstring example\n" },
+      "Changelog on main",
+    );
+    await copyFile(join(FIXTURES, "replay", "sample-rebase-conflict.jsonl"), replay);
+    const pull = await rebase("maintainer");
+    await statusSays(
+      `resolved the conflicts with its base branch in a merge commit on pull request #${pull}`,
+    );
+    await jobDone();
+    expect(stack.finalStatus(issue)!.body).toContain("The repository's tests pass on the result.");
+    const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, before, main]);
+    expect(git("log", "-1", "--format=%an|%s", head)).toBe(`${BOT}|Merge main into ${branch}`);
+    expect(git("show", `${head}:CHANGELOG.md`)).toBe("- mean: a docstring example\n- median: even counts");
+    // The rest of both sides is kept: the branch's fix and main's usage notes.
+    expect(git("show", `${head}:textstats/stats.py`)).toContain(
+      "(ordered[middle - 1] + ordered[middle]) / 2",
+    );
+    expect(git("show", `${head}:docs/usage.md`)).toBe("Call median() with a list of numbers.");
+    const reply = onPull(pull).find(
+      (b) => b.startsWith("@maintainer I merged `main`") && b.includes("conflicted"),
+    );
+    expect(reply).toContain("the agent resolved the conflicts");
+    expect(reply).toContain("CHANGELOG.md keeps both entries");
+  }, 300_000);
+
+  it("a conflict in the code: the tests fail on the markers, the round goes on, the agent resolves it, the gate passes", async () => {
+    const branch = `agent-fix/issue-${issue.number}`;
+    const before = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    const stats = git("show", "main:textstats/stats.py");
+    // main changes the line the branch's fix replaced: git cannot merge textstats/stats.py.
+    const main = await stack.github.commitAs(
+      "maintainer",
+      { owner: issue.owner, repo: issue.repo, branch: "main" },
+      {
+        "textstats/stats.py": stats.replace(
+          "    return ordered[middle]",
+          "    return ordered[middle]  # the upper middle value",
+        ),
+      },
+      "Say which middle value",
+    );
+    await copyFile(join(FIXTURES, "replay", "sample-rebase-keep-ours.jsonl"), replay);
+    const pull = await rebase("maintainer");
+    await statusSays(
+      `resolved the conflicts with its base branch in a merge commit on pull request #${pull}`,
+    );
+    await jobDone();
+    const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, before, main]);
+    const merged = git("show", `${head}:textstats/stats.py`);
+    expect(merged).toContain("(ordered[middle - 1] + ordered[middle]) / 2");
+    expect(merged).not.toMatch(/^(<<<<<<<|=======|>>>>>>>)/m);
+    // The round's tests ran on the markers first (a syntax error) and on the resolved merge after.
+    const summaries = onPull(pull).filter((b) => b.includes("<!-- agent-fix:summary -->"));
+    const link = /\[Full trajectory\]\((\S+)\)/.exec(summaries.at(-1)!)?.[1];
+    const trajectory = (await (await fetch(`${link!}&format=json`)).json()) as {
+      history: { role: string; content: string }[];
+    };
+    const task = trajectory.history.find((m) => m.role === "user")?.content ?? "";
+    expect(task).toContain("Conflicted files:\n- `textstats/stats.py`");
+  }, 300_000);
+
+  it("/agent-fix rebase from someone without write access -> refused once, nothing run", async () => {
+    const branch = `agent-fix/issue-${issue.number}`;
+    const before = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    const status = stack.statusComment(issue)!.body;
+    const pull = await rebase("outsider");
+    const refusals = () => onPull(pull).filter((b) => b.startsWith("@outsider"));
+    await waitFor("the refusal", () => refusals().length > 0);
+    expect(refusals()).toEqual([expect.stringContaining("only people with write access")]);
+    expect((await stack.github.branches(issue.owner, issue.repo))[branch]).toBe(before);
+    expect(stack.statusComment(issue)!.body).toBe(status);
+  }, 60_000);
+});
+
+describe.runIf(ready)("/agent-fix rebase when the operator chose rebase (worker.keepUp.strategy)", () => {
+  const stack = new Stack({ workerTuning: { keepUp: { strategy: "rebase" } } });
+  let issue: IssueRef;
+  const git = (...args: string[]) =>
+    execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
+      encoding: "utf8",
+    }).trim();
+  const jobDone = () =>
+    waitFor(
+      "the job to complete",
+      async () =>
+        (await stack.app!.queue.queue.getJobState(fixJobId(issue.repoId, issue.number))) === "completed",
+    );
+  const mainMoves = (path: string, text: string) =>
+    stack.github.commitAs(
+      "maintainer",
+      { owner: issue.owner, repo: issue.repo, branch: "main" },
+      { [path]: text },
+      `Add ${path}`,
+    );
+  const rebase = async () => {
+    const [pr] = stack.pulls(issue);
+    const comment = pullCommentEvent(
+      stack.github,
+      { owner: issue.owner, repo: issue.repo, pull: pr!.number },
+      "/agent-fix rebase",
+      { login: "maintainer" },
+    );
+    expect(await stack.send(comment.event, comment.payload)).toBeLessThan(300);
+    return pr!.number;
+  };
+
+  beforeAll(async () => {
+    await stack.start();
+    issue = stack.addIssue(await stack.addSampleRepo("textstats-rebase"));
+    expect(await stack.label(issue)).toBeLessThan(300);
+    await waitFor("the issue run to finish", () => stack.finalStatus(issue), 240_000);
+    await jobDone();
+  }, 300_000);
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  it("only the app's commits on the branch -> rebased onto the moved base and force-pushed", async () => {
+    const branch = `agent-fix/issue-${issue.number}`;
+    const before = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    const main = await mainMoves("docs/usage.md", "Call median() with a list of numbers.\n");
+    const pull = await rebase();
+    await waitFor(
+      "the rebase",
+      () => stack.finalStatus(issue)?.body.includes(`rebased pull request #${pull} onto \`main\``),
+      120_000,
+    );
+    await jobDone();
+    const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    // The app's one commit replayed on main: same change, same author, a new commit whose parent is main.
+    expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, main]);
+    expect(head).not.toBe(before);
+    expect(git("log", "-1", "--format=%an|%cn", head)).toBe(`${BOT}|${BOT}`);
+    expect(git("diff", "--name-only", `${head}^..${head}`)).toBe(
+      git("diff", "--name-only", `${before}^..${before}`),
+    );
+    const replies = stack.github.state.commentsOn(issue.owner, issue.repo, pull).map((c) => c.body);
+    expect(replies).toContainEqual(
+      expect.stringContaining(
+        `@maintainer I rebased \`${branch}\` onto \`main\` (${head.slice(0, 7)}) and force-pushed it`,
+      ),
+    );
+  }, 180_000);
+
+  it("a person's commit on the branch -> merged instead, never rewritten, and the reply says why", async () => {
+    const branch = `agent-fix/issue-${issue.number}`;
+    const persons = await stack.github.commitAs(
+      "maintainer",
+      { owner: issue.owner, repo: issue.repo, branch },
+      { "CHANGELOG.md": "- median: even counts\n" },
+    );
+    const main = await mainMoves("docs/more.md", "More notes.\n");
+    const pull = await rebase();
+    await waitFor(
+      "the merge",
+      () => stack.finalStatus(issue)?.body.includes(`merged \`main\` into pull request #${pull}`),
+      120_000,
+    );
+    await jobDone();
+    const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+    expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, persons, main]);
+    const reply = stack.github.state
+      .commentsOn(issue.owner, issue.repo, pull)
+      .map((c) => c.body)
+      .find((b) => b.startsWith("@maintainer I merged"));
+    expect(reply).toContain(
+      "A rebase would rewrite commits by @maintainer, so `main` was merged in instead.",
+    );
+  }, 180_000);
+});
+
+describe.runIf(ready)(
+  "a pull request GitHub reports conflicting, resolved by itself (worker.keepUp.whenConflicting)",
+  () => {
+    // One replay serves both runs: it drops any conflict markers in README.md and writes CHANGELOG.md.
+    const stack = new Stack({
+      model: `replay:${join(FIXTURES, "replay", "sample-conflict-markers.jsonl")}`,
+      workerTuning: { keepUp: { whenConflicting: true } },
+    });
+    let issue: IssueRef;
+
+    beforeAll(async () => {
+      await stack.start();
+      issue = stack.addIssue(await stack.addSampleRepo("textstats-dirty"));
+    });
+    afterAll(async () => {
+      await stack.stop();
+    });
+
+    it("a run leaves its pull request conflicting -> a rebase round by itself, the agent resolves it", async () => {
+      const branch = `agent-fix/issue-${issue.number}`;
+      const readme = "README.md";
+      const original = (await filesOf(SAMPLE_REPO_DIR))[readme]!;
+      // A maintainer's commit on the branch and main's own change to the same line: they conflict.
+      const persons = await stack.github.commitAs(
+        "maintainer",
+        { owner: issue.owner, repo: issue.repo, branch },
+        { [readme]: original.replace("Small statistics helpers", "Small statistics helpers (branch)") },
+      );
+      const main = await stack.github.commitAs(
+        "maintainer",
+        { owner: issue.owner, repo: issue.repo, branch: "main" },
+        { [readme]: original.replace("Small statistics helpers", "Small statistics helpers (main)") },
+      );
+      expect(await stack.label(issue)).toBeLessThan(300);
+      await waitFor(
+        "the rebase round to resolve the conflict",
+        () => stack.finalStatus(issue)?.body.includes("resolved the conflicts with its base branch"),
+        300_000,
+      );
+      const git = (...args: string[]) =>
+        execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
+          encoding: "utf8",
+        }).trim();
+      const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+      // The issue run's commit on the maintainer's, then the merge of main resolving the conflict.
+      const [, first, second] = git("rev-list", "--parents", "-1", head).split(" ");
+      expect(second).toBe(main);
+      expect(git("rev-parse", `${first}^`)).toBe(persons);
+      const merged = git("show", `${head}:${readme}`);
+      expect(merged).toContain("Small statistics helpers (branch)");
+      expect(merged).toContain("Small statistics helpers (main)");
+      expect(merged).not.toMatch(/^(<<<<<<<|=======|>>>>>>>)/m);
+      const [pr] = stack.pulls(issue);
+      const replies = stack.github.state.commentsOn(issue.owner, issue.repo, pr!.number).map((c) => c.body);
+      expect(replies).toContainEqual(expect.stringContaining("@maintainer I merged `main` into"));
+    }, 400_000);
+  },
+);

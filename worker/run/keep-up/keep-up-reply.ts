@@ -1,0 +1,96 @@
+/**
+ * What a rebase round says: the reply on the pull request to whoever asked, the status's account, and
+ * the publisher of a conflict round (the pull request reused, never a second one opened).
+ */
+import type { Trajectory } from "../../../src/shared/contracts.js";
+import { fitComment, type GitHubApi } from "../../../src/shared/github/index.js";
+import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
+import { neutralise } from "../../../src/shared/github/neutralise.js";
+import type { FixJobData } from "../../../src/shared/queue/index.js";
+import type { KeptUp } from "../open/status-comment.js";
+import { githubPublisher, type Publisher, type PublisherOptions } from "../publish/github-publisher.js";
+import type { PullToUpdate } from "./pull-to-update.js";
+import type { BranchUpdate } from "./update-branch.js";
+
+/** A clean update's reply (no agent ran). */
+export function keptUpReply(
+  login: string,
+  pull: PullToUpdate,
+  update: Exclude<BranchUpdate, { kind: "conflict" }>,
+) {
+  const sha = (s: string) => s.slice(0, 7);
+  const done =
+    update.kind === "current"
+      ? `\`${pull.branch}\` is already up to date with \`${pull.base}\`: nothing to do.`
+      : update.kind === "merged"
+        ? `I merged \`${pull.base}\` into \`${pull.branch}\` (${sha(update.sha)}). It merged cleanly, so the agent was not run.`
+        : `I rebased \`${pull.branch}\` onto \`${pull.base}\` (${sha(update.sha)}) and force-pushed it: every commit on it was agent-fix's.`;
+  return [`@${login} ${done}`, ...(update.note ? ["", update.note] : [])].join("\n");
+}
+
+/** The status's account of a clean update. */
+export function keptUpStatus(
+  pull: PullToUpdate,
+  update: Exclude<BranchUpdate, { kind: "conflict" }>,
+): KeptUp {
+  const done =
+    update.kind === "current"
+      ? `found pull request #${pull.number} already up to date with \`${pull.base}\``
+      : update.kind === "merged"
+        ? `merged \`${pull.base}\` into pull request #${pull.number}`
+        : `rebased pull request #${pull.number} onto \`${pull.base}\``;
+  return { done, tested: false };
+}
+
+/**
+ * The publisher of a conflict round: the pull request is only looked up, the requester's review asked
+ * again, and beside the trajectory summary a reply says what was merged and how the conflicts went.
+ */
+export function keepUpPublisher(
+  api: GitHubApi,
+  job: FixJobData,
+  pull: PullToUpdate,
+  note: string | undefined,
+  options: PublisherOptions = {},
+): Publisher {
+  const repo = { owner: job.owner, repo: job.repo };
+  const issueRun = githubPublisher(api, job, options);
+  return {
+    openOrUpdatePullRequest: async () => ({ number: pull.number, url: pull.url }),
+    requestReview: issueRun.requestReview,
+    async postSummary(pullNumber, draft) {
+      await issueRun.postSummary(pullNumber, draft);
+      await api.rest.issues.createComment({
+        ...repo,
+        issue_number: pullNumber,
+        body: fitComment(
+          resolvedReply(job.requestedBy, pull, note, draft.trajectory, options.links ?? GITHUB_COM_LINKS),
+        ),
+      });
+    },
+  };
+}
+
+function resolvedReply(
+  login: string,
+  pull: PullToUpdate,
+  note: string | undefined,
+  trajectory: Trajectory,
+  links: LinkPolicy,
+): string {
+  // The model's description of its change, asked for as such; never a thought it was not told is published.
+  const account = neutralise(trajectory.info.description?.trim() ?? "", links);
+  return [
+    `@${login} I merged \`${pull.base}\` into \`${pull.branch}\`. It conflicted: the agent resolved the conflicts, and the repository's tests pass on the merge commit.`,
+    ...(note ? ["", note] : []),
+    ...(account
+      ? [
+          "",
+          account
+            .split("\n")
+            .map((line) => `> ${line}`)
+            .join("\n"),
+        ]
+      : []),
+  ].join("\n");
+}

@@ -1,0 +1,47 @@
+/**
+ * A rebase round, the fix run's sibling: `/agent-fix rebase` on the app's pull request brings its branch
+ * up to date with its base, as the operator chose (`worker.keepUp.strategy`).
+ *   1. read the pull request: still open, still the app's own for the issue
+ *   2. update it without the agent: GitHub merges the base in, or git rebases it on the host (only the
+ *      app's commits are ever rewritten); already up to date is said as such
+ *   3. a conflict is a round of its own: `runFix` on the branch with the merge started on the host, the
+ *      conflicted files the agent's task, the gate as always, one merge commit pushed
+ *   4. a reply on the pull request and the status say what was done
+ */
+import type { RunOutcome } from "../run-end.js";
+import { keepUpPublisher, keptUpReply, keptUpStatus } from "./keep-up/keep-up-reply.js";
+import { pullToUpdate } from "./keep-up/pull-to-update.js";
+import { updateBranch } from "./keep-up/update-branch.js";
+import type { OpenRun } from "./open/open-run.js";
+import { type Issue, keptOnFailure, publisherLinks } from "./open/task.js";
+import { runFix } from "./run-fix.js";
+
+export async function rebaseRound(run: OpenRun, issue: Issue): Promise<RunOutcome> {
+  const pull = await pullToUpdate(run, issue);
+  const update = await updateBranch(run, issue, pull, run.parts.agent.operator.worker.keepUp.strategy);
+  if (update.kind === "conflict") {
+    run.log.info({ note: update.note }, "the base conflicts with the branch: the agent resolves it");
+    return runFix(run, issue, {
+      issue,
+      ask: { number: issue.number, title: issue.title, body: issue.body },
+      existingBranch: pull.branch,
+      mergeFrom: pull.base,
+      commitTitle: `Merge ${pull.base} into ${pull.branch}`,
+      publisher: keptOnFailure(
+        run,
+        keepUpPublisher(run.octokit, run.job.data, pull, update.note, publisherLinks(run)),
+      ),
+      pullRequestTemplate: false,
+    });
+  }
+  run.log.info({ update: update.kind }, "the branch is up to date with its base, without the agent");
+  const { owner, repo, requestedBy } = run.job.data;
+  await run.octokit.rest.issues.createComment({
+    owner,
+    repo,
+    issue_number: pull.number,
+    body: keptUpReply(requestedBy, pull, update),
+  });
+  await run.status.succeeded({ number: pull.number, url: pull.url }, keptUpStatus(pull, update));
+  return { kind: "pull_request", number: pull.number, url: pull.url, trajectory: null, timings: {} };
+}
