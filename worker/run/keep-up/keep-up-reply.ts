@@ -5,8 +5,8 @@
 import type { Trajectory } from "../../../src/shared/contracts.js";
 import { fitComment, type GitHubApi } from "../../../src/shared/github/index.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
-import { neutralise } from "../../../src/shared/github/neutralise.js";
 import type { FixJobData } from "../../../src/shared/queue/index.js";
+import { quotedDescription } from "../../github/quoted-description.js";
 import type { KeptUp } from "../open/status-comment.js";
 import { githubPublisher, type Publisher, type PublisherOptions } from "../publish/github-publisher.js";
 import type { PullToUpdate } from "./pull-to-update.js";
@@ -78,19 +78,9 @@ function resolvedReply(
   trajectory: Trajectory,
   links: LinkPolicy,
 ): string {
-  // The model's description of its change, asked for as such; never a thought it was not told is published.
-  const account = neutralise(trajectory.info.description?.trim() ?? "", links);
   return [
     `@${login} I merged \`${pull.base}\` into \`${pull.branch}\`. It conflicted: the agent resolved the conflicts, and the repository's tests pass on the merge commit.`,
     ...(note ? ["", note] : []),
-    ...(account
-      ? [
-          "",
-          account
-            .split("\n")
-            .map((line) => `> ${line}`)
-            .join("\n"),
-        ]
-      : []),
+    ...quotedDescription(trajectory, links),
   ].join("\n");
 }

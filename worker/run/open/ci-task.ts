@@ -12,6 +12,7 @@ import { fitComment } from "../../../src/shared/github/index.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
 import { neutralise } from "../../../src/shared/github/neutralise.js";
 import type { CiFailure, FixJobData } from "../../../src/shared/queue/index.js";
+import { quotedDescription } from "../../github/quoted-description.js";
 import { githubPublisher, type Publisher, type PublisherOptions } from "../publish/github-publisher.js";
 import type { ReviewApi } from "./review-task.js";
 
@@ -369,7 +370,6 @@ export function ciPublisher(
     requestReview: async () => ({ owners: [], problems: [] }),
     async postSummary(pullNumber, draft) {
       await issueRun.postSummary(pullNumber, draft);
-      const account = neutralise(draft.trajectory.info.description?.trim() ?? "", links);
       await api.rest.issues.createComment({
         ...repo,
         issue_number: pullNumber,
@@ -382,15 +382,7 @@ export function ciPublisher(
                   `Not chased: ${checkList(checks.alsoOnBase, links)} ${checks.alsoOnBase.length === 1 ? "fails" : "fail"} on \`${checks.baseBranch}\` too.`,
                 ]
               : []),
-            ...(account
-              ? [
-                  "",
-                  account
-                    .split("\n")
-                    .map((line) => `> ${line}`)
-                    .join("\n"),
-                ]
-              : []),
+            ...quotedDescription(draft.trajectory, links),
           ].join("\n"),
         ),
       });

@@ -10,9 +10,9 @@ import { AgentFixError, type PipelineErrorCode } from "../../../src/shared/error
 import { fixBranch } from "../../../src/shared/fix-branch.js";
 import { fitComment, type GitHubApi, githubFailure } from "../../../src/shared/github/index.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
-import { neutralise } from "../../../src/shared/github/neutralise.js";
 import { ownFixIssue } from "../../../src/shared/github/own-pull.js";
 import type { Feedback, FixJobData } from "../../../src/shared/queue/index.js";
+import { quotedDescription } from "../../github/quoted-description.js";
 import { githubPublisher, type Publisher, type PublisherOptions } from "../publish/github-publisher.js";
 import { replyInReviewThreads } from "../publish/review-replies.js";
 import type { Task } from "./task.js";
@@ -276,22 +276,12 @@ function reviewReply(
       : job.reviewId !== undefined && pullUrl
         ? `[your review](${pullUrl}#pullrequestreview-${job.reviewId})`
         : "your review";
-  // The model's description of its change, asked for as such; never a thought it was not told is published.
-  const account = neutralise(trajectory.info.description?.trim() ?? "", links);
   const gathered = job.feedback ?? [];
   const people = [...new Set([job.requestedBy, ...gathered.map((f) => f.by)])].map((login) => `@${login}`);
   const count = feedbackOf(job).length;
   const what = count > 1 ? `the ${count} reviews and requests that came in` : review;
   return [
     `${people.join(" ")} I pushed a new commit to \`${branch}\` addressing ${what}; the repository's tests pass on it.`,
-    ...(account
-      ? [
-          "",
-          account
-            .split("\n")
-            .map((line) => `> ${line}`)
-            .join("\n"),
-        ]
-      : []),
+    ...quotedDescription(trajectory, links),
   ].join("\n");
 }
