@@ -110,12 +110,17 @@ export class DockerEnginePool implements SandboxProvider {
 
   /** The run's engine: the one it started on while that answers, else the least busy one that answers. */
   private async engineFor(jobId: string): Promise<EngineState> {
+    // One engine (this host's): no choice to make, and no ping on a sandbox's start-up path.
+    if (this.engines.length === 1) return this.engines[0] as EngineState;
     const pinned = this.pinned.get(jobId);
     if (pinned && !pinned.down && (await this.answers(pinned))) return pinned;
-    const candidates = [...this.engines].sort((a, b) => Number(a.down) - Number(b.down) || a.running - b.running);
+    const candidates = [...this.engines].sort(
+      (a, b) => Number(a.down) - Number(b.down) || a.running - b.running,
+    );
     for (const engine of candidates) {
       if (!(await this.answers(engine))) continue;
-      if (pinned && pinned !== engine) this.log(`run ${jobId} moves from Docker engine ${pinned.name} to ${engine.name}`);
+      if (pinned && pinned !== engine)
+        this.log(`run ${jobId} moves from Docker engine ${pinned.name} to ${engine.name}`);
       this.pin(jobId, engine);
       return engine;
     }
@@ -156,10 +161,13 @@ export class DockerEnginePool implements SandboxProvider {
 
   /** The engine's loss, naming the engine (the run's status says which one went away). */
   private named(engine: EngineState, fault: InfrastructureError): InfrastructureError {
-    return new InfrastructureError(fault.message.replace("The Docker engine on the worker", `The Docker engine ${engine.name}`), {
-      code: "docker_engine_lost",
-      hint: `The retry runs on another engine; should ${engine.name} stay away, check its service status and log.`,
-      cause: fault.cause,
-    });
+    return new InfrastructureError(
+      fault.message.replace("The Docker engine on the worker", `The Docker engine ${engine.name}`),
+      {
+        code: "docker_engine_lost",
+        hint: `The retry runs on another engine; should ${engine.name} stay away, check its service status and log.`,
+        cause: fault.cause,
+      },
+    );
   }
 }

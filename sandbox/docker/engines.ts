@@ -59,7 +59,11 @@ export function dockerEngines(
   return engines;
 }
 
-function dockerEngine(entry: string, settings: DockerEngineSettings, read: (file: string) => Buffer): DockerEngine {
+function dockerEngine(
+  entry: string,
+  settings: DockerEngineSettings,
+  read: (file: string) => Buffer,
+): DockerEngine {
   let url: URL;
   try {
     url = new URL(entry);
@@ -99,7 +103,11 @@ function dockerEngine(entry: string, settings: DockerEngineSettings, read: (file
     case "tcp:": {
       if (!url.hostname) refuse(entry, "names no host", "Write tcp://HOST:2376.");
       if (url.username || url.password)
-        refuse(entry, "holds credentials", "A TCP engine authenticates by TLS client certificate, not in the address.");
+        refuse(
+          entry,
+          "holds credentials",
+          "A TCP engine authenticates by TLS client certificate, not in the address.",
+        );
       const port = url.port ? Number(url.port) : DOCKER_TLS_PORT;
       const name = `tcp://${url.host.includes(":") ? url.host : `${url.hostname}:${port}`}`;
       if (!settings.tlsDir) {

@@ -31,7 +31,10 @@ function openssl(dir: string, args: string[]): void {
 /** A certificate `name` signed by the CA in `dir`, for `usage` (serverAuth or clientAuth). */
 async function signed(dir: string, name: string, subject: string, extensions: string[]): Promise<void> {
   openssl(dir, [...words(`req -keyout ${name}-key.pem -out ${name}.csr`), ...EC_KEY, "-subj", subject]);
-  await writeFile(join(dir, `${name}.ext`), [...extensions, "basicConstraints=critical,CA:FALSE", ""].join("\n"));
+  await writeFile(
+    join(dir, `${name}.ext`),
+    [...extensions, "basicConstraints=critical,CA:FALSE", ""].join("\n"),
+  );
   openssl(
     dir,
     words(
@@ -48,14 +51,22 @@ export async function makeDockerTls(dir: string): Promise<DockerTls> {
     ...["-subj", "/CN=agent-fix throwaway engine CA"],
     ...words("-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign"),
   ]);
-  await signed(dir, "server", "/CN=127.0.0.1", ["subjectAltName=IP:127.0.0.1", "extendedKeyUsage=serverAuth"]);
+  await signed(dir, "server", "/CN=127.0.0.1", [
+    "subjectAltName=IP:127.0.0.1",
+    "extendedKeyUsage=serverAuth",
+  ]);
   await signed(dir, "client", "/CN=agent-fix worker", ["extendedKeyUsage=clientAuth"]);
   const clientDir = join(dir, "client");
   await mkdir(clientDir);
   execFileSync("cp", [join(dir, "ca.pem"), join(clientDir, "ca.pem")]);
   execFileSync("cp", [join(dir, "client.pem"), join(clientDir, "cert.pem")]);
   execFileSync("cp", [join(dir, "client-key.pem"), join(clientDir, "key.pem")]);
-  return { ca: join(dir, "ca.pem"), serverCert: join(dir, "server.pem"), serverKey: join(dir, "server-key.pem"), clientDir };
+  return {
+    ca: join(dir, "ca.pem"),
+    serverCert: join(dir, "server.pem"),
+    serverKey: join(dir, "server-key.pem"),
+    clientDir,
+  };
 }
 
 export interface TcpForward {
@@ -68,25 +79,29 @@ export interface TcpForward {
 const INNER = `
 const net = require("node:net");
 const [socket, port] = process.argv.slice(1);
-net.createServer((c) => { const u = net.connect(Number(port), "127.0.0.1"); c.pipe(u).pipe(c);
+net.createServer({ allowHalfOpen: true }, (c) => { const u = net.connect({ port: Number(port), host: "127.0.0.1", allowHalfOpen: true }); c.pipe(u).pipe(c);
   u.on("error", () => c.destroy()); c.on("error", () => u.destroy()); }).listen(socket);
 `;
 
 /** 127.0.0.1:PORT of the network namespace of process `pid`, reachable on a loopback port here. */
 export async function forwardTcp(pid: number, dir: string, port: number): Promise<TcpForward> {
   const socket = join(dir, "tcp-forward.sock");
+  // `unshare --net` leaves the namespace's loopback down: dockerd listens on it, nothing reaches it.
+  execFileSync("nsenter", [`--net=/proc/${pid}/ns/net`, "ip", "link", "set", "lo", "up"]);
   const inner: ChildProcess = spawn(
     "nsenter",
     [`--net=/proc/${pid}/ns/net`, process.execPath, "-e", INNER, socket, String(port)],
     { stdio: "ignore" },
   );
   for (let i = 0; i < 100 && !existsSync(socket); i++) {
-    if (inner.exitCode !== null) throw new Error(`the forwarder into dockerd's namespace exited ${inner.exitCode}`);
+    if (inner.exitCode !== null)
+      throw new Error(`the forwarder into dockerd's namespace exited ${inner.exitCode}`);
     await sleep(50);
   }
   const open = new Set<Socket>();
-  const outer: Server = createServer((client) => {
-    const upstream = connect(socket);
+  // Half-open both ways: a sandbox's copy ends its input (stdin's end) and still reads the container's output.
+  const outer: Server = createServer({ allowHalfOpen: true }, (client) => {
+    const upstream = connect({ path: socket, allowHalfOpen: true });
     open.add(client);
     client.on("close", () => open.delete(client));
     client.pipe(upstream).pipe(client);

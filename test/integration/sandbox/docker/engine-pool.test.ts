@@ -50,7 +50,10 @@ describe.runIf(ready)("a pool of the local engine and a remote one over TCP with
     source = await mkdtemp(join(tmpdir(), "af-pool-"));
     await writeFile(join(source, "a.txt"), "hello\n");
     // As the operator writes it: the local engine, and the remote one by its TLS port.
-    const engines = dockerEngines({ hosts: `unix:///var/run/docker.sock,${remote.tcpHost}`, tlsDir: tls.clientDir });
+    const engines = dockerEngines({
+      hosts: `unix:///var/run/docker.sock,${remote.tcpHost}`,
+      tlsDir: tls.clientDir,
+    });
     pool = new DockerEnginePool(
       engines.map((engine) => ({
         name: engine.name,
@@ -111,13 +114,18 @@ describe.runIf(ready)("a pool of the local engine and a remote one over TCP with
     await copyFile(join(stranger.clientDir, "key.pem"), join(wrong, "key.pem"));
     const [engine] = dockerEngines({ hosts: remote.tcpHost, tlsDir: wrong });
     const refused = new DockerEnginePool([
-      { name: engine?.name ?? "", provider: new DockerSandboxProvider({ docker: new Docker(engine?.options) }) },
+      {
+        name: engine?.name ?? "",
+        provider: new DockerSandboxProvider({ docker: new Docker(engine?.options) }),
+      },
     ]);
     const [ping] = await refused.ping();
     expect(ping?.up).toBe(false);
     expect(ping?.error).toMatch(/certificate|alert|socket hang up|ECONNRESET/i);
     // The engine is not trusted without its CA either: the worker's own CA file is another's.
     const [good] = dockerEngines({ hosts: remote.tcpHost, tlsDir: stranger.clientDir });
-    await expect(new Docker(good?.options).ping()).rejects.toThrow(/certificate|self-signed|unable to verify/i);
+    await expect(new Docker(good?.options).ping()).rejects.toThrow(
+      /certificate|self-signed|unable to verify/i,
+    );
   }, 120_000);
 });

@@ -11,9 +11,16 @@ function tlsDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "af-engines-"));
   execFileSync(
     "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"].concat(
-      ["-keyout", "key.pem", "-out", "cert.pem", "-days", "1", "-subj", "/CN=t"],
-    ),
+    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"].concat([
+      "-keyout",
+      "key.pem",
+      "-out",
+      "cert.pem",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=t",
+    ]),
     { cwd: dir, stdio: "pipe" },
   );
   execFileSync("cp", ["cert.pem", "ca.pem"], { cwd: dir });
@@ -45,7 +52,12 @@ describe("dockerEngines", () => {
     expect(engines[0]?.options).toEqual({ socketPath: "/var/run/docker.sock" });
     expect(engines[1]?.options).toMatchObject({ protocol: "https", host: "10.0.0.5", port: 2376 });
     expect(String(engines[1]?.options.key)).toContain("PRIVATE KEY");
-    expect(engines[2]?.options).toMatchObject({ protocol: "ssh", host: "build-2", port: 2222, username: "agent" });
+    expect(engines[2]?.options).toMatchObject({
+      protocol: "ssh",
+      host: "build-2",
+      port: 2222,
+      username: "agent",
+    });
   });
 
   it("refuses TCP without TLS unless the operator says so, naming the setting that fixes it", () => {
@@ -69,8 +81,12 @@ describe("dockerEngines", () => {
   });
 
   it("refuses what is not an engine's address, a password, an engine named twice, an empty list", () => {
-    expect(refusal(() => dockerEngines({ hosts: "10.0.0.5:2376" })).message).toMatch(/scheme 10\.0\.0\.5|not an address/);
-    expect(refusal(() => dockerEngines({ hosts: "http://h:2376" })).hint).toMatch(/unix:\/\/, tcp:\/\/.*ssh:\/\//);
+    expect(refusal(() => dockerEngines({ hosts: "10.0.0.5:2376" })).message).toMatch(
+      /scheme 10\.0\.0\.5|not an address/,
+    );
+    expect(refusal(() => dockerEngines({ hosts: "http://h:2376" })).hint).toMatch(
+      /unix:\/\/, tcp:\/\/.*ssh:\/\//,
+    );
     expect(refusal(() => dockerEngines({ hosts: "ssh://u:secret@h" })).message).toMatch(/holds a password/);
     expect(refusal(() => dockerEngines({ hosts: "unix:///a.sock,unix:///a.sock" })).message).toMatch(
       /named twice/,
