@@ -11,7 +11,7 @@ import { InfrastructureError } from "../../src/shared/errors.js";
 import { engineFault } from "./engine-fault.js";
 import type { DockerSandboxProvider } from "./provider.js";
 
-export interface PooledEngine {
+interface PooledEngine {
   /** The engine's address without credentials (engines.ts), for logs and /healthz. */
   readonly name: string;
   readonly provider: DockerSandboxProvider;

@@ -11,12 +11,12 @@ import type Docker from "dockerode";
 import { ConfigError } from "../../src/shared/errors.js";
 
 /** One engine: a name for logs and health (its address without credentials), and dockerode's options. */
-export interface DockerEngine {
+interface DockerEngine {
   readonly name: string;
   readonly options: Docker.DockerOptions;
 }
 
-export interface DockerEngineSettings {
+interface DockerEngineSettings {
   /** Comma-separated DOCKER_HOST addresses: unix:///path, tcp://host:port, ssh://user@host[:port]. */
   hosts: string;
   /** A directory of ca.pem, cert.pem and key.pem (as DOCKER_CERT_PATH), for every tcp:// engine. */
