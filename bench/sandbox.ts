@@ -13,10 +13,13 @@
  *   gvisor_*            on a private engine with runsc (gVisor, test/support/own-dockerd.ts) and the slim
  *                       sandbox image: `docker run --rm IMAGE true` and a sandbox ready, under runc and under
  *                       runsc, and their ratios (what AGENT_FIX_SANDBOX_RUNTIME=runsc costs at start-up)
+ *   remote_*            on a private engine reached over TCP with TLS (AGENT_FIX_DOCKER_HOSTS, certificates
+ *                       made now): `docker run --rm IMAGE true` and a sandbox ready through TLS, and the
+ *                       sandbox ready on the same engine through its unix socket; their ratios
  *
  * Start-up phases (milliseconds from the start of create() to the end of each phase; they overlap) are
  * printed as medians, to show where the time goes.
- * Options: --trials=N (default 5). Prints figures, ratios, and one JSON line last.
+ * Options: --trials=N (default 5); --only=remote runs the remote engine's figures alone. Prints figures, ratios, and one JSON line last.
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -24,14 +27,18 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import Docker from "dockerode";
+import { dockerEngines } from "../sandbox/docker/engines.js";
 import { type DockerSandbox, DockerSandboxProvider } from "../sandbox/docker/provider.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
 import { SANDBOX_IMAGE } from "../sandbox/version.js";
 import type { Sandbox } from "../src/shared/contracts.js";
+import { makeDockerTls } from "../test/support/docker-tls.js";
 import { OwnDockerd, RUNSC_RUNTIME } from "../test/support/own-dockerd.js";
 import { slimSandboxImage } from "../test/support/slim-sandbox-image.js";
 
 const run = promisify(execFile);
+const only = process.argv.find((a) => a.startsWith("--only="))?.split("=")[1];
 const trials = Number(process.argv.find((a) => a.startsWith("--trials="))?.split("=")[1] ?? 5);
 
 function median(values: number[]): number {
@@ -185,11 +192,89 @@ async function gvisorCosts(repo: string): Promise<Record<string, number>> {
   }
 }
 
+/**
+ * Start-up on an engine reached over TCP with TLS (another host's, as AGENT_FIX_DOCKER_HOSTS names it),
+ * beside `docker run --rm IMAGE true` over the same TLS and a sandbox ready through the engine's socket.
+ */
+async function remoteCosts(repo: string): Promise<Record<string, number>> {
+  const certs = await mkdtemp(path.join(os.tmpdir(), "af-bench-tls-"));
+  const tls = await makeDockerTls(certs);
+  const engine = await OwnDockerd.start({ tls });
+  try {
+    const { image } = await slimSandboxImage();
+    await engine.loadImage(image);
+    const [remote] = dockerEngines({ hosts: engine.tcpHost, tlsDir: tls.clientDir });
+    const client = tls.clientDir;
+    const tlsArgs = ["--tlsverify", `--tlscacert=${client}/ca.pem`, `--tlscert=${client}/cert.pem`];
+    const dockerRun = () =>
+      timed(() =>
+        run(
+          "docker",
+          [...tlsArgs, `--tlskey=${client}/key.pem`, "-H", engine.tcpHost, "run", "--rm"].concat([
+            "--network",
+            "none",
+            image,
+            "true",
+          ]),
+        ),
+      ).then(([ms]) => ms);
+    const providers = {
+      tls: new DockerSandboxProvider({ docker: new Docker(remote?.options), image }),
+      socket: new DockerSandboxProvider({ docker: engine.docker, image }),
+    };
+    const ready = async (via: "tls" | "socket") => {
+      const [ms, sandbox] = await timed(() =>
+        providers[via].create({ sourceDir: repo, jobId: "bench-remote" }),
+      );
+      await sandbox.dispose();
+      return ms;
+    };
+    await dockerRun();
+    await ready("tls");
+    await ready("socket");
+    const times = { run: [] as number[], tls: [] as number[], socket: [] as number[] };
+    for (let i = 0; i < trials; i++) {
+      times.run.push(await dockerRun());
+      times.tls.push(await ready("tls"));
+      times.socket.push(await ready("socket"));
+    }
+    const m = { run: median(times.run), tls: median(times.tls), socket: median(times.socket) };
+    console.log(`remote engine over TCP with TLS (private engine, ${image}):`);
+    console.log(
+      `  docker run --rm IMAGE true (TLS): median ${fmt(m.run)}  [${times.run.map(fmt).join(", ")}]`,
+    );
+    console.log(
+      `  sandbox ready (TLS):              median ${fmt(m.tls)}  [${times.tls.map(fmt).join(", ")}]`,
+    );
+    console.log(
+      `  sandbox ready (its socket):       median ${fmt(m.socket)}  [${times.socket.map(fmt).join(", ")}]`,
+    );
+    const ratios = { remote_ready_ratio: m.tls / m.run, remote_ready_vs_socket: m.tls / m.socket };
+    console.log(
+      `  remote ready / docker run (TLS) = ${ratios.remote_ready_ratio.toFixed(3)}; TLS ready / socket ready = ${ratios.remote_ready_vs_socket.toFixed(3)}`,
+    );
+    return {
+      remote_docker_run_ms: Math.round(m.run),
+      remote_ready_ms: Math.round(m.tls),
+      remote_ready_socket_ms: Math.round(m.socket),
+      ...Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, Number(v.toFixed(3))])),
+    };
+  } finally {
+    await engine.remove();
+    await rm(certs, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   await run("docker", ["image", "inspect", SANDBOX_IMAGE]).catch(() => {
     throw new Error(`the sandbox image ${SANDBOX_IMAGE} is missing: npm run sandbox:image`);
   });
   const repo = await makeRepository();
+  if (only === "remote") {
+    console.log(JSON.stringify({ bench: "sandbox", trials, ...(await remoteCosts(repo)) }));
+    await rm(repo, { recursive: true, force: true });
+    return;
+  }
   const provider = new DockerSandboxProvider();
   const tmpfsProvider = new DockerSandboxProvider({ workspaceSize: "1g" });
   const { stdout: du } = await run("du", ["-sm", repo]);
@@ -333,6 +418,7 @@ async function main(): Promise<void> {
     );
 
     const gvisor = await gvisorCosts(repo);
+    const remote = await remoteCosts(repo);
 
     console.log(
       JSON.stringify({
@@ -354,6 +440,7 @@ async function main(): Promise<void> {
         concurrent_ready_s: Number(concurrentS.toFixed(2)),
         concurrent_rss_mb: Number(rssMb.toFixed(1)),
         ...gvisor,
+        ...remote,
       }),
     );
   } finally {

@@ -9,7 +9,10 @@ import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Job } from "bullmq";
+import Docker from "dockerode";
 import { createProbot } from "probot";
+import { DockerEnginePool } from "../sandbox/docker/engine-pool.js";
+import { dockerEngines } from "../sandbox/docker/engines.js";
 import { cleanWorkerImages } from "../sandbox/docker/image-cleanup.js";
 import { DockerSandboxProvider, defaultWorkerId } from "../sandbox/docker/provider.js";
 import { reapSandboxes, workerAliveOnThisHost } from "../sandbox/docker/reaper.js";
@@ -105,11 +108,21 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
   const setupSecrets = await boundSetupSecrets(settings.AGENT_FIX_SETUP_SECRETS, probot);
   const auth = probotInstallationAuth(probot, logger);
   const identity = await appIdentity(probot, settings, logger);
-  // 3. The sandbox provider: Docker (its runtime checked), or the local one for development.
+  // 3. The sandbox provider: Docker on this host's engine or AGENT_FIX_DOCKER_HOSTS' (each one's runtime
+  // checked), or the local one for development.
   const docker =
-    settings.AGENT_FIX_SANDBOX === "docker" ? dockerSandboxes(settings, operator.worker) : undefined;
-  if (docker && settings.AGENT_FIX_SANDBOX_RUNTIME)
-    await checkSandboxRuntime(docker.docker, settings.AGENT_FIX_SANDBOX_RUNTIME);
+    settings.AGENT_FIX_SANDBOX === "docker"
+      ? new DockerEnginePool(
+          engineList(settings).map((engine) => ({
+            name: engine.name,
+            provider: dockerSandboxes(settings, operator.worker, engine.docker),
+          })),
+          (message) => logger.warn(message),
+        )
+      : undefined;
+  const runtime = settings.AGENT_FIX_SANDBOX_RUNTIME;
+  for (const engine of runtime ? (docker?.engines ?? []) : [])
+    await checkSandboxRuntime(engine.provider.docker, runtime as string);
   const sandboxes: SandboxProvider = meteredSandboxes(
     docker ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) }),
   );
@@ -234,7 +247,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
             host: settings.AGENT_FIX_WORKER_HOST,
             metricsToken: settings.AGENT_FIX_METRICS_TOKEN,
             health: workerHealth({
-              docker: docker ? { engine: docker.docker, image: docker.image } : undefined,
+              docker: docker
+                ? {
+                    engines: docker.engines.map((e) => ({ name: e.name, engine: e.provider.docker })),
+                    image: docker.engines[0]?.provider.image ?? "",
+                  }
+                : undefined,
               redis,
             }),
           },
@@ -291,11 +309,13 @@ function githubApp(settings: WorkerSettings) {
 function dockerSandboxes(
   settings: WorkerSettings,
   tuning: Pick<WorkerTuning, "keptEnvironments" | "standby">,
+  docker: Docker,
 ): DockerSandboxProvider {
   const keptSize = tuning.keptEnvironments.size;
   const caBundle = caBundleFile(settings.AGENT_FIX_CA_BUNDLE, existsSync);
   const tag = settings.AGENT_FIX_WORKER_TAG;
   return new DockerSandboxProvider({
+    docker,
     ...(caBundle ? { caBundle } : {}),
     ...(settings.AGENT_FIX_SANDBOX_IMAGE ? { image: settings.AGENT_FIX_SANDBOX_IMAGE } : {}),
     ...(tag ? { workerId: `${tag}/${defaultWorkerId()}` } : {}),
@@ -313,13 +333,23 @@ function dockerSandboxes(
   });
 }
 
+/** AGENT_FIX_DOCKER_HOSTS' engines (refused at start when one is wrong), else this host's (DOCKER_HOST). */
+function engineList(settings: WorkerSettings): { name: string; docker: Docker }[] {
+  if (!settings.AGENT_FIX_DOCKER_HOSTS) return [{ name: "local", docker: new Docker() }];
+  return dockerEngines({
+    hosts: settings.AGENT_FIX_DOCKER_HOSTS,
+    tlsDir: settings.AGENT_FIX_DOCKER_TLS_DIR,
+    insecureTcp: settings.AGENT_FIX_DOCKER_INSECURE_TCP === "true",
+  }).map((engine) => ({ name: engine.name, docker: new Docker(engine.options) }));
+}
+
 /**
  * What workers that died (SIGKILL, OOM, host reboot) left behind. Tagged workers (tests sharing an engine)
  * touch only their own group's sandboxes and leave the engine's images alone.
  */
 function reapLeftovers(
   settings: WorkerSettings,
-  docker: DockerSandboxProvider | undefined,
+  docker: DockerEnginePool | undefined,
   log: (message: string) => void,
 ): Promise<unknown> {
   const tag = settings.AGENT_FIX_WORKER_TAG;
@@ -330,9 +360,21 @@ function reapLeftovers(
           !id.startsWith(`${tag}/`) || workerAliveOnThisHost(id.slice(tag.length + 1)),
       }
     : {};
+  // Every engine's; one that does not answer is skipped until it does (the pool's ping).
+  const engines = docker
+    ? docker.ping().then(() => docker.engines.filter((e) => !e.down))
+    : Promise.resolve([]);
   return Promise.all([
-    docker ? reapSandboxes({ docker: docker.docker, log, ...ownGroup }) : [],
-    docker && !tag ? cleanWorkerImages({ docker: docker.docker, log }) : [],
+    engines.then((up) =>
+      Promise.all(
+        up.map((e) =>
+          Promise.all([
+            reapSandboxes({ docker: e.provider.docker, log, ...ownGroup }),
+            tag ? [] : cleanWorkerImages({ docker: e.provider.docker, log }),
+          ]),
+        ),
+      ),
+    ),
     reapCheckouts({ ...(settings.AGENT_FIX_WORK_DIR ? { workRoot: settings.AGENT_FIX_WORK_DIR } : {}), log }),
   ]);
 }

@@ -13,8 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Docker from "dockerode";
+import { type DockerTls, forwardTcp, type TcpForward } from "./docker-tls.js";
 
 const DOCKER0 = "/sys/class/net/docker0";
+/** The TCP port inside the engine's own network namespace (Docker's TLS port). */
+const ENGINE_TLS_PORT = 2376;
 
 /**
  * gVisor as docs/operating.md configures it: the ptrace platform (no KVM here) and no network of its own
@@ -25,15 +28,24 @@ export const RUNSC_RUNTIME = { path: "/usr/bin/runsc", runtimeArgs: ["--platform
 interface OwnDockerdOptions {
   /** Runtimes beside runc, as daemon.json's "runtimes" names them. */
   runtimes?: Record<string, { path: string; runtimeArgs?: string[] }>;
+  /**
+   * Also listen on TCP with TLS (`--tlsverify`: a client certificate of the CA is required), as a remote
+   * engine does: certificates made at test time (docker-tls.ts), reached at tcp://127.0.0.1:PORT.
+   */
+  tls?: DockerTls;
 }
 
 export class OwnDockerd {
   private child: ChildProcess | undefined;
-  private constructor(readonly dir: string) {}
+  private forward: TcpForward | undefined;
+  private constructor(
+    readonly dir: string,
+    private readonly tls: DockerTls | undefined,
+  ) {}
 
   static async start(options: OwnDockerdOptions = {}): Promise<OwnDockerd> {
     // Short: a unix socket path is limited to 108 bytes.
-    const engine = new OwnDockerd(await mkdtemp(join(tmpdir(), "af-dkd-")));
+    const engine = new OwnDockerd(await mkdtemp(join(tmpdir(), "af-dkd-")), options.tls);
     const config = join(engine.dir, "daemon.json");
     await writeFile(config, JSON.stringify({ runtimes: options.runtimes ?? {} }));
     await engine.start();
@@ -64,6 +76,15 @@ export class OwnDockerd {
         "--iptables=false",
         "--ip6tables=false",
         `--config-file=${join(this.dir, "daemon.json")}`,
+        ...(this.tls
+          ? [
+              "--tlsverify",
+              `--tlscacert=${this.tls.ca}`,
+              `--tlscert=${this.tls.serverCert}`,
+              `--tlskey=${this.tls.serverKey}`,
+              `--host=tcp://127.0.0.1:${ENGINE_TLS_PORT}`,
+            ]
+          : []),
       ],
       { stdio: "ignore" },
     );
@@ -80,6 +101,8 @@ export class OwnDockerd {
           throw new Error(
             "the private dockerd deleted the host's docker0: it must run in its own network namespace",
           );
+        // Its TCP port is in its own network namespace: forwarded, bytes only (TLS stays end to end).
+        if (this.tls && child.pid) this.forward = await forwardTcp(child.pid, this.dir, ENGINE_TLS_PORT);
         return;
       }
       await sleep(100);
@@ -88,7 +111,15 @@ export class OwnDockerd {
   }
 
   /** SIGTERM, as `systemctl restart docker` stops it: its containers are stopped with it. */
+  /** DOCKER_HOST of its TLS port, on this host's loopback; only with the `tls` option. */
+  get tcpHost(): string {
+    if (!this.forward) throw new Error("this dockerd was started without tls");
+    return `tcp://127.0.0.1:${this.forward.port}`;
+  }
+
   async stop(): Promise<void> {
+    await this.forward?.close();
+    this.forward = undefined;
     const child = this.child;
     if (!child || child.exitCode !== null) return;
     const exited = once(child, "exit");

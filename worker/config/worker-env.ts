@@ -22,6 +22,26 @@ export const workerEnvSchema = z.object({
     .enum(["docker", "local"])
     .default("docker")
     .describe("Where sandboxes run: `docker`, or `local` (isolates nothing: development only)."),
+  AGENT_FIX_DOCKER_HOSTS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The Docker engines the sandboxes run on, comma-separated DOCKER_HOST addresses (unix:///var/run/docker.sock, tcp://HOST:2376 with TLS, ssh://USER@HOST); runs spread over them, a run's sandboxes on one, an engine that stops answering skipped. Default: this host's engine (DOCKER_HOST). Each engine's socket or TLS key is root on its host (docs/operating.md).",
+    ),
+  AGENT_FIX_DOCKER_TLS_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "A directory of ca.pem, cert.pem and key.pem, as Docker's DOCKER_CERT_PATH: the engines' CA and this worker's client certificate, for every tcp:// engine of AGENT_FIX_DOCKER_HOSTS.",
+    ),
+  AGENT_FIX_DOCKER_INSECURE_TCP: z
+    .enum(["true", "false"])
+    .default("false")
+    .describe(
+      "Allow a tcp:// engine without TLS (anyone who reaches its port is root on its host): only for an engine on loopback or a private link.",
+    ),
   AGENT_FIX_SANDBOX_IMAGE: z
     .string()
     .min(1)
@@ -151,6 +171,8 @@ type WorkerEnv = Env & z.infer<typeof workerEnvSchema> & { APP_ID: number };
 const examples: Record<string, string> = {
   AGENT_FIX_WORKER_TAG: "AGENT_FIX_WORKER_TAG=ci-1",
   AGENT_FIX_SANDBOX: "AGENT_FIX_SANDBOX=docker",
+  AGENT_FIX_DOCKER_HOSTS: "AGENT_FIX_DOCKER_HOSTS=tcp://10.0.0.5:2376,ssh://agent@10.0.0.6",
+  AGENT_FIX_DOCKER_TLS_DIR: "AGENT_FIX_DOCKER_TLS_DIR=/etc/agent-fix/docker-tls",
   AGENT_FIX_WORKSPACE_SIZE: "AGENT_FIX_WORKSPACE_SIZE=4g",
   AGENT_FIX_WORKSPACE_MAX_FILES: "AGENT_FIX_WORKSPACE_MAX_FILES=1000000",
   AGENT_FIX_CHANGE_MAX_FILES: "AGENT_FIX_CHANGE_MAX_FILES=1000",
