@@ -36,6 +36,8 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
   const CONTENTS = /^\/repos\/[^/]+\/[^/]+\/contents(\/|$)/;
   /** The app's own check run (publish/check-run.ts), written with a token that may only write checks. */
   const CHECK_RUNS = /^\/repos\/[^/]+\/[^/]+\/check-runs(\/|$)/;
+  // A fix run reads whether its branch holds a person's commits with the contents-read token.
+  const COMPARE = /^\/repos\/[^/]+\/[^/]+\/compare\//;
   const scopeOf = (token: string | undefined) => stack.github.state.tokens.get(token ?? "")?.scope;
   const allRevoked = (requests: RequestRecord[]) =>
     requests.every((r) => stack.github.state.tokens.get(r.token ?? "")?.revokedAt !== undefined);
@@ -99,7 +101,7 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
           ? TOKEN_PERMISSIONS.clone
           : request.method === "GIT-PUSH"
             ? TOKEN_PERMISSIONS.push
-            : CONTENTS.test(request.path)
+            : CONTENTS.test(request.path) || COMPARE.test(request.path)
               ? TOKEN_PERMISSIONS.config
               : CHECK_RUNS.test(request.path)
                 ? TOKEN_PERMISSIONS.checks

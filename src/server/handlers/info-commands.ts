@@ -10,6 +10,7 @@ import { httpStatus } from "../../shared/github/api.js";
 import { STATUS_MARKER } from "../../shared/github/status.js";
 import type { FixJobData } from "../../shared/queue/job.js";
 import { fixJobId } from "../../shared/queue/job.js";
+import { infoRepliesKey } from "../../shared/queue/keys.js";
 import { trajectoryUrl } from "../../shared/trajectory-links.js";
 import type { TrajectoryStore } from "../../shared/trajectory-store.js";
 import type { EventContext, HandlerDeps, IssueTarget } from "./deps.js";
@@ -52,7 +53,7 @@ export async function infoReplyAllowed(
   target: IssueTarget,
   login: string,
 ): Promise<boolean> {
-  const key = `${deps.queue.prefix}:info-replies:${target.repoId}:${target.issueNumber}:${login.toLowerCase()}`;
+  const key = infoRepliesKey(deps.queue, target.repoId, target.issueNumber, login);
   const [[, count]] = (await deps.queue.redis.multi().incr(key).expire(key, HOUR_S, "NX").exec()) as [
     [Error | null, number],
   ];

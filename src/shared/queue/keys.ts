@@ -91,6 +91,16 @@ export function labelRefusedKey(names: QueueNames, repoId: number, issueNumber: 
   return `${names.prefix}:${names.name}:label-refused:${repoId}:${issueNumber}`;
 }
 
+/** How many /agent-fix help and status replies a person got on an issue this hour (the replies' rate limit). */
+export function infoRepliesKey(
+  names: QueueNames,
+  repoId: number,
+  issueNumber: number,
+  login: string,
+): string {
+  return `${names.prefix}:${names.name}:info-replies:${repoId}:${issueNumber}:${login.toLowerCase()}`;
+}
+
 /*
  * The trajectory store's keys sit under the queue prefix alone (not the queue name): the server and every
  * worker of any queue read the same runs.

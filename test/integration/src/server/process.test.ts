@@ -56,7 +56,9 @@ describe("npm start without credentials", () => {
       contents: "write",
       issues: "write",
       pull_requests: "write",
-      checks: "read",
+      checks: "write",
+      actions: "read",
+      statuses: "read",
       metadata: "read",
     });
     expect(manifest.default_events).toEqual([
@@ -65,6 +67,10 @@ describe("npm start without credentials", () => {
       "pull_request",
       "pull_request_review",
       "pull_request_review_comment",
+      "check_suite",
+      "check_run",
+      "status",
+      "workflow_run",
     ]);
   });
 });

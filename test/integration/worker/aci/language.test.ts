@@ -69,7 +69,7 @@ describe("the ACI's searches and edit say what they do (issue 24)", async () => 
   it("edit: a final newline in replacement_text only ends the last line, as its description says", async () => {
     const spec = s.env.functionSpecs().find((tool) => tool.name === "edit")!;
     expect(spec.description).toContain(
-      "a final newline in replacement_text only ends its last line, with or without it the result is the same; to add an empty last line, end with an empty line.",
+      "Its final newline is optional (to add an empty last line, end with an empty line).",
     );
     const original = "a = 1\nb = 2\nc = 3\n";
     const answers: string[] = [];
