@@ -3,12 +3,12 @@
  * the publisher of a conflict round (the pull request reused, never a second one opened).
  */
 import type { Trajectory } from "../../../src/shared/contracts.js";
-import { fitComment, type GitHubApi } from "../../../src/shared/github/index.js";
+import type { GitHubApi } from "../../../src/shared/github/index.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
 import type { FixJobData } from "../../../src/shared/queue/index.js";
 import { quotedDescription } from "../../github/quoted-description.js";
 import type { KeptUp } from "../open/status-comment.js";
-import { githubPublisher, type Publisher, type PublisherOptions } from "../publish/github-publisher.js";
+import { type Publisher, type PublisherOptions, roundPublisher } from "../publish/github-publisher.js";
 import type { PullToUpdate } from "./pull-to-update.js";
 import type { BranchUpdate } from "./update-branch.js";
 
@@ -53,22 +53,11 @@ export function keepUpPublisher(
   note: string | undefined,
   options: PublisherOptions = {},
 ): Publisher {
-  const repo = { owner: job.owner, repo: job.repo };
-  const issueRun = githubPublisher(api, job, options);
-  return {
-    openOrUpdatePullRequest: async () => ({ number: pull.number, url: pull.url }),
-    requestReview: issueRun.requestReview,
-    async postSummary(pullNumber, draft) {
-      await issueRun.postSummary(pullNumber, draft);
-      await api.rest.issues.createComment({
-        ...repo,
-        issue_number: pullNumber,
-        body: fitComment(
-          resolvedReply(job.requestedBy, pull, note, draft.trajectory, options.links ?? GITHUB_COM_LINKS),
-        ),
-      });
-    },
-  };
+  const links = options.links ?? GITHUB_COM_LINKS;
+  return roundPublisher(api, job, options, {
+    pull: async () => ({ number: pull.number, url: pull.url }),
+    reply: (draft) => resolvedReply(job.requestedBy, pull, note, draft.trajectory, links),
+  });
 }
 
 function resolvedReply(

@@ -8,13 +8,12 @@
  */
 import type { ProbotOctokit } from "probot";
 import { githubFailure, httpStatus } from "../../../src/shared/github/api.js";
-import { fitComment } from "../../../src/shared/github/index.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
 import { neutralise } from "../../../src/shared/github/neutralise.js";
 import type { CiFailure, FixJobData } from "../../../src/shared/queue/index.js";
 import { quotedDescription } from "../../github/quoted-description.js";
-import { githubPublisher, type Publisher, type PublisherOptions } from "../publish/github-publisher.js";
-import type { ReviewApi } from "./review-task.js";
+import { type Publisher, type PublisherOptions, roundPublisher } from "../publish/github-publisher.js";
+import { appPullRequest, type ReviewApi } from "./review-task.js";
 
 /** Most annotations one round reads, over all its checks. */
 const MAX_ANNOTATIONS = 50;
@@ -357,37 +356,23 @@ export function ciPublisher(
   checks: { toFix: readonly string[]; alsoOnBase: readonly string[]; baseBranch: string },
   options: PublisherOptions = {},
 ): Publisher {
-  const repo = { owner: job.owner, repo: job.repo };
-  const issueRun = githubPublisher(api, job, options);
   const links = options.links ?? GITHUB_COM_LINKS;
-  return {
-    async openOrUpdatePullRequest() {
-      if (job.pullNumber === undefined) throw new Error("a CI job without pullNumber");
-      const { data } = await api.rest.pulls.get({ ...repo, pull_number: job.pullNumber });
-      return { number: data.number, url: data.html_url };
-    },
+  return roundPublisher(api, job, options, {
+    pull: () => appPullRequest(api, job, "CI"),
     // A CI round asks nobody: the app itself requested it, and the pull request is already under review.
     requestReview: async () => ({ owners: [], problems: [] }),
-    async postSummary(pullNumber, draft) {
-      await issueRun.postSummary(pullNumber, draft);
-      await api.rest.issues.createComment({
-        ...repo,
-        issue_number: pullNumber,
-        body: fitComment(
-          [
-            `I pushed a new commit to \`${draft.branch}\` for the failing ${checkList(checks.toFix, links) || "checks"}; the repository's tests pass on it.`,
-            ...(checks.alsoOnBase.length > 0
-              ? [
-                  "",
-                  `Not chased: ${checkList(checks.alsoOnBase, links)} ${checks.alsoOnBase.length === 1 ? "fails" : "fail"} on \`${checks.baseBranch}\` too.`,
-                ]
-              : []),
-            ...quotedDescription(draft.trajectory, links),
-          ].join("\n"),
-        ),
-      });
-    },
-  };
+    reply: (draft) =>
+      [
+        `I pushed a new commit to \`${draft.branch}\` for the failing ${checkList(checks.toFix, links) || "checks"}; the repository's tests pass on it.`,
+        ...(checks.alsoOnBase.length > 0
+          ? [
+              "",
+              `Not chased: ${checkList(checks.alsoOnBase, links)} ${checks.alsoOnBase.length === 1 ? "fails" : "fail"} on \`${checks.baseBranch}\` too.`,
+            ]
+          : []),
+        ...quotedDescription(draft.trajectory, links),
+      ].join("\n"),
+  });
 }
 
 /** Check names as the app writes them: CI's text, so made inert, each in bold. */

@@ -8,12 +8,12 @@
 import type { Trajectory } from "../../../src/shared/contracts.js";
 import { AgentFixError, type PipelineErrorCode } from "../../../src/shared/errors.js";
 import { fixBranch } from "../../../src/shared/fix-branch.js";
-import { fitComment, type GitHubApi, githubFailure } from "../../../src/shared/github/index.js";
+import { type GitHubApi, githubFailure } from "../../../src/shared/github/index.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
 import { ownFixIssue } from "../../../src/shared/github/own-pull.js";
 import type { Feedback, FixJobData } from "../../../src/shared/queue/index.js";
 import { quotedDescription } from "../../github/quoted-description.js";
-import { githubPublisher, type Publisher, type PublisherOptions } from "../publish/github-publisher.js";
+import { type Publisher, type PublisherOptions, roundPublisher } from "../publish/github-publisher.js";
 import { replyInReviewThreads } from "../publish/review-replies.js";
 import type { Task } from "./task.js";
 
@@ -237,29 +237,28 @@ export function reviewTaskBody(
  */
 export function reviewPublisher(api: ReviewApi, job: FixJobData, options: PublisherOptions = {}): Publisher {
   const repo = { owner: job.owner, repo: job.repo };
-  // The review request and the trajectory summary are an issue run's; opening and the reply differ.
-  const issueRun = githubPublisher(api, job, options);
-  let pullUrl = "";
-  return {
-    async openOrUpdatePullRequest() {
-      if (job.pullNumber === undefined) throw new Error("a review job without pullNumber");
-      const { data } = await api.rest.pulls.get({ ...repo, pull_number: job.pullNumber });
-      pullUrl = data.html_url;
-      return { number: data.number, url: data.html_url };
-    },
-    requestReview: issueRun.requestReview,
-    async postSummary(pullNumber, draft) {
-      await issueRun.postSummary(pullNumber, draft);
-      await api.rest.issues.createComment({
-        ...repo,
-        issue_number: pullNumber,
-        body: fitComment(
-          reviewReply(job, draft.branch, draft.trajectory, pullUrl, options.links ?? GITHUB_COM_LINKS),
-        ),
-      });
-      await replyInReviewThreads(api, { ...repo, pull_number: pullNumber }, feedbackOf(job), draft.branch);
-    },
-  };
+  const links = options.links ?? GITHUB_COM_LINKS;
+  return roundPublisher(api, job, options, {
+    pull: () => appPullRequest(api, job, "review"),
+    reply: (draft, pullUrl) => reviewReply(job, draft.branch, draft.trajectory, pullUrl, links),
+    afterReply: (pullNumber, draft) =>
+      replyInReviewThreads(api, { ...repo, pull_number: pullNumber }, feedbackOf(job), draft.branch),
+  });
+}
+
+/** The app's pull request a round on it names, as GitHub has it now (its number and address). */
+export async function appPullRequest(
+  api: ReviewApi,
+  job: FixJobData,
+  round: string,
+): Promise<{ number: number; url: string }> {
+  if (job.pullNumber === undefined) throw new Error(`a ${round} job without pullNumber`);
+  const { data } = await api.rest.pulls.get({
+    owner: job.owner,
+    repo: job.repo,
+    pull_number: job.pullNumber,
+  });
+  return { number: data.number, url: data.html_url };
 }
 
 /** The app's answer to the review: what was pushed where, in the agent's own words. */

@@ -212,3 +212,42 @@ export function pullRequestDraft(
     ...tested,
   };
 }
+
+/**
+ * The publisher of a round on the app's pull request, already open (a review, CI or conflict round):
+ * `pull` looks it up, never opens one; review is asked as an issue run asks it unless the round says
+ * otherwise; beside the trajectory summary the app replies on the pull request (`reply`, given the
+ * draft and the pull request's URL), then does what the round adds (`afterReply`).
+ */
+export function roundPublisher(
+  api: WorkerGitHubApi,
+  job: FixJobData,
+  options: PublisherOptions,
+  round: {
+    pull: () => Promise<{ number: number; url: string }>;
+    reply: (draft: PullRequestDraft, pullUrl: string) => string;
+    requestReview?: Publisher["requestReview"];
+    afterReply?: (pullNumber: number, draft: PullRequestDraft) => Promise<unknown>;
+  },
+): Publisher {
+  const issueRun = githubPublisher(api, job, options);
+  let pullUrl = "";
+  return {
+    async openOrUpdatePullRequest() {
+      const pull = await round.pull();
+      pullUrl = pull.url;
+      return pull;
+    },
+    requestReview: round.requestReview ?? issueRun.requestReview,
+    async postSummary(pullNumber, draft) {
+      await issueRun.postSummary(pullNumber, draft);
+      await api.rest.issues.createComment({
+        owner: job.owner,
+        repo: job.repo,
+        issue_number: pullNumber,
+        body: fitComment(round.reply(draft, pullUrl)),
+      });
+      await round.afterReply?.(pullNumber, draft);
+    },
+  };
+}
