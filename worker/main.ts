@@ -46,13 +46,12 @@ import { runAdmission } from "./jobs/admission.js";
 import type { FixWorker } from "./jobs/options.js";
 import { requeueAfterCancel } from "./jobs/requeue-after-cancel.js";
 import { startFixWorker } from "./jobs/start.js";
-import { createWorkerLogger, jobLogger, type Logger } from "./log.js";
+import { createWorkerLogger, type Logger } from "./log.js";
 import { meteredSandboxes } from "./metrics.js";
 import { type OpsServer, startOpsServer } from "./ops-server.js";
 import { writeAbandonedStatus } from "./run/end/abandoned-status.js";
 import { probotInstallationAuth } from "./run/open/installation-auth.js";
-import { runName } from "./run/open/open-run.js";
-import { githubStatusReporter } from "./run/open/status-comment.js";
+import { writeJobStatus } from "./run/open/open-run.js";
 import { reapCheckouts } from "./run/open/work-dirs.js";
 import { pendingPublishes } from "./run/publish/pending-publishes.js";
 import { runJob } from "./run/run-job.js";
@@ -192,20 +191,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
     quotas: operator.quotas,
     usage,
     logger,
-    notify: async (job, notice) => {
-      const credentials = auth.forRun(job.installationId, job.repoId);
-      try {
-        const octokit = await credentials.octokit();
-        const status = githubStatusReporter(octokit, job, {
-          ...trajectoryLinks(runName(job)),
-          logger: jobLogger(logger, job),
-        });
-        if (notice.kind === "waiting") await status.progress("queued", { note: notice.text });
-        else await status.failed(notice.text);
-      } finally {
-        await credentials.revoke();
-      }
-    },
+    notify: (job, notice) =>
+      writeJobStatus(parts, job, (status) =>
+        notice.kind === "waiting"
+          ? status.progress("queued", { note: notice.text })
+          : status.failed(notice.text),
+      ),
     promote: async (jobId) => {
       const job = await producer.queue.getJob(jobId);
       return job

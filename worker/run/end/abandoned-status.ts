@@ -4,30 +4,16 @@
  * comment, the reason in a maintainer's words.
  */
 import type { FixJobData } from "../../../src/shared/queue/index.js";
-import { jobLogger } from "../../log.js";
 import type { Abandonment } from "../../run-end.js";
-import { runName } from "../open/open-run.js";
-import { githubStatusReporter } from "../open/status-comment.js";
+import { writeJobStatus } from "../open/open-run.js";
 import type { RunParts } from "../run-parts.js";
 
-export async function writeAbandonedStatus(
+export function writeAbandonedStatus(
   parts: RunParts,
   job: FixJobData,
   abandonment: Abandonment,
 ): Promise<void> {
-  const credentials = parts.auth.forRun(job.installationId, job.repoId);
-  try {
-    const octokit = await credentials.octokit();
-    const name = runName(job);
-    const status = githubStatusReporter(octokit, job, {
-      ...parts.trajectoryLinks(name),
-      links: parts.links,
-      logger: jobLogger(parts.logger, job),
-    });
-    await status.failed(abandonedReason(abandonment));
-  } finally {
-    await credentials.revoke();
-  }
+  return writeJobStatus(parts, job, (status) => status.failed(abandonedReason(abandonment)));
 }
 
 /** The reason shown on the issue, in words a maintainer can act on. */

@@ -3,7 +3,7 @@
  * run closes), the job's status comment, its logger, and a change an earlier attempt of the job kept.
  */
 import type { ProbotOctokit } from "probot";
-import { parseFixJobData } from "../../../src/shared/queue/index.js";
+import { type FixJobData, parseFixJobData } from "../../../src/shared/queue/index.js";
 import { jobLogger, type Logger } from "../../log.js";
 import type { RunJob } from "../../run-end.js";
 import { type KeptChange, pendingRun } from "../publish/pending-publishes.js";
@@ -57,11 +57,7 @@ export async function openRun(
   const keptKey = pendingRun({ id: job.id, timestamp: job.createdAt });
   const kept = await readKept(parts, keptKey, log);
   const name = kept?.run ?? runName(data);
-  const status = githubStatusReporter(octokit, data, {
-    ...parts.trajectoryLinks(name),
-    links: parts.links,
-    logger: log,
-  });
+  const status = jobStatus(parts, octokit, data, name, log);
   return {
     job: { ...job, data },
     name,
@@ -79,6 +75,39 @@ export async function openRun(
     },
     close: async () => close(),
   };
+}
+
+/** The status comment of `job`, whose run is `name` (its trajectory linked once written). */
+function jobStatus(
+  parts: RunParts,
+  octokit: ProbotOctokit,
+  job: FixJobData,
+  name: string,
+  log: Logger,
+): StatusReporter {
+  return githubStatusReporter(octokit, job, {
+    ...parts.trajectoryLinks(name),
+    links: parts.links,
+    logger: log,
+  });
+}
+
+/**
+ * Writes the status of a job outside any run (its admission's notices, an abandoned job's end): a fresh
+ * installation client minted on the host for the job's one repository, revoked once written.
+ */
+export async function writeJobStatus(
+  parts: RunParts,
+  job: FixJobData,
+  write: (status: StatusReporter) => Promise<void>,
+): Promise<void> {
+  const credentials = parts.auth.forRun(job.installationId, job.repoId);
+  try {
+    const octokit = await credentials.octokit();
+    await write(jobStatus(parts, octokit, job, runName(job), jobLogger(parts.logger, job)));
+  } finally {
+    await credentials.revoke();
+  }
 }
 
 async function readKept(parts: RunParts, key: string, log: Logger): Promise<KeptChange | null> {
