@@ -44,9 +44,8 @@ interface InstanceRun {
 export async function runInstance(instance: EvalInstance, deps: InstanceRunDeps): Promise<InstanceRun> {
   const { signal } = deps;
   const root = await mkdtemp(join(tmpdir(), "agent-fix-eval-"));
-  const sandboxes = new RunSandboxes(deps.provider, { jobId: deps.jobId });
-  const onAbort = () => void sandboxes.disposeAll();
-  signal.addEventListener("abort", onAbort, { once: true });
+  // A cancel disposes every sandbox of the instance at once (RunSandboxes listens to the signal).
+  const sandboxes = new RunSandboxes(deps.provider, { jobId: deps.jobId }, signal);
   try {
     const checkout = await checkoutInstance(instance.repo, instance.base_commit, join(root, "repo"), signal);
     const image = await deps.imageFor?.(checkout.dir);
@@ -95,7 +94,6 @@ export async function runInstance(instance: EvalInstance, deps: InstanceRunDeps)
       grade,
     };
   } finally {
-    signal.removeEventListener("abort", onAbort);
     await sandboxes.disposeAll();
     await rm(root, { recursive: true, force: true });
   }
