@@ -29,7 +29,14 @@ export async function rebaseRound(run: OpenRun, issue: Issue): Promise<RunOutcom
       commitTitle: `Merge ${pull.base} into ${pull.branch}`,
       publisher: keptOnFailure(
         run,
-        keepUpPublisher(run.octokit, run.job.data, pull, update.note, publisherLinks(run)),
+        keepUpPublisher(
+          run.octokit,
+          run.job.data,
+          pull,
+          update.note,
+          run.parts.identity.name,
+          publisherLinks(run),
+        ),
       ),
       pullRequestTemplate: false,
     });
@@ -40,7 +47,7 @@ export async function rebaseRound(run: OpenRun, issue: Issue): Promise<RunOutcom
     owner,
     repo,
     issue_number: pull.number,
-    body: keptUpReply(requestedBy, pull, update),
+    body: keptUpReply({ login: requestedBy, appLogin: run.parts.identity.name }, pull, update),
   });
   await run.status.succeeded({ number: pull.number, url: pull.url }, keptUpStatus(pull, update));
   return { kind: "pull_request", number: pull.number, url: pull.url, trajectory: null, timings: {} };
