@@ -65,16 +65,21 @@ export function keptUpStatus(
 export function keepUpPublisher(
   api: GitHubApi,
   job: FixJobData,
-  pull: PullToUpdate,
-  note: string | undefined,
-  appLogin: string,
-  options: PublisherOptions = {},
+  round: {
+    pull: PullToUpdate;
+    note: string | undefined;
+    /** The branch's change replayed on the base (a rebase), not a merge commit. */
+    linear: boolean;
+    appLogin: string;
+    options?: PublisherOptions;
+  },
 ): Publisher {
+  const { pull, note, appLogin, options = {} } = round;
   const links = options.links ?? GITHUB_COM_LINKS;
   const to = { login: job.requestedBy, appLogin };
   return roundPublisher(api, job, options, {
     pull: async () => ({ number: pull.number, url: pull.url }),
-    reply: (draft) => resolvedReply(to, pull, note, draft.trajectory, links),
+    reply: (draft) => resolvedReply(to, pull, { note, linear: round.linear }, draft.trajectory, links),
     // Nobody asked for a round the app started itself: no review is requested of anyone.
     ...(job.requestedBy === appLogin ? { requestReview: async () => ({ owners: [], problems: [] }) } : {}),
   });
@@ -83,17 +88,16 @@ export function keepUpPublisher(
 function resolvedReply(
   to: Addressee,
   pull: PullToUpdate,
-  note: string | undefined,
+  how: { note: string | undefined; linear: boolean },
   trajectory: Trajectory,
   links: LinkPolicy,
 ): string {
+  const done = how.linear
+    ? `I rebased \`${pull.branch}\` onto \`${pull.base}\` and force-pushed it: every commit on it was agent-fix's. It conflicted: the agent resolved the conflicts with the branch's change replayed as one commit on \`${pull.base}\`, and the repository's tests pass on it.`
+    : `I merged \`${pull.base}\` into \`${pull.branch}\`. It conflicted: the agent resolved the conflicts, and the repository's tests pass on the merge commit.`;
   return [
-    addressed(
-      to,
-      pull.base,
-      `I merged \`${pull.base}\` into \`${pull.branch}\`. It conflicted: the agent resolved the conflicts, and the repository's tests pass on the merge commit.`,
-    ),
-    ...(note ? ["", note] : []),
+    addressed(to, pull.base, done),
+    ...(how.note ? ["", how.note] : []),
     ...quotedDescription(trajectory, links),
   ].join("\n");
 }

@@ -1,8 +1,8 @@
 /**
  * What GitHub says of the app's pull request after its base moved (src/shared/queue/base-moves.ts):
  * conflicting (`mergeable_state: dirty`), not computed yet (`mergeable` is null until GitHub has: the look
- * is retried), or nothing to do (mergeable; closed, no longer the app's on that base, or the base moved
- * on again, which a look of its own follows). Read with an
+ * is retried), or nothing to do (mergeable; closed, or no longer the app's on that base). Not compared with
+ * the pull request's `base.sha`: GitHub updates it with the head, not when the base moves. Read with an
  * installation token of the repository's API permissions, revoked at once.
  */
 import { fixBranch } from "../../../src/shared/fix-branch.js";
@@ -29,8 +29,6 @@ export async function pullMergeability(
       pull.head.ref === fixBranch(move.issueNumber) &&
       ownFixIssue(pull, `${move.owner}/${move.repo}`, parts.identity.name) === move.issueNumber;
     if (pull.state !== "open" || !ours || pull.base.ref !== move.base) return "gone";
-    // The base moved on again: the look queued for that newer commit is the one to act.
-    if (pull.base.sha !== move.baseSha) return "gone";
     if (pull.mergeable === null) return "pending";
     return pull.mergeable_state === "dirty" ? "conflicting" : "mergeable";
   } finally {
