@@ -5,7 +5,7 @@
  * `Stack.send`.
  */
 import { envelope, storedRepo } from "./ci-webhooks.js";
-import { commitsBetween } from "./github/git-history.js";
+import { commitsBetween, readCommit } from "./github/git-history.js";
 import type { GitHubServer } from "./github-server.js";
 import { type Delivery, webhookExample } from "./webhooks.js";
 
@@ -21,7 +21,12 @@ export async function pushEvent(
     (e) => String(e.ref).startsWith("refs/heads/") && "installation" in e,
   );
   const bare = github.repoDir(repo.owner, repo.name);
-  const commits = (await commitsBetween(bare, target.before, target.after)).map((c) => ({
+  // A new branch (`before` all zeros) is `created`, with its head commit.
+  const created = /^0+$/.test(target.before);
+  const pushed = created
+    ? [await readCommit(bare, target.after)]
+    : await commitsBetween(bare, target.before, target.after);
+  const commits = pushed.map((c) => ({
     id: c.sha,
     tree_id: c.tree,
     distinct: true,
@@ -42,7 +47,7 @@ export async function pushEvent(
       ref: `refs/heads/${target.branch}`,
       before: target.before,
       after: target.after,
-      created: false,
+      created,
       deleted: false,
       forced: false,
       base_ref: null,
@@ -53,4 +58,23 @@ export async function pushEvent(
       ...envelope(github, repo, example, pusher),
     },
   };
+}
+
+/**
+ * A person's commit on `branch` of the stand-in (`commitAs`), then GitHub's `push` of it delivered to the
+ * stack's app, as a push to GitHub does. Returns the new commit.
+ */
+export async function pushAs(
+  stack: { github: GitHubServer; send(event: string, payload: unknown): Promise<number> },
+  author: string,
+  target: { owner: string; repo: string; branch: string; from?: string },
+  files: Record<string, string | null>,
+  message?: string,
+): Promise<string> {
+  const before = (await stack.github.branches(target.owner, target.repo))[target.branch];
+  const after = await stack.github.commitAs(author, target, files, message);
+  const push = await pushEvent(stack.github, { ...target, before: before ?? "0".repeat(40), after }, author);
+  const status = await stack.send(push.event, push.payload);
+  if (status >= 300) throw new Error(`the app answered the push of ${target.branch} with ${status}`);
+  return after;
 }
