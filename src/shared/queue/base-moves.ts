@@ -12,10 +12,10 @@ import type { Redis } from "ioredis";
 import { z } from "zod";
 import type { QueueNames } from "./keys.js";
 
-export const BASE_MOVE_JOB_NAME = "base-moved";
+const BASE_MOVE_JOB_NAME = "base-moved";
 
 /** Looks at most per base commit; the waits between them double from LOOK_BACKOFF_MS (1, 2, 4, 8 s). */
-export const BASE_MOVE_LOOKS = 5;
+const BASE_MOVE_LOOKS = 5;
 const LOOK_BACKOFF_MS = 1_000;
 
 /** A redelivered or repeated push of the same base commit looks once within this time. */

@@ -17,7 +17,7 @@ import type { BranchUpdate } from "./update-branch.js";
  * conflicting), or nobody when the app started the round itself after the base moved (its own login is
  * the job's `requestedBy`): then the reply says why it came.
  */
-export interface Addressee {
+interface Addressee {
   login: string;
   appLogin: string;
 }

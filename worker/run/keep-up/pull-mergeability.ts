@@ -11,7 +11,7 @@ import { ownFixIssue } from "../../../src/shared/github/own-pull.js";
 import type { BaseMove } from "../../../src/shared/queue/base-moves.js";
 import type { RunParts } from "../run-parts.js";
 
-export type Mergeability = "conflicting" | "pending" | "mergeable" | "gone";
+type Mergeability = "conflicting" | "pending" | "mergeable" | "gone";
 
 export async function pullMergeability(
   parts: Pick<RunParts, "auth" | "identity">,
