@@ -484,7 +484,28 @@ describe.runIf(ready)("worker.keepUp: strategy rebase, whenConflicting", () => {
       );
     }, 60_000);
 
-    it("a push to a branch no pull request of the app targets -> nothing queued", async () => {
+    it("a push to a branch only a person's pull request targets -> nothing queued", async () => {
+      // A person's pull request into `feature`, from a branch named as the app names its own: not the app's.
+      await stack.github.commitAs(
+        "maintainer",
+        { ...onMain(), branch: "agent-fix/issue-77", from: "main" },
+        {
+          "docs/by-hand.md": "By hand.\n",
+        },
+      );
+      stack.github.state.pulls.push({
+        owner: issue.owner,
+        repo: issue.repo,
+        number: stack.github.state.nextNumber(issue.owner, issue.repo),
+        title: "By hand",
+        body: "",
+        head: "agent-fix/issue-77",
+        base: "feature",
+        draft: false,
+        state: "open",
+        user: { login: "maintainer", id: 100_010, type: "User" },
+        reviewRequests: [],
+      });
       const feature = await pushAs(
         stack,
         "maintainer",
