@@ -313,10 +313,34 @@ describe.runIf(ready)("worker.keepUp: strategy rebase, whenConflicting", () => {
 
     beforeAll(async () => {
       issue = stack.addIssue(await stack.addSampleRepo("textstats-rebase"));
-      expect(await stack.label(issue)).toBeLessThan(300);
-      await waitFor("the issue run to finish", () => stack.finalStatus(issue), 240_000);
-      await jobDone();
-    }, 300_000);
+      // The app's pull request as its run leaves it (runs are covered above; this saves one): the fix
+      // committed by the app on agent-fix/issue-N and a draft opened by the app. Every commit is the app's.
+      const branch = `agent-fix/issue-${issue.number}`;
+      const stats = git("show", "main:textstats/stats.py");
+      const fixed = stats.replace(
+        "    return ordered[middle]",
+        "    if len(ordered) % 2 == 0:\n        return (ordered[middle - 1] + ordered[middle]) / 2\n    return ordered[middle]",
+      );
+      await stack.github.commitAs(
+        BOT,
+        { owner: issue.owner, repo: issue.repo, branch, from: "main" },
+        { "textstats/stats.py": fixed },
+        issue.title,
+      );
+      stack.github.state.pulls.push({
+        owner: issue.owner,
+        repo: issue.repo,
+        number: stack.github.state.nextNumber(issue.owner, issue.repo),
+        title: issue.title,
+        body: `Fixes #${issue.number}`,
+        head: branch,
+        base: "main",
+        draft: true,
+        state: "open",
+        user: stack.github.bot,
+        reviewRequests: [],
+      });
+    });
 
     it("only the app's commits on the branch -> rebased onto the moved base and force-pushed", async () => {
       const branch = `agent-fix/issue-${issue.number}`;
