@@ -25,6 +25,7 @@ import { linkPolicy } from "../src/shared/github/inert-links.js";
 import { throttledOctokit, WORKER_THROTTLE } from "../src/shared/github/throttle.js";
 import { trackQueueDepth } from "../src/shared/metrics/endpoint.js";
 import { exitOnSignals } from "../src/shared/process-signals.js";
+import type { BaseMove } from "../src/shared/queue/base-moves.js";
 import {
   connectRedis,
   createFixQueue,
@@ -50,6 +51,7 @@ import { createWorkerLogger, type Logger } from "./log.js";
 import { meteredSandboxes } from "./metrics.js";
 import { type OpsServer, startOpsServer } from "./ops-server.js";
 import { writeAbandonedStatus } from "./run/end/abandoned-status.js";
+import { pullMergeability } from "./run/keep-up/pull-mergeability.js";
 import { probotInstallationAuth } from "./run/open/installation-auth.js";
 import { writeJobStatus } from "./run/open/open-run.js";
 import { reapCheckouts } from "./run/open/work-dirs.js";
@@ -223,6 +225,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
       onAbandoned: (job: FixJobData, abandonment: Parameters<typeof writeAbandonedStatus>[2]) =>
         writeAbandonedStatus(parts, job, abandonment),
       admission,
+      // The app's pull requests looked at after their base moved: a rebase round when they conflict.
+      baseMoves: {
+        whenConflicting: tuning.keepUp.whenConflicting,
+        look: (move: BaseMove) => pullMergeability(parts, move),
+        appLogin: identity.name,
+      },
       // What workers that died left behind (sandboxes, the images they built, host checkouts), at start
       // and on a timer.
       reap: () => reapLeftovers(settings, docker, (message) => reaperLog.info(message)),

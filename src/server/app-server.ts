@@ -22,6 +22,7 @@ import {
 import { throttledOctokit, WEBHOOK_THROTTLE } from "../shared/github/throttle.js";
 import { checkMetricsListener, serveMetrics, trackQueueDepth } from "../shared/metrics/endpoint.js";
 import { exitOnSignals } from "../shared/process-signals.js";
+import { createBaseMoveQueue } from "../shared/queue/base-moves.js";
 import { connectRedis } from "../shared/queue/connection.js";
 import { createFixQueue, type FixQueue } from "../shared/queue/fix-queue.js";
 import { trajectoryBlobsFromEnv } from "../shared/trajectory-s3.js";
@@ -64,6 +65,8 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
       backoff: { type: "exponential", delay: env.AGENT_FIX_JOB_BACKOFF_SECONDS * 1000 },
     },
   });
+  // Looks at the app's pull requests after their base moved, taken by the workers.
+  const baseMoves = createBaseMoveQueue(redis, queue);
   const probot = new Probot({
     appId: env.APP_ID,
     privateKey,
@@ -85,7 +88,7 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
     ...(blobs ? { blobs } : {}),
   });
   const runOf = latestRunOf(store, { publicUrl: env.PUBLIC_URL, secret });
-  const middleware = await createNodeMiddleware(agentFixApp({ queue, settings, runOf }), {
+  const middleware = await createNodeMiddleware(agentFixApp({ queue, baseMoves, settings, runOf }), {
     probot,
     webhooksPath: env.WEBHOOK_PATH,
   });
@@ -127,6 +130,7 @@ export async function startAppServer(env: Env, options: StartOptions = {}): Prom
       await closeServer(server);
       untrackQueue();
       await queue.close();
+      await baseMoves.close();
       await redis.quit().catch(() => redis.disconnect());
       blobs?.close();
     },

@@ -1,6 +1,7 @@
 /** The Probot app: one line per event; the handlers in handlers/ only filter and enqueue. */
 import type { ApplicationFunction } from "probot";
 import { appLoginReader } from "../shared/github/own-pull.js";
+import { onPush } from "./handlers/base-pushed.js";
 import { onCiCompleted } from "./handlers/ci-failed.js";
 import { oncePerSignedBody } from "./handlers/deliveries.js";
 import type { HandlerDeps } from "./handlers/deps.js";
@@ -40,6 +41,10 @@ export function agentFixApp(base: Omit<HandlerDeps, "appLogin">): ApplicationFun
     app.on(
       ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],
       once(deps, (context) => onCiCompleted(context, deps)),
+    );
+    app.on(
+      "push",
+      once(deps, (context) => onPush(context, deps)),
     );
     app.on(["installation", "installation_repositories"], (context) => onInstallation(context, deps));
     app.on("marketplace_purchase", (context) => onMarketplacePurchase(context, deps));

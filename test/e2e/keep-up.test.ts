@@ -4,7 +4,9 @@ import { copyFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createBaseMoveQueue } from "../../src/shared/queue/base-moves.js";
 import { fixJobId } from "../../src/shared/queue/index.js";
+import { pushAs, pushEvent } from "../support/push-event.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import {
@@ -21,6 +23,28 @@ import { pullCommentEvent } from "../support/webhooks.js";
 // `commitAs` for a person's commits), the model the sample's replay.
 const ready = (await requireRedis()) && (await requireSandboxImage());
 const BOT = "agent-fix-e2e[bot]";
+
+/**
+ * What the worker's look at the app's pull requests made of a base push of `sha` (the base-moves job's
+ * return value: "off", "mergeable", "round queued", ...), once it has ended.
+ */
+function lookAfterPush(stack: Stack, sha: string) {
+  const baseMoves = createBaseMoveQueue(stack.app!.queue.redis, stack.app!.queue);
+  return waitFor(`the look after the push of ${sha.slice(0, 7)}`, async () => {
+    const jobs = await baseMoves.getJobs(["completed"]);
+    return jobs.find((j) => j.data.baseSha === sha)?.returnvalue as string | undefined;
+  }).finally(() => baseMoves.close());
+}
+
+/** The looks queued for a base push of `sha`, whatever their state. */
+async function looksAt(stack: Stack, sha: string) {
+  const baseMoves = createBaseMoveQueue(stack.app!.queue.redis, stack.app!.queue);
+  try {
+    return (await baseMoves.getJobs()).filter((j) => j.data.baseSha === sha);
+  } finally {
+    await baseMoves.close();
+  }
+}
 
 describe.runIf(ready)("a person's commits kept, and /agent-fix rebase keeping up with the base", () => {
   const replay = join(tmpdir(), `af-keep-up-replay-${randomUUID()}.jsonl`);
@@ -218,121 +242,221 @@ describe.runIf(ready)("a person's commits kept, and /agent-fix rebase keeping up
     expect((await stack.github.branches(issue.owner, issue.repo))[branch]).toBe(before);
     expect(stack.statusComment(issue)!.body).toBe(status);
   }, 60_000);
-});
 
-describe.runIf(ready)("/agent-fix rebase when the operator chose rebase (worker.keepUp.strategy)", () => {
-  const stack = new Stack({ workerTuning: { keepUp: { strategy: "rebase" } } });
-  let issue: IssueRef;
-  const git = (...args: string[]) =>
-    execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
-      encoding: "utf8",
-    }).trim();
-  const jobDone = () =>
-    waitFor(
-      "the job to complete",
-      async () =>
-        (await stack.app!.queue.queue.getJobState(fixJobId(issue.repoId, issue.number))) === "completed",
-    );
-  const mainMoves = (path: string, text: string) =>
-    stack.github.commitAs(
-      "maintainer",
-      { owner: issue.owner, repo: issue.repo, branch: "main" },
-      { [path]: text },
-      `Add ${path}`,
-    );
-  const rebase = async () => {
-    const [pr] = stack.pulls(issue);
-    const comment = pullCommentEvent(
-      stack.github,
-      { owner: issue.owner, repo: issue.repo, pull: pr!.number },
-      "/agent-fix rebase",
-      { login: "maintainer" },
-    );
-    expect(await stack.send(comment.event, comment.payload)).toBeLessThan(300);
-    return pr!.number;
-  };
-
-  beforeAll(async () => {
-    await stack.start();
-    issue = stack.addIssue(await stack.addSampleRepo("textstats-rebase"));
-    expect(await stack.label(issue)).toBeLessThan(300);
-    await waitFor("the issue run to finish", () => stack.finalStatus(issue), 240_000);
-    await jobDone();
-  }, 300_000);
-  afterAll(async () => {
-    await stack.stop();
-  });
-
-  it("only the app's commits on the branch -> rebased onto the moved base and force-pushed", async () => {
+  it("worker.keepUp.whenConflicting off: a base push that makes the pull request conflict -> nothing", async () => {
     const branch = `agent-fix/issue-${issue.number}`;
     const before = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
-    const main = await mainMoves("docs/usage.md", "Call median() with a list of numbers.\n");
-    const pull = await rebase();
-    await waitFor(
-      "the rebase",
-      () => stack.finalStatus(issue)?.body.includes(`rebased pull request #${pull} onto \`main\``),
-      120_000,
-    );
-    await jobDone();
-    const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
-    // The app's one commit replayed on main: same change, same author, a new commit whose parent is main.
-    expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, main]);
-    expect(head).not.toBe(before);
-    expect(git("log", "-1", "--format=%an|%cn", head)).toBe(`${BOT}|${BOT}`);
-    expect(git("diff", "--name-only", `${head}^..${head}`)).toBe(
-      git("diff", "--name-only", `${before}^..${before}`),
-    );
-    const replies = stack.github.state.commentsOn(issue.owner, issue.repo, pull).map((c) => c.body);
-    expect(replies).toContainEqual(
-      expect.stringContaining(
-        `@maintainer I rebased \`${branch}\` onto \`main\` (${head.slice(0, 7)}) and force-pushed it`,
-      ),
-    );
-  }, 180_000);
-
-  it("a person's commit on the branch -> merged instead, never rewritten, and the reply says why", async () => {
-    const branch = `agent-fix/issue-${issue.number}`;
-    const persons = await stack.github.commitAs(
+    const pull = stack.pulls(issue)[0]!.number;
+    const comments = onPull(pull).length;
+    const status = stack.statusComment(issue)!.body;
+    // main rewrites the CHANGELOG.md line the branch holds: the pull request conflicts.
+    const main = await pushAs(
+      stack,
       "maintainer",
-      { owner: issue.owner, repo: issue.repo, branch },
-      { "CHANGELOG.md": "- median: even counts\n" },
+      { owner: issue.owner, repo: issue.repo, branch: "main" },
+      { "CHANGELOG.md": "- mean: an example in the docstring\n" },
     );
-    const main = await mainMoves("docs/more.md", "More notes.\n");
-    const pull = await rebase();
-    await waitFor(
-      "the merge",
-      () => stack.finalStatus(issue)?.body.includes(`merged \`main\` into pull request #${pull}`),
-      120_000,
-    );
-    await jobDone();
-    const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
-    expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, persons, main]);
-    const reply = stack.github.state
-      .commentsOn(issue.owner, issue.repo, pull)
-      .map((c) => c.body)
-      .find((b) => b.startsWith("@maintainer I merged"));
-    expect(reply).toContain(
-      "A rebase would rewrite commits by @maintainer, so `main` was merged in instead.",
-    );
-  }, 180_000);
+    expect(await lookAfterPush(stack, main)).toBe("off");
+    expect((await stack.github.branches(issue.owner, issue.repo))[branch]).toBe(before);
+    expect(onPull(pull)).toHaveLength(comments);
+    expect(stack.statusComment(issue)!.body).toBe(status);
+  }, 60_000);
 });
 
-describe.runIf(ready)(
-  "a pull request GitHub reports conflicting, resolved by itself (worker.keepUp.whenConflicting)",
-  () => {
-    // One replay serves both runs: it drops any conflict markers in README.md and writes CHANGELOG.md.
-    const stack = new Stack({
-      model: `replay:${join(FIXTURES, "replay", "sample-conflict-markers.jsonl")}`,
-      workerTuning: { keepUp: { whenConflicting: true } },
-    });
+// One stack for the rest: the operator chose both (they do not interfere: a repository each, and the
+// rebase strategy's rounds are asked for). Each test puts the replay its runs need in place.
+describe.runIf(ready)("worker.keepUp: strategy rebase, whenConflicting", () => {
+  const replay = join(tmpdir(), `af-rebase-replay-${randomUUID()}.jsonl`);
+  const stack = new Stack({
+    model: `replay:${replay}`,
+    workerTuning: { keepUp: { strategy: "rebase", whenConflicting: true } },
+  });
+  beforeAll(async () => {
+    await copyFile(SAMPLE_REPLAY, replay);
+    await stack.start();
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await rm(replay, { force: true });
+  });
+
+  describe("/agent-fix rebase when the operator chose rebase (worker.keepUp.strategy)", () => {
     let issue: IssueRef;
+    const git = (...args: string[]) =>
+      execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
+        encoding: "utf8",
+      }).trim();
+    const jobDone = () =>
+      waitFor(
+        "the job to complete",
+        async () =>
+          (await stack.app!.queue.queue.getJobState(fixJobId(issue.repoId, issue.number))) === "completed",
+      );
+    const mainMoves = (path: string, text: string) =>
+      stack.github.commitAs(
+        "maintainer",
+        { owner: issue.owner, repo: issue.repo, branch: "main" },
+        { [path]: text },
+        `Add ${path}`,
+      );
+    const rebase = async () => {
+      const [pr] = stack.pulls(issue);
+      const comment = pullCommentEvent(
+        stack.github,
+        { owner: issue.owner, repo: issue.repo, pull: pr!.number },
+        "/agent-fix rebase",
+        { login: "maintainer" },
+      );
+      expect(await stack.send(comment.event, comment.payload)).toBeLessThan(300);
+      return pr!.number;
+    };
 
     beforeAll(async () => {
-      await stack.start();
-      issue = stack.addIssue(await stack.addSampleRepo("textstats-dirty"));
+      issue = stack.addIssue(await stack.addSampleRepo("textstats-rebase"));
+      // The app's pull request as its run leaves it (runs are covered above; this saves one): the fix
+      // committed by the app on agent-fix/issue-N and a draft opened by the app. Every commit is the app's.
+      const branch = `agent-fix/issue-${issue.number}`;
+      const stats = git("show", "main:textstats/stats.py");
+      const fixed = stats.replace(
+        "    return ordered[middle]",
+        "    if len(ordered) % 2 == 0:\n        return (ordered[middle - 1] + ordered[middle]) / 2\n    return ordered[middle]",
+      );
+      await stack.github.commitAs(
+        BOT,
+        { owner: issue.owner, repo: issue.repo, branch, from: "main" },
+        { "textstats/stats.py": fixed },
+        issue.title,
+      );
+      stack.github.state.pulls.push({
+        owner: issue.owner,
+        repo: issue.repo,
+        number: stack.github.state.nextNumber(issue.owner, issue.repo),
+        title: issue.title,
+        body: `Fixes #${issue.number}`,
+        head: branch,
+        base: "main",
+        draft: true,
+        state: "open",
+        user: stack.github.bot,
+        reviewRequests: [],
+      });
     });
-    afterAll(async () => {
-      await stack.stop();
+
+    it("only the app's commits on the branch -> rebased onto the moved base and force-pushed", async () => {
+      const branch = `agent-fix/issue-${issue.number}`;
+      const before = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+      const main = await mainMoves("docs/usage.md", "Call median() with a list of numbers.\n");
+      const pull = await rebase();
+      await waitFor(
+        "the rebase",
+        () => stack.finalStatus(issue)?.body.includes(`rebased pull request #${pull} onto \`main\``),
+        120_000,
+      );
+      await jobDone();
+      const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+      // The app's one commit replayed on main: same change, same author, a new commit whose parent is main.
+      expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, main]);
+      expect(head).not.toBe(before);
+      expect(git("log", "-1", "--format=%an|%cn", head)).toBe(`${BOT}|${BOT}`);
+      expect(git("diff", "--name-only", `${head}^..${head}`)).toBe(
+        git("diff", "--name-only", `${before}^..${before}`),
+      );
+      const replies = stack.github.state.commentsOn(issue.owner, issue.repo, pull).map((c) => c.body);
+      expect(replies).toContainEqual(
+        expect.stringContaining(
+          `@maintainer I rebased \`${branch}\` onto \`main\` (${head.slice(0, 7)}) and force-pushed it`,
+        ),
+      );
+    }, 180_000);
+
+    it("only the app's commits and a conflicting base -> the change replayed on the base, the agent resolves it, linear history", async () => {
+      const branch = `agent-fix/issue-${issue.number}`;
+      const before = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+      const stats = git("show", "main:textstats/stats.py");
+      // main changes the line the branch's fix replaced: git cannot replay the fix on it.
+      const main = await mainMoves(
+        "textstats/stats.py",
+        stats.replace("    return ordered[middle]", "    return ordered[middle]  # the upper middle value"),
+      );
+      await copyFile(join(FIXTURES, "replay", "sample-replay-keep-branch.jsonl"), replay);
+      const pull = await rebase();
+      await waitFor(
+        "the replay",
+        () =>
+          stack
+            .finalStatus(issue)
+            ?.body.includes(
+              `resolved the conflicts with its base branch and rebased pull request #${pull} onto it`,
+            ),
+        240_000,
+      );
+      await jobDone();
+      const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+      // One commit of the app's whose only parent is main: no merge commit, the old head replaced.
+      expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, main]);
+      expect(head).not.toBe(before);
+      expect(git("rev-list", "--count", `${main}..${head}`)).toBe("1");
+      expect(git("log", "-1", "--format=%an|%s", head)).toBe(`${BOT}|${issue.title}`);
+      const replayed = git("show", `${head}:textstats/stats.py`);
+      expect(replayed).toContain("(ordered[middle - 1] + ordered[middle]) / 2");
+      expect(replayed).not.toMatch(/^(<<<<<<<|=======|>>>>>>>)/m);
+      const reply = stack.github.state
+        .commentsOn(issue.owner, issue.repo, pull)
+        .map((c) => c.body)
+        .find((b) => b.startsWith(`@maintainer I rebased \`${branch}\``) && b.includes("It conflicted"));
+      expect(reply).toContain("the branch's change replayed as one commit on `main`");
+    }, 300_000);
+
+    it("a person's commit on the branch -> merged instead, never rewritten, and the reply says why", async () => {
+      const branch = `agent-fix/issue-${issue.number}`;
+      const persons = await stack.github.commitAs(
+        "maintainer",
+        { owner: issue.owner, repo: issue.repo, branch },
+        { "CHANGELOG.md": "- median: even counts\n" },
+      );
+      const main = await mainMoves("docs/more.md", "More notes.\n");
+      const pull = await rebase();
+      await waitFor(
+        "the merge",
+        () => stack.finalStatus(issue)?.body.includes(`merged \`main\` into pull request #${pull}`),
+        120_000,
+      );
+      await jobDone();
+      const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
+      expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, persons, main]);
+      const reply = stack.github.state
+        .commentsOn(issue.owner, issue.repo, pull)
+        .map((c) => c.body)
+        .find((b) => b.startsWith("@maintainer I merged"));
+      expect(reply).toContain(
+        "A rebase would rewrite commits by @maintainer, so `main` was merged in instead.",
+      );
+    }, 180_000);
+  });
+
+  describe("a pull request GitHub reports conflicting, resolved by itself (worker.keepUp.whenConflicting)", () => {
+    let issue: IssueRef;
+    const branch = () => `agent-fix/issue-${issue.number}`;
+    const onMain = () => ({ owner: issue.owner, repo: issue.repo, branch: "main" });
+    const onPull = () =>
+      stack.github.state
+        .commentsOn(issue.owner, issue.repo, stack.pulls(issue)[0]!.number)
+        .map((c) => c.body);
+    const git = (...args: string[]) =>
+      execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
+        encoding: "utf8",
+      }).trim();
+    const jobDone = () =>
+      waitFor(
+        "the job to complete",
+        async () =>
+          (await stack.app!.queue.queue.getJobState(fixJobId(issue.repoId, issue.number))) === "completed",
+      );
+
+    beforeAll(async () => {
+      // One replay serves every run here: it drops any conflict markers in README.md and writes CHANGELOG.md.
+      await copyFile(join(FIXTURES, "replay", "sample-conflict-markers.jsonl"), replay);
+      issue = stack.addIssue(await stack.addSampleRepo("textstats-dirty"));
     });
 
     it("a run leaves its pull request conflicting -> a rebase round by itself, the agent resolves it", async () => {
@@ -356,10 +480,6 @@ describe.runIf(ready)(
         () => stack.finalStatus(issue)?.body.includes("resolved the conflicts with its base branch"),
         300_000,
       );
-      const git = (...args: string[]) =>
-        execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
-          encoding: "utf8",
-        }).trim();
       const head = (await stack.github.branches(issue.owner, issue.repo))[branch]!;
       // The issue run's commit on the maintainer's, then the merge of main resolving the conflict.
       const [, first, second] = git("rev-list", "--parents", "-1", head).split(" ");
@@ -372,6 +492,97 @@ describe.runIf(ready)(
       const [pr] = stack.pulls(issue);
       const replies = stack.github.state.commentsOn(issue.owner, issue.repo, pr!.number).map((c) => c.body);
       expect(replies).toContainEqual(expect.stringContaining("@maintainer I merged `main` into"));
+      await jobDone();
     }, 400_000);
-  },
-);
+
+    it("a base push that leaves the pull request mergeable -> looked at, nothing done", async () => {
+      const before = (await stack.github.branches(issue.owner, issue.repo))[branch()]!;
+      const comments = onPull().length;
+      const main = await pushAs(stack, "maintainer", onMain(), { "docs/usage.md": "Call median().\n" });
+      // GitHub answers `mergeable: null` first after the push: the look is retried until it has computed it.
+      expect(await lookAfterPush(stack, main)).toBe("mergeable");
+      expect((await stack.github.branches(issue.owner, issue.repo))[branch()]).toBe(before);
+      expect(onPull()).toHaveLength(comments);
+      expect(await stack.app!.queue.queue.getJobState(fixJobId(issue.repoId, issue.number))).toBe(
+        "completed",
+      );
+    }, 60_000);
+
+    it("a push to a branch only a person's pull request targets -> nothing queued", async () => {
+      // A person's pull request into `feature`, from a branch named as the app names its own: not the app's.
+      await stack.github.commitAs(
+        "maintainer",
+        { ...onMain(), branch: "agent-fix/issue-77", from: "main" },
+        {
+          "docs/by-hand.md": "By hand.\n",
+        },
+      );
+      stack.github.state.pulls.push({
+        owner: issue.owner,
+        repo: issue.repo,
+        number: stack.github.state.nextNumber(issue.owner, issue.repo),
+        title: "By hand",
+        body: "",
+        head: "agent-fix/issue-77",
+        base: "feature",
+        draft: false,
+        state: "open",
+        user: { login: "maintainer", id: 100_010, type: "User" },
+        reviewRequests: [],
+      });
+      const feature = await pushAs(
+        stack,
+        "maintainer",
+        { owner: issue.owner, repo: issue.repo, branch: "feature", from: "main" },
+        { "docs/feature.md": "A feature.\n" },
+      );
+      // The webhook is answered once its handler has run: the look would be queued by now.
+      expect(await looksAt(stack, feature)).toEqual([]);
+      const more = await pushAs(
+        stack,
+        "maintainer",
+        { owner: issue.owner, repo: issue.repo, branch: "feature" },
+        { "docs/feature.md": "A feature, and more.\n" },
+      );
+      expect(await looksAt(stack, more)).toEqual([]);
+    }, 60_000);
+
+    it("a base push that makes the pull request conflict -> a rebase round by itself, a new commit and a reply", async () => {
+      const before = (await stack.github.branches(issue.owner, issue.repo))[branch()]!;
+      // main adds its own CHANGELOG.md beside the one the branch added: git cannot merge them.
+      const main = await pushAs(stack, "maintainer", onMain(), { "CHANGELOG.md": "- mean: from main\n" });
+      expect(await lookAfterPush(stack, main)).toBe("round queued");
+      const reply = await waitFor(
+        "the round's reply",
+        () =>
+          onPull().find((b) =>
+            b.startsWith("`main` moved and GitHub reported this pull request conflicting"),
+          ),
+        300_000,
+      );
+      await jobDone();
+      expect(reply).toContain(
+        `I merged \`main\` into \`${branch()}\`. It conflicted: the agent resolved the conflicts`,
+      );
+      // Nobody asked: nobody is addressed. A maintainer's commit is on the branch, so the operator's
+      // rebase merges instead, and says why.
+      expect(reply.split("\n")[0]).not.toMatch(/@\w/);
+      expect(reply).toContain(
+        "A rebase would rewrite commits by @maintainer, so `main` was merged in instead.",
+      );
+      const head = (await stack.github.branches(issue.owner, issue.repo))[branch()]!;
+      expect(git("rev-list", "--parents", "-1", head).split(" ")).toEqual([head, before, main]);
+      expect(git("log", "-1", "--format=%an", head)).toBe(BOT);
+      expect(git("show", `${head}:CHANGELOG.md`)).not.toMatch(/^(<<<<<<<|=======|>>>>>>>)/m);
+      // The same base commit pushed again (another push event of it) looks no more: one look per pull
+      // request and base commit.
+      const again = await pushEvent(
+        stack.github,
+        { ...onMain(), before: git("rev-parse", `${main}^`), after: main },
+        "other",
+      );
+      expect(await stack.send(again.event, again.payload)).toBeLessThan(300);
+      expect(await looksAt(stack, main)).toHaveLength(1);
+    }, 400_000);
+  });
+});

@@ -27,14 +27,14 @@ import type { StandInRepo } from "./github/state.js";
 import type { GitHubServer } from "./github-server.js";
 import { type Delivery, type Example, webhookExample } from "./webhooks.js";
 
-function storedRepo(github: GitHubServer, owner: string, repo: string): StandInRepo {
+export function storedRepo(github: GitHubServer, owner: string, repo: string): StandInRepo {
   const stored = github.state.repo(owner, repo);
   if (!stored) throw new Error(`the stand-in has no repository ${owner}/${repo}`);
   return stored;
 }
 
 /** The example's repository, installation and sender made this repository's. */
-function envelope(github: GitHubServer, repo: StandInRepo, example: Example, sender?: string) {
+export function envelope(github: GitHubServer, repo: StandInRepo, example: Example, sender?: string) {
   const exampleRepo = example.repository as Record<string, unknown>;
   const exampleSender = example.sender as Record<string, unknown>;
   return {

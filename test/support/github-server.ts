@@ -288,7 +288,21 @@ export class GitHubServer {
     // The address GitHub links to the user (same id as GET /users/{login} answers).
     const id = author === this.bot.login ? this.bot.id : 100_000 + author.length;
     const email = `${id}+${author}@users.noreply.${new URL(this.baseUrl).hostname}`;
-    return commitOnBranch(this.repoDir(owner, repo), branch, parent, files, message, { name: author, email });
+    const sha = await commitOnBranch(this.repoDir(owner, repo), branch, parent, files, message, {
+      name: author,
+      email,
+    });
+    // GitHub recomputes the mergeability of the open pull requests into or from a branch that moved, in
+    // the background: the next read of each answers `mergeable: null` until it has.
+    for (const pull of this.state.pulls)
+      if (
+        pull.owner === owner &&
+        pull.repo === repo &&
+        pull.state === "open" &&
+        (pull.base === branch || pull.head === branch)
+      )
+        pull.mergeabilityPending = Math.max(pull.mergeabilityPending ?? 0, 1);
+    return sha;
   }
 
   /** Pushes to the repository are refused by `rules` as GitHub's git server refuses them. */

@@ -72,13 +72,13 @@ export const workerTuningSchema = z
           .enum(["merge", "rebase"])
           .default("merge")
           .describe(
-            "How `/agent-fix rebase` brings the app's pull request up to date with its base: `merge` (a merge commit; never rewrites anyone's commits) or `rebase` (the branch's commits replayed on the base and force-pushed, only when every one of them is the app's; otherwise it merges and says why).",
+            "How `/agent-fix rebase` brings the app's pull request up to date with its base: `merge` (a merge commit; never rewrites anyone's commits) or `rebase` (the branch's commits replayed on the base and force-pushed with a lease, only when every one of them is the app's; a conflict is resolved by the agent with the change replayed as one commit on the base; a person's commit on the branch makes it merge instead and say why).",
           ),
         whenConflicting: z
           .boolean()
           .default(false)
           .describe(
-            "Also do it by itself when GitHub reports the app's pull request conflicting with its base (`mergeable_state: dirty`, seen when the base branch moves).",
+            "Also do it by itself when GitHub reports the app's pull request conflicting with its base (`mergeable_state: dirty`): looked at after each push to the base branch (the app's `push` event) and after each run of the app that pushes; once per base commit, never beside a run of the issue in flight.",
           ),
       })
       .prefault({})

@@ -4,6 +4,7 @@ import type { FixJobData } from "../../src/shared/queue/index.js";
 import type { Logger } from "../log.js";
 import type { RunEnd } from "../run-end.js";
 import type { RunAdmission } from "./admission.js";
+import type { BaseMoveOptions } from "./base-moves.js";
 import type { FinalizeAbandoned } from "./run-records.js";
 
 /**
@@ -38,6 +39,8 @@ export interface FixWorkerOptions {
   logger?: Logger;
   /** Per-installation runs at once, budgets and daily runs (admission.ts); none: every job runs. */
   admission?: RunAdmission;
+  /** Looks at the app's pull requests after their base moved (base-moves.ts); none: this process takes none. */
+  baseMoves?: BaseMoveOptions;
 }
 
 export interface FixWorker {

@@ -10,6 +10,7 @@ import { cancelChannel } from "../../src/shared/queue/keys.js";
 import { persistenceWarning, redisPersistence } from "../../src/shared/queue/persistence.js";
 import { createWorkerLogger, type Logger } from "../log.js";
 import { encodeAbortReason } from "./abort-reason.js";
+import { startBaseMoveWorker } from "./base-moves.js";
 import { watchJobEnds } from "./job-ends.js";
 import { jobProcessor } from "./job-processor.js";
 import { stopRunsOnLostLocks } from "./lock-loss.js";
@@ -46,6 +47,13 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
   stopRunsOnLostLocks(worker, logger);
   const queue = { name, prefix, connection, eventsConnection };
   const { followUps, events } = watchJobEnds(worker, queue, records, options, logger);
+  const baseMoveConnection = options.baseMoves
+    ? await connectRedis(options.redisUrl, "worker", redisError)
+    : undefined;
+  const baseMoves =
+    options.baseMoves && baseMoveConnection
+      ? startBaseMoveWorker(baseMoveConnection, { prefix, name }, followUps, options.baseMoves, logger)
+      : undefined;
   const unsubscribe = await subscribeToCancels(subscriber, cancelChannel({ prefix, name }), (request) => {
     if (
       worker.cancelJob(
@@ -56,10 +64,12 @@ export async function startFixWorker(options: FixWorkerOptions): Promise<FixWork
       logger.info({ jobId: request.jobId }, `cancelled (${request.reason}, by ${request.by})`);
     }
   });
-  await Promise.all([worker.waitUntilReady(), events.waitUntilReady()]);
+  await Promise.all([worker.waitUntilReady(), events.waitUntilReady(), baseMoves?.waitUntilReady()]);
   logger.info(`taking jobs from ${prefix}:${name} (concurrency ${worker.concurrency})`);
   const close = async () => {
     await worker.close();
+    await baseMoves?.close();
+    baseMoveConnection?.disconnect();
     const closeFailed = (what: string) => (err: unknown) => logger.warn({ err }, `closing ${what} failed`);
     await followUps.queue.close().catch(closeFailed("the follow-up queue"));
     await events.close().catch(closeFailed("the queue events"));

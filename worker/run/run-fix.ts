@@ -45,7 +45,7 @@ export async function runFix(
   let sandboxes: RunSandboxes | undefined;
   try {
     const cloned = await checkOut(run, task, workDir);
-    const { checkout, ask } = await startMerge(run, task, cloned.checkout);
+    const { checkout, ask, replaces } = await startMerge(run, task, cloned.checkout);
     const checkedOut = { ...cloned, checkout };
     const { trusted, config } = checkedOut;
     clock.lap("clone");
@@ -83,7 +83,7 @@ export async function runFix(
       baseline: await baseline.settled,
       proof: proved.proof,
     });
-    const pushed = await push(run, task, checkout, config, solved.tested, draft);
+    const pushed = await push(run, task, checkout, config, solved.tested, draft, replaces);
     const check = await startCheckRun(run, issue, pushed.headSha, draft);
     const pr = await publish(run, task.publisher, draft, removed, check);
     clock.lap("publish");

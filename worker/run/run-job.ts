@@ -49,7 +49,13 @@ async function runOnce(run: OpenRun): Promise<RunOutcome> {
   const early = await run.parts.pendingCancel(run.job.id);
   if (early) throw new CancelledError("cancelled before start", early);
   const issue = await readIssue(run);
-  const stale = await noLongerWanted(run.octokit, run.job.data, issue.now, run.parts.startRules);
+  const stale = await noLongerWanted(
+    run.octokit,
+    run.job.data,
+    issue.now,
+    run.parts.startRules,
+    run.parts.identity.name,
+  );
   if (stale) return await nothingDone(run, stale);
   if (run.kept) return await resumeKept(run, run.kept, issue);
   if (run.job.data.trigger === "review") return await reviewRound(run, issue);

@@ -1,6 +1,9 @@
 /** What every handler receives: the queue and the app's settings. Handlers only filter and enqueue. */
+
+import type { Queue } from "bullmq";
 import type { Logger } from "probot";
 import type { GitHubApi } from "../../shared/github/api.js";
+import type { BaseMove } from "../../shared/queue/base-moves.js";
 import type { FixQueue } from "../../shared/queue/fix-queue.js";
 
 export interface HandlerSettings {
@@ -16,6 +19,8 @@ export interface HandlerSettings {
 
 export interface HandlerDeps {
   queue: FixQueue;
+  /** Looks at the app's pull requests after their base branch moved (a `push`), taken by the workers. */
+  baseMoves: Queue<BaseMove>;
   settings: HandlerSettings;
   /** The app's bot login, `SLUG[bot]` (read once as the app): the author of its own pull requests. */
   appLogin(): Promise<string>;

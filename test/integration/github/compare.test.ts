@@ -164,6 +164,20 @@ describe("the stand-in's compare, merges and pull request mergeability", () => {
     expect((await pullState(draft.body.number)).mergeable_state).toBe("draft");
   });
 
+  it("lists pull requests by base, and recomputes their mergeability after the base moves: null first", async () => {
+    const intoMain = await call("GET", `${R}/pulls?base=main&state=open`);
+    expect(intoMain.status).toBe(200);
+    const titles = (intoMain.body as { title: string; base: { ref: string } }[]).map((p) => p.title);
+    expect(titles.sort()).toEqual(["a", "b"]);
+    const intoFix = await call("GET", `${R}/pulls?base=agent-fix/issue-1`);
+    expect((intoFix.body as { title: string }[]).map((p) => p.title)).toEqual(["d"]);
+    const clean = (intoMain.body as { title: string; number: number }[]).find((p) => p.title === "a")!;
+    // A push to main (a file neither side touched): GitHub computes the pull request's mergeability anew.
+    await github.commitAs("maintainer", { owner, repo, branch: "main" }, { "docs/new.md": "new\n" });
+    expect(await pullState(clean.number)).toEqual({ mergeable: null, mergeable_state: "unknown" });
+    expect((await pullState(clean.number)).mergeable).toBe(true);
+  });
+
   it("reads a CODEOWNERS file through contents, where GitHub looks for one", async () => {
     const found = await call("GET", `${R}/contents/.github/CODEOWNERS`);
     expect(found.status).toBe(200);

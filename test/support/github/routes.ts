@@ -419,12 +419,15 @@ function pullRoutes(): Route[] {
       handler: withRepo(async (ctx, repo) => {
         const state = ctx.query.get("state") ?? "open";
         const head = ctx.query.get("head");
+        // `base`: only pull requests into that branch (GitHub's "Filter pulls by base branch name").
+        const base = ctx.query.get("base");
         const list = ctx.state.pulls.filter(
           (p) =>
             p.owner === repo.owner &&
             p.repo === repo.name &&
             (state === "all" || p.state === state) &&
-            (!head || p.head === branchOf(head)),
+            (!head || p.head === branchOf(head)) &&
+            (!base || p.base === base),
         );
         const body = [];
         for (const p of sortPulls(list, ctx.query.get("sort"), ctx.query.get("direction")))

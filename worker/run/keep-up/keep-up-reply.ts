@@ -12,9 +12,25 @@ import { type Publisher, type PublisherOptions, roundPublisher } from "../publis
 import type { PullToUpdate } from "./pull-to-update.js";
 import type { BranchUpdate } from "./update-branch.js";
 
+/**
+ * Whom a reply is for: the person who asked (`/agent-fix rebase`, or the run that left the pull request
+ * conflicting), or nobody when the app started the round itself after the base moved (its own login is
+ * the job's `requestedBy`): then the reply says why it came.
+ */
+interface Addressee {
+  login: string;
+  appLogin: string;
+}
+
+function addressed(to: Addressee, base: string, text: string): string {
+  return to.login === to.appLogin
+    ? `\`${base}\` moved and GitHub reported this pull request conflicting with it. ${text}`
+    : `@${to.login} ${text}`;
+}
+
 /** A clean update's reply (no agent ran). */
 export function keptUpReply(
-  login: string,
+  to: Addressee,
   pull: PullToUpdate,
   update: Exclude<BranchUpdate, { kind: "conflict" }>,
 ) {
@@ -25,7 +41,7 @@ export function keptUpReply(
       : update.kind === "merged"
         ? `I merged \`${pull.base}\` into \`${pull.branch}\` (${sha(update.sha)}). It merged cleanly, so the agent was not run.`
         : `I rebased \`${pull.branch}\` onto \`${pull.base}\` (${sha(update.sha)}) and force-pushed it: every commit on it was agent-fix's.`;
-  return [`@${login} ${done}`, ...(update.note ? ["", update.note] : [])].join("\n");
+  return [addressed(to, pull.base, done), ...(update.note ? ["", update.note] : [])].join("\n");
 }
 
 /** The status's account of a clean update. */
@@ -49,27 +65,39 @@ export function keptUpStatus(
 export function keepUpPublisher(
   api: GitHubApi,
   job: FixJobData,
-  pull: PullToUpdate,
-  note: string | undefined,
-  options: PublisherOptions = {},
+  round: {
+    pull: PullToUpdate;
+    note: string | undefined;
+    /** The branch's change replayed on the base (a rebase), not a merge commit. */
+    linear: boolean;
+    appLogin: string;
+    options?: PublisherOptions;
+  },
 ): Publisher {
+  const { pull, note, appLogin, options = {} } = round;
   const links = options.links ?? GITHUB_COM_LINKS;
+  const to = { login: job.requestedBy, appLogin };
   return roundPublisher(api, job, options, {
     pull: async () => ({ number: pull.number, url: pull.url }),
-    reply: (draft) => resolvedReply(job.requestedBy, pull, note, draft.trajectory, links),
+    reply: (draft) => resolvedReply(to, pull, { note, linear: round.linear }, draft.trajectory, links),
+    // Nobody asked for a round the app started itself: no review is requested of anyone.
+    ...(job.requestedBy === appLogin ? { requestReview: async () => ({ owners: [], problems: [] }) } : {}),
   });
 }
 
 function resolvedReply(
-  login: string,
+  to: Addressee,
   pull: PullToUpdate,
-  note: string | undefined,
+  how: { note: string | undefined; linear: boolean },
   trajectory: Trajectory,
   links: LinkPolicy,
 ): string {
+  const done = how.linear
+    ? `I rebased \`${pull.branch}\` onto \`${pull.base}\` and force-pushed it: every commit on it was agent-fix's. It conflicted: the agent resolved the conflicts with the branch's change replayed as one commit on \`${pull.base}\`, and the repository's tests pass on it.`
+    : `I merged \`${pull.base}\` into \`${pull.branch}\`. It conflicted: the agent resolved the conflicts, and the repository's tests pass on the merge commit.`;
   return [
-    `@${login} I merged \`${pull.base}\` into \`${pull.branch}\`. It conflicted: the agent resolved the conflicts, and the repository's tests pass on the merge commit.`,
-    ...(note ? ["", note] : []),
+    addressed(to, pull.base, done),
+    ...(how.note ? ["", how.note] : []),
     ...quotedDescription(trajectory, links),
   ].join("\n");
 }

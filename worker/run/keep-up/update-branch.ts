@@ -2,7 +2,8 @@
  * Bringing the app's branch up to date with its base without the agent, as the operator chose
  * (`worker.keepUp.strategy`): a merge by GitHub (POST /repos/{o}/{r}/merges, which never rewrites a
  * commit), or a rebase on the host, force-pushed only when every commit on the branch is the app's
- * (otherwise it merges, and says why). A conflict is the conflict round's (rebase-round.ts).
+ * (otherwise it merges, and says why). A conflict is the conflict round's (rebase-round.ts): a merge, or
+ * for a rebase the app's change replayed on the base (merge/start-merge.ts).
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -16,12 +17,16 @@ import type { Issue } from "../open/task.js";
 import { makeCheckoutRoot } from "../open/work-dirs.js";
 import type { PullToUpdate } from "./pull-to-update.js";
 
-/** What the update did; `note` says why it merged when the operator chose a rebase. */
+/**
+ * What the update did; `note` says why it merged when the operator chose a rebase. A conflict is resolved
+ * by the agent as a merge, or, `linear`, as the branch's change replayed on the base (a rebase whose
+ * branch holds only the app's commits).
+ */
 export type BranchUpdate = { note?: string | undefined } & (
   | { kind: "current" }
   | { kind: "merged"; sha: string }
   | { kind: "rebased"; sha: string }
-  | { kind: "conflict" }
+  | { kind: "conflict"; linear?: boolean }
 );
 
 export async function updateBranch(
@@ -44,12 +49,9 @@ export async function updateBranch(
     const note = `A rebase would rewrite commits by ${who}, so \`${pull.base}\` was merged in instead.`;
     return { ...(await mergeBase(run, pull)), note };
   }
-  const rebased = await rebaseOnHost(run, issue, pull);
-  if (rebased.kind !== "conflict") return rebased;
-  return {
-    kind: "conflict",
-    note: `Rebasing onto \`${pull.base}\` conflicted, so \`${pull.base}\` is merged in instead and the conflicts resolved.`,
-  };
+  // Every commit on the branch is the app's: a conflicting rebase is replayed and resolved by the agent,
+  // and force-pushed only while the branch is still where it was (a lease), so nobody's commit is lost.
+  return await rebaseOnHost(run, issue, pull);
 }
 
 /** GitHub merges the base into the branch as the app: 201 a merge commit, 204 nothing to merge, 409 a conflict. */
@@ -110,7 +112,7 @@ async function rebaseOnHost(run: OpenRun, issue: Issue, pull: PullToUpdate): Pro
         return false;
       },
     );
-    if (!rebased) return { kind: "conflict" };
+    if (!rebased) return { kind: "conflict", linear: true };
     await git(
       [
         "push",

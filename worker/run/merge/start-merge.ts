@@ -3,6 +3,10 @@
  * the app's branch, and what git could not merge committed as it is, conflict markers and all, in a merge
  * commit of the two (never pushed). The agent works on that commit, its task names the conflicted files,
  * and push/ makes the tested tree the merge commit's own (same parents): one merge commit goes out.
+ * A linear one (`task.linear`, a rebase of a branch holding only the app's commits) starts from the base
+ * instead: the branch's whole change squash-merged onto it, committed with its markers as one commit
+ * whose parent is the base; the tested tree becomes that commit's, force-pushed leased on the branch's
+ * commit it replaces (push/commit.ts), so a commit pushed meanwhile by anyone is never overwritten.
  */
 
 import type { Checkout } from "../checkout/clone.js";
@@ -11,10 +15,12 @@ import type { OpenRun } from "../open/open-run.js";
 import type { Task } from "../open/task.js";
 
 interface Merging {
-  /** The checkout at the merge commit holding the conflict markers. */
+  /** The checkout at the commit holding the conflict markers (a merge commit, or the replay's). */
   checkout: Checkout;
   /** What the agent is asked: the task's, or the conflicts to resolve. */
   ask: Task["ask"];
+  /** A linear replay: the branch's commit it replaces, the lease of its force-push. */
+  replaces?: string | undefined;
 }
 
 export async function startMerge(run: OpenRun, task: Task, checkout: Checkout): Promise<Merging> {
@@ -29,9 +35,13 @@ export async function startMerge(run: OpenRun, task: Task, checkout: Checkout): 
   });
   const { name, email } = run.parts.identity;
   const identity = ["-c", `user.name=${name}`, "-c", `user.email=${email}`];
-  const clean = await git([...identity, "merge", "--quiet", "--no-ff", "--no-commit", "FETCH_HEAD"], {
-    cwd: dir,
-  }).then(
+  // A replay starts from the base and brings the branch's whole change onto it (a squash merge): the
+  // conflicts are resolved once, in one commit whose parent is the base.
+  if (task.linear) await git(["checkout", "--quiet", "-B", checkout.branch, "FETCH_HEAD"], { cwd: dir });
+  const merge = task.linear
+    ? ["merge", "--quiet", "--squash", checkout.headSha]
+    : ["merge", "--quiet", "--no-ff", "--no-commit", "FETCH_HEAD"];
+  const clean = await git([...identity, ...merge], { cwd: dir }).then(
     () => true,
     () => false,
   );
@@ -39,18 +49,29 @@ export async function startMerge(run: OpenRun, task: Task, checkout: Checkout): 
     .split("\0")
     .filter(Boolean);
   await git(["add", "--all"], { cwd: dir });
-  await git([...identity, "commit", "--quiet", "--no-verify", "-m", `Merge ${base} (with conflicts)`], {
-    cwd: dir,
-  });
+  const message = task.linear
+    ? `Replay ${checkout.branch} on ${base} (with conflicts)`
+    : `Merge ${base} (with conflicts)`;
+  await git([...identity, "commit", "--quiet", "--no-verify", "-m", message], { cwd: dir });
   const headSha = (await git(["rev-parse", "HEAD"], { cwd: dir })).trim();
-  run.log.info({ base, conflicts, clean }, "merge started on the host for the agent to resolve");
-  return { checkout: { ...checkout, headSha }, ask: conflictAsk(task, base, checkout.branch, conflicts) };
+  run.log.info(
+    { base, conflicts, clean, linear: task.linear === true },
+    "conflicts set up on the host for the agent",
+  );
+  return {
+    checkout: { ...checkout, headSha },
+    ask: conflictAsk(task, base, checkout.branch, conflicts),
+    ...(task.linear ? { replaces: checkout.headSha } : {}),
+  };
 }
 
 function conflictAsk(task: Task, base: string, branch: string, conflicts: string[]): Task["ask"] {
   const files = conflicts.length
     ? conflicts.map((path) => `- \`${path}\``).join("\n")
     : "(git named none: look for conflict markers)";
+  const how = task.linear
+    ? `rebasing it onto \`${base}\` conflicts. The change is being replayed on \`${base}\` in this repository`
+    : `merging \`${base}\` into it conflicts. The merge is in progress in this repository`;
   return {
     ...task.ask,
     body: [
@@ -59,7 +80,7 @@ function conflictAsk(task: Task, base: string, branch: string, conflicts: string
       "---",
       "",
       `A change for this issue is committed on \`${branch}\`. Its base branch \`${base}\` moved on, and ` +
-        `merging \`${base}\` into it conflicts. The merge is in progress in this repository: the files below ` +
+        `${how}: the files below ` +
         "hold git's conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`). Resolve every conflict, keeping " +
         `both what \`${base}\` changed and what the change for this issue does, remove the markers, and ` +
         "make sure the tests pass. Change nothing else.",

@@ -33,6 +33,8 @@ export async function noLongerWanted(
   job: FixJobData,
   issue: IssueNow,
   rules: StartRules,
+  /** The app's `SLUG[bot]`: a rebase round it started itself (its base moved) has no person to ask. */
+  appLogin: string,
 ): Promise<string | null> {
   const nothing = "since this run was queued, so nothing was done";
   if (issue.state !== "open") {
@@ -59,7 +61,7 @@ export async function noLongerWanted(
       return `Pull request #${job.pullNumber} has a newer commit than the one whose checks failed ${nothing}.`;
     }
   }
-  for (const login of askers(job, rules)) {
+  for (const login of askers(job, rules, appLogin)) {
     const writer = await hasWriteAccess(api, repo, login).catch((error: unknown) => {
       throw githubFailure(error, `reading the permission of @${login}`);
     });
@@ -71,11 +73,13 @@ export async function noLongerWanted(
 }
 
 /** Everyone whose request this run acts on and who must still be a writer. */
-function askers(job: FixJobData, rules: StartRules): string[] {
+function askers(job: FixJobData, rules: StartRules, appLogin: string): string[] {
   // The job's own requester, then the authors of reviews gathered into a follow-up round.
   const logins = new Set([job.requestedBy, ...(job.feedback ?? []).map((f) => f.by)]);
   // A CI round is the app's own follow-up on its pull request, requested by the app itself.
   if (job.trigger === "ci") logins.delete(job.requestedBy);
+  // So is a rebase round the app queued when the base moved and the pull request conflicted.
+  if (job.trigger === "rebase" && job.requestedBy === appLogin) logins.delete(job.requestedBy);
   // A bot the operator named starts label runs without being a collaborator (src/server/handlers/issues-labeled.ts).
   if (job.trigger === "label" && rules.labelBots.includes(job.requestedBy)) logins.delete(job.requestedBy);
   return [...logins];

@@ -31,6 +31,12 @@ export interface Task {
    * (merge/start-merge.ts), the agent resolves the conflicts, and the tested tree goes out as the merge commit.
    */
   mergeFrom?: string | undefined;
+  /**
+   * With `mergeFrom`, a rebase's conflict (`worker.keepUp.strategy: rebase`, every commit on the branch the
+   * app's): the branch's change is replayed on the base as one commit instead of a merge, and that goes out
+   * as a force-push leased on the branch's commit the round started from.
+   */
+  linear?: boolean | undefined;
   /** The commit's first line. */
   commitTitle: string;
   /** The GitHub writes after the push; kept for the job's next attempt when opening the pull request fails. */

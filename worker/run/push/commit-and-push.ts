@@ -30,6 +30,11 @@ export interface UnpushedChange {
    * change is folded into it (same parents, the tested tree), so one merge commit goes out.
    */
   mergeCommit?: boolean | undefined;
+  /**
+   * A rebase round's linear replay: the branch's commit the new one replaces. The push is forced, with a
+   * lease on that commit: refused if anyone pushed meanwhile, never overwriting their commit.
+   */
+  lease?: string | undefined;
 }
 
 /** Commits `change` on the checkout at `dir` (already at `change.baseSha`) and pushes it. Returns the branch. */
@@ -65,6 +70,7 @@ export async function commitAndPush(input: {
       token: await input.pushToken(),
       signal: input.signal,
       force: change.force,
+      ...(change.lease ? { lease: change.lease } : {}),
     });
   } catch (error) {
     if (input.keep && worthAnotherPush(error, input.signal)) {

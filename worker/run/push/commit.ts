@@ -92,12 +92,15 @@ export async function pushFixBranch(options: {
   signal?: AbortSignal;
   /** false: a fast-forward only (review runs add a commit on top; someone else's push is never lost). */
   force?: boolean;
+  /** Replaces the branch only while it is still at this commit (`--force-with-lease`): a rebase's replay. */
+  lease?: string;
 }): Promise<string> {
   const branch = fixBranch(options.issueNumber);
-  const force = options.force ?? true;
+  const force = (options.force ?? true) && !options.lease;
   const mintedAt = Date.now();
+  const lease = options.lease ? [`--force-with-lease=refs/heads/${branch}:${options.lease}`] : [];
   const push = () =>
-    git(["push", "--quiet", "origin", `${force ? "+" : ""}HEAD:refs/heads/${branch}`], {
+    git(["push", "--quiet", ...lease, "origin", `${force ? "+" : ""}HEAD:refs/heads/${branch}`], {
       cwd: options.dir,
       token: options.token,
       signal: options.signal,
@@ -106,7 +109,8 @@ export async function pushFixBranch(options: {
     // A rule refusing the push says "[remote rejected]"; only "[rejected]" means the branch moved.
     const refused = pushRefusal(error, branch);
     if (refused) throw refused;
-    if (force || !/\[rejected\].*\((?:non-fast-forward|fetch first)\)/.test(String(error))) throw error;
+    if (force || !/\[rejected\].*\((?:non-fast-forward|fetch first|stale info)\)/.test(String(error)))
+      throw error;
     throw new AgentFixError(`${branch} moved while the agent worked, so its commit was not pushed`, {
       code: "branch_moved",
       fault: "user",

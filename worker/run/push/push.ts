@@ -22,6 +22,8 @@ export async function push(
   config: LoadedRepoConfig,
   tested: TestedChange,
   draft: PullRequestDraft,
+  /** A rebase round's linear replay: the branch's commit it replaces, force-pushed over only while there. */
+  replaces?: string,
 ): Promise<{ headSha: string }> {
   refuseSecretsInChange(tested.patch, task.issue.setupSecrets);
   const store = run.parts.pendingPublishes;
@@ -36,6 +38,7 @@ export async function push(
       forbiddenPaths: config.forbiddenPaths,
       force: !task.existingBranch,
       ...(task.mergeFrom ? { mergeCommit: true } : {}),
+      ...(replaces ? { lease: replaces } : {}),
     },
     identity: run.parts.identity,
     links: run.parts.links,

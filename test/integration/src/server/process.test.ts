@@ -71,6 +71,7 @@ describe("npm start without credentials", () => {
       "check_run",
       "status",
       "workflow_run",
+      "push",
     ]);
   });
 });

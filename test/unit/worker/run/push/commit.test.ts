@@ -147,4 +147,33 @@ describe("clone, commit and push on the host", () => {
       }),
     ).rejects.toMatchObject({ code: "clone_url_has_credentials" });
   });
+  it("a leased push replaces the branch while it is where the lease says, and never over someone's push", async () => {
+    const branch = fixBranch(7);
+    const seed = join(root, "seed");
+    sh(seed, "push", "--quiet", bare, `main:refs/heads/${branch}`);
+    const leased = sh(bare, "rev-parse", branch).trim();
+    // A commit that does not descend from the branch's head, as a rebase's replay is.
+    const dir = join(root, "replay");
+    await cloneRepository({ cloneUrl: `file://${bare}`, token, dir, branch: "main" });
+    sh(dir, "reset", "--quiet", "--hard", "HEAD");
+    await writeFile(join(dir, "a.txt"), "replayed\n");
+    sh(dir, "commit", "--quiet", "--amend", "-am", "replayed");
+    const replayed = sh(dir, "rev-parse", "HEAD").trim();
+
+    // Someone pushes on top of the branch meanwhile: the lease no longer holds, nothing is overwritten.
+    await writeFile(join(seed, "b.txt"), "a person's\n");
+    sh(seed, "add", "b.txt");
+    sh(seed, "commit", "--quiet", "-m", "a person's commit");
+    sh(seed, "push", "--quiet", bare, `HEAD:refs/heads/${branch}`);
+    const persons = sh(bare, "rev-parse", branch).trim();
+    const refused = await pushFixBranch({ dir, issueNumber: 7, token, lease: leased }).catch(
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({ code: "branch_moved" });
+    expect(sh(bare, "rev-parse", branch).trim()).toBe(persons);
+
+    // Leased on what the branch holds now, the replay replaces it (not a fast-forward).
+    await pushFixBranch({ dir, issueNumber: 7, token, lease: persons });
+    expect(sh(bare, "rev-parse", branch).trim()).toBe(replayed);
+  });
 });
