@@ -94,7 +94,7 @@ export async function peopleOnBranch(
   app: CommitIdentity,
 ): Promise<string[] | null> {
   const people = await peoplesCommitsOn(api, repo, base, branch, app);
-  return people && people.map((p) => p.who);
+  return people === null ? null : people.map((p) => p.who);
 }
 
 /** Who made the commits on `branch` not on `base` and not the app's, with their counts; null: no branch. */
