@@ -49,10 +49,11 @@ import { startFixWorker } from "./jobs/start.js";
 import { createWorkerLogger, type Logger } from "./log.js";
 import { meteredSandboxes } from "./metrics.js";
 import { type OpsServer, startOpsServer } from "./ops-server.js";
-import { writeAbandonedStatus } from "./run/end/abandoned-status.js";
+import { endRemovedJob, writeAbandonedStatus } from "./run/end/abandoned-status.js";
 import { probotInstallationAuth } from "./run/open/installation-auth.js";
 import { writeJobStatus } from "./run/open/open-run.js";
 import { reapCheckouts } from "./run/open/work-dirs.js";
+import { leftCheckRuns } from "./run/publish/left-check-runs.js";
 import { pendingPublishes } from "./run/publish/pending-publishes.js";
 import { runJob } from "./run/run-job.js";
 import type { RunParts, TrajectoryLink } from "./run/run-parts.js";
@@ -175,6 +176,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
     },
     afterCancel: requeueAfterCancel({ producer, label: settings.AGENT_FIX_LABEL, logger }),
     pendingPublishes: pendingPublishes(redis, names),
+    leftCheckRuns: leftCheckRuns(redis, names),
     workRoot: settings.AGENT_FIX_WORK_DIR,
     intake: {
       workspaceBytes: parseSize(settings.AGENT_FIX_WORKSPACE_SIZE ?? DEFAULT_WORKSPACE_SIZE),
@@ -220,8 +222,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
       ...(tuning.stalledIntervalMs === null ? {} : { stalledIntervalMs: tuning.stalledIntervalMs }),
       process: (job: Job<FixJobData>, signal: AbortSignal, finishing: () => void) =>
         runJob(runJobOf(job), signal, finishing, parts),
-      onAbandoned: (job: FixJobData, abandonment: Parameters<typeof writeAbandonedStatus>[2]) =>
-        writeAbandonedStatus(parts, job, abandonment),
+      onAbandoned: (
+        job: FixJobData,
+        abandonment: Parameters<typeof writeAbandonedStatus>[2],
+        jobId: string,
+      ) => writeAbandonedStatus(parts, job, abandonment, jobId),
+      onRemoved: (jobId: string) => endRemovedJob(parts, jobId),
       admission,
       // What workers that died left behind (sandboxes, the images they built, host checkouts), at start
       // and on a timer.

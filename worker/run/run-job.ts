@@ -19,6 +19,7 @@ import { type OpenRun, openRun } from "./open/open-run.js";
 import { keepPeoplesCommits } from "./open/peoples-commits.js";
 import { noLongerWanted } from "./open/still-wanted.js";
 import { fixTask, type Issue } from "./open/task.js";
+import { type CheckRunsApi, endLeftCheckRun, SUPERSEDED_ENDING } from "./publish/left-check-runs.js";
 import { rebaseRound } from "./rebase-round.js";
 import { resumeKept } from "./resume-publishing.js";
 import { reviewRound } from "./review-round.js";
@@ -48,6 +49,14 @@ export async function runJob(
 async function runOnce(run: OpenRun): Promise<RunOutcome> {
   const early = await run.parts.pendingCancel(run.job.id);
   if (early) throw new CancelledError("cancelled before start", early);
+  // An earlier attempt whose worker died (or lost the job) may have left its check run in progress.
+  await endLeftCheckRun(
+    run.parts,
+    run.job.id,
+    SUPERSEDED_ENDING,
+    run.log,
+    async () => (await run.credentials.checksWriter()) as unknown as CheckRunsApi,
+  );
   const issue = await readIssue(run);
   const stale = await noLongerWanted(run.octokit, run.job.data, issue.now, run.parts.startRules);
   if (stale) return await nothingDone(run, stale);

@@ -15,6 +15,7 @@ import type { OperatorRules } from "./configure/repo-rules.js";
 import type { InstallationAuth } from "./open/installation-auth.js";
 import type { StartRules } from "./open/still-wanted.js";
 import type { IntakeLimits } from "./prepare/workspace-archive.js";
+import type { LeftCheckRuns } from "./publish/left-check-runs.js";
 import type { PendingPublishStore } from "./publish/pending-publishes.js";
 import type { CommitIdentity } from "./push/commit.js";
 
@@ -45,6 +46,8 @@ export interface RunParts {
   afterCancel?(job: FixJobData, octokit: unknown): Promise<void> | undefined;
   /** Tested changes whose push or publishing failed: the job's next attempt only pushes and publishes them. */
   pendingPublishes?: PendingPublishStore | undefined;
+  /** The commits jobs' check runs are on while in progress: whatever ends a job ends its check run too. */
+  leftCheckRuns?: LeftCheckRuns | undefined;
   /** Where host checkouts go; a temp dir by default. */
   workRoot?: string | undefined;
   /** What the host takes in from a run's sandboxes: the operator's limits. */

@@ -86,6 +86,14 @@ export function pendingPublishKey(names: QueueNames, key: string): string {
   return `${names.prefix}:${names.name}:publish:${key}`;
 }
 
+/**
+ * The commit a job's check run ("agent-fix / tests") is on while it may be in progress, so whatever ends
+ * the job (a cancel, a failure, its worker dying) completes it.
+ */
+export function openCheckRunKey(names: QueueNames, jobId: string): string {
+  return `${names.prefix}:${names.name}:check-run:${jobId}`;
+}
+
 /** That an issue got its "label refused" answer, so the label added again is not answered twice. */
 export function labelRefusedKey(names: QueueNames, repoId: number, issueNumber: number): string {
   return `${names.prefix}:${names.name}:label-refused:${repoId}:${issueNumber}`;
