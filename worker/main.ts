@@ -32,6 +32,7 @@ import {
   type FixJobData,
   readCancelRequest,
 } from "../src/shared/queue/index.js";
+import { pullRequestCosts } from "../src/shared/queue/pull-costs.js";
 import { runUsage } from "../src/shared/queue/usage.js";
 import { trajectoryUrl } from "../src/shared/trajectory-links.js";
 import { trajectoryBlobsFromEnv } from "../src/shared/trajectory-s3.js";
@@ -132,6 +133,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
   const producer = createFixQueue(redis, { prefix: names.prefix });
   const untrackQueue = trackQueueDepth(producer.queue);
   const usage = runUsage(redis, names);
+  const pullCosts = pullRequestCosts(redis, names);
   const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
   await mkdir(trajectoryDir, { recursive: true });
   const trajectories = createTrajectoryStore(redis, {
@@ -157,7 +159,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
       trajectoryDir,
       trajectorySink: storeTrajectories(trajectories, logger),
       env,
-      spendOf: monthlySpend(usage, logger),
+      spendOf: monthlySpend(usage, logger, pullCosts),
     },
     configRules: {
       defaultMaxSteps: operator.agent.limits.maxSteps,
@@ -177,6 +179,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
     afterCancel: requeueAfterCancel({ producer, label: settings.AGENT_FIX_LABEL, logger }),
     pendingPublishes: pendingPublishes(redis, names),
     leftCheckRuns: leftCheckRuns(redis, names),
+    pullCosts,
     workRoot: settings.AGENT_FIX_WORK_DIR,
     intake: {
       workspaceBytes: parseSize(settings.AGENT_FIX_WORKSPACE_SIZE ?? DEFAULT_WORKSPACE_SIZE),

@@ -5,7 +5,8 @@
  *   2. update it without the agent: GitHub merges the base in, or git rebases it on the host (only the
  *      app's commits are ever rewritten); already up to date is said as such
  *   3. a conflict is a round of its own: `runFix` on the branch with the merge started on the host, the
- *      conflicted files the agent's task, the gate as always, one merge commit pushed
+ *      conflicted files the agent's task, the gate as always, one merge commit pushed (not once every
+ *      run on the pull request together reached the operator's cost ceiling)
  *   4. a reply on the pull request and the status say what was done
  */
 import type { RunOutcome } from "../run-end.js";
@@ -13,6 +14,7 @@ import { keepUpPublisher, keptUpReply, keptUpStatus } from "./keep-up/keep-up-re
 import { pullToUpdate } from "./keep-up/pull-to-update.js";
 import { updateBranch } from "./keep-up/update-branch.js";
 import type { OpenRun } from "./open/open-run.js";
+import { pullCostRefusal } from "./open/pull-cost-ceiling.js";
 import { type Issue, keptOnFailure, publisherLinks } from "./open/task.js";
 import { runFix } from "./run-fix.js";
 
@@ -21,6 +23,8 @@ export async function rebaseRound(run: OpenRun, issue: Issue): Promise<RunOutcom
   const update = await updateBranch(run, issue, pull, run.parts.agent.operator.worker.keepUp.strategy);
   if (update.kind === "conflict") {
     run.log.info({ note: update.note }, "the base conflicts with the branch: the agent resolves it");
+    const refused = await pullCostRefusal(run, pull.number, "rebase");
+    if (refused) return refused;
     return runFix(run, issue, {
       issue,
       ask: { number: issue.number, title: issue.title, body: issue.body },

@@ -36,6 +36,7 @@ export async function runJob(
   if (run instanceof Error) return openFailure(run, job);
   try {
     const outcome = await runOnce(run);
+    await countOnPullRequest(run, outcome);
     run.log.info(`${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
     await lookAgainAfterLateCancel(run);
     return completed(jobResult(outcome, await conflictingPull(run, outcome)));
@@ -115,6 +116,18 @@ async function nothingDone(run: OpenRun, reason: string): Promise<RunOutcome> {
   }
   await run.status.failed(reason);
   return { kind: "no_pull_request", reason, trajectory: null, timings: {} };
+}
+
+/**
+ * The model cost of a run that opened (or updated) the issue's pull request, added to that pull
+ * request's total once it is known: a round's calls count as they are billed (solve/monthly-spend.ts).
+ */
+async function countOnPullRequest(run: OpenRun, outcome: RunOutcome): Promise<void> {
+  if (outcome.kind !== "pull_request" || run.job.data.pullNumber !== undefined) return;
+  const cost = outcome.trajectory?.info.model_stats.instance_cost ?? 0;
+  await run.parts.pullCosts?.add(run.job.data.repoId, outcome.number, cost).catch((err: unknown) => {
+    run.log.warn({ err }, "could not add the run's cost to its pull request's total");
+  });
 }
 
 /**

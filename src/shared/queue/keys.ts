@@ -41,6 +41,14 @@ export function ciRoundKey(names: QueueNames, repoId: number, pullNumber: number
   return `${names.prefix}:${names.name}:ci-round:${repoId}:${pullNumber}:${headSha}`;
 }
 
+/**
+ * The model cost of every run on one of the app's pull requests so far, and whether its ceiling was
+ * said on it (a hash): review, CI and rebase rounds stop once it reaches the operator's ceiling.
+ */
+export function pullCostKey(names: QueueNames, repoId: number, pullNumber: number): string {
+  return `${names.prefix}:${names.name}:pull-cost:${repoId}:${pullNumber}`;
+}
+
 /** The prefix of BullMQ's own job hashes (`<prefix>:<name>:<jobId>`), for scripts that read a job's fields. */
 export function jobKeyPrefix(names: QueueNames): string {
   return `${names.prefix}:${names.name}:`;
