@@ -34,7 +34,7 @@ interface ContentsApi {
 }
 
 /** Someone who made commits on the branch that the app did not make, and how many. */
-export interface PersonsCommits {
+interface PersonsCommits {
   /** The GitHub login, or the commit's author name (or short sha) when GitHub links it to no account. */
   who: string;
   commits: number;

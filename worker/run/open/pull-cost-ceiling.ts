@@ -16,7 +16,7 @@ export const PULL_COST_MARK = "<!-- agent-fix:pull-cost-ceiling -->";
 type Round = "review" | "CI" | "rebase";
 
 /** Dollars as the texts show them: cents, or tenths of a cent under a dollar. */
-export function usd(amount: number): string {
+function usd(amount: number): string {
   return `$${amount.toFixed(amount < 1 ? 4 : 2)}`;
 }
 

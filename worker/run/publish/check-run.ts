@@ -19,8 +19,9 @@ import type { Issue } from "../open/task.js";
 import { baselineTestsPassed, proofFailed } from "../tests/per-test-verdict.js";
 import type { TestRun } from "../tests/test-run.js";
 import type { PullRequestDraft } from "./github-publisher.js";
+import { CHECK_RUN_NAME } from "./left-check-runs.js";
 
-export const CHECK_RUN_NAME = "agent-fix / tests";
+export { CHECK_RUN_NAME };
 
 /** Test names listed in the summary; the rest are counted. */
 const MAX_LISTED = 20;

@@ -18,7 +18,9 @@ import { openCheckRunKey } from "../../../src/shared/queue/keys.js";
 import { githubMessage } from "../../github/pull-request.js";
 import type { Logger } from "../../log.js";
 import type { InstallationAuth } from "../open/installation-auth.js";
-import { CHECK_RUN_NAME } from "./check-run.js";
+
+/** The app's own check run's name (check-run.ts creates it; here, where nothing of the run is imported). */
+export const CHECK_RUN_NAME = "agent-fix / tests";
 
 /** Where a check run of the job's may be in progress: the repository (ids for a fresh token) and commit. */
 export interface CheckRunPlace {
