@@ -33,6 +33,7 @@ import {
   type FixJobData,
   readCancelRequest,
 } from "../src/shared/queue/index.js";
+import { pullRequestCosts } from "../src/shared/queue/pull-costs.js";
 import { runUsage } from "../src/shared/queue/usage.js";
 import { trajectoryUrl } from "../src/shared/trajectory-links.js";
 import { trajectoryBlobsFromEnv } from "../src/shared/trajectory-s3.js";
@@ -50,11 +51,12 @@ import { startFixWorker } from "./jobs/start.js";
 import { createWorkerLogger, type Logger } from "./log.js";
 import { meteredSandboxes } from "./metrics.js";
 import { type OpsServer, startOpsServer } from "./ops-server.js";
-import { writeAbandonedStatus } from "./run/end/abandoned-status.js";
+import { endRemovedJob, writeAbandonedStatus } from "./run/end/abandoned-status.js";
 import { pullMergeability } from "./run/keep-up/pull-mergeability.js";
 import { probotInstallationAuth } from "./run/open/installation-auth.js";
 import { writeJobStatus } from "./run/open/open-run.js";
 import { reapCheckouts } from "./run/open/work-dirs.js";
+import { leftCheckRuns } from "./run/publish/left-check-runs.js";
 import { pendingPublishes } from "./run/publish/pending-publishes.js";
 import { runJob } from "./run/run-job.js";
 import type { RunParts, TrajectoryLink } from "./run/run-parts.js";
@@ -133,6 +135,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
   const producer = createFixQueue(redis, { prefix: names.prefix });
   const untrackQueue = trackQueueDepth(producer.queue);
   const usage = runUsage(redis, names);
+  const pullCosts = pullRequestCosts(redis, names);
   const trajectoryDir = resolve(settings.AGENT_FIX_TRAJECTORY_DIR);
   await mkdir(trajectoryDir, { recursive: true });
   const trajectories = createTrajectoryStore(redis, {
@@ -158,7 +161,7 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
       trajectoryDir,
       trajectorySink: storeTrajectories(trajectories, logger),
       env,
-      spendOf: monthlySpend(usage, logger),
+      spendOf: monthlySpend(usage, logger, pullCosts),
     },
     configRules: {
       defaultMaxSteps: operator.agent.limits.maxSteps,
@@ -177,6 +180,8 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
     },
     afterCancel: requeueAfterCancel({ producer, label: settings.AGENT_FIX_LABEL, logger }),
     pendingPublishes: pendingPublishes(redis, names),
+    leftCheckRuns: leftCheckRuns(redis, names),
+    pullCosts,
     workRoot: settings.AGENT_FIX_WORK_DIR,
     intake: {
       workspaceBytes: parseSize(settings.AGENT_FIX_WORKSPACE_SIZE ?? DEFAULT_WORKSPACE_SIZE),
@@ -222,8 +227,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
       ...(tuning.stalledIntervalMs === null ? {} : { stalledIntervalMs: tuning.stalledIntervalMs }),
       process: (job: Job<FixJobData>, signal: AbortSignal, finishing: () => void) =>
         runJob(runJobOf(job), signal, finishing, parts),
-      onAbandoned: (job: FixJobData, abandonment: Parameters<typeof writeAbandonedStatus>[2]) =>
-        writeAbandonedStatus(parts, job, abandonment),
+      onAbandoned: (
+        job: FixJobData,
+        abandonment: Parameters<typeof writeAbandonedStatus>[2],
+        jobId: string,
+      ) => writeAbandonedStatus(parts, job, abandonment, jobId),
+      onRemoved: (jobId: string) => endRemovedJob(parts, jobId),
       admission,
       // The app's pull requests looked at after their base moved: a rebase round when they conflict.
       baseMoves: {

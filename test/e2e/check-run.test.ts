@@ -169,4 +169,29 @@ describe.runIf(ready)("the app's check run, code owners' review, /agent-fix stat
     );
     expect(ownChecks()).toHaveLength(before);
   }, 300_000);
+
+  it("the label removed once the check run exists -> no pull request, the check run completed as cancelled, saying what to do", async () => {
+    // The installation holds what app.yml asks for again.
+    stack.github.state.installationPermissions.delete(issue.installationId);
+    await copyFile(SAMPLE_REPLAY, replay);
+    const repo = await stack.addSampleRepo("textstats-cancelled");
+    const cancelled = stack.addIssue(repo);
+    const onRepo = () => ownChecks().filter((c) => c.repo === repo.name);
+    // GitHub creates the check run; its answer reaches the worker only once the label is gone.
+    const held = stack.github.holdAnswer("POST", new RegExp(`^/repos/octo/${repo.name}/check-runs$`));
+    expect(await stack.label(cancelled)).toBeLessThan(300);
+    await waitFor("the check run to be created", () => held.arrived.then(() => true), 240_000);
+    expect(onRepo().map((c) => c.status)).toEqual(["in_progress"]);
+    expect(await stack.unlabel(cancelled)).toBeLessThan(300);
+    held.release();
+    const final = await waitFor("the run to end", () => stack.finalStatus(cancelled), 120_000);
+    expect(final.body).toContain("run cancelled by @maintainer");
+    expect(stack.pulls(cancelled)).toEqual([]);
+    const [check] = onRepo();
+    expect(onRepo()).toHaveLength(1);
+    expect(check).toMatchObject({ status: "completed", conclusion: "cancelled" });
+    expect(check?.output.title).toBe("The run was cancelled");
+    expect(check?.output.summary).toContain("cancelled by maintainer after it pushed this commit");
+    expect(check?.output.summary).toContain("add the `agent-fix` label to the issue again");
+  }, 300_000);
 });

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { readdir } from "node:fs/promises";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHECK_RUN_NAME } from "../../worker/run/publish/check-run.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack, sampleConfig } from "../support/stack.js";
 import { type IssueRef, waitFor } from "../support/stack-parts.js";
@@ -46,6 +47,38 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     await waitFor("no checkout left", async () => (await readdir(stack.workDir)).length === 0, 30_000);
     await stack.worker?.shutdown(1_000);
   }, 180_000);
+
+  it("SIGKILL once its check run exists: the next attempt completes it as cancelled, saying why, and reports in its own", async () => {
+    const repo = await stack.addSampleRepo("killed-checked", sampleConfig("sample-median.jsonl"));
+    const issue = stack.addIssue(repo);
+    const ownChecks = () =>
+      stack.github.ci.checkRuns.filter((c) => c.repo === repo.name && c.name === CHECK_RUN_NAME);
+    // GitHub creates the check run; the worker is killed before its answer reaches it.
+    const held = stack.github.holdAnswer("POST", new RegExp(`^/repos/octo/${repo.name}/check-runs$`));
+    const child = stack.spawnWorker();
+    await stack.label(issue);
+    await waitFor("the check run to be created", () => held.arrived.then(() => true), 180_000);
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    held.release();
+    expect(ownChecks().map((c) => c.status)).toEqual(["in_progress"]);
+
+    await stack.startWorker();
+    const status = await waitFor(
+      "the job to finish on the next worker",
+      () => stack.finalStatus(issue),
+      180_000,
+    );
+    expect(status.body).toContain("opened draft pull request");
+    const head = (await stack.github.branches(issue.owner, issue.repo))[`agent-fix/issue-${issue.number}`];
+    const [left, own] = ownChecks();
+    expect(ownChecks()).toHaveLength(2);
+    expect(left).toMatchObject({ status: "completed", conclusion: "cancelled" });
+    expect(left?.output.title).toBe("The worker stopped; another attempt took over");
+    expect(left?.output.summary).toContain("reports in a check run of its own on the commit it pushes");
+    expect(own).toMatchObject({ status: "completed", conclusion: "success", headSha: head });
+    await stack.worker?.shutdown(1_000);
+  }, 240_000);
 
   it("a worker that dies twice on the same job: the job fails for good, the status says why", async () => {
     const repo = await stack.addSampleRepo("killed-twice", sampleConfig("sample-median-pause.jsonl"));

@@ -119,6 +119,7 @@ export class GitHubServer {
   private gitRoot = "";
   private baseUrl = "";
   private faults: Fault[] = [];
+  private heldAnswers: HeldAnswer[] = [];
 
   constructor(options: GitHubServerOptions = {}) {
     this.appId = options.appId ?? 4711;
@@ -255,6 +256,24 @@ export class GitHubServer {
    */
   failAlways(method: string, path: RegExp, status: number, body: unknown): void {
     this.faults.push({ method, path, status, remaining: Number.POSITIVE_INFINITY, body });
+  }
+
+  /**
+   * The answer to the next request matching `method` and `path` is held back once GitHub has acted on
+   * it (a slow way back to the client): `arrived` resolves when it has, `release` sends the answer. What
+   * the request did (a check run created) is there meanwhile, as on GitHub.
+   */
+  holdAnswer(method: string, path: RegExp): { arrived: Promise<void>; release(): void } {
+    let acted = () => {};
+    const arrived = new Promise<void>((resolve) => {
+      acted = resolve;
+    });
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.heldAnswers.push({ method, path, acted, released });
+    return { arrived, release };
   }
 
   /** Branch name -> sha of a repository, as pushed so far. */
@@ -394,6 +413,12 @@ export class GitHubServer {
     if (outOfScope) return send(outOfScope.status, outOfScope.body, label);
     try {
       const result = await route.handler(ctx);
+      const held = this.heldAnswers.findIndex((h) => h.method === method && h.path.test(path));
+      if (held >= 0) {
+        const [hold] = this.heldAnswers.splice(held, 1);
+        hold?.acted();
+        await hold?.released;
+      }
       send(result.status, result.body, label, result.raw, result.headers, result.text);
     } catch (error) {
       send(500, { message: `Stand-in error: ${error instanceof Error ? error.message : error}` }, label);
@@ -478,6 +503,14 @@ export class GitHubServer {
     });
     return result;
   }
+}
+
+/** An answer held back after the request was acted on (GitHubServer.holdAnswer). */
+interface HeldAnswer {
+  method: string;
+  path: RegExp;
+  acted: () => void;
+  released: Promise<void>;
 }
 
 /** The credential of an `Authorization: token X` / `Bearer X` header. */

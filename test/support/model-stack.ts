@@ -15,7 +15,12 @@ interface RecordedTurn {
 
 /** The sample's recorded fix (test/fixtures/replay/sample-median.jsonl) as scripted replies, one per model call. */
 export function sampleFixReplies(): ScriptedReply[] {
-  return readFileSync(SAMPLE_REPLAY, "utf8")
+  return recordedReplies(SAMPLE_REPLAY);
+}
+
+/** A recorded replay (one assistant turn per line, e.g. test/fixtures/replay/*.jsonl) as scripted replies. */
+export function recordedReplies(file: string): ScriptedReply[] {
+  return readFileSync(file, "utf8")
     .split("\n")
     .filter((line) => line.trim())
     .map((line) => {

@@ -5,6 +5,9 @@
  */
 import { z } from "zod";
 
+/** The default ceiling of a pull request's total cost, in runs at the per-run ceiling. */
+export const PULL_REQUEST_COST_RUNS = 5;
+
 const limitFields = {
   runsAtOnce: z
     .number()
@@ -40,6 +43,14 @@ export const quotasConfigSchema = z
       .describe(
         'Marketplace plans by id (`"435"`) or name (`"Basic Plan"`): any of the three limits above, each falling back to the top level.',
       ),
+    maxCostUsdPerPullRequest: z
+      .number()
+      .positive()
+      .nullable()
+      .optional()
+      .describe(
+        `Model cost of every run on one of the app's pull requests together (the run that opened it, then its review, CI and rebase rounds), in USD; once reached, no new round starts on it and the app says so once on the pull request. Unset: ${PULL_REQUEST_COST_RUNS} × \`agent.limits.maxCostUsd\`; null: no limit.`,
+      ),
     leaseSeconds: z
       .number()
       .int()
@@ -61,3 +72,12 @@ export const quotasConfigSchema = z
     "How runs are shared between installations (worker/jobs/admission.ts). The top-level limits apply to accounts without a Marketplace plan; null means no limit.",
   );
 export type QuotasConfig = z.infer<typeof quotasConfigSchema>;
+
+/** The operator's ceiling of a pull request's total cost in USD (null: none). */
+export function pullRequestCostCeiling(config: {
+  quotas: Pick<QuotasConfig, "maxCostUsdPerPullRequest">;
+  agent: { limits: { maxCostUsd: number } };
+}): number | null {
+  const set = config.quotas.maxCostUsdPerPullRequest;
+  return set === undefined ? PULL_REQUEST_COST_RUNS * config.agent.limits.maxCostUsd : set;
+}

@@ -29,7 +29,7 @@ export function watchJobEnds(
     const job = data ?? record;
     if (!job || !options.onAbandoned) return;
     logger.info({ jobId }, `job ended with nobody to report it (${abandonment.kind}): finalizing its status`);
-    await options.onAbandoned(job, abandonment);
+    await options.onAbandoned(job, abandonment, jobId);
   };
   const logFailure = (jobId: string) => (err: unknown) =>
     logger.error({ jobId, err }, "final status of the job not written");
@@ -64,6 +64,14 @@ export function watchJobEnds(
   events.on("error", (err) => logger.error({ err }, "queue events error"));
   events.on("removed", ({ jobId, prev }) => {
     if (prev === "active") void abandon(jobId, { kind: "removed" }).catch(logFailure(jobId));
+    // Removed while it waited (a cancel, an operator): an attempt before its worker died may have left
+    // work on GitHub in progress (its check run), which nothing else would end.
+    else if (prev !== "completed" && prev !== "failed")
+      void options
+        .onRemoved?.(jobId)
+        .catch((err: unknown) =>
+          logger.error({ jobId, err }, "what the removed job left in progress was not ended"),
+        );
   });
   worker.on("completed", (job) => {
     logger.info({ jobId: job.id }, "job completed");

@@ -32,6 +32,8 @@ export interface FixWorkerOptions {
   process: FixJobProcessor;
   /** Leaves the status comment of a job that ended with no processor to report final. */
   onAbandoned?: FinalizeAbandoned;
+  /** A job removed from the queue while it waited (a cancel): ends what an earlier attempt left in progress. */
+  onRemoved?: (jobId: string) => Promise<void>;
   /** Removes sandboxes left behind by dead workers; run at start and every `reaperIntervalMs`. */
   reap?: () => Promise<unknown>;
   reaperIntervalMs?: number;

@@ -27,8 +27,11 @@ export class FailedForGood extends UnrecoverableError {
   }
 }
 
-/** Writes the final status of an abandoned job (mints the installation token on the host). */
-export type FinalizeAbandoned = (job: FixJobData, abandonment: Abandonment) => Promise<void>;
+/**
+ * Writes the final status of an abandoned job (mints the installation token on the host), and ends the
+ * check run its last attempt may have left in progress (by `jobId`).
+ */
+export type FinalizeAbandoned = (job: FixJobData, abandonment: Abandonment, jobId: string) => Promise<void>;
 
 /** BullMQ's reason for a job failed because it stalled more than `maxStalledCount` times. */
 export const STALLED_FAILURE = "job stalled more than allowable limit";

@@ -6,8 +6,9 @@
  *      branch too are named once and not chased; when nothing is left the round ends here
  *   3. rounds left: the operator's `ci.maxRounds`, lowered by the repository's; once used up the app
  *      says so once on the pull request, and the round ends with nothing run
- *   4. a comment on the pull request that the round started (it is what later rounds count)
- *   5. `runFix` with the issue plus the failing checks as the task: the same gate, a new commit on the
+ *   4. every run on the pull request together under the operator's cost ceiling (said once when not)
+ *   5. a comment on the pull request that the round started (it is what later rounds count)
+ *   6. `runFix` with the issue plus the failing checks as the task: the same gate, a new commit on the
  *      same branch (no force), and a reply naming the checks (open/ci-task.ts `ciPublisher`)
  * Each round is held to the run's cost ceiling like any run.
  */
@@ -25,6 +26,7 @@ import {
   readCiFailure,
 } from "./open/ci-task.js";
 import type { OpenRun } from "./open/open-run.js";
+import { pullCostRefusal } from "./open/pull-cost-ceiling.js";
 import { loadReviewRun } from "./open/review-task.js";
 import { type Issue, keptOnFailure, publisherLinks } from "./open/task.js";
 import { runFix } from "./run-fix.js";
@@ -97,6 +99,8 @@ export async function ciRound(run: OpenRun, issue: Issue): Promise<RunOutcome> {
       `The CI rounds on pull request #${pullNumber} are used up (${used} of ${limit}).`,
     );
   }
+  const refused = await pullCostRefusal(run, pullNumber, "CI");
+  if (refused) return refused;
   const names = input.toFix.map((c) => c.name);
   if (!started)
     await comment(

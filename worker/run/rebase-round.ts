@@ -6,7 +6,8 @@
  *      app's commits are ever rewritten); already up to date is said as such
  *   3. a conflict is a round of its own: `runFix` on the branch with the merge started on the host, the
  *      conflicted files the agent's task, the gate as always, one merge commit pushed; for a rebase of
- *      the app's own commits, the change replayed on the base instead, force-pushed with a lease
+ *      the app's own commits, the change replayed on the base instead, force-pushed with a lease (not
+ *      once every run on the pull request together reached the operator's cost ceiling)
  *   4. a reply on the pull request and the status say what was done
  */
 import type { RunOutcome } from "../run-end.js";
@@ -14,6 +15,7 @@ import { keepUpPublisher, keptUpReply, keptUpStatus } from "./keep-up/keep-up-re
 import { pullToUpdate } from "./keep-up/pull-to-update.js";
 import { updateBranch } from "./keep-up/update-branch.js";
 import type { OpenRun } from "./open/open-run.js";
+import { pullCostRefusal } from "./open/pull-cost-ceiling.js";
 import type { KeptUp } from "./open/status-comment.js";
 import { type Issue, keptOnFailure, publisherLinks } from "./open/task.js";
 import { runFix } from "./run-fix.js";
@@ -29,6 +31,8 @@ export async function rebaseRound(run: OpenRun, issue: Issue): Promise<RunOutcom
       : `resolved the conflicts with its base branch in a merge commit on pull request #${pull.number}`;
     // The status says which it was: a merge commit, or the branch replayed on its base.
     const status = { ...run.status, succeeded: statusSaying(run, { done, tested: true }) };
+    const refused = await pullCostRefusal(run, pull.number, "rebase");
+    if (refused) return refused;
     return runFix({ ...run, status }, issue, {
       issue,
       ask: { number: issue.number, title: issue.title, body: issue.body },

@@ -7,6 +7,7 @@
 
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import type { CancelReason } from "../../src/shared/errors.js";
 import type { LinkPolicy } from "../../src/shared/github/inert-links.js";
 import type { Logger } from "../log.js";
 import type { RunOutcome } from "../run-end.js";
@@ -20,7 +21,7 @@ import { makeCheckoutRoot } from "./open/work-dirs.js";
 import { type CheckRun, startCheckRunOnBranch } from "./publish/check-run.js";
 import { githubPublisher, type Publisher } from "./publish/github-publisher.js";
 import type { KeptChange, PendingPublishStore } from "./publish/pending-publishes.js";
-import { publishPullRequest } from "./publish/publish-pull-request.js";
+import { cancelOf, publishPullRequest } from "./publish/publish-pull-request.js";
 import type { CommitIdentity } from "./push/commit.js";
 import { checkoutBase, commitAndPush, type UnpushedChange } from "./push/commit-and-push.js";
 
@@ -40,6 +41,8 @@ interface ResumeInput {
   };
   /** The app's check run on the pushed commit, started once the change is pushed. */
   checkRun?: () => Promise<CheckRun>;
+  /** A cancel of the run that came by now: honoured until the pull request opens. */
+  cancelled?: () => Promise<CancelReason | null>;
   /** Where the change is kept, under `key`: updated once it is pushed, dropped once it is published. */
   store?: PendingPublishStore | undefined;
   key: string;
@@ -79,6 +82,7 @@ export function resumeKept(run: OpenRun, kept: KeptChange, issue: Issue): Promis
       workRoot: run.parts.workRoot,
     },
     checkRun: () => startCheckRunOnBranch(run, issue, kept.draft),
+    cancelled: () => cancelOf(run),
     store: run.parts.pendingPublishes,
     key: run.keptKey,
     logger: run.log,
@@ -100,7 +104,10 @@ export async function resumePublishing(input: ResumeInput): Promise<RunOutcome> 
   const pushed = Date.now();
   const { publisher, status, requestedBy, logger } = input;
   const check = await input.checkRun?.();
-  const pr = await publishPullRequest({ publisher, status, requestedBy, draft: kept.draft, check, logger });
+  const pr = await publishPullRequest({
+    ...{ publisher, status, requestedBy, draft: kept.draft, check, logger },
+    cancelled: input.cancelled,
+  });
   await input.store?.drop(input.key).catch((err: unknown) => {
     logger?.warn({ err }, "the published change was not dropped from the store");
   });

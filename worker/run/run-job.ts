@@ -19,6 +19,7 @@ import { type OpenRun, openRun } from "./open/open-run.js";
 import { keepPeoplesCommits } from "./open/peoples-commits.js";
 import { noLongerWanted } from "./open/still-wanted.js";
 import { fixTask, type Issue } from "./open/task.js";
+import { type CheckRunsApi, endLeftCheckRun, SUPERSEDED_ENDING } from "./publish/left-check-runs.js";
 import { rebaseRound } from "./rebase-round.js";
 import { resumeKept } from "./resume-publishing.js";
 import { reviewRound } from "./review-round.js";
@@ -35,6 +36,7 @@ export async function runJob(
   if (run instanceof Error) return openFailure(run, job);
   try {
     const outcome = await runOnce(run);
+    await countOnPullRequest(run, outcome);
     run.log.info(`${outcome.kind}${outcome.kind === "pull_request" ? ` ${outcome.url}` : ""}`);
     await lookAgainAfterLateCancel(run);
     return completed(jobResult(outcome, await conflictingPull(run, outcome)));
@@ -48,6 +50,14 @@ export async function runJob(
 async function runOnce(run: OpenRun): Promise<RunOutcome> {
   const early = await run.parts.pendingCancel(run.job.id);
   if (early) throw new CancelledError("cancelled before start", early);
+  // An earlier attempt whose worker died (or lost the job) may have left its check run in progress.
+  await endLeftCheckRun(
+    run.parts,
+    run.job.id,
+    SUPERSEDED_ENDING,
+    run.log,
+    async () => (await run.credentials.checksWriter()) as unknown as CheckRunsApi,
+  );
   const issue = await readIssue(run);
   const stale = await noLongerWanted(
     run.octokit,
@@ -112,6 +122,18 @@ async function nothingDone(run: OpenRun, reason: string): Promise<RunOutcome> {
   }
   await run.status.failed(reason);
   return { kind: "no_pull_request", reason, trajectory: null, timings: {} };
+}
+
+/**
+ * The model cost of a run that opened (or updated) the issue's pull request, added to that pull
+ * request's total once it is known: a round's calls count as they are billed (solve/monthly-spend.ts).
+ */
+async function countOnPullRequest(run: OpenRun, outcome: RunOutcome): Promise<void> {
+  if (outcome.kind !== "pull_request" || run.job.data.pullNumber !== undefined) return;
+  const cost = outcome.trajectory?.info.model_stats.instance_cost ?? 0;
+  await run.parts.pullCosts?.add(run.job.data.repoId, outcome.number, cost).catch((err: unknown) => {
+    run.log.warn({ err }, "could not add the run's cost to its pull request's total");
+  });
 }
 
 /**

@@ -7,6 +7,7 @@ import type { SandboxProvider } from "../../src/shared/contracts.js";
 import type { CancelReason } from "../../src/shared/errors.js";
 import type { LinkPolicy } from "../../src/shared/github/inert-links.js";
 import type { FixJobData } from "../../src/shared/queue/index.js";
+import type { PullRequestCosts } from "../../src/shared/queue/pull-costs.js";
 import type { AgentFixConfig } from "../agent/config-file.js";
 import type { TrajectorySink } from "../agent/trajectory.js";
 import type { SetupSecretBinding } from "../config/worker-env.js";
@@ -15,8 +16,10 @@ import type { OperatorRules } from "./configure/repo-rules.js";
 import type { InstallationAuth } from "./open/installation-auth.js";
 import type { StartRules } from "./open/still-wanted.js";
 import type { IntakeLimits } from "./prepare/workspace-archive.js";
+import type { LeftCheckRuns } from "./publish/left-check-runs.js";
 import type { PendingPublishStore } from "./publish/pending-publishes.js";
 import type { CommitIdentity } from "./push/commit.js";
+import type { SpendingJob } from "./solve/monthly-spend.js";
 
 export interface RunParts {
   /** Installation tokens for one repository each, revoked when the run ends. */
@@ -45,6 +48,10 @@ export interface RunParts {
   afterCancel?(job: FixJobData, octokit: unknown): Promise<void> | undefined;
   /** Tested changes whose push or publishing failed: the job's next attempt only pushes and publishes them. */
   pendingPublishes?: PendingPublishStore | undefined;
+  /** The commits jobs' check runs are on while in progress: whatever ends a job ends its check run too. */
+  leftCheckRuns?: LeftCheckRuns | undefined;
+  /** The model cost of every run on each of the app's pull requests: rounds stop at the operator's ceiling. */
+  pullCosts?: PullRequestCosts | undefined;
   /** Where host checkouts go; a temp dir by default. */
   workRoot?: string | undefined;
   /** What the host takes in from a run's sandboxes: the operator's limits. */
@@ -71,6 +78,6 @@ export interface AgentParts {
   /** Where every process of the deployment reads a run's trajectory, after each step (trajectory-sink.ts). */
   trajectorySink?: ((job: FixJobData, run: string) => TrajectorySink) | undefined;
   env: NodeJS.ProcessEnv;
-  /** Told each model call's cost as it is billed: the installation's monthly budget. */
-  spendOf?: ((installation: number) => (costUsd: number) => Promise<void>) | undefined;
+  /** Told each model call's cost as it is billed: the installation's monthly budget, a round's pull request's total. */
+  spendOf?: ((job: SpendingJob) => (costUsd: number) => Promise<void>) | undefined;
 }

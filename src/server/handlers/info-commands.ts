@@ -3,14 +3,16 @@
  * never a job enqueued or changed. Help lists the commands the app understands; status tells the state
  * of the issue's run: queued (and where in the queue, when it is among the next ones), running (its
  * step, as its status comment shows it; the cost so far, when the run's trajectory is stored), or none
- * and how to start one. Each person gets at most INFO_REPLIES_PER_HOUR answers per issue an hour.
+ * and how to start one; and, when the issue has the app's pull request, what every run on it has cost. Each person gets at most INFO_REPLIES_PER_HOUR answers per issue an hour.
  */
+import { fixBranch } from "../../shared/fix-branch.js";
 import type { GitHubApi } from "../../shared/github/api.js";
 import { httpStatus } from "../../shared/github/api.js";
 import { STATUS_MARKER } from "../../shared/github/status.js";
 import type { FixJobData } from "../../shared/queue/job.js";
 import { fixJobId } from "../../shared/queue/job.js";
 import { infoRepliesKey } from "../../shared/queue/keys.js";
+import { pullRequestCosts } from "../../shared/queue/pull-costs.js";
 import { trajectoryUrl } from "../../shared/trajectory-links.js";
 import type { TrajectoryStore } from "../../shared/trajectory-store.js";
 import type { EventContext, HandlerDeps, IssueTarget } from "./deps.js";
@@ -34,7 +36,7 @@ export function helpText(settings: HandlerDeps["settings"]): string {
     `- \`${c}\` on an issue: start a run that opens a tested draft pull request (like adding the \`${settings.label}\` label); people with write access`,
     `- \`${c}\` on agent-fix's pull request, with what to change on the lines after it: a new commit addressing it; people with write access`,
     `- \`${c} stop\`: cancel the issue's run (removing the \`${settings.label}\` label does too); people with write access`,
-    `- \`${c} status\`: the state of the issue's run: queued, running (its step and cost so far) or none`,
+    `- \`${c} status\`: the state of the issue's run: queued, running (its step and cost so far) or none; and what every run on its pull request has cost`,
     `- \`${c} help\`: this list`,
     "",
     "Requesting changes in a review of agent-fix's pull request also starts a round that addresses the review.",
@@ -65,7 +67,16 @@ export async function statusText(
   context: EventContext,
   deps: HandlerDeps,
   target: IssueTarget,
+  pullNumber?: number | null,
 ): Promise<string> {
+  const [run, pull] = await Promise.all([
+    runText(context, deps, target),
+    pullNumber ? pullCostText(deps, target, pullNumber) : null,
+  ]);
+  return pull ? `${run} ${pull}` : run;
+}
+
+async function runText(context: EventContext, deps: HandlerDeps, target: IssueTarget): Promise<string> {
   const state = await runState(context, deps, target);
   const c = deps.settings.command;
   switch (state.kind) {
@@ -81,6 +92,42 @@ export async function statusText(
       ].join(" ");
   }
 }
+
+/**
+ * What every run on the app's pull request has cost so far, together (the worker counts it, and stops
+ * starting rounds on it at the operator's ceiling).
+ */
+async function pullCostText(deps: HandlerDeps, target: IssueTarget, pullNumber: number): Promise<string> {
+  const total = await pullRequestCosts(deps.queue.redis, deps.queue).total(target.repoId, pullNumber);
+  return `Model cost of every run on pull request #${pullNumber} so far: $${total.toFixed(4)}.`;
+}
+
+/**
+ * The app's open pull request for the issue: found by its branch (`agent-fix/issue-N` in the repository
+ * itself), or null when it has none open.
+ */
+export async function openPullOf(api: GitHubApi, target: IssueTarget): Promise<number | null> {
+  const { data } = await (api as PullLister).rest.pulls.list({
+    owner: target.owner,
+    repo: target.repo,
+    head: `${target.owner}:${fixBranch(target.issueNumber)}`,
+    state: "open",
+  });
+  return data[0]?.number ?? null;
+}
+
+type PullLister = GitHubApi & {
+  rest: {
+    pulls: {
+      list(params: {
+        owner: string;
+        repo: string;
+        head: string;
+        state: "open";
+      }): Promise<{ data: { number: number }[] }>;
+    };
+  };
+};
 
 async function runState(context: EventContext, deps: HandlerDeps, target: IssueTarget): Promise<RunState> {
   const { queue } = deps.queue;

@@ -9,7 +9,7 @@
 import type { Context } from "probot";
 import { hasReadAccess, hasWriteAccess } from "../../shared/github/permissions.js";
 import { fromBot, type HandlerDeps, type IssueTarget, targetOf } from "./deps.js";
-import { helpText, type InfoCommand, infoReplyAllowed, statusText } from "./info-commands.js";
+import { helpText, type InfoCommand, infoReplyAllowed, openPullOf, statusText } from "./info-commands.js";
 import { fixIssueOf, startReviewRun } from "./pull-request-review.js";
 import { startRebaseRun } from "./rebase-command.js";
 import { cancelRun, startRun } from "./runs.js";
@@ -142,12 +142,19 @@ async function answerInfo(
     return;
   }
   let about = target;
+  let pullNumber: number | null = null;
   if (command === "status" && payload.issue.pull_request) {
     const { data: pull } = await context.octokit.rest.pulls.get({ ...repo, pull_number: target.issueNumber });
     const issueNumber = await fixIssueOf(pull, payload.repository.full_name, deps);
-    if (issueNumber !== null) about = { ...target, issueNumber };
+    if (issueNumber !== null) {
+      about = { ...target, issueNumber };
+      pullNumber = pull.number;
+    }
+  } else if (command === "status") {
+    pullNumber = await openPullOf(context.octokit, target);
   }
-  const text = command === "help" ? helpText(deps.settings) : await statusText(context, deps, about);
+  const text =
+    command === "help" ? helpText(deps.settings) : await statusText(context, deps, about, pullNumber);
   await context.octokit.rest.issues.createComment({
     ...repo,
     issue_number: target.issueNumber,

@@ -65,6 +65,8 @@ interface StatusContext {
   trajectoryUrl?: string;
   /** Where the run's settings came from when not (only) the repository's file, with the file that would change them. */
   configNote?: string;
+  /** That the run builds on a branch holding people's commits, and how to start afresh instead. */
+  startNote?: string;
   /** Hosts the model's text (the unfinished work) may link to; default github.com only. */
   links?: LinkPolicy;
 }
@@ -100,6 +102,7 @@ export function renderStatus(view: StatusView, context: StatusContext): string {
       lines.push("", "Add the label again or comment `/agent-fix` to start a new run.");
       break;
   }
+  if (context.startNote) lines.push("", context.startNote);
   if (context.configNote) lines.push("", context.configNote);
   if (context.trajectoryUrl && view.kind !== "progress")
     lines.push("", `[Full trajectory](${context.trajectoryUrl})`);

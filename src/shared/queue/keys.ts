@@ -41,6 +41,14 @@ export function ciRoundKey(names: QueueNames, repoId: number, pullNumber: number
   return `${names.prefix}:${names.name}:ci-round:${repoId}:${pullNumber}:${headSha}`;
 }
 
+/**
+ * The model cost of every run on one of the app's pull requests so far, and whether its ceiling was
+ * said on it (a hash): review, CI and rebase rounds stop once it reaches the operator's ceiling.
+ */
+export function pullCostKey(names: QueueNames, repoId: number, pullNumber: number): string {
+  return `${names.prefix}:${names.name}:pull-cost:${repoId}:${pullNumber}`;
+}
+
 /** The prefix of BullMQ's own job hashes (`<prefix>:<name>:<jobId>`), for scripts that read a job's fields. */
 export function jobKeyPrefix(names: QueueNames): string {
   return `${names.prefix}:${names.name}:`;
@@ -84,6 +92,14 @@ export function planKey(names: QueueNames, accountId: number): string {
 /** A finished run's result kept for publishing when publishing failed (its key names the run). */
 export function pendingPublishKey(names: QueueNames, key: string): string {
   return `${names.prefix}:${names.name}:publish:${key}`;
+}
+
+/**
+ * The commit a job's check run ("agent-fix / tests") is on while it may be in progress, so whatever ends
+ * the job (a cancel, a failure, its worker dying) completes it.
+ */
+export function openCheckRunKey(names: QueueNames, jobId: string): string {
+  return `${names.prefix}:${names.name}:check-run:${jobId}`;
 }
 
 /** That an issue got its "label refused" answer, so the label added again is not answered twice. */

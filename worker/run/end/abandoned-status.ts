@@ -4,16 +4,29 @@
  * comment, the reason in a maintainer's words.
  */
 import type { FixJobData } from "../../../src/shared/queue/index.js";
+import { jobLogger } from "../../log.js";
 import type { Abandonment } from "../../run-end.js";
 import { writeJobStatus } from "../open/open-run.js";
+import { abandonedEnding, endLeftCheckRun, removedEnding } from "../publish/left-check-runs.js";
 import type { RunParts } from "../run-parts.js";
 
-export function writeAbandonedStatus(
+export async function writeAbandonedStatus(
   parts: RunParts,
   job: FixJobData,
   abandonment: Abandonment,
+  jobId?: string,
 ): Promise<void> {
-  return writeJobStatus(parts, job, (status) => status.failed(abandonedReason(abandonment)));
+  const reason = abandonedReason(abandonment);
+  // The check run its last attempt may have left in progress first: once the status is final, nothing
+  // of the job is left in progress (ending it never rejects).
+  if (jobId)
+    await endLeftCheckRun(parts, jobId, abandonedEnding(reason), jobLogger(parts.logger, job, jobId));
+  await writeJobStatus(parts, job, (status) => status.failed(reason));
+}
+
+/** A job removed from the queue before any worker took it again: the check run it left ends. */
+export function endRemovedJob(parts: RunParts, jobId: string): Promise<void> {
+  return endLeftCheckRun(parts, jobId, removedEnding(parts.startRules.label), parts.logger.child({ jobId }));
 }
 
 /** The reason shown on the issue, in words a maintainer can act on. */

@@ -10,6 +10,13 @@ import type { Logger } from "../../log.js";
 import type { RunEnd, RunJob } from "../../run-end.js";
 import type { OpenRun } from "../open/open-run.js";
 import { handedBackNote } from "../open/status-notes.js";
+import {
+  type CheckRunEnding,
+  type CheckRunsApi,
+  cancelledEnding,
+  endLeftCheckRun,
+  failedEnding,
+} from "../publish/left-check-runs.js";
 import { retryNote } from "./retry-note.js";
 
 export async function runFailure(failure: unknown, run: OpenRun): Promise<RunEnd> {
@@ -29,6 +36,8 @@ export async function runFailure(failure: unknown, run: OpenRun): Promise<RunEnd
     return { kind: "handed_back" };
   }
   if (abort) {
+    // The check run first: once the status is final, nothing of the run is left in progress.
+    await endCheckRun(run, cancelledEnding(abort.by, run.parts.startRules.label));
     const written = await statusWritten(() => status.cancelled(abort.by), log);
     run.afterCancel();
     return { kind: "cancelled", by: abort.by, statusWritten: written };
@@ -41,8 +50,23 @@ export async function runFailure(failure: unknown, run: OpenRun): Promise<RunEnd
   }
   // Error messages can quote the model's diff (file names): no live mentions, keywords or links.
   const message = describe(error);
+  await endCheckRun(run, failedEnding(neutralise(message, run.parts.links), run.parts.startRules.label));
   const written = await statusWritten(() => status.failed(neutralise(message, run.parts.links)), log);
   return { kind: "failed", message, statusWritten: written, cause: error };
+}
+
+/**
+ * The check run this run may have left in progress, ended: no attempt follows (a retry, a hand-back or a
+ * lost lock leave it to the next attempt, which ends it as it opens).
+ */
+function endCheckRun(run: OpenRun, ending: CheckRunEnding): Promise<void> {
+  return endLeftCheckRun(
+    run.parts,
+    run.job.id,
+    ending,
+    run.log,
+    async () => (await run.credentials.checksWriter()) as unknown as CheckRunsApi,
+  );
 }
 
 /** An error before the run could open (its client could not be minted): no status can be written. */

@@ -33,14 +33,22 @@ interface ContentsApi {
   };
 }
 
+/** Someone who made commits on the branch that the app did not make, and how many. */
+interface PersonsCommits {
+  /** The GitHub login, or the commit's author name (or short sha) when GitHub links it to no account. */
+  who: string;
+  commits: number;
+}
+
 /**
  * `task` unchanged when the issue's branch does not exist or holds only the app's commits; otherwise the
- * task on that branch, and the status says whose commits it keeps.
+ * task on that branch, and the status comment, from its first update on, says plainly that the run
+ * builds on those commits (whose, how many) and how to start afresh instead.
  */
 export async function keepPeoplesCommits(run: OpenRun, task: Task): Promise<Task> {
   if (task.existingBranch) return task;
   const branch = fixBranch(task.issue.number);
-  const people = await peopleOnBranch(
+  const people = await peoplesCommitsOn(
     await run.credentials.contentsReader(),
     { owner: run.job.data.owner, repo: run.job.data.repo },
     task.issue.repository.defaultBranch,
@@ -48,12 +56,30 @@ export async function keepPeoplesCommits(run: OpenRun, task: Task): Promise<Task
     run.parts.identity,
   );
   if (people === null || people.length === 0) return task;
-  const who = people.map((login) => `@${login}`).join(", ");
   run.log.info({ branch, people }, "the branch holds commits not made by the app: the run starts from it");
-  run.status.configured(
-    `Started from \`${branch}\`, not the default branch: it holds commits by ${who}, which are kept; the change goes on top.`,
+  run.status.startsFrom(
+    buildsOnNote(branch, task.issue.repository.defaultBranch, people, run.parts.startRules.label),
   );
   return { ...task, existingBranch: branch };
+}
+
+/**
+ * What the status comment says of a run that starts from a branch holding people's commits: that it
+ * builds on them (whose, how many), that they are kept, and how to start afresh from the default branch.
+ */
+export function buildsOnNote(
+  branch: string,
+  defaultBranch: string,
+  people: readonly PersonsCommits[],
+  label: string,
+): string {
+  const total = people.reduce((sum, p) => sum + p.commits, 0);
+  const whose = people.map((p) => `@${p.who} (${p.commits})`).join(", ");
+  return [
+    `**Started from \`${branch}\`, not \`${defaultBranch}\`:** this run builds on the commits by ${whose} on that branch (${total} ${total === 1 ? "commit" : "commits"} agent-fix did not make).`,
+    "They are kept: the change goes on top as a new commit, never a force-push.",
+    `To start afresh from \`${defaultBranch}\` instead: comment \`/agent-fix stop\`, delete the branch \`${branch}\` (its pull request closes with it), then add the \`${label}\` label again.`,
+  ].join(" ");
 }
 
 /**
@@ -67,6 +93,18 @@ export async function peopleOnBranch(
   branch: string,
   app: CommitIdentity,
 ): Promise<string[] | null> {
+  const people = await peoplesCommitsOn(api, repo, base, branch, app);
+  return people === null ? null : people.map((p) => p.who);
+}
+
+/** Who made the commits on `branch` not on `base` and not the app's, with their counts; null: no branch. */
+export async function peoplesCommitsOn(
+  api: ContentsApi,
+  repo: { owner: string; repo: string },
+  base: string,
+  branch: string,
+  app: CommitIdentity,
+): Promise<PersonsCommits[] | null> {
   const compared = await api.rest.repos
     .compareCommitsWithBasehead({ ...repo, basehead: `${base}...${branch}`, per_page: 100 })
     .catch((error: unknown) => {
@@ -75,10 +113,12 @@ export async function peopleOnBranch(
       throw githubFailure(error, `comparing ${branch} with ${base}`);
     });
   if (!compared) return null;
-  const people = compared.data.commits
-    .filter((c) => !byApp(c, app))
-    .map((c) => c.author?.login ?? c.commit.author?.name ?? c.sha.slice(0, 7));
-  return [...new Set(people)];
+  const counts = new Map<string, number>();
+  for (const c of compared.data.commits.filter((c) => !byApp(c, app))) {
+    const who = c.author?.login || c.commit.author?.name || c.sha.slice(0, 7);
+    counts.set(who, (counts.get(who) ?? 0) + 1);
+  }
+  return [...counts].map(([who, commits]) => ({ who, commits }));
 }
 
 /** The app's own commits: authored as its `SLUG[bot]` account, or under its commit address. */

@@ -58,6 +58,11 @@ export interface StatusReporter {
   cancelled(by: string): Promise<void>;
   /** Where the run's settings came from (detected commands, organisation defaults): kept in every later update. */
   configured(note: string): void;
+  /**
+   * That the run starts from a branch holding people's commits, not the default branch: shown from the
+   * next update on, beside the config's note (which `configured` replaces; this one stays), final ones too.
+   */
+  startsFrom(note: string): void;
 }
 
 /** The catch of a progress update: a progress line is best effort, and the reporter logs its failure. */
@@ -135,6 +140,7 @@ export function githubStatusReporter(
       }),
     cancelled: (by) => show({ kind: "cancelled", by }),
     configured: (note) => comment.configured(note),
+    startsFrom: (note) => comment.startsFrom(note),
   };
 }
 
@@ -148,7 +154,10 @@ interface StatusReporterOptions {
   logger?: Logger;
 }
 
-/** The job's one status comment: `show` writes a view of it, `configured` adds the config's note. */
+/**
+ * The job's one status comment: `show` writes a view of it, `configured` adds the config's note,
+ * `startsFrom` the branch the run builds on.
+ */
 function statusComment(
   api: WorkerGitHubApi,
   job: FixJobData,
@@ -164,12 +173,14 @@ function statusComment(
       requestedBy: job.requestedBy,
       ...(trajectoryUrl ? { trajectoryUrl } : {}),
       ...(configNote ? { configNote } : {}),
+      ...(startNote ? { startNote } : {}),
       ...(options.links ? { links: options.links } : {}),
     };
   };
   const issue = { ...repo, issueNumber: job.issueNumber };
   let commentId = job.statusCommentId;
   let configNote: string | undefined;
+  let startNote: string | undefined;
   let queue = Promise.resolve();
   // Updates go out one at a time in call order, so a slow request can never land after a later one.
   const show = (view: StatusView): Promise<void> => {
@@ -193,7 +204,10 @@ function statusComment(
   const configured = (note: string) => {
     configNote = note;
   };
-  return { show, configured };
+  const startsFrom = (note: string) => {
+    startNote = note;
+  };
+  return { show, configured, startsFrom };
 }
 
 /** Whether `edit` succeeded within a few attempts (1 s, then 2 s apart). */

@@ -5,6 +5,8 @@
  * can use it. GitHub keys check runs by commit, so each commit the app pushes (a review round's too) gets
  * its own. Written with a token that may only write checks: an installation that never granted
  * `checks: write` refuses it, and that refusal is named in the final status; it never fails the run.
+ * Whatever ends the run otherwise (a cancel, a failure for good, its worker dying) completes it too
+ * (left-check-runs.ts): GitHub leaves a check run in progress until its app completes it.
  */
 import { httpStatus } from "../../../src/shared/github/api.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
@@ -17,8 +19,9 @@ import type { Issue } from "../open/task.js";
 import { baselineTestsPassed, proofFailed } from "../tests/per-test-verdict.js";
 import type { TestRun } from "../tests/test-run.js";
 import type { PullRequestDraft } from "./github-publisher.js";
+import { CHECK_RUN_NAME } from "./left-check-runs.js";
 
-export const CHECK_RUN_NAME = "agent-fix / tests";
+export { CHECK_RUN_NAME };
 
 /** Test names listed in the summary; the rest are counted. */
 const MAX_LISTED = 20;
@@ -87,7 +90,21 @@ export async function startCheckRun(
     logger: run.log,
   };
   if (api instanceof Error) return refusedCheckRun(api, run.log);
-  return createCheckRun(api, input);
+  // Marked before GitHub is asked: should this worker die with the request on its way, whoever ends
+  // the job still finds the check run and completes it (left-check-runs.ts).
+  const marks = run.parts.leftCheckRuns;
+  const { installationId, repoId } = run.job.data;
+  const place = { installationId, repoId, ...input.repo, headSha };
+  const unmarked = (err: unknown) => run.log.warn({ err }, "the check run's mark could not be written");
+  await marks?.mark(run.job.id, place).catch(unmarked);
+  const check = await createCheckRun(api, input);
+  return {
+    async complete(conclusion, reason) {
+      const problem = await check.complete(conclusion, reason);
+      await marks?.clear(run.job.id).catch(unmarked);
+      return problem;
+    },
+  };
 }
 
 /**

@@ -3,7 +3,7 @@
  * the app's check run beside it. Once the pull request is open nothing fails the run; what did not work is named in the
  * final status.
  */
-import { AgentFixError } from "../../../src/shared/errors.js";
+import { AgentFixError, CancelledError, type CancelReason } from "../../../src/shared/errors.js";
 import { githubMessage } from "../../github/pull-request.js";
 import { createWorkerLogger, type Logger } from "../../log.js";
 import type { StatusReporter } from "../open/status-comment.js";
@@ -23,9 +23,16 @@ export async function publishPullRequest(input: {
   alongside?: Promise<unknown>;
   /** The app's check run on the pushed commit: completed here, with success or the reason it failed. */
   check?: CheckRun | undefined;
+  /**
+   * A cancel of the run that came by now (the issue closed or unlabelled, `/agent-fix stop`): honoured
+   * until the pull request opens, so a cancelled run opens none; its check run is ended by the run's end.
+   */
+  cancelled?: (() => Promise<CancelReason | null>) | undefined;
   logger?: Logger | undefined;
 }): Promise<PublishedPullRequest> {
   const { publisher, draft, requestedBy, check } = input;
+  const cancel = await input.cancelled?.();
+  if (cancel) throw new CancelledError("cancelled before the pull request was published", cancel);
   const opened = await publisher.openOrUpdatePullRequest(draft).catch(async (error: unknown) => {
     // The commit is pushed but the run fails here: its check run says so, with the reason.
     await check?.complete("failure", reasonOf(error));
@@ -72,7 +79,7 @@ function reasonOf(error: unknown): string {
 
 /** The publish step of a run: its task's publisher, status and requester; `alongside` awaited before "done". */
 export function publish(
-  run: { status: StatusReporter; job: { data: { requestedBy: string } }; log: Logger },
+  run: RunCancels & { status: StatusReporter; job: { data: { requestedBy: string } }; log: Logger },
   publisher: Publisher,
   draft: PullRequestDraft,
   alongside: Promise<unknown>,
@@ -86,6 +93,24 @@ export function publish(
     requestedBy: run.job.data.requestedBy,
     alongside,
     check,
+    cancelled: () => cancelOf(run),
     logger,
   });
+}
+
+/** What of a run tells whether it was cancelled: its signal, and the cancel flag of its job in Redis. */
+interface RunCancels {
+  signal: AbortSignal;
+  job: { id: string };
+  parts: { pendingCancel(jobId: string): Promise<CancelReason | null> };
+}
+
+/**
+ * The cancel of `run` that came by now: its signal aborted by a cancel (not a shutdown or a lost lock,
+ * which hand the job on), or the job's cancel flag, set before the webhook that cancelled answered.
+ */
+export async function cancelOf(run: RunCancels): Promise<CancelReason | null> {
+  const reason = run.signal.aborted ? (run.signal.reason as CancelReason) : null;
+  if (reason?.kind === "cancelled") return reason;
+  return run.parts.pendingCancel(run.job.id).catch(() => null);
 }

@@ -30,7 +30,7 @@ export function agentOfRun(
   run: { name: string; job: { data: FixJobData }; log: Logger },
 ): Promise<AgentRunner> {
   const installation = run.job.data.installationId;
-  const spend = parts.spendOf?.(installation);
+  const spend = parts.spendOf?.(run.job.data);
   return createAgentRunner(
     {
       operator: parts.operator,

@@ -6,12 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INFO_REPLIES_PER_HOUR, latestRunOf } from "../../../../src/server/handlers/info-commands.js";
 import { fixJobId } from "../../../../src/shared/queue/index.js";
+import { pullRequestCosts } from "../../../../src/shared/queue/pull-costs.js";
 import { createTrajectoryStore } from "../../../../src/shared/trajectory-store.js";
 import { type GitHubServer, startGitHubServer } from "../../../support/github-server.js";
 import { submittedTrajectory } from "../../../support/published.js";
 import { redisAvailable } from "../../../support/redis.js";
 import { startWebhookApp, type WebhookApp } from "../../../support/webhook-app.js";
-import { commentEvent, labelEvent } from "../../../support/webhooks.js";
+import { commentEvent, labelEvent, pullCommentEvent } from "../../../support/webhooks.js";
 
 const up = await redisAvailable();
 const SECRET = "info-commands-secret";
@@ -133,5 +134,37 @@ describe.skipIf(!up)("/agent-fix help and /agent-fix status", () => {
     // A finished run is not the current one; without PUBLIC_URL there is no page to link.
     expect(await runOf(repoId, 41)).toBeNull();
     expect(await latestRunOf(store, { secret: "s" })(repoId, 40)).toEqual({ costUsd: 0.0123 });
+  });
+
+  it("status on the issue or on the app's pull request: what every run on that pull request has cost", async () => {
+    const issue = newIssue();
+    const branch = `agent-fix/issue-${issue}`;
+    await github.commitAs(github.bot.login, { owner, repo, branch }, { "fix.txt": "fix\n" }, "The fix");
+    const pull = github.state.nextNumber(owner, repo);
+    github.state.pulls.push({
+      ...{ owner, repo, number: pull, title: "Fix", body: `Fixes #${issue}`, head: branch, base: "main" },
+      ...{ draft: true, state: "open" as const, user: github.bot, reviewRequests: [] },
+    });
+    const costs = pullRequestCosts(web.server.queue.redis, web.server.queue);
+    await costs.add(repoId, pull, 0.5);
+    await costs.add(repoId, pull, 0.25);
+    const said = `Model cost of every run on pull request #${pull} so far: $0.7500.`;
+    expect(await say(issue, "/agent-fix status", "reader")).toBeLessThan(300);
+    expect(repliesTo("reader", issue)).toEqual([
+      `@reader No agent-fix run is queued or running for #${issue}. Add the \`agent-fix\` label to the issue or comment \`/agent-fix\` on it to start one. ${said}`,
+    ]);
+    expect(
+      await web.post(
+        pullCommentEvent(github, { owner, repo, pull }, "/agent-fix status", { login: "reader" }),
+      ),
+    ).toBeLessThan(300);
+    expect(repliesTo("reader", pull)).toEqual([
+      expect.stringContaining(`run is queued or running for #${issue}.`),
+    ]);
+    expect(repliesTo("reader", pull)[0]).toContain(said);
+    // Another issue with no pull request of the app's says nothing of costs.
+    const other = newIssue();
+    expect(await say(other, "/agent-fix status", "reader")).toBeLessThan(300);
+    expect(repliesTo("reader", other)[0]).not.toContain("Model cost");
   });
 });

@@ -9,6 +9,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gate } from "../../../../../src/shared/contracts.js";
 import { connectRedis } from "../../../../../src/shared/queue/index.js";
+import { pullRequestCosts } from "../../../../../src/shared/queue/pull-costs.js";
 import { runUsage } from "../../../../../src/shared/queue/usage.js";
 import { loadConfig } from "../../../../../worker/agent/config-file.js";
 import { createAgentRunner } from "../../../../../worker/run/solve/agent-runner.js";
@@ -48,6 +49,7 @@ describe.skipIf(!up)("monthly spend of a run that throws (real Redis, openai SDK
 
   it("counts the three calls billed before the sandbox was lost", async () => {
     const usage = runUsage(redis, names);
+    const pulls = pullRequestCosts(redis, names);
     const operator = await loadConfig({
       overrides: {
         model: {
@@ -62,7 +64,7 @@ describe.skipIf(!up)("monthly spend of a run that throws (real Redis, openai SDK
         operator,
         modelOverride: "openai:gpt-test",
         env: { OPENAI_API_KEY: "sk-test" },
-        spend: monthlySpend(usage, silentLogger())(77),
+        spend: monthlySpend(usage, silentLogger(), pulls)({ installationId: 77, repoId: 9, pullNumber: 4 }),
       },
       { maxSteps: 10, maxCostUsd: 100 },
       "octo-calc-1-1",
@@ -84,5 +86,22 @@ describe.skipIf(!up)("monthly spend of a run that throws (real Redis, openai SDK
     await expect(run).rejects.toThrow("the sandbox has been disposed");
     expect(model.requests).toHaveLength(3);
     expect(await usage.spentThisMonth(77)).toBeCloseTo(6, 6);
+    // A round on pull request #4: the same calls count against that pull request's total, no other's.
+    expect(await pulls.total(9, 4)).toBeCloseTo(6, 6);
+    expect(await pulls.total(9, 5)).toBe(0);
+  });
+
+  it("a run on no pull request (the issue's first) counts against the month only", async () => {
+    const usage = runUsage(redis, names);
+    const pulls = pullRequestCosts(redis, names);
+    await monthlySpend(usage, silentLogger(), pulls)({ installationId: 78, repoId: 10 })(1.5);
+    expect(await usage.spentThisMonth(78)).toBeCloseTo(1.5, 6);
+    expect(await pulls.total(10, 1)).toBe(0);
+    await pulls.add(10, 1, 0.25);
+    await pulls.add(10, 1, 0.5);
+    expect(await pulls.total(10, 1)).toBeCloseTo(0.75, 6);
+    expect(await pulls.sayCeilingOnce(10, 1)).toBe(true);
+    expect(await pulls.sayCeilingOnce(10, 1)).toBe(false);
+    expect(await pulls.total(10, 1)).toBeCloseTo(0.75, 6);
   });
 });

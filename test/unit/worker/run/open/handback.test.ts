@@ -17,6 +17,7 @@ function recordingStatus(updates: string[]): StatusReporter {
     failed: (reason) => record(`failed: ${reason}`),
     cancelled: (by) => record(`cancelled by ${by}`),
     configured: () => {},
+    startsFrom: () => {},
   };
 }
 
