@@ -2,8 +2,9 @@
  * A worker whose sandboxes run on another host's Docker engine: a private dockerd listening on TCP
  * with `--tlsverify` (certificates made at test time), named as an operator names it
  * (AGENT_FIX_DOCKER_HOSTS, AGENT_FIX_DOCKER_TLS_DIR). Label -> draft PR with every sandbox of the run on
- * that engine and none on the local one; with the local engine beside it, the remote one stopped mid-run
- * and the run retried on the local one; then a worker whose TLS directory lacks its key refuses to start.
+ * that engine and none on the local one; with the local engine beside it, the remote one stopped while
+ * the agent's command runs there: the run fails as that engine's loss, is retried on the local one and
+ * ends in a pull request; then a worker whose TLS directory lacks its key refuses to start.
  */
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -12,12 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../sandbox/docker/provider.js";
-import { SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
 import { watchContainerCreates } from "../support/container-events.js";
 import { type DockerTls, makeDockerTls } from "../support/docker-tls.js";
-import { OwnDockerd } from "../support/own-dockerd.js";
+import type { OwnDockerd } from "../support/own-dockerd.js";
+import { sandboxEngine } from "../support/sandbox-engine.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
-import { slimSandboxImage } from "../support/slim-sandbox-image.js";
 import { Stack, sampleConfig } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";
 
@@ -30,6 +30,19 @@ function output(child: ChildProcess): () => string {
   return () => text;
 }
 
+/** Whether a process of a sandbox container on `engine` runs `command` (seen in its processes). */
+async function running(engine: OwnDockerd, command: string): Promise<boolean> {
+  const containers = await engine.docker.listContainers({ filters: { label: [LABEL.job] } });
+  for (const container of containers) {
+    const top = await engine.docker
+      .getContainer(container.Id)
+      .top()
+      .catch(() => undefined);
+    if (top?.Processes?.some((p: string[]) => p.join(" ").includes(command))) return true;
+  }
+  return false;
+}
+
 describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
   let engine: OwnDockerd;
   let tls: DockerTls;
@@ -38,13 +51,7 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
   beforeAll(async () => {
     certs = await mkdtemp(join(tmpdir(), "af-tls-"));
     tls = await makeDockerTls(certs);
-    engine = await OwnDockerd.start({ tls });
-    const load = async () => {
-      const { image } = await slimSandboxImage();
-      await engine.loadImage(image);
-      await engine.docker.getImage(image).tag({ repo: SANDBOX_IMAGE_NAME, tag: SANDBOX_IMAGE_VERSION });
-    };
-    await Promise.all([load(), stack.start()]);
+    [{ engine }] = await Promise.all([sandboxEngine({ tls }), stack.start()]);
   }, 600_000);
   afterAll(async () => {
     await stack.stop();
@@ -90,6 +97,57 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
       child.kill("SIGTERM");
     }
   }, 400_000);
+
+  it("two engines, the run's stopped under the agent's command: retried on the other, then a pull request", async () => {
+    const repo = await stack.addSampleRepo("remote-failover", sampleConfig("sample-median-pause.jsonl"));
+    const issue = stack.addIssue(repo);
+    const local = await watchContainerCreates();
+    // The remote engine first: with none running on either, the run goes to it.
+    const child = stack.spawnWorker({
+      AGENT_FIX_DOCKER_HOSTS: `${engine.tcpHost},unix:///var/run/docker.sock`,
+      AGENT_FIX_DOCKER_TLS_DIR: tls.clientDir,
+      AGENT_FIX_WORKER_TAG: stack.prefix,
+    });
+    const text = output(child);
+    try {
+      expect(await stack.label(issue)).toBe(200);
+      // The replay's first step sleeps 8 s in the agent's sandbox, on the remote engine.
+      await waitFor(
+        "the agent's command on the remote engine",
+        () => running(engine, "sleep 8"),
+        180_000,
+        200,
+      );
+      expect(local.createdBy(stack.prefix)).toEqual([]);
+      await engine.stop();
+      const stopped = Date.now();
+      const status = await waitFor("the status to be final", () => stack.finalStatus(issue), 300_000).catch(
+        (error: unknown) => {
+          console.log(text().slice(-6000));
+          throw error;
+        },
+      );
+      console.log(
+        `[remote-engine] failover: a pull request ${((Date.now() - stopped) / 1000).toFixed(1)} s after the stop`,
+      );
+      const history = status.history.join("\n---\n");
+      // The retry note names the engine that went away.
+      expect(history).toMatch(
+        /The Docker engine tcp:\/\/127\.0\.0\.1:\d+ .*; retrying \(attempt 2 of \d+\) \(docker_engine_lost\)/,
+      );
+      expect(status.body).toContain("opened draft pull request");
+      expect(stack.pulls(issue)).toHaveLength(1);
+      // The retry's sandboxes ran on the local engine.
+      expect(local.createdBy(stack.prefix).length).toBeGreaterThanOrEqual(2);
+      expect(text()).toMatch(
+        /moves from Docker engine tcp:\/\/127\.0\.0\.1:\d+ to unix:\/\/\/var\/run\/docker\.sock/,
+      );
+    } finally {
+      local.stop();
+      child.kill("SIGTERM");
+      await engine.start();
+    }
+  }, 600_000);
 
   it("a worker whose TLS directory has no key refuses to start, naming the file and the fix", async () => {
     const child = stack.spawnWorker({

@@ -25,7 +25,7 @@ const ENGINE_TLS_PORT = 2376;
  */
 export const RUNSC_RUNTIME = { path: "/usr/bin/runsc", runtimeArgs: ["--platform=ptrace", "--network=none"] };
 
-interface OwnDockerdOptions {
+export interface OwnDockerdOptions {
   /** Runtimes beside runc, as daemon.json's "runtimes" names them. */
   runtimes?: Record<string, { path: string; runtimeArgs?: string[] }>;
   /**
