@@ -30,19 +30,6 @@ function output(child: ChildProcess): () => string {
   return () => text;
 }
 
-/** Whether a process of a sandbox container on `engine` runs `command` (seen in its processes). */
-async function running(engine: OwnDockerd, command: string): Promise<boolean> {
-  const containers = await engine.docker.listContainers({ filters: { label: [LABEL.job] } });
-  for (const container of containers) {
-    const top = await engine.docker
-      .getContainer(container.Id)
-      .top()
-      .catch(() => undefined);
-    if (top?.Processes?.some((p: string[]) => p.join(" ").includes(command))) return true;
-  }
-  return false;
-}
-
 describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
   let engine: OwnDockerd;
   let tls: DockerTls;
@@ -114,7 +101,7 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
       // The replay's first step sleeps 8 s in the agent's sandbox, on the remote engine.
       await waitFor(
         "the agent's command on the remote engine",
-        () => running(engine, "sleep 8"),
+        () => engine.running("sleep 8"),
         180_000,
         200,
       );

@@ -110,13 +110,13 @@ export class OwnDockerd {
     throw new Error(`dockerd at ${this.host} did not answer within 30 s`);
   }
 
-  /** SIGTERM, as `systemctl restart docker` stops it: its containers are stopped with it. */
   /** DOCKER_HOST of its TLS port, on this host's loopback; only with the `tls` option. */
   get tcpHost(): string {
     if (!this.forward) throw new Error("this dockerd was started without tls");
     return `tcp://127.0.0.1:${this.forward.port}`;
   }
 
+  /** SIGTERM, as `systemctl restart docker` stops it: its containers are stopped with it. */
   async stop(): Promise<void> {
     await this.forward?.close();
     this.forward = undefined;
@@ -130,6 +130,20 @@ export class OwnDockerd {
   async restart(): Promise<void> {
     await this.stop();
     await this.start();
+  }
+
+  /** Whether a process of a sandbox container here runs `command` (seen in its processes). */
+  async running(command: string): Promise<boolean> {
+    const docker = this.docker;
+    const containers = await docker.listContainers({ filters: { label: ["agent-fix.job"] } });
+    for (const container of containers) {
+      const top = await docker
+        .getContainer(container.Id)
+        .top()
+        .catch(() => undefined); // gone meanwhile
+      if (top?.Processes?.some((p: string[]) => p.join(" ").includes(command))) return true;
+    }
+    return false;
   }
 
   /** Copies `image` from the shared engine into this one; returns the milliseconds it took. */

@@ -14,13 +14,12 @@ import { engineFault } from "../../../../sandbox/docker/engine-fault.js";
 import { DockerEnginePool } from "../../../../sandbox/docker/engine-pool.js";
 import { dockerEngines } from "../../../../sandbox/docker/engines.js";
 import { DockerSandboxProvider, LABEL } from "../../../../sandbox/docker/provider.js";
-import { SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../../../sandbox/version.js";
 import type { Sandbox } from "../../../../src/shared/contracts.js";
 import { InfrastructureError } from "../../../../src/shared/errors.js";
 import { makeDockerTls } from "../../../support/docker-tls.js";
-import { OwnDockerd } from "../../../support/own-dockerd.js";
+import type { OwnDockerd } from "../../../support/own-dockerd.js";
+import { sandboxEngine } from "../../../support/sandbox-engine.js";
 import { requireSandboxImage } from "../../../support/services.js";
-import { slimSandboxImage } from "../../../support/slim-sandbox-image.js";
 
 const ready = await requireSandboxImage();
 
@@ -43,10 +42,7 @@ describe.runIf(ready)("a pool of the local engine and a remote one over TCP with
   beforeAll(async () => {
     certs = await mkdtemp(join(tmpdir(), "af-tls-"));
     const tls = await makeDockerTls(certs);
-    remote = await OwnDockerd.start({ tls });
-    const { image } = await slimSandboxImage();
-    await remote.loadImage(image);
-    await remote.docker.getImage(image).tag({ repo: SANDBOX_IMAGE_NAME, tag: SANDBOX_IMAGE_VERSION });
+    ({ engine: remote } = await sandboxEngine({ tls }));
     source = await mkdtemp(join(tmpdir(), "af-pool-"));
     await writeFile(join(source, "a.txt"), "hello\n");
     // As the operator writes it: the local engine, and the remote one by its TLS port.
