@@ -14,6 +14,13 @@ import { ConfigError } from "../../src/shared/errors.js";
 interface DockerEngine {
   readonly name: string;
   readonly options: Docker.DockerOptions;
+  /**
+   * Reached over a network (tcp://, ssh://): a host that vanishes there may never refuse a connection,
+   * so the pool watches it (engine-pool.ts) rather than wait on a call that never ends.
+   */
+  readonly remote: boolean;
+  /** The docker CLI's words that reach it, for the fixes a message gives (`docker --host … load`). */
+  readonly cli: string;
 }
 
 interface DockerEngineSettings {
@@ -78,7 +85,12 @@ function dockerEngine(
     case "unix:":
       if (!url.pathname || url.pathname === "/")
         refuse(entry, "names no socket", "Write unix:///var/run/docker.sock (three slashes, then the path).");
-      return { name: `unix://${url.pathname}`, options: { socketPath: url.pathname } };
+      return {
+        name: `unix://${url.pathname}`,
+        options: { socketPath: url.pathname },
+        remote: false,
+        cli: `docker --host unix://${url.pathname}`,
+      };
     case "ssh:": {
       if (!url.hostname) refuse(entry, "names no host", "Write ssh://USER@HOST[:PORT].");
       if (url.password)
@@ -88,8 +100,11 @@ function dockerEngine(
           "Use a key (the worker's ssh agent, SSH_AUTH_SOCK) rather than a password in the address.",
         );
       const port = url.port ? Number(url.port) : 22;
+      const name = `ssh://${url.username ? `${url.username}@` : ""}${url.hostname}:${port}`;
       return {
-        name: `ssh://${url.username ? `${url.username}@` : ""}${url.hostname}:${port}`,
+        name,
+        remote: true,
+        cli: `docker --host ${name}`,
         options: {
           protocol: "ssh",
           host: url.hostname,
@@ -117,10 +132,21 @@ function dockerEngine(
             "is TCP without TLS, which gives anyone who reaches the port root on that host",
             "Set AGENT_FIX_DOCKER_TLS_DIR to a directory of ca.pem, cert.pem and key.pem (Docker's DOCKER_CERT_PATH), or AGENT_FIX_DOCKER_INSECURE_TCP=true for an engine only this host reaches.",
           );
-        return { name, options: { protocol: "http", host: url.hostname, port } };
+        return {
+          name,
+          options: { protocol: "http", host: url.hostname, port },
+          remote: true,
+          cli: `docker --host ${name}`,
+        };
       }
-      const [ca, cert, key] = TLS_FILES.map((file) => tlsFile(settings.tlsDir as string, file, read));
-      return { name, options: { protocol: "https", host: url.hostname, port, ca, cert, key } };
+      const dir = settings.tlsDir;
+      const [ca, cert, key] = TLS_FILES.map((file) => tlsFile(dir, file, read));
+      return {
+        name,
+        options: { protocol: "https", host: url.hostname, port, ca, cert, key },
+        remote: true,
+        cli: `docker --host ${name} --tlsverify --tlscacert ${join(dir, "ca.pem")} --tlscert ${join(dir, "cert.pem")} --tlskey ${join(dir, "key.pem")}`,
+      };
     }
     default:
       return refuse(

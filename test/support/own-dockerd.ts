@@ -116,6 +116,15 @@ export class OwnDockerd {
     return `tcp://127.0.0.1:${this.forward.port}`;
   }
 
+  /**
+   * Its TLS port stops answering, as a host that vanished from the network: nothing refuses, nothing
+   * answers, the connections open stay open (docker-tls.ts). `stop()` or `restart()` ends it.
+   */
+  silenceTcp(): void {
+    if (!this.forward) throw new Error("this dockerd was started without tls");
+    this.forward.silence();
+  }
+
   /** SIGTERM, as `systemctl restart docker` stops it: its containers are stopped with it. */
   async stop(): Promise<void> {
     await this.forward?.close();
