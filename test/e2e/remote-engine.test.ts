@@ -4,14 +4,18 @@
  * (AGENT_FIX_DOCKER_HOSTS, AGENT_FIX_DOCKER_TLS_DIR). Label -> draft PR with every sandbox of the run on
  * that engine and none on the local one; with the local engine beside it, the remote one stopped while
  * the agent's command runs there: the run fails as that engine's loss, is retried on the local one and
- * ends in a pull request; then a worker whose TLS directory lacks its key refuses to start.
+ * ends in a pull request; with both engines and kept environments on, a run's setup kept on the engine
+ * it holds and its later sandboxes started from it there, the repository's next run reusing it; then a
+ * worker whose TLS directory lacks its key refuses to start.
  */
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KEPT_LABEL } from "../../sandbox/docker/kept-environments.js";
 import { LABEL } from "../../sandbox/docker/provider.js";
 import { watchContainerCreates } from "../support/container-events.js";
 import { type DockerTls, makeDockerTls } from "../support/docker-tls.js";
@@ -34,7 +38,9 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
   let engine: OwnDockerd;
   let tls: DockerTls;
   let certs = "";
-  const stack = new Stack({ model: null, worker: false });
+  // Kept environments on (the stack's own tuning has none): only a repository with setup commands keeps one.
+  const stack = new Stack({ model: null, worker: false, workerTuning: { keptEnvironments: { size: "2g" } } });
+  const kept = `agent-fix-kept-remote-${process.pid}`;
   beforeAll(async () => {
     certs = await mkdtemp(join(tmpdir(), "af-tls-"));
     tls = await makeDockerTls(certs);
@@ -42,6 +48,13 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
   }, 600_000);
   afterAll(async () => {
     await stack.stop();
+    // None is expected on the shared engine; should a run have kept one there, it goes.
+    const local = new Docker();
+    for (const image of await local.listImages({ filters: { label: [`${KEPT_LABEL.kept}=${kept}`] } }))
+      await local
+        .getImage(image.Id)
+        .remove({ force: true })
+        .catch(() => undefined);
     await engine?.remove();
     if (certs) await rm(certs, { recursive: true, force: true });
   });
@@ -135,6 +148,49 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
       await engine.start();
     }
   }, 600_000);
+
+  it("two engines, kept environments on: setup kept on the run's engine, its sandboxes from it there, the next run reusing it", async () => {
+    // Setup writes outside the workspace; the tests need it, so the baseline and the gate fail in a
+    // sandbox that did not start from the kept environment.
+    const config = sampleConfig("sample-median.jsonl", { setup: ["date +%s%N > /var/tmp/prepared"] });
+    config[".github/agent-fix.yml"] = (config[".github/agent-fix.yml"] as string).replace(
+      "command: python3 -m unittest discover -s tests",
+      "command: test -s /var/tmp/prepared && python3 -m unittest discover -s tests",
+    );
+    const repo = await stack.addSampleRepo("remote-kept", config);
+    const keptOn = async (docker: Docker) =>
+      (await docker.listImages({ filters: { label: [`${KEPT_LABEL.kept}=${kept}`] } })).length;
+    // The remote engine first: with none running on either, each run goes to it.
+    const child = stack.spawnWorker({
+      AGENT_FIX_DOCKER_HOSTS: `${engine.tcpHost},unix:///var/run/docker.sock`,
+      AGENT_FIX_DOCKER_TLS_DIR: tls.clientDir,
+      AGENT_FIX_WORKER_TAG: stack.prefix,
+      AGENT_FIX_KEPT_ENVIRONMENTS_NAME: kept,
+    });
+    const text = output(child);
+    try {
+      const bodies: string[] = [];
+      for (const title of ["median is wrong", "median is wrong again"]) {
+        const issue = stack.addIssue(repo, { title, body: "median([1, 2, 3, 4]) should be 2.5" });
+        expect(await stack.label(issue)).toBe(200);
+        const status = await waitFor("the status to be final", () => stack.finalStatus(issue), 300_000).catch(
+          (error: unknown) => {
+            console.log(text().slice(-6000));
+            throw error;
+          },
+        );
+        expect(status.body).toContain("opened draft pull request");
+        bodies.push(status.history.join("\n---\n"));
+      }
+      // Kept on the remote engine the runs held, never on the local one.
+      expect(await keptOn(engine.docker)).toBeGreaterThanOrEqual(1);
+      expect(await keptOn(new Docker())).toBe(0);
+      expect(bodies[0]).not.toContain("reused the environment prepared at");
+      expect(bodies[1]).toContain("reused the environment prepared at");
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 700_000);
 
   it("a worker whose TLS directory has no key refuses to start, naming the file and the fix", async () => {
     const child = stack.spawnWorker({
