@@ -53,7 +53,7 @@ interface EngineState extends PooledEngine {
 }
 
 /** What an engine's start-up check found (`checkEngines`). */
-export interface EngineCheck {
+interface EngineCheck {
   name: string;
   up: boolean;
   image: ImageState;
@@ -61,7 +61,7 @@ export interface EngineCheck {
   problem?: string;
 }
 
-export interface EngineWatch {
+interface EngineWatch {
   /** How often an engine reached over a network is pinged. */
   everyMs: number;
   /** How long a ping may take before it counts as missed. */

@@ -8,7 +8,7 @@ import { SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version
 import { OwnDockerd, type OwnDockerdOptions } from "./own-dockerd.js";
 import { slimSandboxImage } from "./slim-sandbox-image.js";
 
-export interface SandboxEngine {
+interface SandboxEngine {
   engine: OwnDockerd;
   /** The slim image's name on the shared engine. */
   slimImage: string;
