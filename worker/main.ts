@@ -338,6 +338,7 @@ function engineList(
     hosts: settings.AGENT_FIX_DOCKER_HOSTS,
     tlsDir: settings.AGENT_FIX_DOCKER_TLS_DIR,
     insecureTcp: settings.AGENT_FIX_DOCKER_INSECURE_TCP === "true",
+    knownHosts: settings.AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS,
   }).map(({ options, ...engine }) => ({ ...engine, docker: new Docker(options) }));
 }
 

@@ -251,7 +251,7 @@ export class DockerEnginePool implements SandboxProvider {
           (error: Error) => error.message,
         );
         if (why !== undefined) {
-          const problem = `Docker engine ${engine.name} does not answer (${why}): no run goes to it until it does. Check its service there (systemctl status docker), the network to it and, for tcp://, its TLS certificates (AGENT_FIX_DOCKER_TLS_DIR).`;
+          const problem = `Docker engine ${engine.name} does not answer (${why}): no run goes to it until it does. Check its service there (systemctl status docker), the network to it, and the worker's credentials for it (tcp://: the certificates of AGENT_FIX_DOCKER_TLS_DIR; ssh://: the key in the ssh agent, and the host's key in known_hosts).`;
           this.markDown(engine, why, { quiet: true });
           this.log(problem);
           return { name: engine.name, up: false, image: engine.image, problem };

@@ -24,6 +24,8 @@ export interface SshEngine {
   host: string;
   /** The agent holding the client's key (SSH_AUTH_SOCK). */
   authSock: string;
+  /** A known_hosts file holding its host key, as ssh-keyscan writes it (AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS). */
+  knownHosts: string;
   stop(): Promise<void>;
 }
 
@@ -98,7 +100,10 @@ export async function sshEngine(engine: OwnDockerd): Promise<SshEngine> {
       env: { ...process.env, SSH_AUTH_SOCK: authSock },
       stdio: "pipe",
     });
-    return { host: `ssh://${userInfo().username}@127.0.0.1:${port}`, authSock, stop };
+    const [type, blob] = (await readFile(join(dir, "host_key.pub"), "utf8")).split(" ");
+    const knownHosts = join(dir, "known_hosts");
+    await writeFile(knownHosts, `[127.0.0.1]:${port} ${type} ${blob}\n`);
+    return { host: `ssh://${userInfo().username}@127.0.0.1:${port}`, authSock, knownHosts, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -1,11 +1,12 @@
 /**
  * A Docker engine reached over SSH (`ssh://USER@HOST` in AGENT_FIX_DOCKER_HOSTS): Debian's sshd on a
  * loopback port in front of a private engine, keys made at test time, the client's in an ssh agent
- * (test/support/ssh-engine.ts). The pool checks it, runs a sandbox there (its shells, files and export
- * through SSH), and a stopped engine behind it ends the sandbox's command as that engine's loss. Nothing
- * skips: without sshd the test fails, saying what to install.
+ * (test/support/ssh-engine.ts), its host key in a known_hosts file. The pool checks it, runs a sandbox
+ * there (its shells, files and export through SSH), and a stopped engine behind it ends the sandbox's
+ * command as that engine's loss; a host whose key is not the one known is not used. Nothing skips:
+ * without sshd the test fails, saying what to install.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
@@ -39,7 +40,7 @@ describe.runIf(ready)("a Docker engine over SSH", () => {
     const previous = process.env.SSH_AUTH_SOCK;
     process.env.SSH_AUTH_SOCK = ssh.authSock;
     try {
-      const engines = dockerEngines({ hosts: ssh.host });
+      const engines = dockerEngines({ hosts: ssh.host, knownHosts: ssh.knownHosts });
       pool = new DockerEnginePool(
         engines.map(({ options, ...one }) => ({
           ...one,
@@ -105,4 +106,33 @@ describe.runIf(ready)("a Docker engine over SSH", () => {
       await engine.start();
     }
   }, 180_000);
+
+  it("a host whose key is not the one known is not used: the engine reads as not answering", async () => {
+    // Another host's key under this host's name: what a worker sees of someone else at that address.
+    const other = join(source, "known_hosts");
+    const [type, blob] = (await readFile(`${ssh.knownHosts}`, "utf8")).trim().split(" ").slice(1);
+    expect(type).toMatch(/^ssh-/);
+    const stranger = Buffer.from(blob ?? "", "base64");
+    stranger[stranger.length - 1] = (stranger.at(-1) ?? 0) ^ 0xff;
+    await writeFile(
+      other,
+      `${ssh.host.replace(/^ssh:\/\/\w+@(.*):(\d+)$/, "[$1]:$2")} ${type} ${stranger.toString("base64")}\n`,
+    );
+    const [engine] = dockerEngines({ hosts: ssh.host, knownHosts: other });
+    const wary = new DockerEnginePool([
+      {
+        ...(engine as NonNullable<typeof engine>),
+        provider: new DockerSandboxProvider({ docker: new Docker(engine?.options) }),
+      },
+    ]);
+    try {
+      const [check] = await wary.checkEngines();
+      expect(check).toMatchObject({ name: ssh.host, up: false });
+      expect(check?.problem).toContain(`Docker engine ${ssh.host} does not answer`);
+      console.log(`[ssh-engine] a host key not the known one: ${check?.problem}`);
+      expect(check?.problem).toMatch(/host denied|verification failed/i);
+    } finally {
+      await wary.close();
+    }
+  }, 60_000);
 });
