@@ -73,6 +73,15 @@ interface EngineWatch {
 /** A ping every 5 s, 5 s to answer, gone after two missed: a silent host is found within about 15 s. */
 const DEFAULT_WATCH: EngineWatch = { everyMs: 5_000, timeoutMs: 5_000, misses: 2 };
 
+/** The Sandbox contract's calls that go to the engine (dispose aside): those the engine's loss ends. */
+const ENGINE_CALLS = new Set<string | symbol>([
+  "exec",
+  "readFile",
+  "writeFile",
+  "exportWorkspace",
+  "setNetwork",
+] satisfies (keyof Sandbox)[]);
+
 /** How many runs' engine choices are remembered: a run's retry finds its engine, old runs are forgotten. */
 const PINNED_RUNS = 1000;
 
@@ -329,7 +338,7 @@ export class DockerEnginePool implements SandboxProvider {
         if (key === "dispose") return dispose;
         const value: unknown = Reflect.get(target, key, target);
         if (typeof value !== "function") return value;
-        if (!pool.guarded) return value.bind(target);
+        if (!pool.guarded || !ENGINE_CALLS.has(key)) return value.bind(target);
         // Each call ends with the engine's loss, at once, should the engine go while it runs.
         return (...args: unknown[]) =>
           pool.guard(engine, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));

@@ -2,11 +2,12 @@
  * A worker whose sandboxes run on another host's Docker engine: a private dockerd listening on TCP
  * with `--tlsverify` (certificates made at test time), named as an operator names it
  * (AGENT_FIX_DOCKER_HOSTS, AGENT_FIX_DOCKER_TLS_DIR). Label -> draft PR with every sandbox of the run on
- * that engine and none on the local one; with the local engine beside it, the remote one stopped while
- * the agent's command runs there: the run fails as that engine's loss, is retried on the local one and
- * ends in a pull request; with both engines and kept environments on, a run's setup kept on the engine
- * it holds and its later sandboxes started from it there, the repository's next run reusing it; then a
- * worker whose TLS directory lacks its key refuses to start.
+ * that engine and none on the local one. With the local engine beside it, the remote one stopped while
+ * the agent's command runs there, or gone silent as a host that vanished: the run fails as that
+ * engine's loss, is retried on the local one and ends in a pull request. With both and kept
+ * environments on, a run's setup is kept on the engine it holds, its later sandboxes start from it
+ * there, and the repository's next run reuses it. Then a worker whose TLS directory lacks its key
+ * refuses to start.
  */
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -98,11 +99,15 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
     }
   }, 400_000);
 
-  it("two engines, the run's stopped under the agent's command: retried on the other, then a pull request", async () => {
-    const repo = await stack.addSampleRepo("remote-failover", sampleConfig("sample-median-pause.jsonl"));
+  /**
+   * A worker over the remote engine (first: with none running on either, the run goes to it) and the
+   * local one; the remote engine goes the way `lose` takes it while the agent's command runs there. The
+   * run must fail as that engine's loss, named, be retried on the local engine and end in a pull request.
+   */
+  async function failover(name: string, how: string, lose: () => Promise<void>): Promise<void> {
+    const repo = await stack.addSampleRepo(name, sampleConfig("sample-median-pause.jsonl"));
     const issue = stack.addIssue(repo);
     const local = await watchContainerCreates();
-    // The remote engine first: with none running on either, the run goes to it.
     const child = stack.spawnWorker({
       AGENT_FIX_DOCKER_HOSTS: `${engine.tcpHost},unix:///var/run/docker.sock`,
       AGENT_FIX_DOCKER_TLS_DIR: tls.clientDir,
@@ -119,8 +124,8 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
         200,
       );
       expect(local.createdBy(stack.prefix)).toEqual([]);
-      await engine.stop();
-      const stopped = Date.now();
+      await lose();
+      const lost = Date.now();
       const status = await waitFor("the status to be final", () => stack.finalStatus(issue), 300_000).catch(
         (error: unknown) => {
           console.log(text().slice(-6000));
@@ -128,7 +133,7 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
         },
       );
       console.log(
-        `[remote-engine] failover: a pull request ${((Date.now() - stopped) / 1000).toFixed(1)} s after the stop`,
+        `[remote-engine] failover, the engine ${how}: a pull request ${((Date.now() - lost) / 1000).toFixed(1)} s after`,
       );
       const history = status.history.join("\n---\n");
       // The retry note names the engine that went away.
@@ -145,7 +150,22 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
     } finally {
       local.stop();
       child.kill("SIGTERM");
+    }
+  }
+
+  it("two engines, the run's stopped under the agent's command: retried on the other, then a pull request", async () => {
+    try {
+      await failover("remote-failover", "stopped", () => engine.stop());
+    } finally {
       await engine.start();
+    }
+  }, 600_000);
+
+  it("two engines, the run's gone silent (its host vanished: nothing refuses, nothing answers): retried on the other", async () => {
+    try {
+      await failover("remote-silent", "silent", async () => engine.silenceTcp());
+    } finally {
+      await engine.restart();
     }
   }, 600_000);
 
