@@ -6,7 +6,8 @@
  * the agent's command runs there, or gone silent as a host that vanished: the run fails as that
  * engine's loss, is retried on the local one and ends in a pull request. With both and kept
  * environments on, a run's setup is kept on the engine it holds, its later sandboxes start from it
- * there, and the repository's next run reuses it. Then a worker whose TLS directory lacks its key
+ * there, and the repository's next run reuses it. A worker says at start which engine lacks the
+ * sandbox image and which does not answer, with the fixes; one whose TLS directory lacks its key
  * refuses to start.
  */
 import type { ChildProcess } from "node:child_process";
@@ -18,9 +19,11 @@ import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEPT_LABEL } from "../../sandbox/docker/kept-environments.js";
 import { LABEL } from "../../sandbox/docker/provider.js";
+import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
 import { watchContainerCreates } from "../support/container-events.js";
 import { type DockerTls, makeDockerTls } from "../support/docker-tls.js";
 import type { OwnDockerd } from "../support/own-dockerd.js";
+import { freePort } from "../support/ports.js";
 import { sandboxEngine } from "../support/sandbox-engine.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack, sampleConfig } from "../support/stack.js";
@@ -37,6 +40,7 @@ function output(child: ChildProcess): () => string {
 
 describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
   let engine: OwnDockerd;
+  let slimImage = "";
   let tls: DockerTls;
   let certs = "";
   // Kept environments on (the stack's own tuning has none): only a repository with setup commands keeps one.
@@ -45,7 +49,7 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
   beforeAll(async () => {
     certs = await mkdtemp(join(tmpdir(), "af-tls-"));
     tls = await makeDockerTls(certs);
-    [{ engine }] = await Promise.all([sandboxEngine({ tls }), stack.start()]);
+    [{ engine, slimImage }] = await Promise.all([sandboxEngine({ tls }), stack.start()]);
   }, 600_000);
   afterAll(async () => {
     await stack.stop();
@@ -211,6 +215,33 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
       child.kill("SIGTERM");
     }
   }, 700_000);
+
+  it("a worker says at start which engine lacks the sandbox image and which does not answer, with the fixes", async () => {
+    // The remote engine keeps the slim image under its own name only; nothing listens on the other port.
+    await engine.docker.getImage(SANDBOX_IMAGE).remove({ noprune: true });
+    const nobody = `tcp://127.0.0.1:${await freePort()}`;
+    const child = stack.spawnWorker({
+      AGENT_FIX_DOCKER_HOSTS: `${engine.tcpHost},${nobody},unix:///var/run/docker.sock`,
+      AGENT_FIX_DOCKER_TLS_DIR: tls.clientDir,
+      AGENT_FIX_WORKER_TAG: stack.prefix,
+    });
+    const text = output(child);
+    try {
+      const said = () => text().includes("lacks the sandbox image") && text().includes("does not answer");
+      await waitFor("the worker's start-up lines", said, 60_000).catch((error: unknown) => {
+        console.log(text().slice(-4000));
+        throw error;
+      });
+      expect(text()).toContain(
+        `Docker engine ${engine.tcpHost} lacks the sandbox image ${SANDBOX_IMAGE}: no run goes to it while another engine has it. Load it from a host that has it: \`docker save ${SANDBOX_IMAGE} | docker --host ${engine.tcpHost} --tlsverify --tlscacert ${join(tls.clientDir, "ca.pem")}`,
+      );
+      expect(text()).toMatch(new RegExp(`Docker engine ${nobody} does not answer \\(.*ECONNREFUSED.*\\)`));
+      expect(child.exitCode).toBeNull(); // it runs on with the engine that can take runs
+    } finally {
+      child.kill("SIGTERM");
+      await engine.docker.getImage(slimImage).tag({ repo: SANDBOX_IMAGE_NAME, tag: SANDBOX_IMAGE_VERSION });
+    }
+  }, 120_000);
 
   it("a worker whose TLS directory has no key refuses to start, naming the file and the fix", async () => {
     const child = stack.spawnWorker({
