@@ -116,16 +116,19 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
   const docker =
     settings.AGENT_FIX_SANDBOX === "docker"
       ? new DockerEnginePool(
-          engineList(settings).map((engine) => ({
-            name: engine.name,
-            provider: dockerSandboxes(settings, operator.worker, engine.docker),
+          engineList(settings).map(({ docker, ...engine }) => ({
+            ...engine,
+            provider: dockerSandboxes(settings, operator.worker, docker),
           })),
           (message) => logger.warn(message),
         )
       : undefined;
+  // Each engine answers and has the sandbox image, else the log says so with the fix and no run goes
+  // to it while another engine can take it; each that answers has the runtime asked for, else no start.
+  await docker?.checkEngines();
   const runtime = settings.AGENT_FIX_SANDBOX_RUNTIME;
   for (const engine of runtime ? (docker?.engines ?? []) : [])
-    await checkSandboxRuntime(engine.provider.docker, runtime as string);
+    if (!engine.down) await checkSandboxRuntime(engine.provider.docker, runtime as string);
   const sandboxes: SandboxProvider = meteredSandboxes(
     docker ?? new LocalSandboxProvider({ warn: (message) => logger.warn(message) }),
   );
@@ -342,13 +345,18 @@ function dockerSandboxes(
 }
 
 /** AGENT_FIX_DOCKER_HOSTS' engines (refused at start when one is wrong), else this host's (DOCKER_HOST). */
-function engineList(settings: WorkerSettings): { name: string; docker: Docker }[] {
-  if (!settings.AGENT_FIX_DOCKER_HOSTS) return [{ name: "local", docker: new Docker() }];
+function engineList(
+  settings: WorkerSettings,
+): { name: string; docker: Docker; remote: boolean; cli: string }[] {
+  // The docker CLI reads DOCKER_HOST as dockerode does: plain `docker` reaches this one.
+  if (!settings.AGENT_FIX_DOCKER_HOSTS)
+    return [{ name: "local", docker: new Docker(), remote: false, cli: "docker" }];
   return dockerEngines({
     hosts: settings.AGENT_FIX_DOCKER_HOSTS,
     tlsDir: settings.AGENT_FIX_DOCKER_TLS_DIR,
     insecureTcp: settings.AGENT_FIX_DOCKER_INSECURE_TCP === "true",
-  }).map((engine) => ({ name: engine.name, docker: new Docker(engine.options) }));
+    knownHosts: settings.AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS,
+  }).map(({ options, ...engine }) => ({ ...engine, docker: new Docker(options) }));
 }
 
 /**

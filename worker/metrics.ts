@@ -72,9 +72,14 @@ export function meteredSandboxes<Provider extends SandboxProvider>(provider: Pro
     metrics.sandboxStarts.inc({ driver: provider.driver, from: startedFrom(sandbox) });
     return sandbox;
   };
+  // A run's own provider is metered too.
+  const forRun = provider.forRun
+    ? (jobId: string) => meteredSandboxes((provider.forRun as (id: string) => SandboxProvider)(jobId))
+    : undefined;
   return new Proxy(provider, {
     get(target, key) {
       if (key === "create") return create;
+      if (key === "forRun") return forRun;
       const value: unknown = Reflect.get(target, key, target);
       // A method runs on the provider itself (its private fields are not the proxy's).
       return typeof value === "function" ? value.bind(target) : value;

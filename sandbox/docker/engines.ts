@@ -3,9 +3,13 @@
  * (AGENT_FIX_DOCKER_HOSTS, AGENT_FIX_DOCKER_TLS_DIR, AGENT_FIX_DOCKER_INSECURE_TCP), following Docker's
  * own conventions: DOCKER_HOST's address forms, and DOCKER_CERT_PATH's ca.pem, cert.pem and key.pem.
  * A bad entry is refused here, at start, saying what is wrong and how to fix it: an engine's socket or
- * TLS key is root on its host, so a TCP engine without TLS is refused unless the operator says so.
+ * TLS key is root on its host, so a TCP engine without TLS is refused unless the operator says so, and an
+ * SSH engine's host key must be in known_hosts, checked at every connection as ssh checks it (ssh2
+ * accepts any host key otherwise: whoever answered at that address would get the runs' repositories).
  */
+import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import { ConfigError } from "../../src/shared/errors.js";
@@ -14,6 +18,13 @@ import { ConfigError } from "../../src/shared/errors.js";
 interface DockerEngine {
   readonly name: string;
   readonly options: Docker.DockerOptions;
+  /**
+   * Reached over a network (tcp://, ssh://): a host that vanishes there may never refuse a connection,
+   * so the pool watches it (engine-pool.ts) rather than wait on a call that never ends.
+   */
+  readonly remote: boolean;
+  /** The docker CLI's words that reach it, for the fixes a message gives (`docker --host … load`). */
+  readonly cli: string;
 }
 
 interface DockerEngineSettings {
@@ -23,6 +34,8 @@ interface DockerEngineSettings {
   tlsDir?: string | undefined;
   /** Plain TCP without TLS, on purpose (a test engine on loopback); off by default. */
   insecureTcp?: boolean | undefined;
+  /** OpenSSH's known_hosts file of the ssh:// engines' host keys; default ~/.ssh/known_hosts. */
+  knownHosts?: string | undefined;
 }
 
 /** Docker's default TLS port; 2375 is its plain-text one. */
@@ -78,7 +91,12 @@ function dockerEngine(
     case "unix:":
       if (!url.pathname || url.pathname === "/")
         refuse(entry, "names no socket", "Write unix:///var/run/docker.sock (three slashes, then the path).");
-      return { name: `unix://${url.pathname}`, options: { socketPath: url.pathname } };
+      return {
+        name: `unix://${url.pathname}`,
+        options: { socketPath: url.pathname },
+        remote: false,
+        cli: `docker --host unix://${url.pathname}`,
+      };
     case "ssh:": {
       if (!url.hostname) refuse(entry, "names no host", "Write ssh://USER@HOST[:PORT].");
       if (url.password)
@@ -88,15 +106,22 @@ function dockerEngine(
           "Use a key (the worker's ssh agent, SSH_AUTH_SOCK) rather than a password in the address.",
         );
       const port = url.port ? Number(url.port) : 22;
+      const name = `ssh://${url.username ? `${url.username}@` : ""}${url.hostname}:${port}`;
+      const hostKeys = sshHostKeys(entry, url.hostname, port, settings.knownHosts, read);
       return {
-        name: `ssh://${url.username ? `${url.username}@` : ""}${url.hostname}:${port}`,
+        name,
+        remote: true,
+        cli: `docker --host ${name}`,
         options: {
           protocol: "ssh",
           host: url.hostname,
           port,
           ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
-          // docker-modem's ssh2 agent: the key stays in the worker's ssh agent, never in the settings.
-          ...(process.env.SSH_AUTH_SOCK ? { sshOptions: { agent: process.env.SSH_AUTH_SOCK } } : {}),
+          sshOptions: {
+            // docker-modem's ssh2 agent: the key stays in the worker's ssh agent, never in the settings.
+            ...(process.env.SSH_AUTH_SOCK ? { agent: process.env.SSH_AUTH_SOCK } : {}),
+            hostVerifier: (key: Buffer) => hostKeys.some((known) => known.equals(key)),
+          },
         },
       };
     }
@@ -117,10 +142,21 @@ function dockerEngine(
             "is TCP without TLS, which gives anyone who reaches the port root on that host",
             "Set AGENT_FIX_DOCKER_TLS_DIR to a directory of ca.pem, cert.pem and key.pem (Docker's DOCKER_CERT_PATH), or AGENT_FIX_DOCKER_INSECURE_TCP=true for an engine only this host reaches.",
           );
-        return { name, options: { protocol: "http", host: url.hostname, port } };
+        return {
+          name,
+          options: { protocol: "http", host: url.hostname, port },
+          remote: true,
+          cli: `docker --host ${name}`,
+        };
       }
-      const [ca, cert, key] = TLS_FILES.map((file) => tlsFile(settings.tlsDir as string, file, read));
-      return { name, options: { protocol: "https", host: url.hostname, port, ca, cert, key } };
+      const dir = settings.tlsDir;
+      const [ca, cert, key] = TLS_FILES.map((file) => tlsFile(dir, file, read));
+      return {
+        name,
+        options: { protocol: "https", host: url.hostname, port, ca, cert, key },
+        remote: true,
+        cli: `docker --host ${name} --tlsverify --tlscacert ${join(dir, "ca.pem")} --tlscert ${join(dir, "cert.pem")} --tlskey ${join(dir, "key.pem")}`,
+      };
     }
     default:
       return refuse(
@@ -148,4 +184,46 @@ function tlsFile(dir: string, file: string, read: (file: string) => Buffer): Buf
       hint: "Each of ca.pem, cert.pem and key.pem is a PEM file (-----BEGIN ...), as `docker --tlsverify` reads them.",
     });
   return content;
+}
+
+/**
+ * The host keys `known` (OpenSSH's known_hosts, default ~/.ssh/known_hosts) lists for `host` on `port`,
+ * by plain or hashed name (`[host]:port` off port 22, as ssh writes it); refused when there is none.
+ */
+function sshHostKeys(
+  entry: string,
+  host: string,
+  port: number,
+  known: string | undefined,
+  read: (file: string) => Buffer,
+): Buffer[] {
+  const file = known ?? join(homedir(), ".ssh", "known_hosts");
+  const name = port === 22 ? host : `[${host}]:${port}`;
+  let text = "";
+  try {
+    text = read(file).toString("utf8");
+  } catch {
+    // No file: no key known, refused below with how to add one.
+  }
+  const keys: Buffer[] = [];
+  for (const line of text.split("\n")) {
+    const [names = "", , key] = line.trim().split(/\s+/);
+    // Comments, and markers (@cert-authority, @revoked) this check does not read.
+    if (!key || names.startsWith("#") || names.startsWith("@")) continue;
+    if (names.startsWith("|1|") ? hashedName(names, name) : names.split(",").includes(name))
+      keys.push(Buffer.from(key, "base64"));
+  }
+  if (keys.length === 0)
+    refuse(
+      entry,
+      `has no host key in ${file}`,
+      `The worker checks the engine host's key as ssh does: add it with \`ssh-keyscan -p ${port} ${host} >> ${file}\` and compare its fingerprint (ssh-keygen -lf ${file}) with the host's own, or name another file with AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS.`,
+    );
+  return keys;
+}
+
+/** Whether a hashed known_hosts name (|1|salt|hash, HMAC-SHA1 of the name keyed by the salt) is `name`'s. */
+function hashedName(hashed: string, name: string): boolean {
+  const [, , salt = "", hash = ""] = hashed.split("|");
+  return createHmac("sha1", Buffer.from(salt, "base64")).update(name).digest("base64") === hash;
 }

@@ -49,7 +49,10 @@ type Hit = { path: string; name: string };
 
 /** The paths setup added or changed that a commit keeps (the container is stopped: nothing changes them). */
 export async function changedPaths(container: Docker.Container): Promise<string[]> {
-  const changes = ((await container.changes()) ?? []) as { Path: string; Kind: number }[];
+  // The engine answers `null` for a container that changed nothing, which dockerode hands back as the
+  // body's bytes (docker-modem keeps a body it cannot parse into a value): no change either way.
+  const answer: unknown = await container.changes();
+  const changes = (Array.isArray(answer) ? answer : []) as { Path: string; Kind: number }[];
   return changes
     .filter((change) => change.Kind !== 2)
     .map((change) => change.Path)

@@ -76,6 +76,9 @@ export async function startSandbox(
   try {
     const channel = await openCopyChannel(docker, container);
     const copied = sourceDir === null ? undefined : channel.send(sourceDir).then(() => mark("copied"));
+    // Awaited below; should the start fail first (an engine gone), the copy's own failure that follows
+    // must not go unhandled: it would end the worker process, and every run it holds with it.
+    copied?.catch(() => undefined);
     await container.start();
     mark("started");
     // Before any command of setup can run: the rules of its network, in the sandbox's namespace.

@@ -217,6 +217,12 @@ export interface SandboxProvider {
    * image id; rejects when the image is not on the engine. Absent when the driver cannot tell.
    */
   readonly toolchains?: ((image: string | undefined) => Promise<ImageToolchains>) | undefined;
+  /**
+   * The provider one run (its job id) uses for all of its calls, so that what it keeps, builds and starts
+   * is in one place (a pool of Docker engines: the engine the run holds, sandbox/docker/engine-pool.ts).
+   * Absent: the provider itself serves every run.
+   */
+  readonly forRun?: ((jobId: string) => SandboxProvider) | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

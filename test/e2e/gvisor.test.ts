@@ -12,12 +12,12 @@ import { once } from "node:events";
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider, LABEL } from "../../sandbox/docker/provider.js";
-import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
-import { OwnDockerd, RUNSC_RUNTIME } from "../support/own-dockerd.js";
+import { SANDBOX_IMAGE } from "../../sandbox/version.js";
+import { type OwnDockerd, RUNSC_RUNTIME } from "../support/own-dockerd.js";
 import { makeSourceDir } from "../support/sandbox-contract.js";
+import { sandboxEngine } from "../support/sandbox-engine.js";
 import { INJECT_EVERYWHERE, sandboxHardening } from "../support/sandbox-hardening.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
-import { slimSandboxImage } from "../support/slim-sandbox-image.js";
 import { Stack, sampleConfig } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";
 
@@ -35,14 +35,12 @@ describe.runIf(ready)("sandboxes under gVisor (runsc)", () => {
   const stack = new Stack({ model: null, worker: false });
   let source = "";
   beforeAll(async () => {
-    engine = await OwnDockerd.start({ runtimes: { runsc: RUNSC_RUNTIME } });
-    const load = async () => {
-      const { image } = await slimSandboxImage();
-      const ms = await engine.loadImage(image);
-      await engine.docker.getImage(image).tag({ repo: SANDBOX_IMAGE_NAME, tag: SANDBOX_IMAGE_VERSION });
-      console.log(`[gvisor] loading the slim sandbox image into the private engine took ${ms} ms`);
-    };
-    await Promise.all([load(), stack.start()]);
+    const [started] = await Promise.all([
+      sandboxEngine({ runtimes: { runsc: RUNSC_RUNTIME } }),
+      stack.start(),
+    ]);
+    engine = started.engine;
+    console.log(`[gvisor] loading the slim sandbox image into the private engine took ${started.loadMs} ms`);
     source = await makeSourceDir();
   }, 600_000);
   afterAll(async () => {

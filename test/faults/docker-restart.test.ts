@@ -12,11 +12,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineFault } from "../../sandbox/docker/engine-fault.js";
 import { DockerSandboxProvider } from "../../sandbox/docker/provider.js";
-import { SANDBOX_IMAGE, SANDBOX_IMAGE_NAME, SANDBOX_IMAGE_VERSION } from "../../sandbox/version.js";
+import { SANDBOX_IMAGE } from "../../sandbox/version.js";
 import { InfrastructureError } from "../../src/shared/errors.js";
-import { OwnDockerd } from "../support/own-dockerd.js";
+import type { OwnDockerd } from "../support/own-dockerd.js";
+import { sandboxEngine } from "../support/sandbox-engine.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
-import { slimSandboxImage } from "../support/slim-sandbox-image.js";
 import { Stack, sampleConfig } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";
 import { fixJobIdOf, jobRetries, reportFigure } from "./figures.js";
@@ -34,36 +34,20 @@ async function failureOf(call: Promise<unknown>): Promise<InfrastructureError> {
   return fault as InfrastructureError;
 }
 
-/** Whether a process of a sandbox container on `engine` runs `command` (seen in its processes). */
-async function running(engine: OwnDockerd, command: string): Promise<boolean> {
-  const containers = await engine.docker.listContainers({ filters: { label: ["agent-fix.job"] } });
-  for (const container of containers) {
-    const top = await engine.docker
-      .getContainer(container.Id)
-      .top()
-      .catch(() => undefined);
-    if (top?.Processes?.some((p: string[]) => p.join(" ").includes(command))) return true;
-  }
-  return false;
-}
-
 describe.runIf(ready)("the Docker engine restarted mid-run", () => {
   let engine: OwnDockerd;
   let loadMs = 0;
   const stack = new Stack({ model: null, worker: false });
   let source = "";
   beforeAll(async () => {
-    engine = await OwnDockerd.start();
     // The slim copy of the sandbox image (a third of its size) under the sandbox image's own name, so
     // the worker runs it as it runs its default image.
-    const load = async () => {
-      const { image, buildMs } = await slimSandboxImage();
-      const ms = await engine.loadImage(image);
-      await engine.docker.getImage(image).tag({ repo: SANDBOX_IMAGE_NAME, tag: SANDBOX_IMAGE_VERSION });
-      console.log(`[fault-figure] ${image}: built in ${(buildMs / 1000).toFixed(1)} s (0: reused)`);
-      return ms;
-    };
-    [loadMs] = await Promise.all([load(), stack.start()]);
+    const [started] = await Promise.all([sandboxEngine(), stack.start()]);
+    engine = started.engine;
+    loadMs = started.loadMs;
+    console.log(
+      `[fault-figure] ${started.slimImage}: built in ${(started.buildMs / 1000).toFixed(1)} s (0: reused)`,
+    );
     console.log(
       `[fault-figure] loading ${SANDBOX_IMAGE} (slim) into the private engine took ${(loadMs / 1000).toFixed(1)} s`,
     );
@@ -83,7 +67,7 @@ describe.runIf(ready)("the Docker engine restarted mid-run", () => {
     });
     try {
       const first = sandbox.exec("sleep 8", { timeoutMs: 60_000 }).catch((e: unknown) => e);
-      await waitFor("the command in the sandbox", () => running(engine, "sleep 8"), 30_000, 100);
+      await waitFor("the command in the sandbox", () => engine.running("sleep 8"), 30_000, 100);
       // The next command goes as soon as the running one ends, as the agent's does: while the engine
       // shuts down (its socket answers, the container still shows as running for a moment) or is gone.
       const restarted = engine.restart();
@@ -125,7 +109,7 @@ describe.runIf(ready)("the Docker engine restarted mid-run", () => {
     // The replay's first step sleeps 8 s in the agent's sandbox, on the private engine.
     await waitFor("the agent's first step", () => stack.inPhase(issue, "Working on a fix"), 180_000);
     // The engine goes while the agent's command runs in its sandbox (`sleep 8`, seen in its processes).
-    await waitFor("the agent's command in its sandbox", () => running(engine, "sleep 8"), 60_000, 200);
+    await waitFor("the agent's command in its sandbox", () => engine.running("sleep 8"), 60_000, 200);
     await engine.restart();
     const back = Date.now();
 

@@ -72,6 +72,11 @@ export async function makeDockerTls(dir: string): Promise<DockerTls> {
 export interface TcpForward {
   /** The loopback port here that reaches the engine's port. */
   port: number;
+  /**
+   * From now on no byte passes either way and new connections are taken and held: what a worker sees of
+   * an engine whose host vanished or whose network dropped (nothing refuses, nothing answers).
+   */
+  silence(): void;
   close(): Promise<void>;
 }
 
@@ -98,12 +103,19 @@ export async function forwardTcp(pid: number, dir: string, port: number): Promis
       throw new Error(`the forwarder into dockerd's namespace exited ${inner.exitCode}`);
     await sleep(50);
   }
-  const open = new Set<Socket>();
+  const open = new Map<Socket, Socket | null>();
+  let silent = false;
   // Half-open both ways: a sandbox's copy ends its input (stdin's end) and still reads the container's output.
   const outer: Server = createServer({ allowHalfOpen: true }, (client) => {
-    const upstream = connect({ path: socket, allowHalfOpen: true });
-    open.add(client);
     client.on("close", () => open.delete(client));
+    client.on("error", () => undefined);
+    if (silent) {
+      open.set(client, null); // taken, never answered
+      client.pause();
+      return;
+    }
+    const upstream = connect({ path: socket, allowHalfOpen: true });
+    open.set(client, upstream);
     client.pipe(upstream).pipe(client);
     upstream.on("error", () => client.destroy());
     client.on("error", () => upstream.destroy());
@@ -111,9 +123,21 @@ export async function forwardTcp(pid: number, dir: string, port: number): Promis
   await new Promise<void>((done) => outer.listen(0, "127.0.0.1", done));
   return {
     port: (outer.address() as AddressInfo).port,
+    silence: () => {
+      silent = true;
+      for (const [client, upstream] of open) {
+        client.unpipe();
+        upstream?.unpipe();
+        client.pause();
+        upstream?.pause();
+      }
+    },
     close: async () => {
       inner.kill("SIGTERM");
-      for (const client of open) client.destroy();
+      for (const [client, upstream] of open) {
+        client.destroy();
+        upstream?.destroy();
+      }
       await new Promise<void>((done) => outer.close(() => done()));
       execFileSync("rm", ["-f", socket]);
     },

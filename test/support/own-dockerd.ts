@@ -25,7 +25,7 @@ const ENGINE_TLS_PORT = 2376;
  */
 export const RUNSC_RUNTIME = { path: "/usr/bin/runsc", runtimeArgs: ["--platform=ptrace", "--network=none"] };
 
-interface OwnDockerdOptions {
+export interface OwnDockerdOptions {
   /** Runtimes beside runc, as daemon.json's "runtimes" names them. */
   runtimes?: Record<string, { path: string; runtimeArgs?: string[] }>;
   /**
@@ -110,13 +110,22 @@ export class OwnDockerd {
     throw new Error(`dockerd at ${this.host} did not answer within 30 s`);
   }
 
-  /** SIGTERM, as `systemctl restart docker` stops it: its containers are stopped with it. */
   /** DOCKER_HOST of its TLS port, on this host's loopback; only with the `tls` option. */
   get tcpHost(): string {
     if (!this.forward) throw new Error("this dockerd was started without tls");
     return `tcp://127.0.0.1:${this.forward.port}`;
   }
 
+  /**
+   * Its TLS port stops answering, as a host that vanished from the network: nothing refuses, nothing
+   * answers, the connections open stay open (docker-tls.ts). `stop()` or `restart()` ends it.
+   */
+  silenceTcp(): void {
+    if (!this.forward) throw new Error("this dockerd was started without tls");
+    this.forward.silence();
+  }
+
+  /** SIGTERM, as `systemctl restart docker` stops it: its containers are stopped with it. */
   async stop(): Promise<void> {
     await this.forward?.close();
     this.forward = undefined;
@@ -130,6 +139,20 @@ export class OwnDockerd {
   async restart(): Promise<void> {
     await this.stop();
     await this.start();
+  }
+
+  /** Whether a process of a sandbox container here runs `command` (seen in its processes). */
+  async running(command: string): Promise<boolean> {
+    const docker = this.docker;
+    const containers = await docker.listContainers({ filters: { label: ["agent-fix.job"] } });
+    for (const container of containers) {
+      const top = await docker
+        .getContainer(container.Id)
+        .top()
+        .catch(() => undefined); // gone meanwhile
+      if (top?.Processes?.some((p: string[]) => p.join(" ").includes(command))) return true;
+    }
+    return false;
   }
 
   /** Copies `image` from the shared engine into this one; returns the milliseconds it took. */

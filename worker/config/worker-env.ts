@@ -36,6 +36,13 @@ export const workerEnvSchema = z.object({
     .describe(
       "A directory of ca.pem, cert.pem and key.pem, as Docker's DOCKER_CERT_PATH: the engines' CA and this worker's client certificate, for every tcp:// engine of AGENT_FIX_DOCKER_HOSTS.",
     ),
+  AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "OpenSSH's known_hosts file holding the host key of every ssh:// engine of AGENT_FIX_DOCKER_HOSTS, checked at each connection as ssh checks it; default ~/.ssh/known_hosts.",
+    ),
   AGENT_FIX_DOCKER_INSECURE_TCP: z
     .enum(["true", "false"])
     .default("false")

@@ -69,11 +69,15 @@ export class RunSandboxes {
   /** The run's signal, when given: a cancel disposes every sandbox at once. */
   private readonly signal: AbortSignal | undefined;
 
+  /** The run's own provider: its kept environment, its image and its sandboxes in one place. */
+  private readonly provider: SandboxProvider;
+
   constructor(
-    private readonly provider: SandboxProvider,
+    provider: SandboxProvider,
     private base: Omit<StartSandboxOptions, "sourceDir" | "networkForSetup" | "setupUser" | "signal">,
     signal?: AbortSignal,
   ) {
+    this.provider = provider.forRun?.(base.jobId) ?? provider;
     this.signal = signal;
     signal?.addEventListener("abort", this.onAbort, { once: true });
   }

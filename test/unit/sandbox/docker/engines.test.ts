@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { createHmac, randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -27,6 +28,21 @@ function tlsDir(): string {
   return dir;
 }
 
+/** A host key made with ssh-keygen: its known_hosts type and base64 blob. */
+function hostKey(): { type: string; blob: string } {
+  const dir = mkdtempSync(join(tmpdir(), "af-hostkey-"));
+  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", join(dir, "key")]);
+  const [type = "", blob = ""] = readFileSync(join(dir, "key.pub"), "utf8").split(" ");
+  return { type, blob };
+}
+
+/** A known_hosts file of `lines`. */
+function knownHosts(lines: string[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), "af-known-")), "known_hosts");
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  return file;
+}
+
 function refusal(call: () => unknown): ConfigError {
   try {
     call();
@@ -40,9 +56,11 @@ function refusal(call: () => unknown): ConfigError {
 describe("dockerEngines", () => {
   it("reads DOCKER_HOST's forms: a socket, TCP with the TLS directory's files, SSH as a user", () => {
     const dir = tlsDir();
+    const key = hostKey();
     const engines = dockerEngines({
       hosts: "unix:///var/run/docker.sock, tcp://10.0.0.5, ssh://agent@build-2:2222",
       tlsDir: dir,
+      knownHosts: knownHosts([`[build-2]:2222 ${key.type} ${key.blob}`]),
     });
     expect(engines.map((e) => e.name)).toEqual([
       "unix:///var/run/docker.sock",
@@ -92,5 +110,36 @@ describe("dockerEngines", () => {
       /named twice/,
     );
     expect(refusal(() => dockerEngines({ hosts: " , " })).message).toMatch(/names no engine/);
+  });
+
+  it("checks an SSH engine's host key against known_hosts, plain or hashed, and refuses a host it lacks", () => {
+    const key = hostKey();
+    const other = hostKey();
+    const verifier = (hosts: string, known: string) => {
+      const [engine] = dockerEngines({ hosts, knownHosts: known });
+      const options = engine?.options.sshOptions as { hostVerifier: (key: Buffer) => boolean };
+      return options.hostVerifier;
+    };
+    const plain = verifier(
+      "ssh://agent@10.0.0.7",
+      knownHosts([`# a comment`, `build-2,10.0.0.7 ${key.type} ${key.blob}`]),
+    );
+    expect(plain(Buffer.from(key.blob, "base64"))).toBe(true);
+    expect(plain(Buffer.from(other.blob, "base64"))).toBe(false);
+    // As `ssh-keygen -H` writes it: |1|salt|HMAC-SHA1(salt, "[host]:port").
+    const salt = randomBytes(20);
+    const hash = createHmac("sha1", salt).update("[10.0.0.7]:2222").digest("base64");
+    const hashed = verifier(
+      "ssh://agent@10.0.0.7:2222",
+      knownHosts([`|1|${salt.toString("base64")}|${hash} ${key.type} ${key.blob}`]),
+    );
+    expect(hashed(Buffer.from(key.blob, "base64"))).toBe(true);
+    expect(hashed(Buffer.from(other.blob, "base64"))).toBe(false);
+    // Known on port 22 only: port 2222 is another host to ssh.
+    const file = knownHosts([`10.0.0.7 ${key.type} ${key.blob}`]);
+    const unknown = refusal(() => dockerEngines({ hosts: "ssh://agent@10.0.0.7:2222", knownHosts: file }));
+    expect(unknown.message).toContain(`"ssh://agent@10.0.0.7:2222" has no host key in ${file}`);
+    expect(unknown.hint).toContain(`ssh-keyscan -p 2222 10.0.0.7 >> ${file}`);
+    expect(unknown.hint).toContain("AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS");
   });
 });
