@@ -262,9 +262,11 @@ export function createGate<T = never>(
           "The repository's files are the same as the commit you started from: there is no change to test.",
       };
     }
-    const beside = alongside ? startBeside(alongside, change, signal) : null;
     // Without work beside it, the next attempt (or the proof) gets a sandbox started while this one tests.
-    const verdict = await verdictOf(change, signal, !beside).catch((error: unknown) => {
+    const judged = verdictOf(change, signal, !alongside);
+    // Begun second: the gate, which the agent waits for, takes the sandbox started ahead.
+    const beside = alongside ? startBeside(alongside, change, signal) : null;
+    const verdict = await judged.catch((error: unknown) => {
       beside?.stop.abort();
       throw error;
     });
