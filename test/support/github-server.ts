@@ -362,7 +362,8 @@ export class GitHubServer {
       text?: string,
     ) => {
       const used = actor.startsWith("installation") && token ? { token } : {};
-      this.state.requests.push({ method, path, status, actor, ...used });
+      const answeredAt = performance.timeOrigin + performance.now();
+      this.state.requests.push({ method, path, status, actor, ...used, answeredAt });
       if (raw) res.writeHead(status, { ...headers, "content-type": "application/vnd.github.raw" }).end(raw);
       else if (text !== undefined)
         res.writeHead(status, { ...headers, "content-type": "text/plain; charset=utf-8" }).end(text);

@@ -56,11 +56,15 @@ export function runAdmission(deps: FairnessDeps) {
     async admit(job: AdmittedJob): Promise<Admission> {
       const data = job.data;
       const jobId = job.id ?? "";
-      const limits = await limitsFor(deps.redis, deps.names, deps.quotas, data.accountId);
       // One enqueue is one run, whatever happens to it after it first started.
       const run = `${jobId}@${job.timestamp}`;
-      const resumed = await deps.usage.counted(data.repoId, run);
-      const overBudget = resumed ? null : await budgetHeld(deps.usage, data, limits);
+      // Read at once (one round trip, not three): this is on the path of every run's start.
+      const [limits, resumed, spent] = await Promise.all([
+        limitsFor(deps.redis, deps.names, deps.quotas, data.accountId),
+        deps.usage.counted(data.repoId, run),
+        deps.usage.spentThisMonth(data.installationId),
+      ]);
+      const overBudget = resumed ? null : budgetHeld(spent, limits);
       if (overBudget) return refuse(deps, data, limits, overBudget);
       const slot: SlotRequest = {
         installationId: data.installationId,
@@ -94,10 +98,9 @@ export function runAdmission(deps: FairnessDeps) {
 }
 export type RunAdmission = ReturnType<typeof runAdmission>;
 
-async function budgetHeld(usage: RunUsage, data: FixJobData, limits: AppliedLimits): Promise<HeldBy | null> {
-  if (limits.monthlyBudgetUsd === null) return null;
-  const spent = await usage.spentThisMonth(data.installationId);
-  if (spent < limits.monthlyBudgetUsd) return null;
+/** The monthly budget, when the installation's spend this month has reached it. */
+function budgetHeld(spent: number, limits: AppliedLimits): HeldBy | null {
+  if (limits.monthlyBudgetUsd === null || spent < limits.monthlyBudgetUsd) return null;
   return {
     limit: "monthlyBudgetUsd",
     value: limits.monthlyBudgetUsd,

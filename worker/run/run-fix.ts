@@ -4,8 +4,9 @@
  *      round's conflicting merge is started on the host, its conflicts the agent's task
  *   2. prepare: setup on the default branch's files, or the environment a run like it kept
  *   3. start the agent's sandbox, then the baseline (the tests before any change) alongside the agent
- *   4. solve: the agent works in its sandbox, and each submission is gated by the tests
- *   5. prove: the new tests fail without the fix
+ *   4. solve: the agent works in its sandbox, and each submission is gated by the tests; the proof
+ *      of a submission starts beside its gate, in a sandbox of its own
+ *   5. prove: the new tests fail without the fix (the passing gate's proof, waited for)
  *   6. commit and push the change the gate tested
  *   7. the app's check run on the pushed commit, in progress
  *   8. publish: the draft pull request, the review request, the summary; the check run completed
@@ -24,7 +25,7 @@ import { fixTask, type Issue, type Task } from "./open/task.js";
 import { makeCheckoutRoot } from "./open/work-dirs.js";
 import { prepare, runSandboxes, startAgentSandbox } from "./prepare/prepare.js";
 import type { RunSandboxes } from "./prepare/run-sandboxes.js";
-import { prove } from "./prove/prove-tests.js";
+import { prove, proveTests } from "./prove/prove-tests.js";
 import { startCheckRun } from "./publish/check-run.js";
 import { pullRequestDraft } from "./publish/github-publisher.js";
 import { publish } from "./publish/publish-pull-request.js";
@@ -68,11 +69,12 @@ export async function runFix(
       secrets: issue.setupSecrets,
       status: run.status,
       logger: run.log,
+      proveAlongside: (change, signal) => proveTests(gate, change, config.testPaths, signal),
     });
     clock.add(solved.timings);
     if (solved.kind !== "submitted")
       return await noPullRequest(run, issue, config, solved, baseline, clock.timings);
-    const proved = await prove(gate, solved.tested, config.testPaths, run.signal);
+    const proved = await prove(gate, solved.tested, config.testPaths, run.signal, solved.proof);
     clock.add(proved.timings);
     // The sandboxes go while the change is pushed and published; the status says done once they are gone.
     const removed = sandboxes.disposeAll();

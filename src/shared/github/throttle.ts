@@ -6,9 +6,9 @@
  * `maxWaitSeconds` per wait. With Probot's `redisConfig` the plugin's limiters live in Redis, so every
  * process of a deployment spaces its writes together; `id` keeps two apps on one Redis apart.
  */
-import Bottleneck from "bottleneck";
 import { ProbotOctokit } from "probot";
 import { type GitHubCaller, metrics } from "../metrics/registry.js";
+import { RequestRetries, serverErrorRetries } from "./request-retries.js";
 
 interface ThrottleSettings {
   /** Limiters' name in Redis: one per app. */
@@ -74,37 +74,48 @@ function countingFetch(caller: GitHubCaller, inner: Fetch = globalThis.fetch): F
   };
 }
 
-let unspaced: Record<"global" | "write" | "search" | "notifications", Bottleneck.Group> | undefined;
+/**
+ * Limiters that limit nothing, in the shape plugin-throttling calls (`group.key(id).schedule(options,
+ * job, ...args)`): without spacing (stand-ins) a Bottleneck group would only add its own latency.
+ */
+const passThrough = {
+  key: () => ({
+    schedule: <A extends unknown[], T>(_options: unknown, job: (...args: A) => T, ...args: A) => job(...args),
+  }),
+};
+const unspacedGroups = {
+  global: passThrough,
+  auth: passThrough,
+  write: passThrough,
+  search: passThrough,
+  notifications: passThrough,
+};
 
-/** Limiters that space nothing (the plugin's defaults wait 1-3 s between writes). */
-function unspacedGroups() {
-  unspaced ??= {
-    global: new Bottleneck.Group({ maxConcurrent: 10 }),
-    write: new Bottleneck.Group({ maxConcurrent: 1 }),
-    search: new Bottleneck.Group({ maxConcurrent: 1 }),
-    notifications: new Bottleneck.Group({ maxConcurrent: 1 }),
-  };
-  return unspaced;
-}
-
-/** Probot's Octokit with rate limits waited out; pass it as Probot's `Octokit`. */
+/**
+ * Probot's Octokit with rate limits waited out and server errors retried; pass it as Probot's
+ * `Octokit`. Both retries run in plain loops (request-retries.ts); with spacing on, the plugin's
+ * limiters (in the deployment's Redis) still space the writes.
+ */
 export function throttledOctokit(settings: ThrottleSettings): typeof ProbotOctokit {
   // The function form: an object passed to defaults() would lose to Probot's own throttle options.
-  return ProbotOctokit.defaults((options: Record<string, unknown>) => {
+  return ProbotOctokit.plugin(serverErrorRetries()).defaults((options: Record<string, unknown>) => {
     const request = (options.request ?? {}) as { fetch?: Fetch };
     return {
       ...options,
       request: { ...request, fetch: countingFetch(settings.caller, request.fetch) },
+      // Probot's plugin-retry builds a Bottleneck per request: serverErrorRetries has its policy instead.
+      retry: { ...(options.retry as object), enabled: false },
       throttle: {
         ...(options.throttle as object),
         enabled: true,
         id: settings.id,
         onSecondaryRateLimit: waitOut("secondary", settings),
         onRateLimit: waitOut("primary", settings),
-        ...(settings.spacing ? {} : unspacedGroups()),
+        retryLimiter: new RequestRetries(),
+        ...(settings.spacing ? {} : unspacedGroups),
       },
     };
-  });
+  }) as typeof ProbotOctokit;
 }
 
 /** Whether GitHub refused a request for a rate limit (primary or secondary), as the plugin tells them. */

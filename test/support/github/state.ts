@@ -111,6 +111,8 @@ export interface RequestRecord {
   token?: string;
   /** Answered by an injected fault (failNext, rateLimitNext), not by the route. */
   fault?: true;
+  /** When the answer was sent (epoch ms, sub-millisecond): where a webhook's time goes (bench/pipeline.ts). */
+  answeredAt?: number;
 }
 
 interface IssuedToken {

@@ -41,6 +41,24 @@ interface ContentEntry {
   target?: string;
 }
 
+/**
+ * A reader that has begun reading `paths` (all at once: each is a round trip to GitHub, and looked up in
+ * series they add up on the path of every run); any other path is read when asked. A read that failed
+ * counts only when its path is asked for.
+ */
+export function readingAhead<T>(
+  read: (path: string) => Promise<T>,
+  paths: readonly string[],
+): (path: string) => Promise<T> {
+  const ahead = new Map<string, Promise<T>>();
+  for (const path of paths) {
+    const pending = read(path);
+    pending.catch(() => {});
+    ahead.set(path, pending);
+  }
+  return (path) => ahead.get(path) ?? read(path);
+}
+
 /** A file's text, or why there is none (404: the file or the repository does not exist for this token). */
 export async function readContents(
   api: ContentsApi,

@@ -15,7 +15,7 @@ import type { DetectedPart, Ecosystem } from "../../config/detect/ecosystem-rule
 import { REPO_CONFIG_PATH } from "../../config/repo.js";
 import { checkDockerfile, devcontainerBuild, type ImageBuild } from "./devcontainer-build.js";
 
-const DEVCONTAINER_PATHS = [".devcontainer/devcontainer.json", ".devcontainer.json"] as const;
+export const DEVCONTAINER_PATHS = [".devcontainer/devcontainer.json", ".devcontainer.json"] as const;
 
 type ImageSource = typeof REPO_CONFIG_PATH | (typeof DEVCONTAINER_PATHS)[number];
 

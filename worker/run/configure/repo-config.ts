@@ -29,11 +29,12 @@ import {
   validateRepoConfig,
 } from "../../config/repo.js";
 import type { DetectedSetup } from "../prepare/setup.js";
-import { type ContentsApi, readContents, type Where } from "./contents.js";
+import { type ContentsApi, readContents, readingAhead, type Where } from "./contents.js";
 import { detectFromRepository } from "./detect.js";
 import type { ImageBuild } from "./devcontainer-build.js";
 import {
   chooseRepoImage,
+  DEVCONTAINER_PATHS,
   declinedDevcontainerNote,
   imageAllowed,
   toolchainImageChoice,
@@ -134,6 +135,12 @@ export async function loadRepoConfig(
 ): Promise<LoadedRepoConfig> {
   const { owner } = where;
   const orgSource = `${owner}/${ORG_CONFIG_REPO}: ${REPO_CONFIG_PATH}`;
+  // The devcontainer's files are asked for with the config's, not after it: they choose the image
+  // only when the config names none, but in series they would cost two more round trips every run.
+  const readDefaultBranch = readingAhead(
+    (path) => fetchRepoConfigText(sources.repo, { owner, repo: where.repo, ref: where.defaultBranch }, path),
+    DEVCONTAINER_PATHS,
+  );
   const [orgText, repoText, template] = await Promise.all([
     sources.org && where.repo !== ORG_CONFIG_REPO
       ? fetchRepoConfigText(sources.org, { owner, repo: ORG_CONFIG_REPO })
@@ -168,11 +175,7 @@ export async function loadRepoConfig(
     // Setup commands a file names are kept; detected ones are used only where no file names any.
     if (data.setup?.commands === undefined) config.setup.commands = detection.setup;
   }
-  const chosen = await chooseRepoImage(
-    (path) => fetchRepoConfigText(sources.repo, { owner, repo: where.repo, ref: where.defaultBranch }, path),
-    config.sandbox?.image,
-    rules.policy.images,
-  );
+  const chosen = await chooseRepoImage(readDefaultBranch, config.sandbox?.image, rules.policy.images);
   // A devcontainer image the operator does not allow is set aside: the run chooses as without one.
   const declined = chosen && "declined" in chosen ? chosen : undefined;
   const repoChoice = chosen && !("declined" in chosen) ? chosen : undefined;

@@ -31,15 +31,21 @@ export async function proveTests(
   return { testFiles, before: await testChange(setup, change, { signal, paths: testFiles }) };
 }
 
-/** The proof as a step of the run, and where its time went: its test run, and the sandbox around it. */
+/**
+ * The proof as a step of the run, and where its time went: its test run, and the sandbox around it.
+ * `started`: the proof of this very change begun beside its gate (solve's `proveAlongside`), waited
+ * for here; only the time left of it counts, its tests first.
+ */
 export async function prove(
   setup: GateSetup,
   change: TestedChange,
   patterns: readonly string[] | undefined,
   signal: AbortSignal,
+  started?: Promise<TestProof> | null,
 ): Promise<{ proof: TestProof; timings: RunTimings }> {
-  const started = Date.now();
-  const proof = await proveTests(setup, change, patterns, signal);
-  const tests = proof.before?.durationMs ?? 0;
-  return { proof, timings: { sandbox: Date.now() - started - tests, tests } };
+  const waitFrom = Date.now();
+  const proof = await (started ?? proveTests(setup, change, patterns, signal));
+  const waited = Date.now() - waitFrom;
+  const tests = Math.min(proof.before?.durationMs ?? 0, waited);
+  return { proof, timings: { sandbox: waited - tests, tests } };
 }

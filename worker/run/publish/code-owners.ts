@@ -8,7 +8,7 @@
  * skips as errors, as this does. The file is read through the contents API, never from a checkout.
  */
 import ignore from "ignore";
-import { type ContentsApi, readContents, type Where } from "../configure/contents.js";
+import { type ContentsApi, readContents, readingAhead, type Where } from "../configure/contents.js";
 
 /** Where GitHub looks for CODEOWNERS, in the order it looks. */
 const CODEOWNERS_PATHS = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"] as const;
@@ -40,9 +40,11 @@ interface Reviewers {
 
 /** The repository's CODEOWNERS file, or null when it has none where GitHub looks. */
 export async function readCodeOwners(api: ContentsApi, where: Where): Promise<CodeOwners | null> {
+  // All three asked at once; the first in GitHub's order that is a file wins, as when asked in turn.
+  const read = readingAhead((path) => readContents(api, where, path, MAX_BYTES), CODEOWNERS_PATHS);
   for (const path of CODEOWNERS_PATHS) {
-    const read = await readContents(api, where, path, MAX_BYTES);
-    if (read.kind === "file") return { path, rules: parseCodeOwners(read.text) };
+    const found = await read(path);
+    if (found.kind === "file") return { path, rules: parseCodeOwners(found.text) };
   }
   return null;
 }

@@ -134,12 +134,36 @@ async function refuseLargeChange(base: BaseCommit, tree: string, intake: IntakeL
   return patch;
 }
 
-export interface PipelineGate {
+export interface PipelineGate<T = never> {
   gate: Gate;
   /** The change the last gate run tested (null before the first). */
   lastTested(): TestedChange | null;
   /** The last gate's test run, with the change it tested (null before the first). */
   lastRun(): { change: TestedChange; run: TestRun } | null;
+  /** The work started beside the gate that passed `change` (null: none, or that gate failed). */
+  alongsideOf(change: TestedChange): Promise<T> | null;
+  /** Stops the work beside the last gate (the run ends without publishing it). */
+  stopAlongside(): void;
+}
+
+/**
+ * Work on a submitted change that only a passing gate needs (the proof), run in its own sandbox while
+ * the gate's tests run rather than after them: stopped (`signal`) when the gate fails or the agent
+ * submits again, as nothing would use it.
+ */
+export type AlongsideGate<T> = (change: TestedChange, signal: AbortSignal) => Promise<T>;
+
+interface Beside<T> {
+  tree: string;
+  work: Promise<T>;
+  stop: AbortController;
+}
+
+function startBeside<T>(alongside: AlongsideGate<T>, change: TestedChange, signal?: AbortSignal): Beside<T> {
+  const stop = new AbortController();
+  const work = alongside(change, signal ? AbortSignal.any([stop.signal, signal]) : stop.signal);
+  work.catch(() => {}); // its taker awaits it; a stopped one is nobody's
+  return { tree: change.tree, work, stop };
 }
 
 /** Reads the agent's workspace files out of its sandbox (never through its shell) and computes the change. */
@@ -205,14 +229,22 @@ export async function testChange(
  * workspace's files, computes the change on the host, and runs the tests on it in a fresh sandbox; the
  * change it tested is what the trajectory records and what is published.
  */
-export function createGate(
+export function createGate<T = never>(
   setup: GateSetup,
   workspace: Sandbox,
   onRun?: (run: TestRun) => void,
-): PipelineGate {
+  alongside?: AlongsideGate<T>,
+): PipelineGate<T> {
   let tested: TestedChange | null = null;
   let lastRun: { change: TestedChange; run: TestRun } | null = null;
+  let passedBeside: Beside<T> | null = null;
+  const stopAlongside = () => {
+    passedBeside?.stop.abort();
+    passedBeside = null;
+  };
   const gate: Gate = async (_agentPatch, signal) => {
+    // A new submission: what ran beside the last gate is of no use any more.
+    stopAlongside();
     let change: TestedChange;
     try {
       change = await captureChange(setup, workspace);
@@ -230,8 +262,25 @@ export function createGate(
           "The repository's files are the same as the commit you started from: there is no change to test.",
       };
     }
-    // The next attempt (or the proof) gets a sandbox started while this one tests.
-    const run = await testChange(setup, change, { signal, prewarmNext: true });
+    // Without work beside it, the next attempt (or the proof) gets a sandbox started while this one tests.
+    const judged = verdictOf(change, signal, !alongside);
+    // Begun second: the gate, which the agent waits for, takes the sandbox started ahead.
+    const beside = alongside ? startBeside(alongside, change, signal) : null;
+    const verdict = await judged.catch((error: unknown) => {
+      beside?.stop.abort();
+      throw error;
+    });
+    if (verdict.passed) passedBeside = beside;
+    else if (beside) {
+      beside.stop.abort();
+      // The sandbox the work beside it held is gone: the next attempt's starts now, while the agent reads.
+      setup.sandboxes.prewarm(setup.prepared.dir);
+    }
+    return verdict;
+  };
+  /** The tests on the change in a fresh sandbox, and what the agent is told of them. */
+  const verdictOf = async (change: TestedChange, signal: AbortSignal | undefined, prewarmNext: boolean) => {
+    const run = await testChange(setup, change, { signal, prewarmNext });
     tested = change;
     lastRun = { change, run };
     onRun?.(run);
@@ -250,7 +299,13 @@ export function createGate(
     // A run that goes on though the tests failed before: the model is told so with the verdict.
     return baseline ? withBaselineNote(verdict, baseline, command) : verdict;
   };
-  return { gate, lastTested: () => tested, lastRun: () => lastRun };
+  return {
+    gate,
+    lastTested: () => tested,
+    lastRun: () => lastRun,
+    alongsideOf: (change) => (passedBeside?.tree === change.tree ? passedBeside.work : null),
+    stopAlongside,
+  };
 }
 
 /** The paths a unified diff touches (both sides of a rename), without a/ and b/ prefixes. */

@@ -27,7 +27,7 @@ const LIMIT_EXITS: ReadonlySet<ExitReason> = new Set<LimitReason>([
 
 interface LeftWorkInput {
   trajectory: Trajectory;
-  gate: PipelineGate;
+  gate: Pick<PipelineGate<unknown>, "lastRun" | "lastTested">;
   setup: GateSetup;
   /** The agent's sandbox, still running. */
   workspace: Sandbox;

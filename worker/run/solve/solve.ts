@@ -10,11 +10,12 @@ import { exitOf } from "../../agent/exit.js";
 import type { Logger } from "../../log.js";
 import type { RunTimings } from "../../run-end.js";
 import { progressIsBestEffort } from "../open/status-comment.js";
+import type { TestProof } from "../prove/prove-tests.js";
 import type { Baseline } from "../tests/baseline-alongside.js";
 import type { TestRun } from "../tests/test-run.js";
 import { timeoutWords } from "../tests/test-verdicts.js";
 import { type AgentRunner, gatePassed } from "./agent-run-input.js";
-import { createGate, type GateSetup, type TestedChange } from "./gate.js";
+import { type AlongsideGate, createGate, type GateSetup, type TestedChange } from "./gate.js";
 import { captureLeftWork, endingOf } from "./left-work.js";
 import { throttled } from "./throttled.js";
 
@@ -38,10 +39,18 @@ interface SolveInput {
   secrets: Record<string, string>;
   status: { progress(phase: Phase, info?: { step?: number; maxSteps?: number }): Promise<void> };
   logger?: Logger | undefined;
+  /** The proof, started beside each gate on its change (prove waits for the passing one's). */
+  proveAlongside?: AlongsideGate<TestProof> | undefined;
 }
 
 export type Solved = { timings: RunTimings } & (
-  | { kind: "submitted"; trajectory: Trajectory; tested: TestedChange }
+  | {
+      kind: "submitted";
+      trajectory: Trajectory;
+      tested: TestedChange;
+      /** The proof of `tested` begun beside its gate (null without `proveAlongside`). */
+      proof: Promise<TestProof> | null;
+    }
   /** The agent stopped without a change the tests pass on; `work` is what it left on a limit. */
   | { kind: "no_pull_request"; reason: string; trajectory: Trajectory; work: LeftWork | null }
   /** The baseline stopped the run (the tests fail before any change); the trajectory when the agent ended. */
@@ -62,10 +71,15 @@ export async function solve(input: SolveInput): Promise<Solved> {
   let gateTestMs = 0;
   // The gate's tests run while the baseline may still run; its verdict waits for the baseline.
   const setup = baseline ? { ...gateSetup, baseline: baseline.settled } : gateSetup;
-  const gate = createGate(setup, sandbox, (run) => {
-    gateTestMs += run.durationMs;
-    stepStatus.push({ phase: "testing", info: {} });
-  });
+  const gate = createGate(
+    setup,
+    sandbox,
+    (run) => {
+      gateTestMs += run.durationMs;
+      stepStatus.push({ phase: "testing", info: {} });
+    },
+    input.proveAlongside,
+  );
   // The first gate's sandbox starts while the agent works (the baseline's start does it when there is one).
   if (!baseline) gateSetup.sandboxes.prewarm(gateSetup.prepared.dir);
   let trajectory: Trajectory;
@@ -81,6 +95,7 @@ export async function solve(input: SolveInput): Promise<Solved> {
       baseCommit: gateSetup.prepared.base.commit,
     });
   } catch (error) {
+    gate.stopAlongside();
     // A baseline that stops the run is the first reason: an agent that failed on its own meanwhile (no
     // model key, say) waits for the baseline's verdict.
     const stop = input.signal.aborted ? null : await baselineStopOf(error, baseline);
@@ -90,16 +105,23 @@ export async function solve(input: SolveInput): Promise<Solved> {
     stepStatus.stop();
   }
   // A run the baseline stops ends with the baseline's reason, whatever the agent did meanwhile.
-  const stop = await baselineStopAfterAgent(signal, baseline?.settled);
-  if (stop) return { kind: "baseline_stopped", stop, trajectory, timings: {} };
+  const stop = await baselineStopAfterAgent(signal, baseline?.settled).catch((error: unknown) => {
+    gate.stopAlongside();
+    throw error;
+  });
+  if (stop) {
+    gate.stopAlongside();
+    return { kind: "baseline_stopped", stop, trajectory, timings: {} };
+  }
   input.signal.throwIfAborted();
   const agentDone = Date.now();
   const timings = solveTimings(agentDone - started, trajectory, gateTestMs, await baselineRun(baseline));
   const tested = gate.lastTested();
   if (gatePassed(trajectory) && tested && tested.patch === trajectory.info.submission) {
     gateSetup.sandboxes.release(sandbox);
-    return { kind: "submitted", trajectory, tested, timings };
+    return { kind: "submitted", trajectory, tested, proof: gate.alongsideOf(tested), timings };
   }
+  gate.stopAlongside();
   const reason = explainNoPullRequest(trajectory, setup.test.command, gate.lastRun()?.run);
   // Read before the agent's sandbox goes: a run stopped by a limit keeps its work visible.
   const work = await captureLeftWork({

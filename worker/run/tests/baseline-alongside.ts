@@ -1,6 +1,7 @@
 /**
  * The baseline, run alongside the agent: the baseline starts its own sandbox from the
- * prepared tree once the agent's is up, so the agent's first step never waits for the tests. Its result
+ * prepared tree once the agent's is up (the first gate's with it), so the agent's first step never
+ * waits for the tests. Its result
  * is needed only when the agent submits (the gate waits for it there) and when the agent ends. A baseline
  * that says the run cannot go on (the tests already fail, and the repository does not allow it) stops the
  * agent through its signal, and the run ends with the same status as when the baseline came first.
@@ -32,25 +33,26 @@ export function startBaselineAlongside(options: BaselineOptions): Baseline {
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
   let measuredMs: number | null = null;
-  const settled = options.sandboxes
-    // The first gate's sandbox starts once the baseline's is up: one start at a time on the warm path.
-    .using(options.dir, (sandbox) => runBaseline(sandbox, options.test, options.signal), {
-      prewarmNext: true,
-    })
-    .then(
-      (run) => {
-        measuredMs = run.durationMs;
-        const reason = options.stopsRun(run);
-        if (reason === null) return run;
-        const error = new BaselineStop(reason, run);
-        stop.abort(error);
-        throw error;
-      },
-      (error: unknown) => {
-        stop.abort(error);
-        throw error;
-      },
-    );
+  const running = options.sandboxes.using(options.dir, (sandbox) =>
+    runBaseline(sandbox, options.test, options.signal),
+  );
+  // The first gate's sandbox starts with the baseline's (using() has taken its own already), not once
+  // it is up: an agent that submits quickly would otherwise wait for two starts in series.
+  options.sandboxes.prewarm(options.dir);
+  const settled = running.then(
+    (run) => {
+      measuredMs = run.durationMs;
+      const reason = options.stopsRun(run);
+      if (reason === null) return run;
+      const error = new BaselineStop(reason, run);
+      stop.abort(error);
+      throw error;
+    },
+    (error: unknown) => {
+      stop.abort(error);
+      throw error;
+    },
+  );
   // Awaited by the gate and after the agent; this only keeps a rejection from being unhandled meanwhile.
   settled.catch(() => {});
   return { signal, settled, measuredMs: () => measuredMs };

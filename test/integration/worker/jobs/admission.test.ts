@@ -79,4 +79,21 @@ describe.skipIf(!up)("the admission of runs against the operator's limits (real 
     const refused = await admit({ id: "fix-50-5", timestamp: 5, data: data(5) });
     expect(refused.kind).toBe("refused");
   });
+
+  it("refuses a new run once the installation's month is spent, never a run it admitted before", async () => {
+    const usage = runUsage(redis, names);
+    const admit = admission({ runsAtOnce: 5, monthlyBudgetUsd: 10 }).admit;
+    const earlier = { id: "fix-50-6", timestamp: 6, data: data(6) };
+    const admitted = await admit(earlier);
+    expect(admitted.kind).toBe("admitted");
+    if (admitted.kind === "admitted") await admitted.release();
+    await usage.addSpend(5, 10.5);
+    const refused = await admit({ id: "fix-50-7", timestamp: 7, data: data(7) });
+    expect(refused).toMatchObject({ kind: "refused", statusWritten: true });
+    expect(notices.at(-1)?.text).toContain(
+      "monthly budget of $10.00 under the default plan is spent ($10.50",
+    );
+    // The earlier run again (a retry): judged once, when it first started.
+    expect((await admit(earlier)).kind).toBe("admitted");
+  });
 });

@@ -104,4 +104,15 @@ describe("review from the code owners of the changed files", () => {
     expect(await request()).toEqual({ owners: [], problems: [] });
     expect(pull.reviewRequests).toEqual(["alice"]);
   });
+
+  it("takes the first file in GitHub's order though all are read at once, whatever the later ones answer", async () => {
+    const { pull, request } = await repoWithPull({
+      CODEOWNERS: "* @bob\n",
+      "docs/CODEOWNERS": "* @stranger\n",
+    });
+    // docs/CODEOWNERS is asked for too, and fails: CODEOWNERS comes first, so that answer counts for nothing.
+    github.failNext("GET", /\/contents\/docs%2FCODEOWNERS$/, 500);
+    expect(await request()).toEqual({ owners: ["@bob"], problems: [] });
+    expect(pull.reviewRequests).toEqual(["bob"]);
+  });
 });

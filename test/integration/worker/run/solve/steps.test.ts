@@ -5,7 +5,7 @@ import { LocalSandboxProvider } from "../../../../../sandbox/local.js";
 import type { Sandbox } from "../../../../../src/shared/contracts.js";
 import { RunSandboxes } from "../../../../../worker/run/prepare/run-sandboxes.js";
 import { runSetup } from "../../../../../worker/run/prepare/setup.js";
-import { proveTests } from "../../../../../worker/run/prove/prove-tests.js";
+import { prove, proveTests } from "../../../../../worker/run/prove/prove-tests.js";
 import {
   captureChange,
   createGate,
@@ -166,5 +166,60 @@ describe("the proof of a new test file whose name git quotes", () => {
       /the change touches \d+ files, more than 3 \(AGENT_FIX_CHANGE_MAX_FILES\); most are under gen\/ \(4\)/,
     );
     await sandbox.exec("rm -r gen");
+  });
+});
+
+describe("the proof begun beside the gate", () => {
+  let root: string;
+  let sandbox: Sandbox;
+  let gateSetup: GateSetup;
+  const sandboxes = new RunSandboxes(new LocalSandboxProvider({ warn: () => {} }), { jobId: "beside" });
+
+  beforeAll(async () => {
+    ({ root, gateSetup, sandbox } = await preparedSample(sandboxes, {
+      source: SAMPLE,
+      test: TEST,
+      prefix: "af-beside-",
+    }));
+  });
+  afterAll(async () => {
+    await sandboxes.disposeAll();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("stops a failing gate's proof, and hands over the passing gate's: the proof a later run gives", async () => {
+    const signals: AbortSignal[] = [];
+    const gate = createGate(gateSetup, sandbox, undefined, (change, signal) => {
+      signals.push(signal);
+      return proveTests(gateSetup, change, undefined, signal);
+    });
+    await sandbox.writeFile("patch.diff", NEW_TEST);
+    expect((await sandbox.exec("git apply patch.diff && rm patch.diff")).exitCode).toBe(0);
+    expect((await gate.gate("")).passed).toBe(false);
+    expect(signals[0]?.aborted).toBe(true);
+    expect(gate.alongsideOf(gate.lastTested()!)).toBeNull();
+
+    await sandbox.writeFile("patch.diff", FIX);
+    expect((await sandbox.exec("git apply patch.diff && rm patch.diff")).exitCode).toBe(0);
+    expect((await gate.gate("")).passed).toBe(true);
+    const change = gate.lastTested()!;
+    expect(signals[1]?.aborted).toBe(false);
+    const begun = gate.alongsideOf(change);
+    expect(begun).not.toBeNull();
+    const proved = await prove(gateSetup, change, undefined, new AbortController().signal, begun);
+    expect(proved.proof).toBe(await begun);
+    expect(proved.proof.testFiles).toEqual(["tests/test_stats.py"]);
+    expect(proved.proof.before?.passed).toBe(false);
+    expect(proved.proof.before?.output).toContain("test_even_length");
+    const after = await proveTests(gateSetup, change);
+    expect({ files: after.testFiles, passed: after.before?.passed }).toEqual({
+      files: proved.proof.testFiles,
+      passed: proved.proof.before?.passed,
+    });
+
+    // The run ends without publishing: the proof is stopped and handed to no one.
+    gate.stopAlongside();
+    expect(signals[1]?.aborted).toBe(true);
+    expect(gate.alongsideOf(change)).toBeNull();
   });
 });

@@ -1,0 +1,69 @@
+/**
+ * The baseline's sandbox and the first gate's start together, once the agent's is up: with a quick
+ * agent (a replay, a one-line fix) the gate no longer waits for two starts in series.
+ */
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { LocalSandboxProvider } from "../../../../../sandbox/local.js";
+import type { Sandbox, SandboxCreateOptions } from "../../../../../src/shared/contracts.js";
+import { RunSandboxes } from "../../../../../worker/run/prepare/run-sandboxes.js";
+import { startBaselineAlongside } from "../../../../../worker/run/tests/baseline-alongside.js";
+import { preparedSample } from "../../../../support/prepared-sample.js";
+
+const SAMPLE = join(import.meta.dirname, "../../../../fixtures/sample-repo");
+const TEST = { command: "python3 -m unittest discover -s tests", timeoutMs: 60_000 };
+
+/** The local driver, its starts held until released: which ones were asked for, and when. */
+class HeldStarts extends LocalSandboxProvider {
+  readonly asked: string[] = [];
+  private open: Promise<void> = Promise.resolve();
+  private release: () => void = () => {};
+  hold(): void {
+    this.open = new Promise((resolve) => {
+      this.release = resolve;
+    });
+  }
+  letGo(): void {
+    this.release();
+  }
+  override async create(options: SandboxCreateOptions): Promise<Sandbox> {
+    this.asked.push(options.sourceDir);
+    await this.open;
+    return super.create(options);
+  }
+}
+
+describe("the baseline alongside the agent", () => {
+  const provider = new HeldStarts({ warn: () => {} });
+  const sandboxes = new RunSandboxes(provider, { jobId: "baseline-alongside" });
+  let root = "";
+  afterAll(async () => {
+    provider.letGo(); // a failed expectation left starts held
+    await sandboxes.disposeAll();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it("asks for the first gate's sandbox with the baseline's, and the gate takes it", async () => {
+    const sample = await preparedSample(sandboxes, { source: SAMPLE, test: TEST, prefix: "af-alongside-" });
+    root = sample.root;
+    const dir = sample.gateSetup.prepared.dir;
+    const before = provider.asked.length;
+    provider.hold();
+    const baseline = startBaselineAlongside({
+      sandboxes,
+      dir,
+      test: TEST,
+      signal: new AbortController().signal,
+      stopsRun: () => null,
+    });
+    // Both asked for before either has started.
+    expect(provider.asked.slice(before)).toEqual([dir, dir]);
+    provider.letGo();
+    expect((await baseline.settled).passed).toBe(true);
+    // The gate's sandbox is that spare: no third start.
+    const ran = await sandboxes.using(dir, (sandbox) => sandbox.exec("echo gate"));
+    expect(ran.output.trim()).toBe("gate");
+    expect(provider.asked.slice(before)).toHaveLength(2);
+  });
+});
