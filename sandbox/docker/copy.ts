@@ -3,7 +3,7 @@
  * (sandbox/docker/spec.ts), which unpacks it, says so, then becomes `sleep`.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { type Duplex, type Readable, Writable } from "node:stream";
+import { type Duplex, PassThrough, type Readable, Writable } from "node:stream";
 import type Docker from "dockerode";
 import { pack } from "tar-fs";
 import { SandboxError } from "../../src/shared/errors.js";
@@ -40,6 +40,9 @@ function packDirectory(dir: string, fail: (error: Error) => void): Readable {
 }
 let hostTar: boolean | undefined;
 
+/** How much of the archive the host packs ahead of the container's reading (memory, per sandbox starting). */
+const READ_AHEAD_BYTES = 16 * 1024 * 1024;
+
 const COPY_DONE = "__AF_COPY_DONE__";
 const COPY_FAILED = "__AF_COPY_FAILED__";
 
@@ -59,10 +62,11 @@ export function copyThenSleep(keptWorkspace?: string): string {
 /** The stdin of a container's main process, attached before its start: the repository goes in by send(). */
 export interface CopyChannel {
   /**
-   * Streams `sourceDir` in as a tar; resolves once it is unpacked. Called once. Rejects at once when the
-   * copy can no longer succeed (the container ended, or a kept environment's files did not copy).
+   * Streams `sourceDir` in as a tar; resolves once it is unpacked (`sent` is called once the engine has
+   * taken the whole archive). Called once. Rejects at once when the copy can no longer succeed (the
+   * container ended, or a kept environment's files did not copy).
    */
-  send(sourceDir: string): Promise<void>;
+  send(sourceDir: string, sent?: () => void): Promise<void>;
 }
 
 /**
@@ -118,8 +122,13 @@ export async function openCopyChannel(docker: Docker, container: Docker.Containe
   stream.on("end", ended);
   stream.on("close", ended);
   return {
-    send: (sourceDir) => {
-      if (!settled) packDirectory(sourceDir, finish).pipe(stream);
+    send: (sourceDir, sent) => {
+      if (settled) return unpacked;
+      // The host packs ahead into memory while the container starts (its stdin takes nothing before), so
+      // that what is left after the start is the transfer alone.
+      const readAhead = new PassThrough({ highWaterMark: READ_AHEAD_BYTES });
+      if (sent) stream.once("finish", sent);
+      packDirectory(sourceDir, finish).pipe(readAhead).pipe(stream);
       return unpacked;
     },
   };
