@@ -41,7 +41,10 @@ function packDirectory(dir: string, fail: (error: Error) => void): Readable {
 let hostTar: boolean | undefined;
 
 /** How much of the archive the host packs ahead of the container's reading (memory, per sandbox starting). */
-const READ_AHEAD_BYTES = 16 * 1024 * 1024;
+const READ_AHEAD_BYTES = 4 * 1024 * 1024;
+
+/** The unpacking tar's record, in 512-byte blocks: 1 MiB. */
+const UNPACK_BLOCKS = 2048;
 
 const COPY_DONE = "__AF_COPY_DONE__";
 const COPY_FAILED = "__AF_COPY_FAILED__";
@@ -52,7 +55,9 @@ const COPY_FAILED = "__AF_COPY_FAILED__";
  * host sends only the checkout, and nothing is extracted on the host (worker/run/prepare/warm-start.ts).
  */
 export function copyThenSleep(keptWorkspace?: string): string {
-  const unpack = `tar -x -p -f - -C ${WORKDIR} 2>&1`;
+  // 1 MiB records (-b 2048): tar reads its stdin a record at a time, waking once a MiB rather than
+  // every 10 KiB; on a busy host the copy is then about twice as fast (each wake-up waits for a CPU).
+  const unpack = `tar -x -p -b ${UNPACK_BLOCKS} -f - -C ${WORKDIR} 2>&1`;
   const copy = keptWorkspace
     ? `{ [ ! -d ${keptWorkspace} ] || cp -a ${keptWorkspace}/. ${WORKDIR}/ 2>&1; } && ${unpack}`
     : unpack;
@@ -128,7 +133,10 @@ export async function openCopyChannel(docker: Docker, container: Docker.Containe
       // that what is left after the start is the transfer alone.
       const readAhead = new PassThrough({ highWaterMark: READ_AHEAD_BYTES });
       if (sent) stream.once("finish", sent);
-      packDirectory(sourceDir, finish).pipe(readAhead).pipe(stream);
+      const archive = packDirectory(sourceDir, finish);
+      archive.pipe(readAhead).pipe(stream);
+      // A copy that failed leaves no packer waiting on a stream nobody reads (tar ends on its broken pipe).
+      unpacked.catch(() => archive.destroy());
       return unpacked;
     },
   };
