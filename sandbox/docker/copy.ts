@@ -3,7 +3,7 @@
  * (sandbox/docker/spec.ts), which unpacks it, says so, then becomes `sleep`.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { type Duplex, PassThrough, type Readable, Writable } from "node:stream";
+import { type Duplex, type Readable, Writable } from "node:stream";
 import type Docker from "dockerode";
 import { pack } from "tar-fs";
 import { SandboxError } from "../../src/shared/errors.js";
@@ -39,9 +39,6 @@ function packDirectory(dir: string, fail: (error: Error) => void): Readable {
   return child.stdout;
 }
 let hostTar: boolean | undefined;
-
-/** How much of the archive the host packs ahead of the container's reading (memory, per sandbox starting). */
-const READ_AHEAD_BYTES = 4 * 1024 * 1024;
 
 /** The unpacking tar's record, in 512-byte blocks: 1 MiB. */
 const UNPACK_BLOCKS = 2048;
@@ -129,12 +126,9 @@ export async function openCopyChannel(docker: Docker, container: Docker.Containe
   return {
     send: (sourceDir, sent) => {
       if (settled) return unpacked;
-      // The host packs ahead into memory while the container starts (its stdin takes nothing before), so
-      // that what is left after the start is the transfer alone.
-      const readAhead = new PassThrough({ highWaterMark: READ_AHEAD_BYTES });
       if (sent) stream.once("finish", sent);
       const archive = packDirectory(sourceDir, finish);
-      archive.pipe(readAhead).pipe(stream);
+      archive.pipe(stream);
       // A copy that failed leaves no packer waiting on a stream nobody reads (tar ends on its broken pipe).
       unpacked.catch(() => archive.destroy());
       return unpacked;
