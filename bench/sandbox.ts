@@ -18,7 +18,11 @@
  *                       sandbox ready on the same engine through its unix socket; their ratios
  *
  * Start-up phases (milliseconds from the start of create() to the end of each phase; they overlap) are
- * printed as medians, to show where the time goes.
+ * printed as medians, to show where the time goes, for runc, runsc, the remote engine and its socket:
+ * container_created (with the image's inspection), attached (the main process's stdin), started, sent
+ * (the engine took the whole archive), copied (unpacked), control_shell, probes, agent_shell, ready. The
+ * file shell attaches after ready (sandbox/docker/start.ts): the first readFile after ready, which waits
+ * for it, is printed beside.
  * Options: --trials=N (default 5); --only=remote runs the remote engine's figures alone. Prints figures, ratios, and one JSON line last.
  */
 import { execFile } from "node:child_process";
@@ -129,10 +133,12 @@ async function gvisorCosts(repo: string): Promise<Record<string, number>> {
       runc: new DockerSandboxProvider({ docker: engine.docker, image }),
       runsc: new DockerSandboxProvider({ docker: engine.docker, image, runtime: "runsc" }),
     };
+    const phases = { runc: [] as Record<string, number>[], runsc: [] as Record<string, number>[] };
     const ready = async (runtime: "runc" | "runsc") => {
       const [ms, sandbox] = await timed(() =>
         providers[runtime].create({ sourceDir: repo, jobId: "bench-gvisor" }),
       );
+      phases[runtime].push((sandbox as DockerSandbox).startupPhases ?? {});
       await sandbox.dispose();
       return ms;
     };
@@ -141,6 +147,8 @@ async function gvisorCosts(repo: string): Promise<Record<string, number>> {
     await dockerRun("runsc");
     await ready("runc");
     await ready("runsc");
+    phases.runc.length = 0;
+    phases.runsc.length = 0;
     const times = {
       runRunc: [] as number[],
       runRunsc: [] as number[],
@@ -169,9 +177,11 @@ async function gvisorCosts(repo: string): Promise<Record<string, number>> {
     console.log(
       `  sandbox ready, runc:               median ${fmt(m.readyRunc)}  [${times.readyRunc.map(fmt).join(", ")}]`,
     );
+    console.log(`    phases, runc (ms from create): ${phaseLine(phases.runc)}`);
     console.log(
       `  sandbox ready, runsc:              median ${fmt(m.readyRunsc)}  [${times.readyRunsc.map(fmt).join(", ")}]`,
     );
+    console.log(`    phases, runsc (ms from create): ${phaseLine(phases.runsc)}`);
     const ratios = {
       gvisor_ready_vs_runc: m.readyRunsc / m.readyRunc,
       gvisor_ready_vs_docker_run: m.readyRunsc / m.runRunc,
@@ -222,16 +232,20 @@ async function remoteCosts(repo: string): Promise<Record<string, number>> {
       tls: new DockerSandboxProvider({ docker: new Docker(remote?.options), image }),
       socket: new DockerSandboxProvider({ docker: engine.docker, image }),
     };
+    const phases = { tls: [] as Record<string, number>[], socket: [] as Record<string, number>[] };
     const ready = async (via: "tls" | "socket") => {
       const [ms, sandbox] = await timed(() =>
         providers[via].create({ sourceDir: repo, jobId: "bench-remote" }),
       );
+      phases[via].push((sandbox as DockerSandbox).startupPhases ?? {});
       await sandbox.dispose();
       return ms;
     };
     await dockerRun();
     await ready("tls");
     await ready("socket");
+    phases.tls.length = 0;
+    phases.socket.length = 0;
     const times = { run: [] as number[], tls: [] as number[], socket: [] as number[] };
     for (let i = 0; i < trials; i++) {
       times.run.push(await dockerRun());
@@ -246,9 +260,11 @@ async function remoteCosts(repo: string): Promise<Record<string, number>> {
     console.log(
       `  sandbox ready (TLS):              median ${fmt(m.tls)}  [${times.tls.map(fmt).join(", ")}]`,
     );
+    console.log(`    phases, TLS (ms from create): ${phaseLine(phases.tls)}`);
     console.log(
       `  sandbox ready (its socket):       median ${fmt(m.socket)}  [${times.socket.map(fmt).join(", ")}]`,
     );
+    console.log(`    phases, socket (ms from create): ${phaseLine(phases.socket)}`);
     const ratios = { remote_ready_ratio: m.tls / m.run, remote_ready_vs_socket: m.tls / m.socket };
     console.log(
       `  remote ready / docker run (TLS) = ${ratios.remote_ready_ratio.toFixed(3)}; TLS ready / socket ready = ${ratios.remote_ready_vs_socket.toFixed(3)}`,
@@ -293,6 +309,8 @@ async function main(): Promise<void> {
     const readyTmpfs: number[] = [];
     const phases: Record<string, number>[] = [];
     const phasesTmpfs: Record<string, number>[] = [];
+    const firstRead: number[] = [];
+    const firstFile = "pkg0/src/module0.py";
     for (let i = 0; i < trials; i++) {
       dockerRun.push(
         (await timed(() => run("docker", ["run", "--rm", "--network", "none", SANDBOX_IMAGE, "true"])))[0],
@@ -304,6 +322,8 @@ async function main(): Promise<void> {
         const [ms, sandbox] = await timed(() => p.create({ sourceDir: repo, jobId: "bench-ready" }));
         times.push(ms);
         phaseList.push((sandbox as DockerSandbox).startupPhases ?? {});
+        // The file shell attaches after "ready": what the first read waits for it is printed, not hidden.
+        if (p === provider) firstRead.push((await timed(() => sandbox.readFile(firstFile)))[0]);
         await sandbox.dispose();
       }
     }
@@ -316,6 +336,9 @@ async function main(): Promise<void> {
       `sandbox ready with 20 MB repo:    median ${fmt(median(ready))}  [${ready.map(fmt).join(", ")}]`,
     );
     console.log(`  phases (ms from create): ${phaseLine(phases)}`);
+    console.log(
+      `  first readFile after ready:     median ${fmt(median(firstRead))}  [${firstRead.map(fmt).join(", ")}]`,
+    );
     console.log(
       `  same, workspace on tmpfs:       median ${fmt(median(readyTmpfs))}  [${readyTmpfs.map(fmt).join(", ")}]`,
     );
@@ -428,6 +451,7 @@ async function main(): Promise<void> {
         docker_run_ms: Math.round(median(dockerRun)),
         ready_ms: Math.round(median(ready)),
         ready_ratio: Number(readyRatio.toFixed(3)),
+        first_read_ms: Math.round(median(firstRead)),
         ready_tmpfs_ms: Math.round(median(readyTmpfs)),
         ready_ratio_tmpfs: Number(readyTmpfsRatio.toFixed(3)),
         exec_ms: Number(execMs.toFixed(3)),

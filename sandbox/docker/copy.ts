@@ -40,6 +40,9 @@ function packDirectory(dir: string, fail: (error: Error) => void): Readable {
 }
 let hostTar: boolean | undefined;
 
+/** The unpacking tar's record, in 512-byte blocks: 1 MiB. */
+const UNPACK_BLOCKS = 2048;
+
 const COPY_DONE = "__AF_COPY_DONE__";
 const COPY_FAILED = "__AF_COPY_FAILED__";
 
@@ -49,7 +52,9 @@ const COPY_FAILED = "__AF_COPY_FAILED__";
  * host sends only the checkout, and nothing is extracted on the host (worker/run/prepare/warm-start.ts).
  */
 export function copyThenSleep(keptWorkspace?: string): string {
-  const unpack = `tar -x -p -f - -C ${WORKDIR} 2>&1`;
+  // 1 MiB records (-b 2048): tar reads its stdin a record at a time, waking once a MiB rather than
+  // every 10 KiB; on a busy host the copy is then about twice as fast (each wake-up waits for a CPU).
+  const unpack = `tar -x -p -b ${UNPACK_BLOCKS} -f - -C ${WORKDIR} 2>&1`;
   const copy = keptWorkspace
     ? `{ [ ! -d ${keptWorkspace} ] || cp -a ${keptWorkspace}/. ${WORKDIR}/ 2>&1; } && ${unpack}`
     : unpack;
@@ -59,10 +64,11 @@ export function copyThenSleep(keptWorkspace?: string): string {
 /** The stdin of a container's main process, attached before its start: the repository goes in by send(). */
 export interface CopyChannel {
   /**
-   * Streams `sourceDir` in as a tar; resolves once it is unpacked. Called once. Rejects at once when the
-   * copy can no longer succeed (the container ended, or a kept environment's files did not copy).
+   * Streams `sourceDir` in as a tar; resolves once it is unpacked (`sent` is called once the engine has
+   * taken the whole archive). Called once. Rejects at once when the copy can no longer succeed (the
+   * container ended, or a kept environment's files did not copy).
    */
-  send(sourceDir: string): Promise<void>;
+  send(sourceDir: string, sent?: () => void): Promise<void>;
 }
 
 /**
@@ -118,8 +124,13 @@ export async function openCopyChannel(docker: Docker, container: Docker.Containe
   stream.on("end", ended);
   stream.on("close", ended);
   return {
-    send: (sourceDir) => {
-      if (!settled) packDirectory(sourceDir, finish).pipe(stream);
+    send: (sourceDir, sent) => {
+      if (settled) return unpacked;
+      if (sent) stream.once("finish", sent);
+      const archive = packDirectory(sourceDir, finish);
+      archive.pipe(stream);
+      // A copy that failed leaves no packer waiting on a stream nobody reads (tar ends on its broken pipe).
+      unpacked.catch(() => archive.destroy());
       return unpacked;
     },
   };

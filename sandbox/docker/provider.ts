@@ -270,7 +270,9 @@ export class DockerSandboxProvider implements SandboxProvider {
     };
     const network = options.network === true ? this.setupNetwork : undefined;
     const runImage = await this.images.runnable(image, network !== undefined);
-    const origin = await this.originOf(image);
+    // Inspected while the container is created (sandbox/docker/start.ts), not before.
+    const origin = this.originOf(image);
+    origin.catch(() => undefined); // read there
     const fixed = safeEnv(HOME, SANDBOX_PATH);
     const trust = this.caBundle ? { ...caTrustEnv(), ...(network ? javaTrustEnv() : {}) } : {};
     const env = withWorkspaceEnv(

@@ -110,7 +110,10 @@ export class DockerSandbox extends SessionSandbox {
     return this.id;
   }
 
-  /** Attaches the three shells at once (each costs an exec create and start over the API). */
+  /**
+   * Attaches the agent's shell and the control shell at once (each costs an exec create and start over
+   * the API); the control shell's probes follow. The file shell is startFileShell()'s.
+   */
   async start(mark: (phase: string) => void = () => undefined): Promise<void> {
     const control = (async () => {
       await this.control.start();
@@ -121,9 +124,19 @@ export class DockerSandbox extends SessionSandbox {
       this.oomCount = Number.parseInt(oom.trim(), 10);
       mark("probes");
     })();
-    const files = this.files.start().then(() => mark("file_shell"));
     const agent = this.agent.start().then(() => mark("agent_shell"));
-    await Promise.all([control, files, agent]);
+    await Promise.all([control, agent]);
+  }
+
+  /**
+   * Attaches the file shell without waiting for it: a read or write waits for it (or starts it again if
+   * this one failed), commands never do. It is the exec a file shell's restart makes during a run, with
+   * the same walls (its binaries execute-only, so not dumpable from its exec on; runc's init is not
+   * either). Started after the sandbox is ready, it takes no CPU from the copy before.
+   */
+  startFileShell(): void {
+    if (this.disposed) return;
+    this.files.start().catch(() => undefined); // the first read or write says why
   }
 
   private async controlRun(command: string, timeoutMs = 60_000): Promise<string> {

@@ -12,6 +12,7 @@ import { installJavaTrustStore } from "./ca-trust.js";
 import { type CopyChannel, openCopyChannel } from "./copy.js";
 import { applyEgressRules } from "./egress.js";
 import type { FileShellBinaries } from "./exec.js";
+import { removeSandboxResources } from "./remove.js";
 import { DockerSandbox } from "./sandbox.js";
 import { createError } from "./spec.js";
 
@@ -19,8 +20,9 @@ export interface SandboxPlan {
   name: string;
   /** The image asked for (recorded on the sandbox). */
   image: string;
-  /** Where it came from (a kept environment's base image), for the trajectory. */
-  origin: SandboxOrigin;
+  /** Where it came from (a kept environment's base image), for the trajectory: the image inspected while
+   * the container is created. */
+  origin: Promise<SandboxOrigin>;
   spec: Docker.ContainerCreateOptions;
   /** The setup network's name, or null for none. */
   network: string | null;
@@ -44,7 +46,13 @@ export interface StartedSandbox {
   dispose(): Promise<void>;
 }
 
-/** Starts the sandbox; with `sourceDir`, it is copied in while the container starts. */
+/**
+ * Starts the sandbox; with `sourceDir`, it is copied in while the container starts. What needs no other
+ * step goes at once: the image's inspection with the container's creation, the attach of the main
+ * process's stdin with the start (its output comes only once stdin ends, so none is missed), the copy
+ * with the shells' attach. The file shell attaches after "ready": no command needs it, and its exec
+ * would otherwise take CPU from the copy on the start's critical path.
+ */
 export async function startSandbox(
   docker: Docker,
   plan: SandboxPlan,
@@ -55,17 +63,19 @@ export async function startSandbox(
   const mark = (phase: string) => {
     phases[phase] = Math.round((performance.now() - began) * 10) / 10;
   };
-  let container: Docker.Container;
-  try {
-    container = await docker.createContainer(plan.spec);
-  } catch (error) {
-    throw createError(plan.image, error);
-  }
+  const [created, origin] = await Promise.allSettled([docker.createContainer(plan.spec), plan.origin]);
+  if (created.status === "rejected") throw createError(plan.image, created.reason);
+  const container = created.value;
   mark("container_created");
+  if (origin.status === "rejected") {
+    // The image went between the creation and its inspection.
+    await removeSandboxResources(docker, container.id, plan.name).catch(() => undefined);
+    throw startError(origin.reason);
+  }
   const sandbox = new DockerSandbox(docker, container, {
     id: plan.name,
     image: plan.image,
-    origin: plan.origin,
+    origin: origin.value,
     network: plan.network,
     env: plan.env,
     rootShell: plan.rootShell,
@@ -74,13 +84,18 @@ export async function startSandbox(
     fileShellBinaries: plan.fileShellBinaries,
   });
   try {
-    const channel = await openCopyChannel(docker, container);
-    const copied = sourceDir === null ? undefined : channel.send(sourceDir).then(() => mark("copied"));
+    const attached = openCopyChannel(docker, container).then((channel) => {
+      mark("attached");
+      return channel;
+    });
+    const copied =
+      sourceDir === null
+        ? undefined
+        : attached.then((channel) => channel.send(sourceDir, () => mark("sent"))).then(() => mark("copied"));
     // Awaited below; should the start fail first (an engine gone), the copy's own failure that follows
     // must not go unhandled: it would end the worker process, and every run it holds with it.
     copied?.catch(() => undefined);
-    await container.start();
-    mark("started");
+    const [channel] = await Promise.all([attached, container.start().then(() => mark("started"))]);
     // Before any command of setup can run: the rules of its network, in the sandbox's namespace.
     const rules = plan.egressRules
       ? applyEgressRules(container, plan.egressRules).then(() => mark("egress_rules"))
@@ -91,6 +106,7 @@ export async function startSandbox(
     await Promise.all([copied, sandbox.start(mark), rules, keystore]);
     mark("ready");
     sandbox.startupPhases = phases;
+    sandbox.startFileShell();
     return { sandbox, channel, dispose: () => sandbox.dispose() };
   } catch (error) {
     // The start's error is the one to report; a container left behind is the reaper's.

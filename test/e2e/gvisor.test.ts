@@ -73,7 +73,9 @@ describe.runIf(ready)("sandboxes under gVisor (runsc)", () => {
           .exitCode,
       ).not.toBe(0);
       // The file shell runs the image's bash under gVisor (it cannot exec execute-only copies): the
-      // agent's uid still cannot write commands into any shell's stdin through /proc.
+      // agent's uid still cannot write commands into any shell's stdin through /proc. It attaches after
+      // the sandbox is ready: a read waits for it, so the attack meets it.
+      expect((await sandbox.readFile("a.txt")).toString()).toBe("hello\n");
       const attack = await sandbox.exec(INJECT_EVERYWHERE);
       const shells = attack.output.split("\n").filter((l) => / bash$/.test(l));
       expect(shells.length, attack.output).toBeGreaterThanOrEqual(2);

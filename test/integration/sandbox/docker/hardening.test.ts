@@ -35,6 +35,8 @@ describe.runIf(available)("docker sandbox hardening", () => {
       jobId: "hardening-inject",
     })) as DockerSandbox;
     try {
+      // The file shell attaches after the sandbox is ready; a read waits for it, so the attack meets it.
+      expect((await sandbox.readFile("a.txt")).toString()).toBe("hello\n");
       const attack = await sandbox.exec(INJECT_EVERYWHERE);
       const lines = attack.output.trim().split("\n");
       // The shells the worker drives are the other bash processes; none took the line.
@@ -59,6 +61,7 @@ describe.runIf(available)("docker sandbox hardening", () => {
       jobId: "hardening-forkbomb",
     })) as DockerSandbox;
     try {
+      expect((await sandbox.readFile("a.txt")).toString()).toBe("hello\n"); // the file shell attached
       const started = performance.now();
       const bomb = await sandbox.exec(":(){ :|:& };:; sleep 600", { timeoutMs: 5000 });
       const returned = performance.now();

@@ -67,7 +67,15 @@ describe.runIf(available)("docker driver", () => {
         expect(content).toBe("hello");
         // Where the start-up time went, for the benchmark: every phase, none after "ready".
         const phases = (sandbox as DockerSandbox).startupPhases;
-        for (const phase of ["container_created", "started", "copied", "control_shell", "agent_shell"]) {
+        for (const phase of [
+          "container_created",
+          "attached",
+          "started",
+          "sent",
+          "copied",
+          "control_shell",
+          "agent_shell",
+        ]) {
           expect(phases[phase], phase).toBeGreaterThan(0);
           expect(phases[phase]!, phase).toBeLessThanOrEqual(phases.ready!);
         }
