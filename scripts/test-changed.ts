@@ -57,6 +57,8 @@ const vitest = await createVitest("test", {
   related: [...changed],
   passWithNoTests: true,
 });
+// The reporters and the cache of test files, as `vitest run` starts them.
+await vitest.standalone();
 const relevant = await vitest.getRelevantTestSpecifications(filter);
 const chosen = relevant.filter(
   (spec) =>

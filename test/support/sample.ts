@@ -16,7 +16,7 @@
 import { execFileSync } from "node:child_process";
 
 /** One matrix's cases for this run. */
-export interface Sampled<T> {
+interface Sampled<T> {
   /** The cases to run. */
   run: T[];
   /** The cases left out, as titles to register as skipped (`it.skip(title)`): name, slot, how to run. */
@@ -25,7 +25,7 @@ export interface Sampled<T> {
   note: string;
 }
 
-export interface SampleOptions<T> {
+interface SampleOptions<T> {
   /** How many cases a slot holds at most. */
   perSlot: number;
   /** A case's name, for the note. */
