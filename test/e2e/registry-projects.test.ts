@@ -114,124 +114,115 @@ const CASES: RegistryCase[] = [
 ];
 
 // The projects run side by side, each under an owner and installation of its own: most of a run is a
-// registry's download or a sandbox's start, which overlap (the file took 205 s one after the other).
-describe.runIf(ready)(
-  "real projects from the registries, with no .github/agent-fix.yml",
-  { concurrent: true },
-  () => {
-    let openai: OpenAIStandIn;
-    let stack: Stack;
-    let dir: string;
-    const durations: string[] = [];
+// registry's download or a sandbox's start, which overlap.
+describe.runIf(ready).concurrent("real projects from the registries, with no .github/agent-fix.yml", () => {
+  let openai: OpenAIStandIn;
+  let stack: Stack;
+  let dir: string;
+  const durations: string[] = [];
 
-    beforeAll(async () => {
-      openai = await startOpenAIStandIn();
-      dir = await mkdtemp(join(tmpdir(), "af-registry-projects-"));
-      // The operator's one gate attempt: the replay submits once.
-      const operatorConfig = join(dir, "operator.yml");
-      await writeFile(operatorConfig, "agent:\n  gate:\n    maxAttempts: 1\n");
-      stack = new Stack({
-        model: null,
-        env: {
-          OPENAI_BASE_URL: openai.url,
-          OPENAI_API_KEY: "stand-in-key",
-          AGENT_FIX_CONFIG: operatorConfig,
-          AGENT_FIX_CONCURRENCY: String(CASES.length + 1),
-        },
-      });
-      await stack.start();
-    });
-    afterAll(async () => {
-      console.log(`registry projects, label to final status:\n${durations.join("\n")}`);
-      await stack?.stop();
-      await openai?.close();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    let installations = 0;
-    /**
-     * The project as the repository `name` of an owner of its own (one installation per owner, as on
-     * GitHub), whose defaults name the replay, with time limits for a loaded 2-core machine: the project
-     * has no config of its own.
-     */
-    const seed = async (name: string, files: ProjectFiles, edit: RegistryCase["edit"]): Promise<IssueRef> => {
-      expect(Object.keys(files)).not.toContain(".github/agent-fix.yml");
-      expect(Object.keys(files)).toContain(edit.path);
-      const owner = `upstream-${name}`;
-      const installationId = ++installations;
-      const model = join(dir, `${name}.jsonl`);
-      await writeFile(model, `${replay(edit.path, edit.line)}\n`);
-      const defaults = `model: replay:${model}\nlimits:\n  maxSteps: 10\nsetup:\n  timeoutSeconds: 1800\ntest:\n  timeoutSeconds: 900\n`;
-      const permissions = { maintainer: "write" };
-      await stack.github.addRepo({
-        owner,
-        name: ".github",
-        files: { ".github/agent-fix.yml": defaults },
-        permissions,
-        installationId,
-      });
-      const repo = await stack.github.addRepo({ owner, name, files, permissions, installationId });
-      return stack.addIssue({ owner, name, id: repo.id, installationId }, ISSUE);
-    };
-
-    /** Labels the issue and waits for its final status; the time it took goes to the report. */
-    const runToEnd = async (label: string, issue: IssueRef) => {
-      const started = Date.now();
-      expect(await stack.label(issue)).toBeLessThan(300);
-      const status = await waitFor(`${label}'s final status`, () => stack.finalStatus(issue), 1_700_000);
-      durations.push(`  ${label}: ${Math.round((Date.now() - started) / 1000)} s`);
-      return status;
-    };
-
-    const changedFiles = (issue: IssueRef): string[] => {
-      const bare = stack.github.repoDir(issue.owner, issue.repo);
-      const diff = execFileSync(
-        "git",
-        ["--git-dir", bare, "diff", "--name-only", "main", "agent-fix/issue-1"],
-        {
-          encoding: "utf8",
-        },
-      );
-      return diff.trim().split("\n");
-    };
-
-    it.each(CASES)(
-      "$project: the detected setup and its own tests run for real, and the run opens its pull request",
-      async (c) => {
-        const issue = await seed(c.repo, await c.fetch(), c.edit);
-        const status = await runToEnd(c.project, issue);
-        expect(status.body).toContain("opened draft pull request #");
-        expect(status.body).toContain("this repository has no .github/agent-fix.yml");
-        expect(status.body).toContain(c.detected);
-        if (c.image === SANDBOX_RICH_IMAGE) expect(status.body).toContain(`Image: \`${SANDBOX_RICH_IMAGE}\``);
-        // The project's own suite ran on the unchanged code and on the change, and passed both times.
-        const body = stack.pulls(issue)[0]?.body;
-        expect(body).toMatch(
-          new RegExp(`- \`${c.test.source}\` on the unchanged code \\(baseline\\): passed`),
-        );
-        expect(body).toMatch(new RegExp(`- \`${c.test.source}\` with this change: passed`));
-        expect(changedFiles(issue)).toEqual([c.edit.path]);
-        expect(openai.requests).toHaveLength(0);
+  beforeAll(async () => {
+    openai = await startOpenAIStandIn();
+    dir = await mkdtemp(join(tmpdir(), "af-registry-projects-"));
+    // The operator's one gate attempt: the replay submits once.
+    const operatorConfig = join(dir, "operator.yml");
+    await writeFile(operatorConfig, "agent:\n  gate:\n    maxAttempts: 1\n");
+    stack = new Stack({
+      model: null,
+      env: {
+        OPENAI_BASE_URL: openai.url,
+        OPENAI_API_KEY: "stand-in-key",
+        AGENT_FIX_CONFIG: operatorConfig,
+        AGENT_FIX_CONCURRENCY: String(CASES.length + 1),
       },
-      1_800_000,
-    );
+    });
+    await stack.start();
+  });
+  afterAll(async () => {
+    console.log(`registry projects, label to final status:\n${durations.join("\n")}`);
+    await stack?.stop();
+    await openai?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
 
-    it("six 1.17.0 with a Codespaces devcontainer naming a public image runs in the operator's image, saying so", async () => {
-      const devcontainer = '{\n  "name": "six",\n  "image": "mcr.microsoft.com/devcontainers/python:3"\n}\n';
-      const files = {
-        ...(await pypiSdist("six", "1.17.0")),
-        ".devcontainer/devcontainer.json": devcontainer,
-      };
-      const issue = await seed("six-codespaces", files, { path: "README.rst", line: NOTE });
-      const status = await runToEnd("six 1.17.0 with a devcontainer", issue);
+  let installations = 0;
+  /**
+   * The project as the repository `name` of an owner of its own (one installation per owner, as on
+   * GitHub), whose defaults name the replay, with time limits for a loaded 2-core machine: the project
+   * has no config of its own.
+   */
+  const seed = async (name: string, files: ProjectFiles, edit: RegistryCase["edit"]): Promise<IssueRef> => {
+    expect(Object.keys(files)).not.toContain(".github/agent-fix.yml");
+    expect(Object.keys(files)).toContain(edit.path);
+    const owner = `upstream-${name}`;
+    const installationId = ++installations;
+    const model = join(dir, `${name}.jsonl`);
+    await writeFile(model, `${replay(edit.path, edit.line)}\n`);
+    const defaults = `model: replay:${model}\nlimits:\n  maxSteps: 10\nsetup:\n  timeoutSeconds: 1800\ntest:\n  timeoutSeconds: 900\n`;
+    const permissions = { maintainer: "write" };
+    await stack.github.addRepo({
+      owner,
+      name: ".github",
+      files: { ".github/agent-fix.yml": defaults },
+      permissions,
+      installationId,
+    });
+    const repo = await stack.github.addRepo({ owner, name, files, permissions, installationId });
+    return stack.addIssue({ owner, name, id: repo.id, installationId }, ISSUE);
+  };
+
+  /** Labels the issue and waits for its final status; the time it took goes to the report. */
+  const runToEnd = async (label: string, issue: IssueRef) => {
+    const started = Date.now();
+    expect(await stack.label(issue)).toBeLessThan(300);
+    const status = await waitFor(`${label}'s final status`, () => stack.finalStatus(issue), 1_700_000);
+    durations.push(`  ${label}: ${Math.round((Date.now() - started) / 1000)} s`);
+    return status;
+  };
+
+  const changedFiles = (issue: IssueRef): string[] => {
+    const bare = stack.github.repoDir(issue.owner, issue.repo);
+    const diff = execFileSync(
+      "git",
+      ["--git-dir", bare, "diff", "--name-only", "main", "agent-fix/issue-1"],
+      {
+        encoding: "utf8",
+      },
+    );
+    return diff.trim().split("\n");
+  };
+
+  it.each(CASES)(
+    "$project: the detected setup and its own tests run for real, and the run opens its pull request",
+    async (c) => {
+      const issue = await seed(c.repo, await c.fetch(), c.edit);
+      const status = await runToEnd(c.project, issue);
       expect(status.body).toContain("opened draft pull request #");
-      expect(status.body).toContain(
-        "The devcontainer's image mcr.microsoft.com/devcontainers/python:3 (.devcontainer/devcontainer.json) is not one the operator allows; ran in the operator's default image instead",
-      );
-      expect(status.body).toContain("- python in `/` (setup.cfg, setup.py, pytest)");
-      const [pr] = stack.pulls(issue);
-      expect(pr?.body).toContain("- `.venv/bin/python -m pytest` on the unchanged code (baseline): passed");
-      expect(changedFiles(issue)).toEqual(["README.rst"]);
-    }, 1_800_000);
-  },
-);
+      expect(status.body).toContain("this repository has no .github/agent-fix.yml");
+      expect(status.body).toContain(c.detected);
+      if (c.image === SANDBOX_RICH_IMAGE) expect(status.body).toContain(`Image: \`${SANDBOX_RICH_IMAGE}\``);
+      // The project's own suite ran on the unchanged code and on the change, and passed both times.
+      const body = stack.pulls(issue)[0]?.body;
+      expect(body).toMatch(new RegExp(`- \`${c.test.source}\` on the unchanged code \\(baseline\\): passed`));
+      expect(body).toMatch(new RegExp(`- \`${c.test.source}\` with this change: passed`));
+      expect(changedFiles(issue)).toEqual([c.edit.path]);
+      expect(openai.requests).toHaveLength(0);
+    },
+    1_800_000,
+  );
+
+  it("six 1.17.0 with a Codespaces devcontainer naming a public image runs in the operator's image, saying so", async () => {
+    const devcontainer = '{\n  "name": "six",\n  "image": "mcr.microsoft.com/devcontainers/python:3"\n}\n';
+    const files = { ...(await pypiSdist("six", "1.17.0")), ".devcontainer/devcontainer.json": devcontainer };
+    const issue = await seed("six-codespaces", files, { path: "README.rst", line: NOTE });
+    const status = await runToEnd("six 1.17.0 with a devcontainer", issue);
+    expect(status.body).toContain("opened draft pull request #");
+    expect(status.body).toContain(
+      "The devcontainer's image mcr.microsoft.com/devcontainers/python:3 (.devcontainer/devcontainer.json) is not one the operator allows; ran in the operator's default image instead",
+    );
+    expect(status.body).toContain("- python in `/` (setup.cfg, setup.py, pytest)");
+    const [pr] = stack.pulls(issue);
+    expect(pr?.body).toContain("- `.venv/bin/python -m pytest` on the unchanged code (baseline): passed");
+    expect(changedFiles(issue)).toEqual(["README.rst"]);
+  }, 1_800_000);
+});
