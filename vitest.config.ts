@@ -1,12 +1,34 @@
 import { defineConfig } from "vitest/config";
+import { LongestFirst } from "./test/support/longest-first.js";
+
+/**
+ * Files at once: 2 by default, the CI machine's cores (TEST_WORKERS=N for another machine). The three
+ * projects share one pool of workers so that they run side by side, longest file first
+ * (test/support/longest-first.ts); `--project unit` (or integration, e2e) runs one alone, and
+ * `npm run test:changed` what a change touches (scripts/test-changed.ts).
+ */
+const workers = Number(process.env.TEST_WORKERS ?? 2);
+if (!Number.isInteger(workers) || workers < 1)
+  throw new Error(
+    `TEST_WORKERS=${process.env.TEST_WORKERS} is not a whole number of workers: set e.g. TEST_WORKERS=2`,
+  );
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // Integration and e2e tests start containers; two cores on CI machines.
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    maxWorkers: 2,
+    maxWorkers: workers,
     reporters: ["default"],
+    sequence: { sequencer: LongestFirst },
+    projects: [
+      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
+      { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"] } },
+      // The whole product against the stand-ins, and the faults injected into it.
+      {
+        extends: true,
+        test: { name: "e2e", include: ["test/e2e/**/*.test.ts", "test/faults/**/*.test.ts"] },
+      },
+    ],
   },
 });

@@ -41,7 +41,9 @@ interface Trajectory {
   info: { sandbox_image: string };
 }
 
-describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-fix.yml", () => {
+// The runs go side by side (each its own installation and repository): most of each is a registry's
+// download or a sandbox's start, which overlap.
+describe.runIf(ready).concurrent("a repository's declared toolchain, with no .github/agent-fix.yml", () => {
   let openai: OpenAIStandIn;
   let stack: Stack;
   let dir: string;
@@ -64,7 +66,8 @@ describe.runIf(ready)("a repository's declared toolchain, with no .github/agent-
     creates = await watchContainerCreates();
     dir = await mkdtemp(join(tmpdir(), "af-declared-toolchain-"));
     openai = await startOpenAIStandIn();
-    stack = new Stack({ model: null, env: { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key" } });
+    const env = { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key", AGENT_FIX_CONCURRENCY: "4" };
+    stack = new Stack({ model: null, env });
     await stack.start();
   }, 120_000);
   afterAll(async () => {

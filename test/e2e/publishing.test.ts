@@ -9,10 +9,13 @@ import { type IssueRef, waitFor } from "../support/stack-parts.js";
 // Real Redis, real Docker sandboxes, the real app and worker; the stand-in answers as GitHub documents.
 const ready = (await requireRedis()) && (await requireSandboxImage());
 
-describe.runIf(ready)("publishing survives GitHub, and the status never misleads", () => {
+// The runs go side by side, each on a repository of its own (two at once: the installation's default
+// limit): most of a run here is waiting, on Octokit's and the job's retries.
+describe.runIf(ready).concurrent("publishing survives GitHub, and the status never misleads", () => {
   // Repositories whose config names no model use the operator's (openai:gpt-4.1) at this stand-in.
   // A retried job waits 2 s, not the production 30 s: the faults these tests inject are over by then.
-  const { stack, start, stop } = stackWithModelStandIn({ env: { AGENT_FIX_JOB_BACKOFF_SECONDS: "2" } });
+  const env = { AGENT_FIX_JOB_BACKOFF_SECONDS: "2", AGENT_FIX_CONCURRENCY: "6" };
+  const { stack, start, stop } = stackWithModelStandIn({ env });
   let model: OpenAIStandIn;
   const jobId = (issue: IssueRef) => `fix-${issue.repoId}-${issue.number}`;
   const issueIn = async (name: string) =>

@@ -113,7 +113,9 @@ const CASES: RegistryCase[] = [
   },
 ];
 
-describe.runIf(ready)("real projects from the registries, with no .github/agent-fix.yml", () => {
+// The projects run side by side, each under an owner and installation of its own: most of a run is a
+// registry's download or a sandbox's start, which overlap.
+describe.runIf(ready).concurrent("real projects from the registries, with no .github/agent-fix.yml", () => {
   let openai: OpenAIStandIn;
   let stack: Stack;
   let dir: string;
@@ -127,7 +129,12 @@ describe.runIf(ready)("real projects from the registries, with no .github/agent-
     await writeFile(operatorConfig, "agent:\n  gate:\n    maxAttempts: 1\n");
     stack = new Stack({
       model: null,
-      env: { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key", AGENT_FIX_CONFIG: operatorConfig },
+      env: {
+        OPENAI_BASE_URL: openai.url,
+        OPENAI_API_KEY: "stand-in-key",
+        AGENT_FIX_CONFIG: operatorConfig,
+        AGENT_FIX_CONCURRENCY: String(CASES.length + 1),
+      },
     });
     await stack.start();
   });

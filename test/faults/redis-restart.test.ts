@@ -3,12 +3,14 @@
  * deployment's deploy/redis.conf) so the shared one is never touched: after a crash (SIGKILL) and
  * after an operator's restart (SHUTDOWN), with the same data dir, and for longer than the job's lock
  * lives: the job is not lost nor run twice, the run ends with its one pull request (completed or
- * retried), and the status comment ends final.
+ * retried), and the status comment ends final. A run takes one of the three in turn (test/support/sample.ts:
+ * by the hour; all three when the worker's job code or this test changed, or with TEST_SAMPLE=all).
  */
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OwnRedis } from "../support/own-redis.js";
+import { sampleOf } from "../support/sample.js";
 import { requireSandboxImage } from "../support/services.js";
 import { Stack, sampleConfig } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";
@@ -28,13 +30,22 @@ describe.runIf(ready)("Redis restarted mid-run", () => {
     await redis?.remove();
   });
 
-  const restarts = [
-    { how: "SIGKILL", stop: () => redis.kill(), downMs: 0, lockMs: 60_000 },
-    { how: "SHUTDOWN", stop: () => redis.stop(), downMs: 0, lockMs: 60_000 },
-    // Down longer than the lock lives: the worker cannot renew it, the stall check may move the job.
-    { how: "SIGKILL, down past the lock", stop: () => redis.kill(), downMs: 6_000, lockMs: 3_000 },
-  ];
-  it.each(restarts)(
+  const restarts = sampleOf(
+    "Redis restarts",
+    [
+      { how: "SIGKILL", stop: () => redis.kill(), downMs: 0, lockMs: 60_000 },
+      { how: "SHUTDOWN", stop: () => redis.stop(), downMs: 0, lockMs: 60_000 },
+      // Down longer than the lock lives: the worker cannot renew it, the stall check may move the job.
+      { how: "SIGKILL, down past the lock", stop: () => redis.kill(), downMs: 6_000, lockMs: 3_000 },
+    ],
+    {
+      perSlot: 1,
+      name: (restart) => restart.how,
+      ownCode: ["test/faults/redis-restart.test.ts", "test/support/own-redis.ts", "worker/jobs/"],
+    },
+  );
+  for (const title of restarts.skipped) it.skip(title, () => {});
+  it.each(restarts.run)(
     "$how while the agent works: one pull request, the job completed, the status final",
     async ({ how, stop, downMs, lockMs }) => {
       const stack = new Stack({ model: null, lockMs, env: { AGENT_FIX_REDIS_URL: redis.url } });

@@ -8,7 +8,7 @@
  * fetch it again. A download that fails throws, saying what and from where: the test fails, never skips.
  */
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -69,8 +69,9 @@ async function download(url: string, cacheName: string, what: string, digest?: D
   const bytes = Buffer.from(await (await get(url, what)).arrayBuffer());
   check(bytes, digest, `${what} from ${url}`);
   await mkdir(CACHE, { recursive: true });
-  // Written beside its name and renamed: test files running at once never read half a file.
-  const partial = `${file}.${process.pid}.partial`;
+  // Written beside its name and renamed: test files (and tests of one file) running at once never read
+  // half a file, nor rename each other's.
+  const partial = `${file}.${process.pid}.${randomUUID()}.partial`;
   await writeFile(partial, bytes);
   await rename(partial, file);
   return bytes;
