@@ -44,7 +44,13 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
   let tls: DockerTls;
   let certs = "";
   // Kept environments on (the stack's own tuning has none): only a repository with setup commands keeps one.
-  const stack = new Stack({ model: null, worker: false, workerTuning: { keptEnvironments: { size: "2g" } } });
+  const stack = new Stack({
+    model: null,
+    worker: false,
+    workerTuning: { keptEnvironments: { size: "2g" } },
+    // A failover's retry 2 s after the engine's loss, not the production 30 s: the wait tests nothing here.
+    env: { AGENT_FIX_JOB_BACKOFF_SECONDS: "2" },
+  });
   const kept = `agent-fix-kept-remote-${process.pid}`;
   beforeAll(async () => {
     certs = await mkdtemp(join(tmpdir(), "af-tls-"));

@@ -37,7 +37,8 @@ async function failureOf(call: Promise<unknown>): Promise<InfrastructureError> {
 describe.runIf(ready)("the Docker engine restarted mid-run", () => {
   let engine: OwnDockerd;
   let loadMs = 0;
-  const stack = new Stack({ model: null, worker: false });
+  // The retry after the engine's loss 2 s later, not the production 30 s: the wait tests nothing here.
+  const stack = new Stack({ model: null, worker: false, env: { AGENT_FIX_JOB_BACKOFF_SECONDS: "2" } });
   let source = "";
   beforeAll(async () => {
     // The slim copy of the sandbox image (a third of its size) under the sandbox image's own name, so
