@@ -13,13 +13,13 @@ import { githubFailure } from "../../src/shared/github/index.js";
 import { setupSecretsFor } from "../config/worker-env.js";
 import { completed, type JobResult, type RunEnd, type RunJob, type RunOutcome } from "../run-end.js";
 import { ciRound } from "./ci-round.js";
-import { openFailure, runFailure } from "./end/run-failure.js";
+import { endCheckRun, openFailure, runFailure } from "./end/run-failure.js";
 import { conflictingPull } from "./keep-up/conflicting-pull.js";
 import { type OpenRun, openRun } from "./open/open-run.js";
 import { keepPeoplesCommits } from "./open/peoples-commits.js";
 import { noLongerWanted } from "./open/still-wanted.js";
 import { fixTask, type Issue } from "./open/task.js";
-import { type CheckRunsApi, endLeftCheckRun, SUPERSEDED_ENDING } from "./publish/left-check-runs.js";
+import { SUPERSEDED_ENDING } from "./publish/left-check-runs.js";
 import { rebaseRound } from "./rebase-round.js";
 import { resumeKept } from "./resume-publishing.js";
 import { reviewRound } from "./review-round.js";
@@ -51,13 +51,7 @@ async function runOnce(run: OpenRun): Promise<RunOutcome> {
   const early = await run.parts.pendingCancel(run.job.id);
   if (early) throw new CancelledError("cancelled before start", early);
   // An earlier attempt whose worker died (or lost the job) may have left its check run in progress.
-  await endLeftCheckRun(
-    run.parts,
-    run.job.id,
-    SUPERSEDED_ENDING,
-    run.log,
-    async () => (await run.credentials.checksWriter()) as unknown as CheckRunsApi,
-  );
+  await endCheckRun(run, SUPERSEDED_ENDING);
   const issue = await readIssue(run);
   const stale = await noLongerWanted(
     run.octokit,

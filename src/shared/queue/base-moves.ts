@@ -10,6 +10,7 @@
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { z } from "zod";
+import { fixJobDataSchema } from "./job.js";
 import type { QueueNames } from "./keys.js";
 
 const BASE_MOVE_JOB_NAME = "base-moved";
@@ -21,16 +22,10 @@ const LOOK_BACKOFF_MS = 1_000;
 /** A redelivered or repeated push of the same base commit looks once within this time. */
 const DEDUPLICATE_MS = 24 * 60 * 60 * 1000;
 
-export const baseMoveSchema = z
-  .object({
-    installationId: z.number().int().positive(),
-    /** The account the repository belongs to: its Marketplace plan's limits apply to the round. */
-    accountId: z.number().int().positive().optional(),
-    owner: z.string().min(1),
-    repo: z.string().min(1),
-    repoId: z.number().int().positive(),
-    /** The issue the pull request fixes (its branch `agent-fix/issue-N`): the rebase round is the issue's job. */
-    issueNumber: z.number().int().positive(),
+export const baseMoveSchema = fixJobDataSchema
+  // The fix job's own fields for the repository and issue: the rebase round is the issue's job.
+  .pick({ installationId: true, accountId: true, owner: true, repo: true, repoId: true, issueNumber: true })
+  .extend({
     /** The app's open pull request on the base that moved. */
     pullNumber: z.number().int().positive(),
     /** The branch that moved, the pull request's base. */

@@ -59,7 +59,7 @@ export async function runFailure(failure: unknown, run: OpenRun): Promise<RunEnd
  * The check run this run may have left in progress, ended: no attempt follows (a retry, a hand-back or a
  * lost lock leave it to the next attempt, which ends it as it opens).
  */
-function endCheckRun(run: OpenRun, ending: CheckRunEnding): Promise<void> {
+export function endCheckRun(run: OpenRun, ending: CheckRunEnding): Promise<void> {
   return endLeftCheckRun(
     run.parts,
     run.job.id,
