@@ -73,6 +73,8 @@ interface SlotEvent {
   jobId: string;
   installationId: number;
   time: number;
+  /** When a release gave the slot back (its log line comes later, after parked runs are woken). */
+  releasedAt?: number;
 }
 
 /** A worker process of the stack, resolved once it takes jobs; its slot events are collected. */
@@ -93,13 +95,14 @@ async function startWorkerProcess(stack: Stack, concurrency: number, events: Slo
 function slotIntervals(events: SlotEvent[]): Map<number, [number, number][]> {
   const byInstallation = new Map<number, [number, number][]>();
   const open = new Map<string, number>();
-  for (const event of [...events].sort((a, b) => a.time - b.time)) {
+  const at = (event: SlotEvent) => event.releasedAt ?? event.time;
+  for (const event of [...events].sort((a, b) => at(a) - at(b))) {
     if (event.msg === "run admitted") open.set(event.jobId, event.time);
     const start = open.get(event.jobId);
     if (event.msg !== "run slot released" || start === undefined) continue;
     open.delete(event.jobId);
     const list = byInstallation.get(event.installationId) ?? [];
-    list.push([start, event.time]);
+    list.push([start, at(event)]);
     byInstallation.set(event.installationId, list);
   }
   return byInstallation;

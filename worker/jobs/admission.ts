@@ -151,8 +151,14 @@ function holdSlot(deps: FairnessDeps, slot: SlotRequest): () => Promise<void> {
   let released: Promise<void> | undefined;
   return () => {
     clearInterval(renew);
+    // The moment the slot is given back, taken before asking Redis: the log line comes after freeSlot has
+    // also woken parked runs, which another worker may admit (and log) first.
+    const releasedAt = Date.now();
     released ??= freeSlot(deps, slot).then(() =>
-      deps.logger.info({ jobId: slot.jobId, installationId: slot.installationId }, "run slot released"),
+      deps.logger.info(
+        { jobId: slot.jobId, installationId: slot.installationId, releasedAt },
+        "run slot released",
+      ),
     );
     return released;
   };
