@@ -7,7 +7,6 @@
  * timeouts and kills), a devcontainer build step under runsc, then a worker refusing a runtime its
  * engine lacks, then label -> draft PR with every container of the run under runsc.
  */
-import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,16 +18,9 @@ import { sandboxEngine } from "../support/sandbox-engine.js";
 import { INJECT_EVERYWHERE, sandboxHardening } from "../support/sandbox-hardening.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack, sampleConfig } from "../support/stack.js";
-import { waitFor } from "../support/stack-parts.js";
+import { childOutput, waitFor } from "../support/stack-parts.js";
 
 const ready = (await requireRedis()) && (await requireSandboxImage());
-
-function output(child: ChildProcess): () => string {
-  let text = "";
-  child.stdout?.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  return () => text;
-}
 
 describe.runIf(ready)("sandboxes under gVisor (runsc)", () => {
   let engine: OwnDockerd;
@@ -130,7 +122,7 @@ describe.runIf(ready)("sandboxes under gVisor (runsc)", () => {
       AGENT_FIX_WORKER_TAG: stack.prefix,
       AGENT_FIX_SANDBOX_RUNTIME: "kata",
     });
-    const text = output(child);
+    const text = childOutput(child);
     const [code] = await once(child, "exit");
     expect(code).toBe(1);
     expect(text()).toContain(
@@ -162,7 +154,7 @@ describe.runIf(ready)("sandboxes under gVisor (runsc)", () => {
       AGENT_FIX_WORKER_TAG: stack.prefix,
       AGENT_FIX_SANDBOX_RUNTIME: "runsc",
     });
-    const text = output(child);
+    const text = childOutput(child);
     try {
       expect(await stack.label(issue)).toBe(200);
       const status = await waitFor("the status to be final", () => stack.finalStatus(issue), 300_000).catch(

@@ -10,7 +10,6 @@
  * sandbox image and which does not answer, with the fixes; one whose TLS directory lacks its key
  * refuses to start.
  */
-import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -27,16 +26,9 @@ import { freePort } from "../support/ports.js";
 import { sandboxEngine } from "../support/sandbox-engine.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack, sampleConfig } from "../support/stack.js";
-import { waitFor } from "../support/stack-parts.js";
+import { childOutput, waitFor } from "../support/stack-parts.js";
 
 const ready = (await requireRedis()) && (await requireSandboxImage());
-
-function output(child: ChildProcess): () => string {
-  let text = "";
-  child.stdout?.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  return () => text;
-}
 
 describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
   let engine: OwnDockerd;
@@ -87,7 +79,7 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
       AGENT_FIX_DOCKER_TLS_DIR: tls.clientDir,
       AGENT_FIX_WORKER_TAG: stack.prefix,
     });
-    const text = output(child);
+    const text = childOutput(child);
     try {
       expect(await stack.label(issue)).toBe(200);
       const status = await waitFor("the status to be final", () => stack.finalStatus(issue), 300_000).catch(
@@ -123,7 +115,7 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
       AGENT_FIX_DOCKER_TLS_DIR: tls.clientDir,
       AGENT_FIX_WORKER_TAG: stack.prefix,
     });
-    const text = output(child);
+    const text = childOutput(child);
     try {
       expect(await stack.label(issue)).toBe(200);
       // The replay's first step sleeps 8 s in the agent's sandbox, on the remote engine.
@@ -197,7 +189,7 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
       AGENT_FIX_WORKER_TAG: stack.prefix,
       AGENT_FIX_KEPT_ENVIRONMENTS_NAME: kept,
     });
-    const text = output(child);
+    const text = childOutput(child);
     try {
       const bodies: string[] = [];
       for (const title of ["median is wrong", "median is wrong again"]) {
@@ -231,7 +223,7 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
       AGENT_FIX_DOCKER_TLS_DIR: tls.clientDir,
       AGENT_FIX_WORKER_TAG: stack.prefix,
     });
-    const text = output(child);
+    const text = childOutput(child);
     try {
       const said = () => text().includes("lacks the sandbox image") && text().includes("does not answer");
       await waitFor("the worker's start-up lines", said, 60_000).catch((error: unknown) => {
@@ -255,7 +247,7 @@ describe.runIf(ready)("sandboxes on a remote engine over TCP with TLS", () => {
       AGENT_FIX_DOCKER_TLS_DIR: certs, // the CA's directory: ca.pem, but no cert.pem or key.pem
       AGENT_FIX_WORKER_TAG: stack.prefix,
     });
-    const text = output(child);
+    const text = childOutput(child);
     const [code] = await once(child, "exit");
     expect(code).toBe(1);
     expect(text()).toMatch(/AGENT_FIX_DOCKER_TLS_DIR: cannot read .*cert\.pem/);

@@ -3,6 +3,7 @@
  * as files, signed webhooks as GitHub sends them, and waiting for an outcome on the stand-in.
  */
 
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
@@ -155,4 +156,12 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs / 1000} s waiting for ${what}`);
     await sleep(intervalMs);
   }
+}
+
+/** What a spawned process (a worker) has written to stdout and stderr so far, read when asked. */
+export function childOutput(child: ChildProcess): () => string {
+  let text = "";
+  child.stdout?.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  return () => text;
 }

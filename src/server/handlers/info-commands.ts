@@ -107,7 +107,7 @@ async function pullCostText(deps: HandlerDeps, target: IssueTarget, pullNumber: 
  * itself), or null when it has none open.
  */
 export async function openPullOf(api: GitHubApi, target: IssueTarget): Promise<number | null> {
-  const { data } = await (api as PullLister).rest.pulls.list({
+  const { data } = await api.rest.pulls.list({
     owner: target.owner,
     repo: target.repo,
     head: `${target.owner}:${fixBranch(target.issueNumber)}`,
@@ -115,19 +115,6 @@ export async function openPullOf(api: GitHubApi, target: IssueTarget): Promise<n
   });
   return data[0]?.number ?? null;
 }
-
-type PullLister = GitHubApi & {
-  rest: {
-    pulls: {
-      list(params: {
-        owner: string;
-        repo: string;
-        head: string;
-        state: "open";
-      }): Promise<{ data: { number: number }[] }>;
-    };
-  };
-};
 
 async function runState(context: EventContext, deps: HandlerDeps, target: IssueTarget): Promise<RunState> {
   const { queue } = deps.queue;
