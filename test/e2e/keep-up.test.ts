@@ -24,6 +24,22 @@ import { pullCommentEvent } from "../support/webhooks.js";
 const ready = (await requireRedis()) && (await requireSandboxImage());
 const BOT = "agent-fix-e2e[bot]";
 
+/** git on the stand-in's copy of the issue's repository, and the wait for the issue's job to complete. */
+function issueTools(stack: Stack, issueOf: () => IssueRef) {
+  const git = (...args: string[]) => {
+    const issue = issueOf();
+    return execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
+      encoding: "utf8",
+    }).trim();
+  };
+  const jobDone = () =>
+    waitFor("the job to complete", async () => {
+      const issue = issueOf();
+      return (await stack.app!.queue.queue.getJobState(fixJobId(issue.repoId, issue.number))) === "completed";
+    });
+  return { git, jobDone };
+}
+
 /**
  * What the worker's look at the app's pull requests made of a base push of `sha` (the base-moves job's
  * return value: "off", "mergeable", "round queued", ...), once it has ended.
@@ -50,16 +66,7 @@ describe.runIf(ready)("a person's commits kept, and /agent-fix rebase keeping up
   const replay = join(tmpdir(), `af-keep-up-replay-${randomUUID()}.jsonl`);
   const stack = new Stack({ model: `replay:${replay}` });
   let issue: IssueRef;
-  const git = (...args: string[]) =>
-    execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
-      encoding: "utf8",
-    }).trim();
-  const jobDone = () =>
-    waitFor(
-      "the job to complete",
-      async () =>
-        (await stack.app!.queue.queue.getJobState(fixJobId(issue.repoId, issue.number))) === "completed",
-    );
+  const { git, jobDone } = issueTools(stack, () => issue);
   const onPull = (pull: number) =>
     stack.github.state.commentsOn(issue.owner, issue.repo, pull).map((c) => c.body);
   const rebase = async (login: string) => {
@@ -282,16 +289,7 @@ describe.runIf(ready)("worker.keepUp: strategy rebase, whenConflicting", () => {
 
   describe("/agent-fix rebase when the operator chose rebase (worker.keepUp.strategy)", () => {
     let issue: IssueRef;
-    const git = (...args: string[]) =>
-      execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
-        encoding: "utf8",
-      }).trim();
-    const jobDone = () =>
-      waitFor(
-        "the job to complete",
-        async () =>
-          (await stack.app!.queue.queue.getJobState(fixJobId(issue.repoId, issue.number))) === "completed",
-      );
+    const { git, jobDone } = issueTools(stack, () => issue);
     const mainMoves = (path: string, text: string) =>
       stack.github.commitAs(
         "maintainer",
@@ -442,16 +440,7 @@ describe.runIf(ready)("worker.keepUp: strategy rebase, whenConflicting", () => {
       stack.github.state
         .commentsOn(issue.owner, issue.repo, stack.pulls(issue)[0]!.number)
         .map((c) => c.body);
-    const git = (...args: string[]) =>
-      execFileSync("git", ["--git-dir", stack.github.repoDir(issue.owner, issue.repo), ...args], {
-        encoding: "utf8",
-      }).trim();
-    const jobDone = () =>
-      waitFor(
-        "the job to complete",
-        async () =>
-          (await stack.app!.queue.queue.getJobState(fixJobId(issue.repoId, issue.number))) === "completed",
-      );
+    const { git, jobDone } = issueTools(stack, () => issue);
 
     beforeAll(async () => {
       // One replay serves every run here: it drops any conflict markers in README.md and writes CHANGELOG.md.
