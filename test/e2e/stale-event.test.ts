@@ -56,20 +56,9 @@ describe.runIf(ready)("a job whose event no longer holds on GitHub", () => {
     const issue = stack.addIssue(repo);
     const branch = fixBranch(issue.number);
     execFileSync("git", ["--git-dir", stack.github.repoDir(repo.owner, repo.name), "branch", branch, "main"]);
-    const pullNumber = stack.github.state.nextNumber(repo.owner, repo.name);
-    stack.github.state.pulls.push({
-      owner: repo.owner,
-      repo: repo.name,
-      number: pullNumber,
-      title: issue.title,
-      body: `Fixes #${issue.number}`,
-      head: branch,
-      base: "main",
-      draft: true,
-      state: "open",
-      user: stack.github.bot,
-      reviewRequests: [],
-    });
+    const pullNumber = stack.github.addPull(repo.owner, repo.name, {
+      ...{ title: issue.title, body: `Fixes #${issue.number}`, head: branch },
+    }).number;
     const review = reviewEvent(
       stack.github,
       { owner: repo.owner, repo: repo.name, pull: pullNumber },

@@ -17,7 +17,7 @@ import { CiState } from "./github/ci-state.js";
 import { commitOnBranch } from "./github/git-history.js";
 import { StandInOAuth } from "./github/oauth.js";
 import { type Actor, type RouteContext, routes } from "./github/routes.js";
-import { type StandInIssue, StandInState, type StandInUser } from "./github/state.js";
+import { type StandInIssue, type StandInPull, StandInState, type StandInUser } from "./github/state.js";
 import { gitScopeVerdict, scopeVerdict } from "./github/token-scopes.js";
 import { userTokenAnswer } from "./github/user-api.js";
 
@@ -209,6 +209,24 @@ export class GitHubServer {
       user: { login: issue.user ?? "reporter", id: 555, type: "User" },
     };
     this.state.issues.push(created);
+    return created;
+  }
+
+  /**
+   * A pull request that exists already, as if opened on GitHub: by default the app's draft into
+   * `main`, titled "Fix"; `pull` names the head branch and anything else that differs.
+   */
+  addPull(
+    owner: string,
+    repo: string,
+    pull: Partial<Omit<StandInPull, "owner" | "repo" | "number">> & { head: string },
+  ): StandInPull {
+    const created: StandInPull = {
+      ...{ owner, repo, number: this.state.nextNumber(owner, repo), title: "Fix", body: "", base: "main" },
+      ...{ draft: true, state: "open" as const, user: this.bot, reviewRequests: [] },
+      ...pull,
+    };
+    this.state.pulls.push(created);
     return created;
   }
 

@@ -40,20 +40,7 @@ describe("CI webhook deliveries built from GitHub's examples and the stand-in's 
     github = await startGitHubServer();
     repoId = (await github.addRepo({ owner, name: repo, files: { "a.txt": "a\n" }, installationId: 7 })).id;
     head = await github.commitAs(github.bot.login, { owner, repo, branch }, { "a.txt": "b\n" });
-    pullNumber = github.state.nextNumber(owner, repo);
-    github.state.pulls.push({
-      owner,
-      repo,
-      number: pullNumber,
-      title: "Fix",
-      body: "",
-      head: branch,
-      base: "main",
-      draft: true,
-      state: "open",
-      user: github.bot,
-      reviewRequests: [],
-    });
+    pullNumber = github.addPull(owner, repo, { head: branch }).number;
     const probot = new Probot({
       appId: github.appId,
       privateKey: github.keys.privateKeyPem,

@@ -306,23 +306,8 @@ describe.skipIf(!up)("webhooks -> queue (real Probot middleware, real Redis, Git
   });
 
   /** A pull request on the stand-in: by default the app's own, for `issue`'s fix branch. */
-  const addPull = (head: string, author = github.bot) => {
-    const number = github.state.nextNumber(owner, repo);
-    github.state.pulls.push({
-      owner,
-      repo,
-      number,
-      title: "Fix",
-      body: "",
-      head,
-      base: "main",
-      draft: true,
-      state: "open",
-      user: author,
-      reviewRequests: [],
-    });
-    return number;
-  };
+  const addPull = (head: string, author = github.bot) =>
+    github.addPull(owner, repo, { head, user: author }).number;
 
   it("changes requested on the app's pull request by a writer -> one review job on the issue's id; others nothing", async () => {
     const issue = newIssue();

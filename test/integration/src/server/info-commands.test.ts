@@ -140,11 +140,7 @@ describe.skipIf(!up)("/agent-fix help and /agent-fix status", () => {
     const issue = newIssue();
     const branch = `agent-fix/issue-${issue}`;
     await github.commitAs(github.bot.login, { owner, repo, branch }, { "fix.txt": "fix\n" }, "The fix");
-    const pull = github.state.nextNumber(owner, repo);
-    github.state.pulls.push({
-      ...{ owner, repo, number: pull, title: "Fix", body: `Fixes #${issue}`, head: branch, base: "main" },
-      ...{ draft: true, state: "open" as const, user: github.bot, reviewRequests: [] },
-    });
+    const pull = github.addPull(owner, repo, { body: `Fixes #${issue}`, head: branch }).number;
     const costs = pullRequestCosts(web.server.queue.redis, web.server.queue);
     await costs.add(repoId, pull, 0.5);
     await costs.add(repoId, pull, 0.25);

@@ -67,19 +67,7 @@ describe.skipIf(!up)("review feedback while a run of the issue is queued or runn
   it("is queued with a reply, and one follow-up round after the run takes all of it", async () => {
     const issue = github.addIssue(owner, repo, { title: "Bug", body: "It breaks" }).number;
     const repoId = github.state.repo(owner, repo)?.id ?? 0;
-    const pull = github.state.nextNumber(owner, repo);
-    github.state.pulls.push({
-      ...{
-        owner,
-        repo,
-        number: pull,
-        title: "Fix",
-        body: "",
-        head: `agent-fix/issue-${issue}`,
-        base: "main",
-      },
-      ...{ draft: true, state: "open" as const, user: github.bot, reviewRequests: [] },
-    });
+    const pull = github.addPull(owner, repo, { head: `agent-fix/issue-${issue}` }).number;
     expect(await post(labelEvent(github, { owner, repo, issue }, "labeled", "agent-fix", alice))).toBe(200);
     await expect.poll(() => ran.length, { timeout: 20_000 }).toBe(1);
 

@@ -33,14 +33,7 @@ describe("review runs: reading the review, and pushing on top of the reviewed br
     const patch = `diff --git a/${name}.txt b/${name}.txt\nnew file mode 100644\n--- /dev/null\n+++ b/${name}.txt\n@@ -0,0 +1 @@\n+${name}\n`;
     await commitPatch({ dir, patch, identity, issueNumber: 1, issueTitle: title, forbiddenPaths: [] });
   };
-  const addPull = (head: string) => {
-    const number = github.state.nextNumber(owner, repo);
-    github.state.pulls.push({
-      ...{ owner, repo, number, title: "Fix", body: "", head, base: "main", draft: true },
-      ...{ state: "open" as const, user: github.bot, reviewRequests: [] },
-    });
-    return number;
-  };
+  const addPull = (head: string) => github.addPull(owner, repo, { head }).number;
 
   beforeAll(async () => {
     github = await startGitHubServer();

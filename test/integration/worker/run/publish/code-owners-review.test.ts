@@ -44,11 +44,7 @@ describe("review from the code owners of the changed files", () => {
       permissions: { alice: "write", bob: "write", "octo/core": "write" },
     });
     github.addIssue(owner, name, { title: "Fix lib" });
-    const pull = {
-      ...{ owner, repo: name, number: 2, title: "Fix lib", body: "", head: "main", base: "main" },
-      ...{ draft: true, state: "open" as const, user: github.bot, reviewRequests: [] },
-    };
-    github.state.pulls.push(pull);
+    const pull = github.addPull(owner, name, { title: "Fix lib", head: "main" });
     const job: FixJobData = {
       ...{ installationId: 1, owner, repo: name, repoId: added.id, issueNumber: 1, requestedBy: "alice" },
       ...{ trigger: "label" as const, deliveryId: `d-${name}` },
@@ -58,7 +54,7 @@ describe("review from the code owners of the changed files", () => {
       ...submittedTrajectory("Fixed."),
       info: { ...submittedTrajectory("x").info, submission: PATCH },
     });
-    return { pull, request: () => publisher.requestReview(2, "alice", draft) };
+    return { pull, request: () => publisher.requestReview(pull.number, "alice", draft) };
   }
 
   beforeAll(async () => {
@@ -85,7 +81,7 @@ describe("review from the code owners of the changed files", () => {
       ],
     });
     expect(pull.reviewRequests).toEqual(["bob"]); // not alice: `*` is overridden for both files
-    expect((pull as { teamReviewRequests?: string[] }).teamReviewRequests).toEqual(["core"]);
+    expect(pull.teamReviewRequests).toEqual(["core"]);
   });
 
   it("reads docs/CODEOWNERS when that is the one there is, and falls back to the requester when no owner can be asked", async () => {
