@@ -84,9 +84,11 @@ describe.runIf(redisUp)("per-installation slots across worker processes", () => 
     expect(new Set(starts).size).toBe(11); // none twice
     const peaks = (await redis.lrange(probe("peaks:1"), 0, -1)).map(Number);
     expect(Math.max(...peaks)).toBe(2);
-    // Ten runs of installation 1 were queued first; installation 2's one run is among the first three
-    // started (in plain FIFO order it would be the eleventh).
-    expect(starts.indexOf(small.jobId)).toBeLessThan(3);
+    // Ten runs of installation 1 were queued first; installation 2's one run is picked second, so it
+    // starts among the first few (in plain FIFO order it would be the eleventh). "Few", not "second":
+    // the two processes log their starts on their own, and on a loaded machine the one holding the
+    // small run can log after the other has ended a 300 ms run and started the next.
+    expect(starts.indexOf(small.jobId)).toBeLessThan(5);
     expect(await slotHolders(redis, { prefix, name }, 1)).toEqual([]);
   });
 
