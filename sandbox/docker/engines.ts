@@ -36,14 +36,19 @@ interface DockerEngineSettings {
   insecureTcp?: boolean | undefined;
   /** OpenSSH's known_hosts file of the ssh:// engines' host keys; default ~/.ssh/known_hosts. */
   knownHosts?: string | undefined;
+  /** The variable `hosts` came from, for the errors; default AGENT_FIX_DOCKER_HOSTS. */
+  variable?: EngineVariable;
 }
+
+/** Where the engines are named: the worker's own list, or one ssh:// engine as the docker CLI's DOCKER_HOST. */
+type EngineVariable = "AGENT_FIX_DOCKER_HOSTS" | "DOCKER_HOST";
 
 /** Docker's default TLS port; 2375 is its plain-text one. */
 const DOCKER_TLS_PORT = 2376;
 const TLS_FILES = ["ca.pem", "cert.pem", "key.pem"] as const;
 
-function refuse(entry: string, what: string, hint: string): never {
-  throw new ConfigError(`AGENT_FIX_DOCKER_HOSTS: ${JSON.stringify(entry)} ${what}`, {
+function refuse(variable: EngineVariable, entry: string, what: string, hint: string): never {
+  throw new ConfigError(`${variable}: ${JSON.stringify(entry)} ${what}`, {
     code: "config_invalid",
     hint,
   });
@@ -59,14 +64,20 @@ export function dockerEngines(
     .map((entry) => entry.trim())
     .filter((entry) => entry !== "");
   if (entries.length === 0)
-    throw new ConfigError("AGENT_FIX_DOCKER_HOSTS names no engine", {
+    throw new ConfigError(`${settings.variable ?? "AGENT_FIX_DOCKER_HOSTS"} names no engine`, {
       code: "config_invalid",
       hint: "Give one or more DOCKER_HOST addresses, comma-separated (tcp://10.0.0.5:2376,ssh://agent@host), or unset it to use this host's engine.",
     });
   const engines = entries.map((entry) => dockerEngine(entry, settings, read));
   const names = new Set<string>();
   for (const engine of engines) {
-    if (names.has(engine.name)) refuse(engine.name, "is named twice", "Name each engine once.");
+    if (names.has(engine.name))
+      refuse(
+        settings.variable ?? "AGENT_FIX_DOCKER_HOSTS",
+        engine.name,
+        "is named twice",
+        "Name each engine once.",
+      );
     names.add(engine.name);
   }
   return engines;
@@ -77,11 +88,13 @@ function dockerEngine(
   settings: DockerEngineSettings,
   read: (file: string) => Buffer,
 ): DockerEngine {
+  const variable = settings.variable ?? "AGENT_FIX_DOCKER_HOSTS";
   let url: URL;
   try {
     url = new URL(entry);
   } catch {
     return refuse(
+      variable,
       entry,
       "is not an address",
       "Write it as Docker's DOCKER_HOST: unix:///var/run/docker.sock, tcp://HOST:2376 or ssh://USER@HOST.",
@@ -90,7 +103,12 @@ function dockerEngine(
   switch (url.protocol) {
     case "unix:":
       if (!url.pathname || url.pathname === "/")
-        refuse(entry, "names no socket", "Write unix:///var/run/docker.sock (three slashes, then the path).");
+        refuse(
+          variable,
+          entry,
+          "names no socket",
+          "Write unix:///var/run/docker.sock (three slashes, then the path).",
+        );
       return {
         name: `unix://${url.pathname}`,
         options: { socketPath: url.pathname },
@@ -98,16 +116,17 @@ function dockerEngine(
         cli: `docker --host unix://${url.pathname}`,
       };
     case "ssh:": {
-      if (!url.hostname) refuse(entry, "names no host", "Write ssh://USER@HOST[:PORT].");
+      if (!url.hostname) refuse(variable, entry, "names no host", "Write ssh://USER@HOST[:PORT].");
       if (url.password)
         refuse(
+          variable,
           entry,
           "holds a password",
           "Use a key (the worker's ssh agent, SSH_AUTH_SOCK) rather than a password in the address.",
         );
       const port = url.port ? Number(url.port) : 22;
       const name = `ssh://${url.username ? `${url.username}@` : ""}${url.hostname}:${port}`;
-      const hostKeys = sshHostKeys(entry, url.hostname, port, settings.knownHosts, read);
+      const hostKeys = sshHostKeys(variable, entry, url.hostname, port, settings.knownHosts, read);
       return {
         name,
         remote: true,
@@ -126,9 +145,10 @@ function dockerEngine(
       };
     }
     case "tcp:": {
-      if (!url.hostname) refuse(entry, "names no host", "Write tcp://HOST:2376.");
+      if (!url.hostname) refuse(variable, entry, "names no host", "Write tcp://HOST:2376.");
       if (url.username || url.password)
         refuse(
+          variable,
           entry,
           "holds credentials",
           "A TCP engine authenticates by TLS client certificate, not in the address.",
@@ -138,6 +158,7 @@ function dockerEngine(
       if (!settings.tlsDir) {
         if (!settings.insecureTcp)
           refuse(
+            variable,
             entry,
             "is TCP without TLS, which gives anyone who reaches the port root on that host",
             "Set AGENT_FIX_DOCKER_TLS_DIR to a directory of ca.pem, cert.pem and key.pem (Docker's DOCKER_CERT_PATH), or AGENT_FIX_DOCKER_INSECURE_TCP=true for an engine only this host reaches.",
@@ -160,6 +181,7 @@ function dockerEngine(
     }
     default:
       return refuse(
+        variable,
         entry,
         `has the scheme ${url.protocol.replace(/:$/, "")}, which is not an engine's`,
         "Use unix://, tcp:// (with TLS) or ssh://, as DOCKER_HOST does.",
@@ -191,6 +213,7 @@ function tlsFile(dir: string, file: string, read: (file: string) => Buffer): Buf
  * by plain or hashed name (`[host]:port` off port 22, as ssh writes it); refused when there is none.
  */
 function sshHostKeys(
+  variable: EngineVariable,
   entry: string,
   host: string,
   port: number,
@@ -215,6 +238,7 @@ function sshHostKeys(
   }
   if (keys.length === 0)
     refuse(
+      variable,
       entry,
       `has no host key in ${file}`,
       `The worker checks the engine host's key as ssh does: add it with \`ssh-keyscan -p ${port} ${host} >> ${file}\` and compare its fingerprint (ssh-keygen -lf ${file}) with the host's own, or name another file with AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS.`,

@@ -141,5 +141,10 @@ describe("dockerEngines", () => {
     expect(unknown.message).toContain(`"ssh://agent@10.0.0.7:2222" has no host key in ${file}`);
     expect(unknown.hint).toContain(`ssh-keyscan -p 2222 10.0.0.7 >> ${file}`);
     expect(unknown.hint).toContain("AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS");
+    // Named by DOCKER_HOST (the worker reads an ssh:// one so), the refusal names that variable.
+    const fromDockerHost = refusal(() =>
+      dockerEngines({ hosts: "ssh://agent@10.0.0.7:2222", knownHosts: file, variable: "DOCKER_HOST" }),
+    );
+    expect(fromDockerHost.message).toMatch(/^DOCKER_HOST: "ssh:\/\/agent@10\.0\.0\.7:2222" has no host key/);
   });
 });
