@@ -9,15 +9,20 @@
  */
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
+import type { Agent } from "node:http";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import { ConfigError } from "../../src/shared/errors.js";
+import { sshHttpAgent } from "./ssh-http-agent.js";
+
+/** dockerode's options, with the HTTP agent docker-modem reads (lib/modem.js) and dockerode's types leave out. */
+type EngineOptions = Docker.DockerOptions & { agent?: Agent };
 
 /** One engine: a name for logs and health (its address without credentials), and dockerode's options. */
 interface DockerEngine {
   readonly name: string;
-  readonly options: Docker.DockerOptions;
+  readonly options: EngineOptions;
   /**
    * Reached over a network (tcp://, ssh://): a host that vanishes there may never refuse a connection,
    * so the pool watches it (engine-pool.ts) rather than wait on a call that never ends.
@@ -127,20 +132,26 @@ function dockerEngine(
       const port = url.port ? Number(url.port) : 22;
       const name = `ssh://${url.username ? `${url.username}@` : ""}${url.hostname}:${port}`;
       const hostKeys = sshHostKeys(variable, entry, url.hostname, port, settings.knownHosts, read);
+      const sshOptions = {
+        host: url.hostname,
+        port,
+        ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+        // The key stays in the worker's ssh agent, never in the settings.
+        ...(process.env.SSH_AUTH_SOCK ? { agent: process.env.SSH_AUTH_SOCK } : {}),
+        hostVerifier: (key: Buffer) => hostKeys.some((known) => known.equals(key)),
+      };
       return {
         name,
         remote: true,
         cli: `docker --host ${name}`,
         options: {
-          protocol: "ssh",
+          // HTTP through channels of shared SSH connections (ssh-http-agent.ts), not docker-modem's
+          // `protocol: "ssh"`, which logs in again for every call.
+          protocol: "http",
           host: url.hostname,
           port,
-          ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
-          sshOptions: {
-            // docker-modem's ssh2 agent: the key stays in the worker's ssh agent, never in the settings.
-            ...(process.env.SSH_AUTH_SOCK ? { agent: process.env.SSH_AUTH_SOCK } : {}),
-            hostVerifier: (key: Buffer) => hostKeys.some((known) => known.equals(key)),
-          },
+          agent: sshHttpAgent(sshOptions),
+          sshOptions, // what the agent connects with, as docker-modem names them (unused by it over http)
         },
       };
     }
