@@ -84,8 +84,12 @@ export function sshHttpAgent(config: ConnectConfig): http.Agent {
       .on("error", (error) => drop(error))
       .once("close", () => drop());
     ready.catch(() => undefined); // each call waiting on it gets the error
-    client.connect({ ...KEEPALIVE, ...config });
     connections.add(connection);
+    try {
+      client.connect({ ...KEEPALIVE, ...config });
+    } catch (error) {
+      drop(error as Error); // a setting ssh2 refuses (an unreadable agent socket): each call gets it
+    }
     return connection;
   };
   const release = (connection: Connection) => {
