@@ -16,18 +16,21 @@
  *   remote_*            on a private engine reached over TCP with TLS (AGENT_FIX_DOCKER_HOSTS, certificates
  *                       made now): `docker run --rm IMAGE true` and a sandbox ready through TLS, and the
  *                       sandbox ready on the same engine through its unix socket; their ratios
+ *   ssh_*               the same engine reached over ssh:// (Debian's sshd in front of it, keys made now,
+ *                       test/support/ssh-engine.ts): `docker run --rm IMAGE true` through the docker CLI's
+ *                       ssh and a sandbox ready through dockerode's, their ratio, and against its socket
  *
  * Start-up phases (milliseconds from the start of create() to the end of each phase; they overlap) are
- * printed as medians, to show where the time goes, for runc, runsc, the remote engine and its socket:
+ * printed as medians, to show where the time goes, for runc, runsc, the remote engine (TLS, ssh) and its socket:
  * container_created (with the image's inspection), attached (the main process's stdin), started, sent
  * (the engine took the whole archive), copied (unpacked), control_shell, probes, agent_shell, ready. The
  * file shell attaches after ready (sandbox/docker/start.ts): the first readFile after ready, which waits
  * for it, is printed beside.
- * Options: --trials=N (default 5); --only=remote runs the remote engine's figures alone. Prints figures, ratios, and one JSON line last.
+ * Options: --trials=N (default 5); --only=remote runs the remote engine's figures (TLS and ssh) alone. Prints figures, ratios, and one JSON line last.
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -40,6 +43,7 @@ import type { Sandbox } from "../src/shared/contracts.js";
 import { makeDockerTls } from "../test/support/docker-tls.js";
 import { OwnDockerd, RUNSC_RUNTIME } from "../test/support/own-dockerd.js";
 import { slimSandboxImage } from "../test/support/slim-sandbox-image.js";
+import { sshClient, sshEngine } from "../test/support/ssh-engine.js";
 
 const run = promisify(execFile);
 const only = process.argv.find((a) => a.startsWith("--only="))?.split("=")[1];
@@ -55,6 +59,32 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   const start = performance.now();
   const value = await fn();
   return [performance.now() - start, value];
+}
+
+/**
+ * `docker [HOST ARGS] run --rm [--runtime R] --network none IMAGE true` through the CLI, timed: the
+ * baseline each sandbox start-up figure is divided by, on the same engine and through the same transport.
+ */
+async function dockerRunTrue(
+  image: string,
+  { host = [], runtime, env }: { host?: string[]; runtime?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<number> {
+  const args = [...host, "run", "--rm", ...(runtime ? ["--runtime", runtime] : []), "--network", "none"];
+  const [ms] = await timed(() => run("docker", [...args, image, "true"], env ? { env } : {}));
+  return ms;
+}
+
+/** A sandbox of `provider` from nothing to ready, timed, its start-up phases added to `phases`; then disposed. */
+async function timedReady(
+  provider: DockerSandboxProvider,
+  repo: string,
+  jobId: string,
+  phases: Record<string, number>[],
+): Promise<number> {
+  const [ms, sandbox] = await timed(() => provider.create({ sourceDir: repo, jobId }));
+  phases.push((sandbox as DockerSandbox).startupPhases ?? {});
+  await sandbox.dispose();
+  return ms;
 }
 
 /** 1,000 files of ~20 KB (text that does not compress), in 40 directories: about 20 MB. */
@@ -114,34 +144,14 @@ async function gvisorCosts(repo: string): Promise<Record<string, number>> {
   try {
     const { image } = await slimSandboxImage();
     await engine.loadImage(image);
-    const dockerRun = (runtime: string) =>
-      timed(() =>
-        run("docker", [
-          "-H",
-          engine.host,
-          "run",
-          "--rm",
-          "--runtime",
-          runtime,
-          "--network",
-          "none",
-          image,
-          "true",
-        ]),
-      ).then(([ms]) => ms);
+    const dockerRun = (runtime: string) => dockerRunTrue(image, { host: ["-H", engine.host], runtime });
     const providers = {
       runc: new DockerSandboxProvider({ docker: engine.docker, image }),
       runsc: new DockerSandboxProvider({ docker: engine.docker, image, runtime: "runsc" }),
     };
     const phases = { runc: [] as Record<string, number>[], runsc: [] as Record<string, number>[] };
-    const ready = async (runtime: "runc" | "runsc") => {
-      const [ms, sandbox] = await timed(() =>
-        providers[runtime].create({ sourceDir: repo, jobId: "bench-gvisor" }),
-      );
-      phases[runtime].push((sandbox as DockerSandbox).startupPhases ?? {});
-      await sandbox.dispose();
-      return ms;
-    };
+    const ready = (runtime: "runc" | "runsc") =>
+      timedReady(providers[runtime], repo, "bench-gvisor", phases[runtime]);
     // Warm-up of both runtimes.
     await dockerRun("runc");
     await dockerRun("runsc");
@@ -203,81 +213,106 @@ async function gvisorCosts(repo: string): Promise<Record<string, number>> {
 }
 
 /**
- * Start-up on an engine reached over TCP with TLS (another host's, as AGENT_FIX_DOCKER_HOSTS names it),
- * beside `docker run --rm IMAGE true` over the same TLS and a sandbox ready through the engine's socket.
+ * Start-up on an engine reached over TCP with TLS and over ssh:// (another host's, as
+ * AGENT_FIX_DOCKER_HOSTS names it), each beside `docker run --rm IMAGE true` through the same transport,
+ * and a sandbox ready through the engine's socket.
  */
 async function remoteCosts(repo: string): Promise<Record<string, number>> {
   const certs = await mkdtemp(path.join(os.tmpdir(), "af-bench-tls-"));
   const tls = await makeDockerTls(certs);
-  const engine = await OwnDockerd.start({ tls });
+  const [engine, client] = await Promise.all([OwnDockerd.start({ tls }), sshClient()]);
+  // The docker CLI's ssh, checking the host key against the client's known_hosts as the worker does.
+  const shim = await mkdtemp(path.join(os.tmpdir(), "af-bench-ssh-"));
   try {
+    const ssh = await sshEngine(engine.host, client);
     const { image } = await slimSandboxImage();
     await engine.loadImage(image);
-    const [remote] = dockerEngines({ hosts: engine.tcpHost, tlsDir: tls.clientDir });
-    const client = tls.clientDir;
-    const tlsArgs = ["--tlsverify", `--tlscacert=${client}/ca.pem`, `--tlscert=${client}/cert.pem`];
-    const dockerRun = () =>
-      timed(() =>
-        run(
-          "docker",
-          [...tlsArgs, `--tlskey=${client}/key.pem`, "-H", engine.tcpHost, "run", "--rm"].concat([
-            "--network",
-            "none",
-            image,
-            "true",
-          ]),
-        ),
-      ).then(([ms]) => ms);
+    // The worker reads its ssh agent from SSH_AUTH_SOCK (engines.ts), as the docker CLI's ssh does.
+    process.env.SSH_AUTH_SOCK = client.authSock;
+    const [overTls] = dockerEngines({ hosts: engine.tcpHost, tlsDir: tls.clientDir });
+    const [overSsh] = dockerEngines({ hosts: ssh.host, knownHosts: client.knownHosts });
+    await writeFile(
+      path.join(shim, "ssh"),
+      `#!/bin/sh\nexec /usr/bin/ssh -o UserKnownHostsFile=${client.knownHosts} -o StrictHostKeyChecking=yes "$@"\n`,
+    );
+    await chmod(path.join(shim, "ssh"), 0o755);
+    const sshEnv = { ...process.env, PATH: `${shim}:${process.env.PATH}` };
+    const certDir = tls.clientDir;
+    const tlsHost = ["--tlsverify", `--tlscacert=${certDir}/ca.pem`, `--tlscert=${certDir}/cert.pem`].concat([
+      `--tlskey=${certDir}/key.pem`,
+      "-H",
+      engine.tcpHost,
+    ]);
+    const runs = {
+      tls: () => dockerRunTrue(image, { host: tlsHost }),
+      ssh: () => dockerRunTrue(image, { host: ["-H", ssh.host], env: sshEnv }),
+    };
     const providers = {
-      tls: new DockerSandboxProvider({ docker: new Docker(remote?.options), image }),
+      tls: new DockerSandboxProvider({ docker: new Docker(overTls?.options), image }),
+      ssh: new DockerSandboxProvider({ docker: new Docker(overSsh?.options), image }),
       socket: new DockerSandboxProvider({ docker: engine.docker, image }),
     };
-    const phases = { tls: [] as Record<string, number>[], socket: [] as Record<string, number>[] };
-    const ready = async (via: "tls" | "socket") => {
-      const [ms, sandbox] = await timed(() =>
-        providers[via].create({ sourceDir: repo, jobId: "bench-remote" }),
+    type Via = keyof typeof providers;
+    const phases: Record<Via, Record<string, number>[]> = { tls: [], ssh: [], socket: [] };
+    const ready = (via: Via) => timedReady(providers[via], repo, "bench-remote", phases[via]);
+    try {
+      // Warm-up of every path.
+      await runs.tls();
+      await runs.ssh();
+      for (const via of ["tls", "ssh", "socket"] as const) await ready(via);
+      for (const list of Object.values(phases)) list.length = 0;
+      const times = { runTls: [], runSsh: [], tls: [], ssh: [], socket: [] } as Record<
+        "runTls" | "runSsh" | Via,
+        number[]
+      >;
+      for (let i = 0; i < trials; i++) {
+        times.runTls.push(await runs.tls());
+        times.runSsh.push(await runs.ssh());
+        for (const via of ["tls", "ssh", "socket"] as const) times[via].push(await ready(via));
+      }
+      const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])) as Record<
+        keyof typeof times,
+        number
+      >;
+      const line = (label: string, ms: number, all: number[]) =>
+        console.log(`  ${label.padEnd(34)} median ${fmt(ms)}  [${all.map(fmt).join(", ")}]`);
+      console.log(`remote engine over TCP with TLS and over ssh:// (private engine, ${image}):`);
+      line("docker run --rm IMAGE true (TLS):", m.runTls, times.runTls);
+      line("sandbox ready (TLS):", m.tls, times.tls);
+      console.log(`    phases, TLS (ms from create): ${phaseLine(phases.tls)}`);
+      line("docker run --rm IMAGE true (ssh):", m.runSsh, times.runSsh);
+      line("sandbox ready (ssh):", m.ssh, times.ssh);
+      console.log(`    phases, ssh (ms from create): ${phaseLine(phases.ssh)}`);
+      line("sandbox ready (its socket):", m.socket, times.socket);
+      console.log(`    phases, socket (ms from create): ${phaseLine(phases.socket)}`);
+      const ratios = {
+        remote_ready_ratio: m.tls / m.runTls,
+        remote_ready_vs_socket: m.tls / m.socket,
+        ssh_ready_ratio: m.ssh / m.runSsh,
+        ssh_ready_vs_socket: m.ssh / m.socket,
+      };
+      console.log(
+        `  TLS: ready / docker run = ${ratios.remote_ready_ratio.toFixed(3)}, ready / socket ready = ${ratios.remote_ready_vs_socket.toFixed(3)}`,
       );
-      phases[via].push((sandbox as DockerSandbox).startupPhases ?? {});
-      await sandbox.dispose();
-      return ms;
-    };
-    await dockerRun();
-    await ready("tls");
-    await ready("socket");
-    phases.tls.length = 0;
-    phases.socket.length = 0;
-    const times = { run: [] as number[], tls: [] as number[], socket: [] as number[] };
-    for (let i = 0; i < trials; i++) {
-      times.run.push(await dockerRun());
-      times.tls.push(await ready("tls"));
-      times.socket.push(await ready("socket"));
+      console.log(
+        `  ssh: ready / docker run = ${ratios.ssh_ready_ratio.toFixed(3)}, ready / socket ready = ${ratios.ssh_ready_vs_socket.toFixed(3)}`,
+      );
+      return {
+        remote_docker_run_ms: Math.round(m.runTls),
+        remote_ready_ms: Math.round(m.tls),
+        remote_ready_socket_ms: Math.round(m.socket),
+        ssh_docker_run_ms: Math.round(m.runSsh),
+        ssh_ready_ms: Math.round(m.ssh),
+        ...Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, Number(v.toFixed(3))])),
+      };
+    } finally {
+      await ssh.stop();
     }
-    const m = { run: median(times.run), tls: median(times.tls), socket: median(times.socket) };
-    console.log(`remote engine over TCP with TLS (private engine, ${image}):`);
-    console.log(
-      `  docker run --rm IMAGE true (TLS): median ${fmt(m.run)}  [${times.run.map(fmt).join(", ")}]`,
-    );
-    console.log(
-      `  sandbox ready (TLS):              median ${fmt(m.tls)}  [${times.tls.map(fmt).join(", ")}]`,
-    );
-    console.log(`    phases, TLS (ms from create): ${phaseLine(phases.tls)}`);
-    console.log(
-      `  sandbox ready (its socket):       median ${fmt(m.socket)}  [${times.socket.map(fmt).join(", ")}]`,
-    );
-    console.log(`    phases, socket (ms from create): ${phaseLine(phases.socket)}`);
-    const ratios = { remote_ready_ratio: m.tls / m.run, remote_ready_vs_socket: m.tls / m.socket };
-    console.log(
-      `  remote ready / docker run (TLS) = ${ratios.remote_ready_ratio.toFixed(3)}; TLS ready / socket ready = ${ratios.remote_ready_vs_socket.toFixed(3)}`,
-    );
-    return {
-      remote_docker_run_ms: Math.round(m.run),
-      remote_ready_ms: Math.round(m.tls),
-      remote_ready_socket_ms: Math.round(m.socket),
-      ...Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, Number(v.toFixed(3))])),
-    };
   } finally {
+    await client.stop();
     await engine.remove();
     await rm(certs, { recursive: true, force: true });
+    await rm(shim, { recursive: true, force: true });
   }
 }
 
@@ -300,7 +335,7 @@ async function main(): Promise<void> {
 
   try {
     // Warm-up: image layers and the daemon's caches, for both sides.
-    await run("docker", ["run", "--rm", "--network", "none", SANDBOX_IMAGE, "true"]);
+    await dockerRunTrue(SANDBOX_IMAGE);
     await (await provider.create({ sourceDir: repo, jobId: "bench-warmup" })).dispose();
 
     // --- ready -----------------------------------------------------------------------------------
@@ -312,9 +347,7 @@ async function main(): Promise<void> {
     const firstRead: number[] = [];
     const firstFile = "pkg0/src/module0.py";
     for (let i = 0; i < trials; i++) {
-      dockerRun.push(
-        (await timed(() => run("docker", ["run", "--rm", "--network", "none", SANDBOX_IMAGE, "true"])))[0],
-      );
+      dockerRun.push(await dockerRunTrue(SANDBOX_IMAGE));
       for (const [p, times, phaseList] of [
         [provider, ready, phases],
         [tmpfsProvider, readyTmpfs, phasesTmpfs],

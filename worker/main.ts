@@ -116,11 +116,12 @@ export async function createProcessorFromEnv(env: NodeJS.ProcessEnv) {
   const docker =
     settings.AGENT_FIX_SANDBOX === "docker"
       ? new DockerEnginePool(
-          engineList(settings).map(({ docker, ...engine }) => ({
+          engineList(settings, env.DOCKER_HOST).map(({ docker, ...engine }) => ({
             ...engine,
             provider: dockerSandboxes(settings, operator.worker, docker),
           })),
           (message) => logger.warn(message),
+          operator.worker.engineWatch,
         )
       : undefined;
   // Each engine answers and has the sandbox image, else the log says so with the fix and no run goes
@@ -344,15 +345,23 @@ function dockerSandboxes(
   });
 }
 
-/** AGENT_FIX_DOCKER_HOSTS' engines (refused at start when one is wrong), else this host's (DOCKER_HOST). */
+/**
+ * AGENT_FIX_DOCKER_HOSTS' engines (refused at start when one is wrong), else DOCKER_HOST's, as the
+ * docker CLI reads it. A DOCKER_HOST of ssh:// is read as AGENT_FIX_DOCKER_HOSTS reads it: dockerode
+ * alone would accept whatever host key answered there, and would not watch a host that may vanish.
+ */
 function engineList(
   settings: WorkerSettings,
+  dockerHost: string | undefined,
 ): { name: string; docker: Docker; remote: boolean; cli: string }[] {
-  // The docker CLI reads DOCKER_HOST as dockerode does: plain `docker` reaches this one.
-  if (!settings.AGENT_FIX_DOCKER_HOSTS)
+  const sshHost = dockerHost?.startsWith("ssh://") ? dockerHost : undefined;
+  // Otherwise the docker CLI reads DOCKER_HOST as dockerode does: plain `docker` reaches this one.
+  if (!settings.AGENT_FIX_DOCKER_HOSTS && !sshHost)
     return [{ name: "local", docker: new Docker(), remote: false, cli: "docker" }];
   return dockerEngines({
-    hosts: settings.AGENT_FIX_DOCKER_HOSTS,
+    ...(settings.AGENT_FIX_DOCKER_HOSTS
+      ? { hosts: settings.AGENT_FIX_DOCKER_HOSTS }
+      : { hosts: sshHost as string, variable: "DOCKER_HOST" as const }),
     tlsDir: settings.AGENT_FIX_DOCKER_TLS_DIR,
     insecureTcp: settings.AGENT_FIX_DOCKER_INSECURE_TCP === "true",
     knownHosts: settings.AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS,

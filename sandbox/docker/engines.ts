@@ -9,15 +9,20 @@
  */
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
+import type { Agent } from "node:http";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import { ConfigError } from "../../src/shared/errors.js";
+import { sshHttpAgent } from "./ssh-http-agent.js";
+
+/** dockerode's options, with the HTTP agent docker-modem reads (lib/modem.js) and dockerode's types leave out. */
+type EngineOptions = Docker.DockerOptions & { agent?: Agent };
 
 /** One engine: a name for logs and health (its address without credentials), and dockerode's options. */
 interface DockerEngine {
   readonly name: string;
-  readonly options: Docker.DockerOptions;
+  readonly options: EngineOptions;
   /**
    * Reached over a network (tcp://, ssh://): a host that vanishes there may never refuse a connection,
    * so the pool watches it (engine-pool.ts) rather than wait on a call that never ends.
@@ -36,14 +41,19 @@ interface DockerEngineSettings {
   insecureTcp?: boolean | undefined;
   /** OpenSSH's known_hosts file of the ssh:// engines' host keys; default ~/.ssh/known_hosts. */
   knownHosts?: string | undefined;
+  /** The variable `hosts` came from, for the errors; default AGENT_FIX_DOCKER_HOSTS. */
+  variable?: EngineVariable;
 }
+
+/** Where the engines are named: the worker's own list, or one ssh:// engine as the docker CLI's DOCKER_HOST. */
+type EngineVariable = "AGENT_FIX_DOCKER_HOSTS" | "DOCKER_HOST";
 
 /** Docker's default TLS port; 2375 is its plain-text one. */
 const DOCKER_TLS_PORT = 2376;
 const TLS_FILES = ["ca.pem", "cert.pem", "key.pem"] as const;
 
-function refuse(entry: string, what: string, hint: string): never {
-  throw new ConfigError(`AGENT_FIX_DOCKER_HOSTS: ${JSON.stringify(entry)} ${what}`, {
+function refuse(variable: EngineVariable, entry: string, what: string, hint: string): never {
+  throw new ConfigError(`${variable}: ${JSON.stringify(entry)} ${what}`, {
     code: "config_invalid",
     hint,
   });
@@ -59,14 +69,20 @@ export function dockerEngines(
     .map((entry) => entry.trim())
     .filter((entry) => entry !== "");
   if (entries.length === 0)
-    throw new ConfigError("AGENT_FIX_DOCKER_HOSTS names no engine", {
+    throw new ConfigError(`${settings.variable ?? "AGENT_FIX_DOCKER_HOSTS"} names no engine`, {
       code: "config_invalid",
       hint: "Give one or more DOCKER_HOST addresses, comma-separated (tcp://10.0.0.5:2376,ssh://agent@host), or unset it to use this host's engine.",
     });
   const engines = entries.map((entry) => dockerEngine(entry, settings, read));
   const names = new Set<string>();
   for (const engine of engines) {
-    if (names.has(engine.name)) refuse(engine.name, "is named twice", "Name each engine once.");
+    if (names.has(engine.name))
+      refuse(
+        settings.variable ?? "AGENT_FIX_DOCKER_HOSTS",
+        engine.name,
+        "is named twice",
+        "Name each engine once.",
+      );
     names.add(engine.name);
   }
   return engines;
@@ -77,11 +93,13 @@ function dockerEngine(
   settings: DockerEngineSettings,
   read: (file: string) => Buffer,
 ): DockerEngine {
+  const variable = settings.variable ?? "AGENT_FIX_DOCKER_HOSTS";
   let url: URL;
   try {
     url = new URL(entry);
   } catch {
     return refuse(
+      variable,
       entry,
       "is not an address",
       "Write it as Docker's DOCKER_HOST: unix:///var/run/docker.sock, tcp://HOST:2376 or ssh://USER@HOST.",
@@ -90,7 +108,12 @@ function dockerEngine(
   switch (url.protocol) {
     case "unix:":
       if (!url.pathname || url.pathname === "/")
-        refuse(entry, "names no socket", "Write unix:///var/run/docker.sock (three slashes, then the path).");
+        refuse(
+          variable,
+          entry,
+          "names no socket",
+          "Write unix:///var/run/docker.sock (three slashes, then the path).",
+        );
       return {
         name: `unix://${url.pathname}`,
         options: { socketPath: url.pathname },
@@ -98,37 +121,45 @@ function dockerEngine(
         cli: `docker --host unix://${url.pathname}`,
       };
     case "ssh:": {
-      if (!url.hostname) refuse(entry, "names no host", "Write ssh://USER@HOST[:PORT].");
+      if (!url.hostname) refuse(variable, entry, "names no host", "Write ssh://USER@HOST[:PORT].");
       if (url.password)
         refuse(
+          variable,
           entry,
           "holds a password",
           "Use a key (the worker's ssh agent, SSH_AUTH_SOCK) rather than a password in the address.",
         );
       const port = url.port ? Number(url.port) : 22;
       const name = `ssh://${url.username ? `${url.username}@` : ""}${url.hostname}:${port}`;
-      const hostKeys = sshHostKeys(entry, url.hostname, port, settings.knownHosts, read);
+      const hostKeys = sshHostKeys(variable, entry, url.hostname, port, settings.knownHosts, read);
+      const sshOptions = {
+        host: url.hostname,
+        port,
+        ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+        // The key stays in the worker's ssh agent, never in the settings.
+        ...(process.env.SSH_AUTH_SOCK ? { agent: process.env.SSH_AUTH_SOCK } : {}),
+        hostVerifier: (key: Buffer) => hostKeys.some((known) => known.equals(key)),
+      };
       return {
         name,
         remote: true,
         cli: `docker --host ${name}`,
         options: {
-          protocol: "ssh",
+          // HTTP through channels of shared SSH connections (ssh-http-agent.ts), not docker-modem's
+          // `protocol: "ssh"`, which logs in again for every call.
+          protocol: "http",
           host: url.hostname,
           port,
-          ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
-          sshOptions: {
-            // docker-modem's ssh2 agent: the key stays in the worker's ssh agent, never in the settings.
-            ...(process.env.SSH_AUTH_SOCK ? { agent: process.env.SSH_AUTH_SOCK } : {}),
-            hostVerifier: (key: Buffer) => hostKeys.some((known) => known.equals(key)),
-          },
+          agent: sshHttpAgent(sshOptions),
+          sshOptions, // what the agent connects with, as docker-modem names them (unused by it over http)
         },
       };
     }
     case "tcp:": {
-      if (!url.hostname) refuse(entry, "names no host", "Write tcp://HOST:2376.");
+      if (!url.hostname) refuse(variable, entry, "names no host", "Write tcp://HOST:2376.");
       if (url.username || url.password)
         refuse(
+          variable,
           entry,
           "holds credentials",
           "A TCP engine authenticates by TLS client certificate, not in the address.",
@@ -138,6 +169,7 @@ function dockerEngine(
       if (!settings.tlsDir) {
         if (!settings.insecureTcp)
           refuse(
+            variable,
             entry,
             "is TCP without TLS, which gives anyone who reaches the port root on that host",
             "Set AGENT_FIX_DOCKER_TLS_DIR to a directory of ca.pem, cert.pem and key.pem (Docker's DOCKER_CERT_PATH), or AGENT_FIX_DOCKER_INSECURE_TCP=true for an engine only this host reaches.",
@@ -160,6 +192,7 @@ function dockerEngine(
     }
     default:
       return refuse(
+        variable,
         entry,
         `has the scheme ${url.protocol.replace(/:$/, "")}, which is not an engine's`,
         "Use unix://, tcp:// (with TLS) or ssh://, as DOCKER_HOST does.",
@@ -191,6 +224,7 @@ function tlsFile(dir: string, file: string, read: (file: string) => Buffer): Buf
  * by plain or hashed name (`[host]:port` off port 22, as ssh writes it); refused when there is none.
  */
 function sshHostKeys(
+  variable: EngineVariable,
   entry: string,
   host: string,
   port: number,
@@ -215,6 +249,7 @@ function sshHostKeys(
   }
   if (keys.length === 0)
     refuse(
+      variable,
       entry,
       `has no host key in ${file}`,
       `The worker checks the engine host's key as ssh does: add it with \`ssh-keyscan -p ${port} ${host} >> ${file}\` and compare its fingerprint (ssh-keygen -lf ${file}) with the host's own, or name another file with AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS.`,

@@ -17,8 +17,9 @@ export interface ContainerCreates {
   stop(): void;
 }
 
-export async function watchContainerCreates(): Promise<ContainerCreates> {
-  const stream = (await new Docker().getEvents({
+/** Watches `docker`'s engine: this host's by default, or a test's private one. */
+export async function watchContainerCreates(docker = new Docker()): Promise<ContainerCreates> {
+  const stream = (await docker.getEvents({
     filters: JSON.stringify({ type: ["container"], event: ["create"] }),
   })) as Readable;
   const created: CreateEvent[] = [];

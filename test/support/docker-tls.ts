@@ -88,8 +88,11 @@ net.createServer({ allowHalfOpen: true }, (c) => { const u = net.connect({ port:
   u.on("error", () => c.destroy()); c.on("error", () => u.destroy()); }).listen(socket);
 `;
 
-/** 127.0.0.1:PORT of the network namespace of process `pid`, reachable on a loopback port here. */
-export async function forwardTcp(pid: number, dir: string, port: number): Promise<TcpForward> {
+/**
+ * 127.0.0.1:PORT of the network namespace of process `pid`, reachable on a loopback port here: `local`
+ * when given (an engine restarted keeps its address, as a host's does), else a free one.
+ */
+export async function forwardTcp(pid: number, dir: string, port: number, local = 0): Promise<TcpForward> {
   const socket = join(dir, "tcp-forward.sock");
   // `unshare --net` leaves the namespace's loopback down: dockerd listens on it, nothing reaches it.
   execFileSync("nsenter", [`--net=/proc/${pid}/ns/net`, "ip", "link", "set", "lo", "up"]);
@@ -120,7 +123,7 @@ export async function forwardTcp(pid: number, dir: string, port: number): Promis
     upstream.on("error", () => client.destroy());
     client.on("error", () => upstream.destroy());
   });
-  await new Promise<void>((done) => outer.listen(0, "127.0.0.1", done));
+  await new Promise<void>((done, fail) => outer.once("error", fail).listen(local, "127.0.0.1", done));
   return {
     port: (outer.address() as AddressInfo).port,
     silence: () => {

@@ -38,13 +38,16 @@ export interface OwnDockerdOptions {
 export class OwnDockerd {
   private child: ChildProcess | undefined;
   private forward: TcpForward | undefined;
+  /** Its TLS port here, kept across restarts: a worker configured with it reaches it again. */
+  private tcpPort = 0;
   private constructor(
     readonly dir: string,
     private readonly tls: DockerTls | undefined,
   ) {}
 
   static async start(options: OwnDockerdOptions = {}): Promise<OwnDockerd> {
-    // Short: a unix socket path is limited to 108 bytes.
+    // Short: a unix socket path is limited to 108 bytes. Its containers' mounts show the name (the
+    // replay sample-median-pause-private-engine.jsonl pauses only on such an engine).
     const engine = new OwnDockerd(await mkdtemp(join(tmpdir(), "af-dkd-")), options.tls);
     const config = join(engine.dir, "daemon.json");
     await writeFile(config, JSON.stringify({ runtimes: options.runtimes ?? {} }));
@@ -102,7 +105,10 @@ export class OwnDockerd {
             "the private dockerd deleted the host's docker0: it must run in its own network namespace",
           );
         // Its TCP port is in its own network namespace: forwarded, bytes only (TLS stays end to end).
-        if (this.tls && child.pid) this.forward = await forwardTcp(child.pid, this.dir, ENGINE_TLS_PORT);
+        if (this.tls && child.pid) {
+          this.forward = await forwardTcp(child.pid, this.dir, ENGINE_TLS_PORT, this.tcpPort);
+          this.tcpPort = this.forward.port;
+        }
         return;
       }
       await sleep(100);
@@ -110,10 +116,10 @@ export class OwnDockerd {
     throw new Error(`dockerd at ${this.host} did not answer within 30 s`);
   }
 
-  /** DOCKER_HOST of its TLS port, on this host's loopback; only with the `tls` option. */
+  /** DOCKER_HOST of its TLS port, on this host's loopback (the same after a restart); only with the `tls` option. */
   get tcpHost(): string {
-    if (!this.forward) throw new Error("this dockerd was started without tls");
-    return `tcp://127.0.0.1:${this.forward.port}`;
+    if (!this.tcpPort) throw new Error("this dockerd was started without tls");
+    return `tcp://127.0.0.1:${this.tcpPort}`;
   }
 
   /**

@@ -27,7 +27,7 @@ export const workerEnvSchema = z.object({
     .min(1)
     .optional()
     .describe(
-      "The Docker engines the sandboxes run on, comma-separated DOCKER_HOST addresses (unix:///var/run/docker.sock, tcp://HOST:2376 with TLS, ssh://USER@HOST); runs spread over them, a run's sandboxes on one, an engine that stops answering skipped. Default: this host's engine (DOCKER_HOST). Each engine's socket or TLS key is root on its host (docs/operating.md).",
+      "The Docker engines the sandboxes run on, comma-separated DOCKER_HOST addresses (unix:///var/run/docker.sock, tcp://HOST:2376 with TLS, ssh://USER@HOST); runs spread over them, a run's sandboxes on one, an engine that stops answering skipped. Default: this host's engine (DOCKER_HOST, an ssh:// one with its host key checked as here). Each engine's socket or TLS key is root on its host (docs/operating.md).",
     ),
   AGENT_FIX_DOCKER_TLS_DIR: z
     .string()
@@ -41,7 +41,7 @@ export const workerEnvSchema = z.object({
     .min(1)
     .optional()
     .describe(
-      "OpenSSH's known_hosts file holding the host key of every ssh:// engine of AGENT_FIX_DOCKER_HOSTS, checked at each connection as ssh checks it; default ~/.ssh/known_hosts.",
+      "OpenSSH's known_hosts file holding the host key of every ssh:// engine of AGENT_FIX_DOCKER_HOSTS (or of DOCKER_HOST=ssh://USER@HOST without it), checked at each connection as ssh checks it; default ~/.ssh/known_hosts.",
     ),
   AGENT_FIX_DOCKER_INSECURE_TCP: z
     .enum(["true", "false"])

@@ -66,6 +66,33 @@ export const workerTuningSchema = z
       })
       .prefault({})
       .describe("Sandboxes started ahead for the repositories whose environments are kept."),
+    engineWatch: z
+      .strictObject({
+        everyMs: z
+          .number()
+          .int()
+          .min(100)
+          .default(5_000)
+          .describe("How often each engine reached over a network is pinged."),
+        timeoutMs: z
+          .number()
+          .int()
+          .min(100)
+          .default(5_000)
+          .describe("How long a ping may take before it counts as missed."),
+        misses: z
+          .number()
+          .int()
+          .min(1)
+          .default(2)
+          .describe(
+            "Missed pings in a row that make the engine gone: its runs fail as its loss and are retried on another.",
+          ),
+      })
+      .prefault({})
+      .describe(
+        "How a worker watches the Docker engines it reaches over a network (tcp:// and ssh:// of AGENT_FIX_DOCKER_HOSTS): a host that vanishes never refuses a connection, so one that stops answering is found by these pings, within about everyMs * misses + timeoutMs.",
+      ),
     keepUp: z
       .strictObject({
         strategy: z

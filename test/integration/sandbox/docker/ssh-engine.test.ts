@@ -19,28 +19,29 @@ import { InfrastructureError } from "../../../../src/shared/errors.js";
 import type { OwnDockerd } from "../../../support/own-dockerd.js";
 import { sandboxEngine } from "../../../support/sandbox-engine.js";
 import { requireSandboxImage } from "../../../support/services.js";
-import { type SshEngine, sshEngine } from "../../../support/ssh-engine.js";
+import { type SshClient, type SshEngine, sshClient, sshEngine } from "../../../support/ssh-engine.js";
 import { waitFor } from "../../../support/stack-parts.js";
 
 const ready = await requireSandboxImage();
 
 describe.runIf(ready)("a Docker engine over SSH", () => {
   let engine: OwnDockerd;
+  let client: SshClient;
   let ssh: SshEngine;
   let source = "";
   let pool: DockerEnginePool;
   const log: string[] = [];
 
   beforeAll(async () => {
-    ({ engine } = await sandboxEngine());
-    ssh = await sshEngine(engine);
+    [{ engine }, client] = await Promise.all([sandboxEngine(), sshClient()]);
+    ssh = await sshEngine(engine.host, client);
     source = await mkdtemp(join(tmpdir(), "af-ssh-src-"));
     await writeFile(join(source, "a.txt"), "hello\n");
     // As the worker reads it: the address, and the key from the agent SSH_AUTH_SOCK names.
     const previous = process.env.SSH_AUTH_SOCK;
-    process.env.SSH_AUTH_SOCK = ssh.authSock;
+    process.env.SSH_AUTH_SOCK = client.authSock;
     try {
-      const engines = dockerEngines({ hosts: ssh.host, knownHosts: ssh.knownHosts });
+      const engines = dockerEngines({ hosts: ssh.host, knownHosts: client.knownHosts });
       pool = new DockerEnginePool(
         engines.map(({ options, ...one }) => ({
           ...one,
@@ -57,6 +58,7 @@ describe.runIf(ready)("a Docker engine over SSH", () => {
   afterAll(async () => {
     await pool?.close();
     await ssh?.stop();
+    await client?.stop();
     await engine?.remove();
     if (source) await rm(source, { recursive: true, force: true });
   });
@@ -110,7 +112,7 @@ describe.runIf(ready)("a Docker engine over SSH", () => {
   it("a host whose key is not the one known is not used: the engine reads as not answering", async () => {
     // Another host's key under this host's name: what a worker sees of someone else at that address.
     const other = join(source, "known_hosts");
-    const [type, blob] = (await readFile(`${ssh.knownHosts}`, "utf8")).trim().split(" ").slice(1);
+    const [type, blob] = (await readFile(client.knownHosts, "utf8")).trim().split(" ").slice(1);
     expect(type).toMatch(/^ssh-/);
     const stranger = Buffer.from(blob ?? "", "base64");
     stranger[stranger.length - 1] = (stranger.at(-1) ?? 0) ^ 0xff;

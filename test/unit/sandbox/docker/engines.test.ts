@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -70,12 +71,12 @@ describe("dockerEngines", () => {
     expect(engines[0]?.options).toEqual({ socketPath: "/var/run/docker.sock" });
     expect(engines[1]?.options).toMatchObject({ protocol: "https", host: "10.0.0.5", port: 2376 });
     expect(String(engines[1]?.options.key)).toContain("PRIVATE KEY");
+    // HTTP through an agent whose connections are SSH channels (ssh-http-agent.ts), as the user named.
     expect(engines[2]?.options).toMatchObject({
-      protocol: "ssh",
-      host: "build-2",
-      port: 2222,
-      username: "agent",
+      protocol: "http",
+      sshOptions: { host: "build-2", port: 2222, username: "agent" },
     });
+    expect(engines[2]?.options.agent).toBeInstanceOf(Agent);
   });
 
   it("refuses TCP without TLS unless the operator says so, naming the setting that fixes it", () => {
@@ -141,5 +142,10 @@ describe("dockerEngines", () => {
     expect(unknown.message).toContain(`"ssh://agent@10.0.0.7:2222" has no host key in ${file}`);
     expect(unknown.hint).toContain(`ssh-keyscan -p 2222 10.0.0.7 >> ${file}`);
     expect(unknown.hint).toContain("AGENT_FIX_DOCKER_SSH_KNOWN_HOSTS");
+    // Named by DOCKER_HOST (the worker reads an ssh:// one so), the refusal names that variable.
+    const fromDockerHost = refusal(() =>
+      dockerEngines({ hosts: "ssh://agent@10.0.0.7:2222", knownHosts: file, variable: "DOCKER_HOST" }),
+    );
+    expect(fromDockerHost.message).toMatch(/^DOCKER_HOST: "ssh:\/\/agent@10\.0\.0\.7:2222" has no host key/);
   });
 });

@@ -54,6 +54,7 @@ describe("loading config/default.yaml with a user's file on top", () => {
       keptEnvironments: { size: "20g" },
       standby: { sandboxes: 2, idleMinutes: 30 },
       keepUp: { strategy: "merge", whenConflicting: false },
+      engineWatch: { everyMs: 5_000, timeoutMs: 5_000, misses: 2 },
     });
     const tuned = await file("worker:\n  keptEnvironments:\n    size: 0\n  standby:\n    sandboxes: 0\n");
     expect((await loadConfig({ files: [tuned] })).worker).toMatchObject({
