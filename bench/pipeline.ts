@@ -59,7 +59,8 @@ class Stages {
 
 async function main(): Promise<void> {
   if (!(await requireRedis()) || !(await requireSandboxImage())) process.exit(1);
-  const stack = new Stack({ worker: false });
+  // Standbys of the shared image, as a worker has by default (the stack turns them off for tests).
+  const stack = new Stack({ worker: false, workerTuning: { standby: { sharedImages: true } } });
   await stack.start();
   try {
     // 1. Webhook to active, one job at a time into an idle worker: the worker's own options (its

@@ -231,14 +231,15 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   /**
-   * The standby fingerprint of a sandbox a standby may serve: any without network or setup, of an image
-   * not built from a repository's files (the default image, an allowed one, a kept environment's); null
-   * for any other. A standby of a shared image holds nothing of any repository until it is taken; one of
+   * The standby fingerprint of a sandbox a standby may serve: one without network or setup of a kept
+   * environment's image, or (`sharedImages`) of any image not built from a repository's files (the
+   * default, one the operator allows); null for any other. A standby of a shared image holds nothing of any repository until it is taken; one of
    * a kept environment holds that repository's kept files, and only its very image id asks for it.
    */
   private async standbyFingerprint(options: SandboxCreateOptions, plan: SandboxPlan): Promise<string | null> {
     if (!this.standbys.enabled || options.network || options.setup || options.imageBuild) return null;
     const image = options.image ?? this.image;
+    if (!this.options.standby?.sharedImages && !this.environments?.owns(image)) return null;
     const info = await this.docker
       .getImage(image)
       .inspect()

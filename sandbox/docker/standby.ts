@@ -25,6 +25,11 @@ export interface StandbySettings {
   max: number;
   /** A standby not taken in this time is removed. */
   idleMs: number;
+  /**
+   * Standbys of shared images too (the default image, one the operator allows), not only of kept
+   * environments: every sandbox without network, setup or a repository-built image then leaves one.
+   */
+  sharedImages?: boolean;
 }
 
 /** The provider's default: none (the worker asks for them: `worker.standby` of the operator's YAML). */

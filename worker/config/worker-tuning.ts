@@ -63,6 +63,12 @@ export const workerTuningSchema = z
           .max(240)
           .default(30)
           .describe("A standby sandbox not taken in this time is removed."),
+        sharedImages: z
+          .boolean()
+          .default(true)
+          .describe(
+            "Standbys of the shared images too (the default sandbox image, those `repository.images` allows), so runs without a kept environment start their sandboxes at once; false: only kept environments get standbys.",
+          ),
       })
       .prefault({})
       .describe("Sandboxes started ahead of need, so runs rarely wait for a container to start."),

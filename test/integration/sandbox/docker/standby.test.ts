@@ -142,7 +142,10 @@ describe.runIf(ready)("standby sandboxes of kept environments", () => {
 
 describe.runIf(ready)("standby sandboxes of the shared image", () => {
   const SHARED_WORKER = `standby-shared-${process.pid}`;
-  const shared = new DockerSandboxProvider({ workerId: SHARED_WORKER, standby: { max: 2, idleMs: 600_000 } });
+  const shared = new DockerSandboxProvider({
+    workerId: SHARED_WORKER,
+    standby: { max: 2, idleMs: 600_000, sharedImages: true },
+  });
   afterAll(() => shared.close());
 
   /** A checkout of `files` and the run's sandboxes of the default image, as a run without setup has. */
@@ -193,5 +196,22 @@ describe.runIf(ready)("standby sandboxes of the shared image", () => {
     // The worker's stop removes them.
     await shared.close();
     expect(await waiting()).toBe(0);
+  }, 300_000);
+
+  it("with sharedImages off, only kept environments get standbys", async () => {
+    const keptOnly = new DockerSandboxProvider({
+      workerId: SHARED_WORKER,
+      standby: { max: 2, idleMs: 600_000 },
+    });
+    const one = await run("octo/one", { "one.txt": "one\n" });
+    const sandboxes = new RunSandboxes(keptOnly, { jobId: "standby-kept-only" });
+    try {
+      expect(fromStandby(await sandboxes.start(one.dir))).toBe(false);
+      expect(fromStandby(await sandboxes.start(one.dir))).toBe(false);
+      expect(await waiting()).toBe(0);
+    } finally {
+      await sandboxes.disposeAll();
+      await keptOnly.close();
+    }
   }, 300_000);
 });
