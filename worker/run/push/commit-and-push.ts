@@ -52,6 +52,10 @@ export async function commitAndPush(input: {
   logger?: Logger | undefined;
 }): Promise<string> {
   const { dir, change } = input;
+  // Minted while the commit is made on the host (a GitHub round trip less on the run's path); it never
+  // leaves the host, and a change refused below leaves it unused, revoked with the run's other tokens.
+  const token = input.pushToken();
+  token.catch(() => {}); // awaited before the push; a commit that fails first is the error to report
   await commitPatch({
     dir,
     patch: change.patch,
@@ -67,7 +71,7 @@ export async function commitAndPush(input: {
     return await pushFixBranch({
       dir,
       issueNumber: input.issueNumber,
-      token: await input.pushToken(),
+      token: await token,
       signal: input.signal,
       force: change.force,
       ...(change.lease ? { lease: change.lease } : {}),
