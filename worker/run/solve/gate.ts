@@ -194,7 +194,9 @@ export async function testChange(
 ): Promise<TestRun> {
   const { prepared } = setup;
   const { signal, paths } = options;
-  const patch = await diffTrees(prepared.base, prepared.tree, change.tree, paths);
+  // The whole change on the base commit's own tree (no setup) is the patch the change already holds.
+  const whole = paths === undefined && prepared.tree === prepared.base.tree;
+  const patch = whole ? change.patch : await diffTrees(prepared.base, prepared.tree, change.tree, paths);
   const prewarm = options.prewarmNext ? { prewarmNext: true } : {};
   return setup.sandboxes.using(
     prepared.dir,
