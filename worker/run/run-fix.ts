@@ -89,8 +89,7 @@ export async function runFix(
     const checksWriter = run.credentials.checksWriter();
     checksWriter.catch(() => {}); // startCheckRun reads its error (a refused permission) itself
     const pushed = await push(run, task, checkout, config, solved.tested, draft, replaces);
-    // Created while the pull request opens: both need only the pushed commit.
-    const check = startCheckRun(run, issue, pushed.headSha, draft, checksWriter);
+    const check = await startCheckRun(run, issue, pushed.headSha, draft, checksWriter);
     const pr = await publish(run, task.publisher, draft, removed, check);
     clock.lap("publish");
     return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings: clock.timings };

@@ -21,11 +21,8 @@ export async function publishPullRequest(input: {
   draft: PullRequestDraft;
   requestedBy: string;
   alongside?: Promise<unknown>;
-  /**
-   * The app's check run on the pushed commit: completed here, with success or the reason it failed. It
-   * may still be being created: the pull request opens meanwhile.
-   */
-  check?: CheckRun | Promise<CheckRun> | undefined;
+  /** The app's check run on the pushed commit: completed here, with success or the reason it failed. */
+  check?: CheckRun | undefined;
   /**
    * A cancel of the run that came by now (the issue closed or unlabelled, `/agent-fix stop`): honoured
    * until the pull request opens, so a cancelled run opens none; its check run is ended by the run's end.
@@ -33,17 +30,12 @@ export async function publishPullRequest(input: {
   cancelled?: (() => Promise<CancelReason | null>) | undefined;
   logger?: Logger | undefined;
 }): Promise<PublishedPullRequest> {
-  const { publisher, draft, requestedBy } = input;
-  const check = input.check === undefined ? undefined : Promise.resolve(input.check);
+  const { publisher, draft, requestedBy, check } = input;
   const cancel = await input.cancelled?.();
-  if (cancel) {
-    // Created (and marked) before the run ends, whose end completes it.
-    await check?.catch(() => undefined);
-    throw new CancelledError("cancelled before the pull request was published", cancel);
-  }
+  if (cancel) throw new CancelledError("cancelled before the pull request was published", cancel);
   const opened = await publisher.openOrUpdatePullRequest(draft).catch(async (error: unknown) => {
     // The commit is pushed but the run fails here: its check run says so, with the reason.
-    await (await check)?.complete("failure", reasonOf(error));
+    await check?.complete("failure", reasonOf(error));
     throw error;
   });
   const failure = (what: string) => (error: unknown) => `${what}: ${reasonOf(error)}`;
@@ -59,7 +51,7 @@ export async function publishPullRequest(input: {
     publisher
       .postSummary(opened.number, draft)
       .then(() => null, failure("The trajectory summary could not be posted on the pull request")),
-    check?.then((started) => started.complete("success")) ?? null,
+    check?.complete("success") ?? null,
     input.alongside,
   ]);
   const problems = [review.refused, ...review.problems, summary, checked].filter(
@@ -91,7 +83,7 @@ export function publish(
   publisher: Publisher,
   draft: PullRequestDraft,
   alongside: Promise<unknown>,
-  check?: CheckRun | Promise<CheckRun>,
+  check?: CheckRun,
 ): Promise<PublishedPullRequest> {
   const { status, log: logger } = run;
   return publishPullRequest({
