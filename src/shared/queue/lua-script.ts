@@ -8,11 +8,7 @@ import type { Redis } from "ioredis";
 type ScriptArg = string | number;
 
 /** What a script is called with: its keys, then its arguments, as EVAL takes them. */
-export type LuaScript = (
-  redis: Redis,
-  keys: readonly string[],
-  args: readonly ScriptArg[],
-) => Promise<unknown>;
+type LuaScript = (redis: Redis, keys: readonly string[], args: readonly ScriptArg[]) => Promise<unknown>;
 
 /**
  * The script `lua` under `name` (a command name of its own on each client it runs on: distinct from
