@@ -336,7 +336,11 @@ function dockerSandboxes(
     ...(keptSize === 0 || keptSize === "0"
       ? {}
       : { keptEnvironments: { name: settings.AGENT_FIX_KEPT_ENVIRONMENTS_NAME, maxSize: keptSize } }),
-    standby: { max: tuning.standby.sandboxes, idleMs: tuning.standby.idleMinutes * 60_000 },
+    standby: {
+      max: tuning.standby.sandboxes,
+      idleMs: tuning.standby.idleMinutes * 60_000,
+      sharedImages: tuning.standby.sharedImages,
+    },
     setupNetwork: {
       name: settings.AGENT_FIX_SETUP_NETWORK,
       allow: cidrList(settings.AGENT_FIX_SETUP_NETWORK_ALLOW),

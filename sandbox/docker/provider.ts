@@ -115,7 +115,7 @@ export interface DockerSandboxProviderOptions extends Partial<SessionSandboxSett
    * them), mounted read-only, for npm, pip, git, curl and the rest (docker/ca-trust.ts); default: the image's own.
    */
   caBundle?: string;
-  /** Standby sandboxes of kept environments (sandbox/docker/standby.ts); none by default. */
+  /** Standby sandboxes, started ahead of the sandboxes asked for (sandbox/docker/standby.ts); none by default. */
   standby?: StandbySettings;
   /** The longest a repository's image build runs, all steps together (default 15 minutes). */
   imageBuildTimeoutMs?: number;
@@ -231,19 +231,22 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   /**
-   * The standby fingerprint of a sandbox a standby may serve: a kept environment's, without network or
-   * setup; null for any other.
+   * The standby fingerprint of a sandbox a standby may serve: one without network or setup of a kept
+   * environment's image, or (`sharedImages`) of any image not built from a repository's files (the
+   * default, one the operator allows); null for any other. A standby of a shared image holds nothing of any repository until it is taken; one of
+   * a kept environment holds that repository's kept files, and only its very image id asks for it.
    */
   private async standbyFingerprint(options: SandboxCreateOptions, plan: SandboxPlan): Promise<string | null> {
     if (!this.standbys.enabled || options.network || options.setup || options.imageBuild) return null;
     const image = options.image ?? this.image;
-    if (!this.environments?.owns(image)) return null;
+    if (!this.options.standby?.sharedImages && !this.environments?.owns(image)) return null;
     const info = await this.docker
       .getImage(image)
       .inspect()
       .catch(() => null); // missing: the create below says so
     if (!info) return null;
     return standbyFingerprint({
+      image,
       imageId: info.Id,
       limits: this.limitsOf(options),
       env: plan.env,

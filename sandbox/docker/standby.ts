@@ -1,12 +1,15 @@
 /**
- * Standby sandboxes of kept environments (warm start, the run's prepare step). After a sandbox of a
- * kept environment's image starts, the provider starts one more like it: the same image (by id), limits,
- * shell environment and settings, its shells attached and the kept workspace files already in place, its
- * main process waiting for the repository. The next create() of that exact specification (the baseline's
- * or a gate's of the same run, or the agent's of the repository's next run) takes it and sends only the
- * checkout in. A standby has run nothing of any repository: it is a fresh sandbox started early. It holds
- * no credential (no sandbox does), and only a sandbox asking for its very image can take it, so it never
- * crosses repositories: kept images are keyed by repository (sandbox/docker/kept-environments.ts).
+ * Standby sandboxes (the run's sandboxes, warm start). After a sandbox without network or setup starts,
+ * the provider starts one more like it: the same image (by name and id), limits, shell environment and
+ * settings, its shells attached (and a kept environment's workspace files already in place), its main
+ * process waiting for the repository. The next create() of that exact specification (the baseline's, a
+ * gate's or the proof's of the same run, or the agent's of the next run) takes it and sends only the
+ * checkout in, so a run's sandboxes rarely wait for a container to start. A standby has run nothing of any
+ * repository: it is a fresh sandbox started early, never one a run used (a taken standby is the taker's
+ * alone and is removed with it). It holds no credential (no sandbox does). A standby of a shared image
+ * (the default, or one the operator allows) holds nothing of any repository; one of a kept environment
+ * holds that repository's kept files, and only a sandbox asking for its very image can take it, so it
+ * never crosses repositories: kept images are keyed by repository (sandbox/docker/kept-environments.ts).
  */
 import { createHash } from "node:crypto";
 import type { SandboxLimits } from "../../src/shared/contracts.js";
@@ -22,6 +25,11 @@ export interface StandbySettings {
   max: number;
   /** A standby not taken in this time is removed. */
   idleMs: number;
+  /**
+   * Standbys of shared images too (the default image, one the operator allows), not only of kept
+   * environments: every sandbox without network, setup or a repository-built image then leaves one.
+   */
+  sharedImages?: boolean;
 }
 
 /** The provider's default: none (the worker asks for them: `worker.standby` of the operator's YAML). */
@@ -29,6 +37,7 @@ export const NO_STANDBY: StandbySettings = { max: 0, idleMs: 0 };
 
 /** What a sandbox is made of, besides its name, labels and repository: equal only for equal sandboxes. */
 export function standbyFingerprint(spec: {
+  image: string;
   imageId: string;
   limits: SandboxLimits;
   env: string[];

@@ -146,6 +146,9 @@ export class Stack {
         lockMs,
         stalledIntervalMs: Math.max(500, Math.floor(lockMs / 4)),
         keptEnvironments: { size: 0 },
+        // A taken standby keeps its `standby` job label: tests find a run's sandboxes by its job id.
+        // Kept environments' standbys stay on (warm-start tests); bench/pipeline.ts asks for these.
+        standby: { sharedImages: false },
       },
     };
     const fromTest = testFile ? parseYaml(await readFile(testFile, "utf8")) : {};

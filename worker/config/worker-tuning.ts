@@ -55,7 +55,7 @@ export const workerTuningSchema = z
           .max(16)
           .default(2)
           .describe(
-            "Sandboxes of kept environments started ahead (shell ready, kept files in place), so a repository's next run starts at once; each holds its kept files in memory; 0 keeps none.",
+            "Sandboxes started ahead, one per kind the worker used last (image, limits, toolchain variables; shells ready, a kept environment's files in place), so a run's next sandbox (the baseline's, a gate's, the proof's, the next run's agent's) starts at once; one of a kept environment holds its kept files in memory; 0 keeps none.",
           ),
         idleMinutes: z
           .number()
@@ -63,9 +63,15 @@ export const workerTuningSchema = z
           .max(240)
           .default(30)
           .describe("A standby sandbox not taken in this time is removed."),
+        sharedImages: z
+          .boolean()
+          .default(true)
+          .describe(
+            "Standbys of the shared images too (the default sandbox image, those `repository.images` allows), so runs without a kept environment start their sandboxes at once; false: only kept environments get standbys.",
+          ),
       })
       .prefault({})
-      .describe("Sandboxes started ahead for the repositories whose environments are kept."),
+      .describe("Sandboxes started ahead of need, so runs rarely wait for a container to start."),
     engineWatch: z
       .strictObject({
         everyMs: z

@@ -85,8 +85,11 @@ export async function runFix(
       baseline: await baseline.settled,
       proof: proved.proof,
     });
+    // The check run's client is minted while the change is committed and pushed.
+    const checksWriter = run.credentials.checksWriter();
+    checksWriter.catch(() => {}); // startCheckRun reads its error (a refused permission) itself
     const pushed = await push(run, task, checkout, config, solved.tested, draft, replaces);
-    const check = await startCheckRun(run, issue, pushed.headSha, draft);
+    const check = await startCheckRun(run, issue, pushed.headSha, draft, checksWriter);
     const pr = await publish(run, task.publisher, draft, removed, check);
     clock.lap("publish");
     return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings: clock.timings };

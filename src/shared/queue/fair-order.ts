@@ -10,6 +10,7 @@
  */
 import type { Redis } from "ioredis";
 import { fairLiveKey, jobKeyPrefix, type QueueNames } from "./keys.js";
+import { luaScript } from "./lua-script.js";
 
 /** Ranks kept in arrival order: most installations never have more live runs at once. */
 const FREE_RANKS = 2;
@@ -18,7 +19,10 @@ const FREE_RANKS = 2;
 const MAX_PRIORITY = 2_097_152;
 
 /** KEYS: the installation's live set. ARGV: job key prefix, job id, now. Returns the rank. */
-const RANK = `
+const RANK = luaScript(
+  "FairRank",
+  1,
+  `
 local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
 for _, id in ipairs(ids) do
   local key = ARGV[1] .. id
@@ -30,7 +34,8 @@ redis.call('ZREM', KEYS[1], ARGV[2])
 local rank = redis.call('ZCARD', KEYS[1])
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], 30 * 24 * 3600 * 1000)
-return rank`;
+return rank`,
+);
 
 /** Counts the job among its installation's live runs; returns the priority to add it with (0: none). */
 export async function fairPriority(
@@ -40,6 +45,6 @@ export async function fairPriority(
   jobId: string,
 ): Promise<number> {
   const live = fairLiveKey(names, installationId);
-  const rank = (await redis.eval(RANK, 1, live, jobKeyPrefix(names), jobId, Date.now())) as number;
+  const rank = (await RANK(redis, [live], [jobKeyPrefix(names), jobId, Date.now()])) as number;
   return rank < FREE_RANKS ? 0 : Math.min(rank, MAX_PRIORITY);
 }

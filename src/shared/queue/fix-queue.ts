@@ -79,25 +79,25 @@ export async function enqueueFix(
   const data = fixJobDataSchema.parse(input);
   // Review runs share the issue's id: they work on the same branch as the issue's run.
   const jobId = fixJobId(data.repoId, data.issueNumber);
-  const live = await liveState(fixQueue, jobId);
-  if (live) return { status: "duplicate", jobId, state: live };
-
-  // Only one caller gets past this point per issue at a time (concurrent redeliveries).
+  // Only one caller gets past this point per issue at a time (concurrent redeliveries); the job's state
+  // is read once, under the claim, where no other start can change it.
   const claim = claimKey(fixQueue, jobId);
   const claimed = await fixQueue.redis.set(claim, data.deliveryId, "PX", 30_000, "NX");
   if (claimed !== "OK") return { status: "duplicate", jobId, state: "starting" };
   try {
-    // Checked again under the claim: another caller may have added it between our check and claim.
-    const existing = await fixQueue.queue.getJob(jobId);
-    const state = existing ? await existing.getState() : undefined;
-    if (state && LIVE_STATES.has(state)) return { status: "duplicate", jobId, state };
+    const state = await fixQueue.queue.getJobState(jobId);
+    const live = await liveState(fixQueue, jobId, state);
+    if (live) return { status: "duplicate", jobId, state: live };
     // A finished job keeps its id for a while (removeOnComplete age): clear it so the issue can run again.
     // Fails only for a job that turned active meanwhile (locked): add() then leaves that live job be.
-    if (existing) await existing.remove().catch(() => {});
-    await fixQueue.redis.del(cancelFlagKey(fixQueue, jobId));
+    await Promise.all([
+      state === "unknown" ? undefined : fixQueue.queue.remove(jobId).catch(() => {}),
+      fixQueue.redis.del(cancelFlagKey(fixQueue, jobId)),
+    ]);
     const extra = prepare ? await prepare(jobId) : {};
     const full = fixJobDataSchema.parse({ ...data, ...extra });
-    // Fair between installations: ranked behind the installation's own runs queued or running.
+    // Fair between installations: ranked behind the installation's own runs queued or running. Taken
+    // just before the add: the count drops an id whose job does not exist (yet).
     const priority = await fairPriority(fixQueue.redis, fixQueue, full.installationId, jobId);
     await fixQueue.queue.add(FIX_JOB_NAME, full, { jobId, ...(priority > 0 ? { priority } : {}) });
     return { status: "queued", jobId, data: full };
@@ -106,11 +106,9 @@ export async function enqueueFix(
   }
 }
 
-/** The state of a queued or running job with this id ("cancelling" when told to stop); null if none. */
-async function liveState(fixQueue: FixQueue, jobId: string): Promise<string | null> {
-  const existing = await fixQueue.queue.getJob(jobId);
-  const state = existing ? await existing.getState() : undefined;
-  if (!state || !LIVE_STATES.has(state)) return null;
+/** The state of a queued or running job ("cancelling" when told to stop); null if none is. */
+async function liveState(fixQueue: FixQueue, jobId: string, state: string): Promise<string | null> {
+  if (!LIVE_STATES.has(state)) return null;
   // A run that was told to stop but has not ended yet cannot be restarted under the same id.
   if (state === "active" && (await fixQueue.redis.exists(cancelFlagKey(fixQueue, jobId))) === 1)
     return "cancelling";

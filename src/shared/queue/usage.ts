@@ -5,6 +5,7 @@
  */
 import type { Redis } from "ioredis";
 import { type QueueNames, usageRunsKey, usageSpendKey } from "./keys.js";
+import { luaScript } from "./lua-script.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -37,13 +38,17 @@ function spendKey(names: QueueNames, installationId: number, at: Date): string {
 }
 
 /** KEYS: the day's set. ARGV: run, limit (-1: none), ttl ms. 1 = counted now, 2 = counted before, 0 = over. */
-const COUNT_RUN = `
+const COUNT_RUN = luaScript(
+  "CountRun",
+  1,
+  `
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 2 end
 local limit = tonumber(ARGV[2])
 if limit >= 0 and redis.call('SCARD', KEYS[1]) >= limit then return 0 end
 redis.call('SADD', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`;
+return 1`,
+);
 
 type RunCount = "counted" | "counted-before" | "over-limit";
 
@@ -61,7 +66,7 @@ export function runUsage(redis: Redis, names: QueueNames): RunUsage {
   return {
     async countRun(repoId, run, limit, at = new Date()) {
       const key = runsKey(names, repoId, at);
-      const result = await redis.eval(COUNT_RUN, 1, key, run, limit ?? -1, 2 * DAY_MS);
+      const result = await COUNT_RUN(redis, [key], [run, limit ?? -1, 2 * DAY_MS]);
       return result === 1 ? "counted" : result === 2 ? "counted-before" : "over-limit";
     },
     async counted(repoId, run, at = new Date()) {

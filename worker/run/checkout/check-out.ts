@@ -49,8 +49,13 @@ export async function checkOut(run: OpenRun, task: Task, workDir: string): Promi
  */
 async function loadConfig(run: OpenRun, task: Task): Promise<LoadedRepoConfig> {
   const { owner, repo } = run.job.data;
+  // Both readers' tokens minted at once: two GitHub round trips in series otherwise, before any read.
+  const [repoReader, orgReader] = await Promise.all([
+    run.credentials.contentsReader(),
+    run.credentials.orgContentsReader(),
+  ]);
   const config = await loadRepoConfig(
-    { repo: await run.credentials.contentsReader(), org: await run.credentials.orgContentsReader() },
+    { repo: repoReader, org: orgReader },
     { owner, repo, defaultBranch: task.issue.repository.defaultBranch },
     run.parts.configRules,
   );

@@ -78,8 +78,10 @@ export async function startCheckRun(
   issue: Pick<Issue, "setupSecrets">,
   headSha: string,
   draft: PullRequestDraft,
+  /** Its client, when the run minted it ahead (while pushing); else minted now. */
+  writer: ReturnType<OpenRun["credentials"]["checksWriter"]> = run.credentials.checksWriter(),
 ): Promise<CheckRun> {
-  const api = await run.credentials.checksWriter().catch((error: unknown) => error as Error);
+  const api = await writer.catch((error: unknown) => error as Error);
   const input: CheckRunInput = {
     repo: { owner: run.job.data.owner, repo: run.job.data.repo },
     headSha,

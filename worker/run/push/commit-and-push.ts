@@ -37,7 +37,7 @@ export interface UnpushedChange {
   lease?: string | undefined;
 }
 
-/** Commits `change` on the checkout at `dir` (already at `change.baseSha`) and pushes it. Returns the branch. */
+/** Commits `change` on the checkout at `dir` (already at `change.baseSha`) and pushes it. Returns the branch and the commit pushed. */
 export async function commitAndPush(input: {
   dir: string;
   change: UnpushedChange;
@@ -50,8 +50,12 @@ export async function commitAndPush(input: {
   keep?: ((change: UnpushedChange) => Promise<void>) | undefined;
   /** The job's logger: a change that could not be kept is logged there, with the job's ids. */
   logger?: Logger | undefined;
-}): Promise<string> {
+}): Promise<{ branch: string; sha: string }> {
   const { dir, change } = input;
+  // Minted while the commit is made on the host (a GitHub round trip less on the run's path); it never
+  // leaves the host, and a change refused below leaves it unused, revoked with the run's other tokens.
+  const token = input.pushToken();
+  token.catch(() => {}); // awaited before the push; a commit that fails first is the error to report
   await commitPatch({
     dir,
     patch: change.patch,
@@ -62,16 +66,17 @@ export async function commitAndPush(input: {
     forbiddenPaths: change.forbiddenPaths,
   });
   if (change.mergeCommit) await foldIntoMerge(dir, change.commitTitle, input.identity);
-  await assertCommittedTree(dir, change.tree);
+  const sha = await assertCommittedTree(dir, change.tree);
   try {
-    return await pushFixBranch({
+    const branch = await pushFixBranch({
       dir,
       issueNumber: input.issueNumber,
-      token: await input.pushToken(),
+      token: await token,
       signal: input.signal,
       force: change.force,
       ...(change.lease ? { lease: change.lease } : {}),
     });
+    return { branch, sha };
   } catch (error) {
     if (input.keep && worthAnotherPush(error, input.signal)) {
       await input.keep(change).catch((keepError: unknown) => {
@@ -158,10 +163,13 @@ async function foldIntoMerge(dir: string, title: string, identity: CommitIdentit
   );
 }
 
-/** The commit about to be pushed holds exactly the tree the gate tested, or nothing is pushed. */
-async function assertCommittedTree(dir: string, testedTree: string): Promise<void> {
-  const committed = (await git(["rev-parse", "HEAD^{tree}"], { cwd: dir })).trim();
-  if (committed === testedTree) return;
+/** The commit about to be pushed holds exactly the tree the gate tested, or nothing is pushed. Returns the commit. */
+async function assertCommittedTree(dir: string, testedTree: string): Promise<string> {
+  // One git for both: the commit (what is pushed) and its tree.
+  const [sha = "", committed] = (await git(["rev-parse", "HEAD", "HEAD^{tree}"], { cwd: dir }))
+    .trim()
+    .split("\n");
+  if (committed === testedTree) return sha;
   throw new AgentFixError(
     `The commit's tree ${committed} is not the tree the tests ran on (${testedTree}), so nothing was pushed`,
     { code: "published_tree_mismatch", fault: "internal" },

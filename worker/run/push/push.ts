@@ -6,7 +6,6 @@
  */
 import { AgentFixError } from "../../../src/shared/errors.js";
 import type { Checkout } from "../checkout/clone.js";
-import { git } from "../checkout/git.js";
 import type { LoadedRepoConfig } from "../configure/repo-config.js";
 import type { OpenRun } from "../open/open-run.js";
 import type { Task } from "../open/task.js";
@@ -27,7 +26,7 @@ export async function push(
 ): Promise<{ headSha: string }> {
   refuseSecretsInChange(tested.patch, task.issue.setupSecrets);
   const store = run.parts.pendingPublishes;
-  await commitAndPush({
+  const { sha } = await commitAndPush({
     dir: checkout.dir,
     change: {
       baseBranch: checkout.branch,
@@ -54,7 +53,7 @@ export async function push(
     logger: run.log,
   });
   // The commit pushed: the app's check run goes on it.
-  return { headSha: (await git(["rev-parse", "HEAD"], { cwd: checkout.dir })).trim() };
+  return { headSha: sha };
 }
 
 function refuseSecretsInChange(patch: string, secrets: Record<string, string>): void {

@@ -194,32 +194,34 @@ export async function testChange(
 ): Promise<TestRun> {
   const { prepared } = setup;
   const { signal, paths } = options;
-  const patch = await diffTrees(prepared.base, prepared.tree, change.tree, paths);
+  // The whole change on the base commit's own tree (no setup) is the patch the change already holds.
+  const whole = paths === undefined && prepared.tree === prepared.base.tree;
+  const patch = whole ? change.patch : await diffTrees(prepared.base, prepared.tree, change.tree, paths);
   const prewarm = options.prewarmNext ? { prewarmNext: true } : {};
+  /** The change written and applied with git in the sandbox (the file shell writes, the agent's shell applies). */
+  const apply = async (sandbox: Sandbox) => {
+    await sandbox.writeFile(CHANGE_FILE, patch);
+    const applied = await sandbox.exec(
+      `git apply --binary --whitespace=nowarn ${CHANGE_FILE}; s=$?; rm -f ${CHANGE_FILE}; exit $s`,
+      {
+        timeoutMs: 120_000,
+        ...(signal ? { signal } : {}),
+      },
+    );
+    if (applied.exitCode !== 0) {
+      throw new AgentFixError(
+        `The change could not be applied to a fresh copy of the repository: ${applied.output.trim()}`,
+        {
+          code: "change_does_not_apply",
+          fault: "internal",
+        },
+      );
+    }
+  };
   return setup.sandboxes.using(
     prepared.dir,
-    async (sandbox) => {
-      if (patch !== "") {
-        await sandbox.writeFile(CHANGE_FILE, patch);
-        const applied = await sandbox.exec(
-          `git apply --binary --whitespace=nowarn ${CHANGE_FILE}; s=$?; rm -f ${CHANGE_FILE}; exit $s`,
-          {
-            timeoutMs: 120_000,
-            ...(signal ? { signal } : {}),
-          },
-        );
-        if (applied.exitCode !== 0) {
-          throw new AgentFixError(
-            `The change could not be applied to a fresh copy of the repository: ${applied.output.trim()}`,
-            {
-              code: "change_does_not_apply",
-              fault: "internal",
-            },
-          );
-        }
-      }
-      return runTests(sandbox, limitedTest(setup), signal);
-    },
+    (sandbox) =>
+      runTests(sandbox, limitedTest(setup), signal, patch === "" ? undefined : () => apply(sandbox)),
     prewarm,
   );
 }

@@ -139,3 +139,79 @@ describe.runIf(ready)("standby sandboxes of kept environments", () => {
     expect(await standbyContainers()).toEqual([]);
   }, 400_000);
 });
+
+describe.runIf(ready)("standby sandboxes of the shared image", () => {
+  const SHARED_WORKER = `standby-shared-${process.pid}`;
+  const shared = new DockerSandboxProvider({
+    workerId: SHARED_WORKER,
+    standby: { max: 2, idleMs: 600_000, sharedImages: true },
+  });
+  afterAll(() => shared.close());
+
+  /** A checkout of `files` and the run's sandboxes of the default image, as a run without setup has. */
+  async function run(name: string, files: Record<string, string>, limits?: { cpus: number }) {
+    const root = await mkdtemp(join(tmpdir(), "af-standby-shared-"));
+    roots.push(root);
+    const repo = await committedRepository(root, files);
+    const sandboxes = new RunSandboxes(meteredSandboxes(shared), {
+      jobId: `standby-${name}`,
+      ...(limits ? { limits } : {}),
+    });
+    return { sandboxes, dir: repo.dir };
+  }
+
+  async function waiting(): Promise<number> {
+    const all = await shared.docker.listContainers({
+      filters: { label: [`agent-fix.worker=${SHARED_WORKER}`, "agent-fix.job=standby"] },
+    });
+    return all.filter((c) => !taken.has(c.Names[0]?.replace(/^\//, "") ?? "")).length;
+  }
+
+  it("another repository's next sandbox takes it: only its own checkout inside, nothing of the run before, hardened the same", async () => {
+    const one = await run("octo/one", { "one.txt": "one\n" });
+    const first = await one.sandboxes.start(one.dir);
+    expect(fromStandby(first)).toBe(false);
+    await waitFor("a standby of the shared image", async () => (await waiting()) === 1, 60_000);
+    // Hostile: what the first run's agent leaves behind must not reach the next run's sandbox.
+    await output(first, "echo planted > /tmp/planted; echo 'echo pwned' >> ~/.bashrc; (sleep 900 &)");
+
+    const two = await run("octo/two", { "two.txt": "two\n" });
+    const second = await two.sandboxes.start(two.dir);
+    expect(fromStandby(second)).toBe(true);
+    expect(await output(second, "ls -A | grep -v '^.git$'; git status --porcelain")).toBe("two.txt");
+    expect(await output(second, "ls /tmp ~/.bashrc 2>&1; pgrep -c -f 'sleep 900'")).toMatch(
+      /No such file[\s\S]*\n0$/,
+    );
+    expect(await sandboxHardening(shared.docker, second.id)).toEqual(
+      await sandboxHardening(shared.docker, first.id),
+    );
+    await waitFor("the next standby", async () => (await waiting()) === 1, 60_000);
+
+    // Other limits are another kind of sandbox: the standby waits for one like it.
+    const three = await run("octo/three", { "three.txt": "three\n" }, { cpus: 0.5 });
+    const other = await three.sandboxes.start(three.dir);
+    expect(fromStandby(other)).toBe(false);
+    await Promise.all([one.sandboxes.disposeAll(), two.sandboxes.disposeAll(), three.sandboxes.disposeAll()]);
+
+    // The worker's stop removes them.
+    await shared.close();
+    expect(await waiting()).toBe(0);
+  }, 300_000);
+
+  it("with sharedImages off, only kept environments get standbys", async () => {
+    const keptOnly = new DockerSandboxProvider({
+      workerId: SHARED_WORKER,
+      standby: { max: 2, idleMs: 600_000 },
+    });
+    const one = await run("octo/one", { "one.txt": "one\n" });
+    const sandboxes = new RunSandboxes(keptOnly, { jobId: "standby-kept-only" });
+    try {
+      expect(fromStandby(await sandboxes.start(one.dir))).toBe(false);
+      expect(fromStandby(await sandboxes.start(one.dir))).toBe(false);
+      expect(await waiting()).toBe(0);
+    } finally {
+      await sandboxes.disposeAll();
+      await keptOnly.close();
+    }
+  }, 300_000);
+});
