@@ -115,6 +115,9 @@ export class Stack {
       AGENT_FIX_WORKER_TAG: this.prefix,
       AGENT_FIX_GITHUB_THROTTLE: "false",
       AGENT_FIX_JOB_ATTEMPTS: "2",
+      // A retried job waits 2 s, not production's 30 s: what a test proves is that it is retried, and
+      // the faults the tests inject are over by then. A test may set its own.
+      AGENT_FIX_JOB_BACKOFF_SECONDS: "2",
       ...(this.options.model === null
         ? {}
         : { AGENT_FIX_MODEL: this.options.model ?? `replay:${SAMPLE_REPLAY}` }),
