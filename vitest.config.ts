@@ -27,7 +27,12 @@ export default defineConfig({
       // The whole product against the stand-ins, and the faults injected into it.
       {
         extends: true,
-        test: { name: "e2e", include: ["test/e2e/**/*.test.ts", "test/faults/**/*.test.ts"] },
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts", "test/faults/**/*.test.ts"],
+          // The sources built once for the workers these files spawn (test/support/built-sources.ts).
+          globalSetup: ["test/support/global-setup.ts"],
+        },
       },
     ],
   },

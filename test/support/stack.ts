@@ -17,6 +17,7 @@ import { parseEnv } from "../../src/shared/config/env.js";
 import { mergeConfig } from "../../worker/agent/config-file.js";
 import type { WorkerTuning } from "../../worker/config/worker-tuning.js";
 import { createProcessorFromEnv, type FixWorker, startFixWorker } from "../../worker/main.js";
+import { BUILT_SOURCES_ENV, builtEntry } from "./built-sources.js";
 import { GitHubServer, type StandInIssue } from "./github-server.js";
 import { silentLogger } from "./logs.js";
 import { redisUrl } from "./services.js";
@@ -195,9 +196,16 @@ export class Stack {
     this.workerClose = undefined;
   }
 
-  /** A worker as its own process (`npm run start:worker`), e.g. to SIGKILL it mid-run. */
+  /**
+   * A worker as its own process (`npm run start:worker`), e.g. to SIGKILL it mid-run: in a vitest run,
+   * the same modules built once for the run (built-sources.ts), with their source maps so stack traces
+   * name the .ts lines; elsewhere through tsx, as `npm run start:worker`.
+   */
   spawnWorker(extraEnv: Record<string, string> = {}): ChildProcess {
-    const child = spawn(process.execPath, ["--import", "tsx", "worker/main.ts"], {
+    const args = process.env[BUILT_SOURCES_ENV]
+      ? ["--enable-source-maps", builtEntry("worker/main.ts")]
+      : ["--import", "tsx", "worker/main.ts"];
+    const child = spawn(process.execPath, args, {
       cwd: join(import.meta.dirname, "..", ".."),
       env: { ...this.env, ...extraEnv },
       stdio: ["ignore", "pipe", "pipe"],
