@@ -60,6 +60,13 @@ export interface StackOptions {
    * installation the stand-in gives the sample repository of that name when a test adds it.
    */
   setupSecrets?: Record<string, Record<string, string>>;
+  /**
+   * The installation of the sample repositories (addSampleRepo), 1 by default. Stacks side by side in
+   * one process need one each: @octokit/auth-app shares an installation token request in flight by
+   * installation id across every app of the process (its module-level `pendingPromises`), so two
+   * stand-ins' installations 1 would both get the token of whichever asked first.
+   */
+  installationId?: number;
 }
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object | null ? DeepPartial<T[K]> : T[K] };
@@ -172,7 +179,7 @@ export class Stack {
   private boundSecrets(): string {
     const entries = Object.entries(this.options.setupSecrets ?? {}).map(([name, secrets]) => [
       name,
-      { repositoryId: this.boundId(name), installationId: 1, secrets },
+      { repositoryId: this.boundId(name), installationId: this.options.installationId ?? 1, secrets },
     ]);
     return JSON.stringify(Object.fromEntries(entries));
   }
@@ -226,6 +233,7 @@ export class Stack {
       owner: "octo",
       name,
       ...(id === undefined ? {} : { id }),
+      installationId: this.options.installationId ?? 1,
       files,
       permissions: { maintainer: "write", outsider: "read" },
     });
