@@ -37,7 +37,7 @@ interface Manifest {
   files: Record<string, string>;
 }
 
-export interface BuildFigures {
+interface BuildFigures {
   sources: number;
   /** Files transformed this time (the rest were current). */
   built: number;
