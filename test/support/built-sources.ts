@@ -22,7 +22,6 @@ const ROOT = join(import.meta.dirname, "..", "..");
 /** Where the build goes: one level below the root, as dist/ (see above). */
 export const BUILT_SOURCES_DIR = join(ROOT, ".test-build");
 const SOURCE_DIRS = ["src", "worker", "sandbox"];
-const MANIFEST = join(BUILT_SOURCES_DIR, "manifest.json");
 
 /**
  * Set by the global setup once the build is current: spawnWorker runs the built worker only then, so a
@@ -50,10 +49,10 @@ export function builtEntry(source: string): string {
   return join(BUILT_SOURCES_DIR, source.replace(/\.ts$/, ".js"));
 }
 
-async function sourceFiles(): Promise<string[]> {
+async function sourceFiles(root: string): Promise<string[]> {
   const lists = await Promise.all(
     SOURCE_DIRS.map(async (dir) =>
-      (await readdir(join(ROOT, dir), { recursive: true }))
+      (await readdir(join(root, dir), { recursive: true }))
         .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))
         .map((file) => join(dir, file)),
     ),
@@ -61,9 +60,9 @@ async function sourceFiles(): Promise<string[]> {
   return lists.flat().sort();
 }
 
-async function readManifest(builder: string): Promise<Manifest> {
+async function readManifest(file: string, builder: string): Promise<Manifest> {
   const empty = { builder, files: {} };
-  const text = await readFile(MANIFEST, "utf8").catch(() => undefined);
+  const text = await readFile(file, "utf8").catch(() => undefined);
   if (!text) return empty;
   const manifest = JSON.parse(text) as Manifest;
   return manifest.builder === builder ? manifest : empty;
@@ -77,33 +76,36 @@ async function writeAtomically(file: string, contents: string | Uint8Array): Pro
   await rename(partial, file);
 }
 
-/** Brings .test-build/ up to date with the sources; returns what it did. */
-export async function buildSources(): Promise<BuildFigures> {
+/** Brings .test-build/ up to date with the sources (of `root`: tests); returns what it did. */
+export async function buildSources(root = ROOT): Promise<BuildFigures> {
   const started = performance.now();
-  const tsconfig = await readFile(join(ROOT, "tsconfig.json"), "utf8");
+  const outDir = join(root, ".test-build");
+  const output = (source: string) => join(outDir, source.replace(/\.ts$/, ".js"));
+  const manifestFile = join(outDir, "manifest.json");
+  const tsconfig = await readFile(join(root, "tsconfig.json"), "utf8");
   const builder = createHash("sha256").update(`esbuild ${esbuildVersion}\n${tsconfig}`).digest("hex");
-  const manifest = await readManifest(builder);
-  const sources = await sourceFiles();
+  const manifest = await readManifest(manifestFile, builder);
+  const sources = await sourceFiles(root);
   const hashes = Object.fromEntries(
     await Promise.all(
       sources.map(async (file) => [
         file,
         createHash("sha256")
-          .update(await readFile(join(ROOT, file)))
+          .update(await readFile(join(root, file)))
           .digest("hex"),
       ]),
     ),
   ) as Record<string, string>;
   const changed = sources.filter(
-    (file) => manifest.files[file] !== hashes[file] || !existsSync(builtEntry(file)),
+    (file) => manifest.files[file] !== hashes[file] || !existsSync(output(file)),
   );
   const removed = Object.keys(manifest.files).filter((file) => !(file in hashes));
 
   if (changed.length > 0) {
     const result = await build({
-      absWorkingDir: ROOT,
+      absWorkingDir: root,
       entryPoints: changed,
-      outdir: BUILT_SOURCES_DIR,
+      outdir: outDir,
       outbase: ".",
       bundle: false,
       format: "esm",
@@ -120,12 +122,12 @@ export async function buildSources(): Promise<BuildFigures> {
   }
   await Promise.all(
     removed.flatMap((file) => [
-      rm(builtEntry(file), { force: true }),
-      rm(`${builtEntry(file)}.map`, { force: true }),
+      rm(output(file), { force: true }),
+      rm(`${output(file)}.map`, { force: true }),
     ]),
   );
   if (changed.length > 0 || removed.length > 0)
-    await writeAtomically(MANIFEST, JSON.stringify({ builder, files: hashes } satisfies Manifest));
+    await writeAtomically(manifestFile, JSON.stringify({ builder, files: hashes } satisfies Manifest));
   return {
     sources: sources.length,
     built: changed.length,
