@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { readdir } from "node:fs/promises";
 import Docker from "dockerode";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, it } from "vitest";
 import { CHECK_RUN_NAME } from "../../worker/run/publish/check-run.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack, sampleConfig } from "../support/stack.js";
@@ -11,15 +11,25 @@ import { type IssueRef, waitFor } from "../support/stack-parts.js";
 const ready = (await requireRedis()) && (await requireSandboxImage());
 const docker = new Docker();
 
-describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
-  // Short locks: a dead worker's job moves on after seconds, not a minute.
-  const stack = new Stack({ model: null, worker: false, lockMs: 3_000 });
+// The four go side by side: most of each is waiting (a lock lapsing, the replay's 8 s step, a worker
+// process starting), and each has a stack of its own (its own queue), since each starts and kills the
+// workers of its queue.
+describe.runIf(ready).concurrent("a worker that dies or is stopped mid-run", () => {
+  const stacks: Stack[] = [];
+  /** A stack with no worker of its own: its test starts them. */
+  async function startStack(): Promise<Stack> {
+    // Short locks: a dead worker's job moves on after seconds, not a minute. An installation of its own
+    // (see StackOptions.installationId).
+    const stack = new Stack({ model: null, worker: false, lockMs: 3_000, installationId: stacks.length + 1 });
+    stacks.push(stack);
+    return stack.start();
+  }
   const jobId = (issue: IssueRef) => `fix-${issue.repoId}-${issue.number}`;
 
-  beforeAll(() => stack.start());
-  afterAll(() => stack.stop());
+  afterAll(() => Promise.all(stacks.map((stack) => stack.stop())));
 
-  it("SIGKILL: another worker completes the job, one pull request, no container left", async () => {
+  it("SIGKILL: another worker completes the job, one pull request, no container left", async ({ expect }) => {
+    const stack = await startStack();
     const repo = await stack.addSampleRepo("killed", sampleConfig("sample-median-pause.jsonl"));
     const issue = stack.addIssue(repo);
     const child = stack.spawnWorker();
@@ -48,7 +58,10 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     await stack.worker?.shutdown(1_000);
   }, 180_000);
 
-  it("SIGKILL once its check run exists: the next attempt completes it as cancelled, saying why, and reports in its own", async () => {
+  it("SIGKILL once its check run exists: the next attempt completes it as cancelled, saying why, and reports in its own", async ({
+    expect,
+  }) => {
+    const stack = await startStack();
     const repo = await stack.addSampleRepo("killed-checked", sampleConfig("sample-median.jsonl"));
     const issue = stack.addIssue(repo);
     const ownChecks = () =>
@@ -80,7 +93,10 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     await stack.worker?.shutdown(1_000);
   }, 240_000);
 
-  it("a worker that dies twice on the same job: the job fails for good, the status says why", async () => {
+  it("a worker that dies twice on the same job: the job fails for good, the status says why", async ({
+    expect,
+  }) => {
+    const stack = await startStack();
     const repo = await stack.addSampleRepo("killed-twice", sampleConfig("sample-median-pause.jsonl"));
     const issue = stack.addIssue(repo);
     await stack.label(issue);
@@ -110,7 +126,10 @@ describe.runIf(ready)("a worker that dies or is stopped mid-run", () => {
     await stack.worker?.shutdown(1_000);
   }, 240_000);
 
-  it("SIGTERM (a rolling deploy): the worker hands its run back to the queue, another worker finishes it, the status says it was resumed", async () => {
+  it("SIGTERM (a rolling deploy): the worker hands its run back to the queue, another worker finishes it, the status says it was resumed", async ({
+    expect,
+  }) => {
+    const stack = await startStack();
     const repo = await stack.addSampleRepo("stopped", sampleConfig("sample-median-pause.jsonl"));
     const issue = stack.addIssue(repo);
     // No grace: the run (its first step sleeps 8 s) cannot finish before it is handed back.

@@ -6,11 +6,11 @@
  * (the trajectory, and the change it made shown in the final status). The outage lasts
  * FAULT_MODEL_429_SECONDS (default 10, to keep CI short; 60 proves the minute).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, it } from "vitest";
 import { sampleFixReplies, stackWithModelStandIn } from "../support/model-stack.js";
 import type { OpenAIStandIn } from "../support/openai-server.js";
 import { requireRedis } from "../support/services.js";
-import { sampleConfig } from "../support/stack.js";
+import { type Stack, sampleConfig } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";
 import { jobRetries, reportFigure } from "./figures.js";
 
@@ -19,23 +19,29 @@ const OUTAGE_S = Number(process.env.FAULT_MODEL_429_SECONDS ?? 10);
 /** Model calls answered before the outage: search, open, edit. */
 const SERVED_FIRST = 3;
 
-describe.runIf(ready)(`the model endpoint answering 429 for ${OUTAGE_S} s`, () => {
-  // The sandbox is not under test here: the local one keeps the file quick.
-  const { stack, start, stop } = stackWithModelStandIn({
-    sandbox: "local",
-    env: { OPENAI_API_KEY: "sk-stand-in" },
-  });
-  let model: OpenAIStandIn;
-  beforeAll(async () => {
-    model = await start();
-  });
-  afterAll(stop);
-  const outageFrom = () => model.requests[SERVED_FIRST]?.receivedAt ?? Date.now();
+// The two side by side, each with a stack and a model stand-in of its own (the stand-in's script and
+// outage are one run's): most of each is the outage and the client's waits.
+describe.runIf(ready).concurrent(`the model endpoint answering 429 for ${OUTAGE_S} s`, () => {
+  const stops: (() => Promise<void>)[] = [];
+  afterAll(() => Promise.all(stops.map((stop) => stop())));
+  /** A started stack whose model is a stand-in of its own, in installation `installationId`. */
+  async function startStack(installationId: number): Promise<{ stack: Stack; model: OpenAIStandIn }> {
+    // The sandbox is not under test here: the local one keeps the file quick. An installation each:
+    // see StackOptions.installationId.
+    const { stack, start, stop } = stackWithModelStandIn({
+      sandbox: "local",
+      env: { OPENAI_API_KEY: "sk-stand-in" },
+      installationId,
+    });
+    stops.push(stop);
+    return { stack, model: await start() };
+  }
+  const outageFrom = (model: OpenAIStandIn) => model.requests[SERVED_FIRST]?.receivedAt ?? Date.now();
 
   it(
     "a retry-after the client may wait: the run waits the outage out and opens its pull request",
-    async () => {
-      model.requests.length = 0;
+    async ({ expect }) => {
+      const { stack, model } = await startStack(1);
       const replies = sampleFixReplies();
       model.enqueue(...replies);
       // Four attempts a third of the outage apart: the fourth comes after it.
@@ -54,7 +60,7 @@ describe.runIf(ready)(`the model endpoint answering 429 for ${OUTAGE_S} s`, () =
       // Every 429 was answered by waiting: the script was used up once, nothing asked twice.
       expect(model.rateLimited()).toBeGreaterThanOrEqual(3);
       expect(model.remaining()).toBe(0);
-      const end = outageFrom() + OUTAGE_S * 1000;
+      const end = outageFrom(model) + OUTAGE_S * 1000;
       const served = model.requests.slice(SERVED_FIRST).find((r) => r.receivedAt >= end);
       reportFigure({
         fault: `model 429 for ${OUTAGE_S} s, retry-after ${retryAfterSeconds} s`,
@@ -67,8 +73,10 @@ describe.runIf(ready)(`the model endpoint answering 429 for ${OUTAGE_S} s`, () =
     300_000 + OUTAGE_S * 1000,
   );
 
-  it("a retry-after too short for the outage: the run ends with exit_api and keeps its work", async () => {
-    model.requests.length = 0;
+  it("a retry-after too short for the outage: the run ends with exit_api and keeps its work", async ({
+    expect,
+  }) => {
+    const { stack, model } = await startStack(2);
     const before = model.rateLimited();
     model.enqueue(...sampleFixReplies().slice(0, SERVED_FIRST));
     // Six attempts a second apart end well inside the outage.
@@ -101,7 +109,7 @@ describe.runIf(ready)(`the model endpoint answering 429 for ${OUTAGE_S} s`, () =
     reportFigure({
       fault: "model 429, retry-after 1 s (retries run out)",
       outcome: "exit_api, change kept in the status, trajectory linked",
-      recoverMs: gaveUpAt - outageFrom(),
+      recoverMs: gaveUpAt - outageFrom(model),
       jobRetries: await jobRetries(stack, issue),
       detail: `429 answers ${model.rateLimited() - before}`,
     });

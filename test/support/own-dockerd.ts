@@ -29,10 +29,32 @@ export interface OwnDockerdOptions {
   /** Runtimes beside runc, as daemon.json's "runtimes" names them. */
   runtimes?: Record<string, { path: string; runtimeArgs?: string[] }>;
   /**
+   * How long a stop waits for the containers to end before it kills them (dockerd's --shutdown-timeout,
+   * 15 s by default; a sandbox's first process ignores SIGTERM, so a stop with one running takes that
+   * long).
+   */
+  shutdownTimeoutSeconds?: number;
+  /**
+   * An image store to start with (engineTemplate in sandbox-engine.ts): its files are hard-linked into
+   * this engine's data root, which takes a second where `docker save | docker load` takes ten or more.
+   */
+  imagesFrom?: string;
+  /**
    * Also listen on TCP with TLS (`--tlsverify`: a client certificate of the CA is required), as a remote
    * engine does: certificates made at test time (docker-tls.ts), reached at tcp://127.0.0.1:PORT.
    */
   tls?: DockerTls;
+}
+
+/**
+ * `cp -al`: the directories made anew, the files hard-linked. Safe for an image store only: overlay2
+ * never writes a lower layer's file (a container's change is copied up into its own layer), and the
+ * engine replaces its image metadata by rename, never in place.
+ */
+async function linkTree(from: string, to: string): Promise<void> {
+  const cp = spawn("cp", ["-al", from, to], { stdio: ["ignore", "ignore", "inherit"] });
+  const [code] = await once(cp, "exit");
+  if (code !== 0) throw new Error(`cp -al ${from} ${to} failed (${code})`);
 }
 
 export class OwnDockerd {
@@ -43,14 +65,20 @@ export class OwnDockerd {
   private constructor(
     readonly dir: string,
     private readonly tls: DockerTls | undefined,
+    private readonly shutdownTimeoutSeconds: number | undefined,
   ) {}
 
   static async start(options: OwnDockerdOptions = {}): Promise<OwnDockerd> {
     // Short: a unix socket path is limited to 108 bytes. Its containers' mounts show the name (the
     // replay sample-median-pause-private-engine.jsonl pauses only on such an engine).
-    const engine = new OwnDockerd(await mkdtemp(join(tmpdir(), "af-dkd-")), options.tls);
+    const engine = new OwnDockerd(
+      await mkdtemp(join(tmpdir(), "af-dkd-")),
+      options.tls,
+      options.shutdownTimeoutSeconds,
+    );
     const config = join(engine.dir, "daemon.json");
     await writeFile(config, JSON.stringify({ runtimes: options.runtimes ?? {} }));
+    if (options.imagesFrom) await linkTree(options.imagesFrom, join(engine.dir, "data"));
     await engine.start();
     return engine;
   }
@@ -79,6 +107,9 @@ export class OwnDockerd {
         "--iptables=false",
         "--ip6tables=false",
         `--config-file=${join(this.dir, "daemon.json")}`,
+        ...(this.shutdownTimeoutSeconds === undefined
+          ? []
+          : [`--shutdown-timeout=${this.shutdownTimeoutSeconds}`]),
         ...(this.tls
           ? [
               "--tlsverify",

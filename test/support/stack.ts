@@ -17,6 +17,7 @@ import { parseEnv } from "../../src/shared/config/env.js";
 import { mergeConfig } from "../../worker/agent/config-file.js";
 import type { WorkerTuning } from "../../worker/config/worker-tuning.js";
 import { createProcessorFromEnv, type FixWorker, startFixWorker } from "../../worker/main.js";
+import { BUILT_SOURCES_ENV, builtEntry } from "./built-sources.js";
 import { GitHubServer, type StandInIssue } from "./github-server.js";
 import { silentLogger } from "./logs.js";
 import { redisUrl } from "./services.js";
@@ -59,6 +60,13 @@ export interface StackOptions {
    * installation the stand-in gives the sample repository of that name when a test adds it.
    */
   setupSecrets?: Record<string, Record<string, string>>;
+  /**
+   * The installation of the sample repositories (addSampleRepo), 1 by default. Stacks side by side in
+   * one process need one each: @octokit/auth-app shares an installation token request in flight by
+   * installation id across every app of the process (its module-level `pendingPromises`), so two
+   * stand-ins' installations 1 would both get the token of whichever asked first.
+   */
+  installationId?: number;
 }
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object | null ? DeepPartial<T[K]> : T[K] };
@@ -115,6 +123,9 @@ export class Stack {
       AGENT_FIX_WORKER_TAG: this.prefix,
       AGENT_FIX_GITHUB_THROTTLE: "false",
       AGENT_FIX_JOB_ATTEMPTS: "2",
+      // A retried job waits 2 s, not production's 30 s: what a test proves is that it is retried, and
+      // the faults the tests inject are over by then. A test may set its own.
+      AGENT_FIX_JOB_BACKOFF_SECONDS: "2",
       ...(this.options.model === null
         ? {}
         : { AGENT_FIX_MODEL: this.options.model ?? `replay:${SAMPLE_REPLAY}` }),
@@ -171,7 +182,7 @@ export class Stack {
   private boundSecrets(): string {
     const entries = Object.entries(this.options.setupSecrets ?? {}).map(([name, secrets]) => [
       name,
-      { repositoryId: this.boundId(name), installationId: 1, secrets },
+      { repositoryId: this.boundId(name), installationId: this.options.installationId ?? 1, secrets },
     ]);
     return JSON.stringify(Object.fromEntries(entries));
   }
@@ -195,9 +206,16 @@ export class Stack {
     this.workerClose = undefined;
   }
 
-  /** A worker as its own process (`npm run start:worker`), e.g. to SIGKILL it mid-run. */
+  /**
+   * A worker as its own process (`npm run start:worker`), e.g. to SIGKILL it mid-run: in a vitest run,
+   * the same modules built once for the run (built-sources.ts), with their source maps so stack traces
+   * name the .ts lines; elsewhere through tsx, as `npm run start:worker`.
+   */
   spawnWorker(extraEnv: Record<string, string> = {}): ChildProcess {
-    const child = spawn(process.execPath, ["--import", "tsx", "worker/main.ts"], {
+    const args = process.env[BUILT_SOURCES_ENV]
+      ? ["--enable-source-maps", builtEntry("worker/main.ts")]
+      : ["--import", "tsx", "worker/main.ts"];
+    const child = spawn(process.execPath, args, {
       cwd: join(import.meta.dirname, "..", ".."),
       env: { ...this.env, ...extraEnv },
       stdio: ["ignore", "pipe", "pipe"],
@@ -218,6 +236,7 @@ export class Stack {
       owner: "octo",
       name,
       ...(id === undefined ? {} : { id }),
+      installationId: this.options.installationId ?? 1,
       files,
       permissions: { maintainer: "write", outsider: "read" },
     });
