@@ -1,5 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STANDBY_JOB } from "../../sandbox/docker/standby.js";
+import { metrics } from "../../src/shared/metrics/registry.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import { type IssueRef, waitFor } from "../support/stack-parts.js";
@@ -8,7 +10,13 @@ import { type IssueRef, waitFor } from "../support/stack-parts.js";
 const ready = (await requireRedis()) && (await requireSandboxImage());
 
 describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
-  const stack = new Stack();
+  // Production's standbys (the harness turns shared-image standbys off elsewhere: a taken standby keeps
+  // its `standby` job label, and other files find a run's sandboxes by its job id).
+  const stack = new Stack({ workerTuning: { standby: { sharedImages: true } } });
+  const standbyStarts = async () =>
+    (await metrics.sandboxStarts.get()).values
+      .filter((v) => v.labels.from === "standby")
+      .reduce((sum, v) => sum + v.value, 0);
   let issue: IssueRef;
 
   beforeAll(async () => {
@@ -19,6 +27,7 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
   afterAll(() => stack.stop());
 
   it("opens one draft PR with the fix, the proof, the app as author, a review request and the summary", async () => {
+    const standbysBefore = await standbyStarts();
     expect(await stack.label(issue)).toBeLessThan(300);
     const status = await waitFor(
       "the status comment to reach a final state",
@@ -110,8 +119,13 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(stack.github.state.commentsOn(issue.owner, issue.repo, issue.number)).toHaveLength(1);
 
-    // No sandbox left behind.
-    expect(await stack.containers()).toEqual([]);
+    // Standbys served the run's later sandboxes (the baseline's, the gate's, the proof's: one of each
+    // kind is started ahead as the first of that kind starts), and no sandbox is left behind: what
+    // remains are idle standbys, at most the default cap of two (a taken one goes with its run).
+    expect(await standbyStarts()).toBeGreaterThan(standbysBefore);
+    const left = await stack.containers();
+    expect(left.every((c) => c.Labels["agent-fix.job"] === STANDBY_JOB && c.State === "running")).toBe(true);
+    expect(left.length).toBeLessThanOrEqual(2);
   });
 
   it("a retrigger force-pushes the same branch and updates the same pull request, never a second", async () => {
