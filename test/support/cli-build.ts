@@ -4,8 +4,8 @@
  * each start paid tsx's loader hooks on every module it loads (about 1.3 s of CPU of its 2.2 s); tsx
  * compiles with esbuild, and so does this, ahead of time, with the project's tsconfig.json.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { cp, readdir, symlink } from "node:fs/promises";
+import { mkdtempSync } from "node:fs";
+import { cp, readdir, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,13 +47,35 @@ async function compile(out: string): Promise<void> {
 const KEY = Symbol.for("agent-fix.test.cli-build");
 const shared = globalThis as { [KEY]?: { out: string; compiled: Promise<void> } };
 
+const PREFIX = "af-cli-build-";
+
+/**
+ * Removes the builds of test processes that are gone. vitest ends its worker processes with a signal,
+ * so no exit handler of theirs runs: each build is named after its process, and the next one sweeps.
+ */
+async function sweepBuildsOfEndedProcesses(): Promise<void> {
+  for (const name of await readdir(tmpdir()).catch(() => [])) {
+    const pid = Number(new RegExp(`^${PREFIX}(\\d+)-`).exec(name)?.[1]);
+    if (!pid || pid === process.pid || isRunning(pid)) continue;
+    await rm(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: a process of another user's, alive.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** The compiled worker/cli.ts (dist/worker/cli.js's twin), built on the first call of this process. */
 export async function cliScript(): Promise<string> {
   if (!shared[KEY]) {
-    const out = mkdtempSync(join(tmpdir(), "af-cli-build-"));
-    // At exit only synchronous work runs: the directory is known by then whatever the build's state.
-    process.once("exit", () => rmSync(out, { recursive: true, force: true }));
-    shared[KEY] = { out, compiled: compile(out) };
+    const out = mkdtempSync(join(tmpdir(), `${PREFIX}${process.pid}-`));
+    shared[KEY] = { out, compiled: sweepBuildsOfEndedProcesses().then(() => compile(out)) };
   }
   await shared[KEY].compiled;
   return join(shared[KEY].out, "worker/cli.js");
