@@ -75,12 +75,14 @@ async function trajectoryIn(out: string): Promise<Trajectory> {
 
 const ready = (await requireSandboxImage(SANDBOX_RICH_IMAGE)) && (await requireSandboxImage(SANDBOX_IMAGE));
 
-// Each run starts a CLI process (tsx compiles on start) and a sandbox: tens of seconds on a busy machine.
-// The tests share nothing (each its own copy of the module, its own output directory and sandboxes), so
-// they run side by side: one's sandbox start and Go build overlap another's CLI start.
+// Each run starts a CLI process and a sandbox: tens of seconds on a busy machine. The tests share nothing
+// (each its own copy of the module, its own output directory and sandboxes), so they run side by side:
+// the runs' sandbox and CLI starts overlap the eval's, which bounds the file (its baseline, gate and
+// grading each build and test the module in a fresh sandbox). Side by side at load 40, the eval took
+// over 300 s once: the limit is twice that.
 describe
   .runIf(ready)
-  .concurrent("agent-fix run chooses the image as the worker does", { timeout: 300_000 }, () => {
+  .concurrent("agent-fix run chooses the image as the worker does", { timeout: 600_000 }, () => {
     it("runs a Go module from the Go proxy in the rich image, where its tests pass", async () => {
       const module = await fetchGoModule();
       const out = await mkdtemp(join(tmpdir(), "cli-out-"));
@@ -108,7 +110,7 @@ describe
       );
     });
 
-    it("takes --image over the choice, and refuses an image the engine lacks with how to build it", async () => {
+    it("takes --image over the choice, and refuses a Go no image has before any sandbox", async () => {
       const module = await fetchGoModule();
       const out = await mkdtemp(join(tmpdir(), "cli-out-"));
       const slim = await cli(
@@ -138,7 +140,9 @@ describe
       expect(declared.stdout).toContain(
         `image: ${SANDBOX_RICH_IMAGE} (the toolchain versions the checkout declares:\n- go 1.21 (go.mod line 3 (\`go\`)): \`${SANDBOX_RICH_IMAGE}\` has 1.24`,
       );
+    });
 
+    it("refuses an image the engine lacks with how to build it, and --image on the local sandbox", async () => {
       const missing = `${SANDBOX_RICH_IMAGE.split(":")[0]}:0.0.0-missing`;
       const refused = await cli(
         ...["run", "--repo", calcRepo, "--issue", "x", "--model", await replayFile()],
