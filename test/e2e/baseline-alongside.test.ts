@@ -1,13 +1,14 @@
 import Docker from "dockerode";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { it as base, describe, expect } from "vitest";
 import {
   message,
   type OpenAIStandIn,
   type ScriptedReply,
   startOpenAIStandIn,
 } from "../support/openai-server.js";
+import { sampleRepoInInstallation } from "../support/sample-repo-in-installation.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
-import { Stack } from "../support/stack.js";
+import { type SampleRepo, Stack } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";
 
 // Real Redis, real Docker sandboxes, the real app and worker, the GitHub stand-in, the OpenAI stand-in.
@@ -34,23 +35,53 @@ async function releaseBaseline(stack: Stack, jobId: string): Promise<void> {
   }
 }
 
-describe.runIf(ready)("the baseline runs alongside the agent", () => {
-  let openai: OpenAIStandIn;
-  let stack: Stack;
+let installations = 0;
 
-  beforeAll(async () => {
-    openai = await startOpenAIStandIn();
-    stack = new Stack({ model: null, env: { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key" } });
-    await stack.start();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-    await openai?.close();
-  });
+/**
+ * Each test's own OpenAI stand-in (its script is the model's one queue of replies), its own stack using
+ * it, and `addRepo`, the sample repository in an installation of that test's own (see
+ * sampleRepoInInstallation): with nothing shared, the tests run side by side, their baselines' and
+ * scripted models' waits overlapping.
+ */
+const it = base.extend<{
+  stack: Stack;
+  openai: OpenAIStandIn;
+  addRepo: (name: string, files: Record<string, string>) => Promise<SampleRepo>;
+}>({
+  openai: async ({ task: _ }, use) => {
+    const openai = await startOpenAIStandIn();
+    try {
+      await use(openai);
+    } finally {
+      await openai.close();
+    }
+  },
+  stack: async ({ openai }, use) => {
+    const stack = new Stack({
+      model: null,
+      env: { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key" },
+    });
+    try {
+      await use(await stack.start());
+    } finally {
+      await stack.stop();
+    }
+  },
+  addRepo: async ({ stack }, use) => {
+    installations += 1;
+    const installation = installations;
+    await use((name, files) => sampleRepoInInstallation(stack, name, installation, files));
+  },
+});
 
-  it("the agent's first model request comes before the baseline ends; a failing baseline then stops the run as before", async () => {
+describe.runIf(ready).concurrent("the baseline runs alongside the agent", () => {
+  it("the agent's first model request comes before the baseline ends; a failing baseline then stops the run as before", async ({
+    stack,
+    openai,
+    addRepo,
+  }) => {
     const command = `while [ ! -e ${RELEASE} ]; do sleep 0.2; done; exit 1`;
-    const repo = await stack.addSampleRepo("blocked-baseline", {
+    const repo = await addRepo("blocked-baseline", {
       ".github/agent-fix.yml": `test:\n  command: ${command}\n`,
     });
     const issue = stack.addIssue(repo);
@@ -88,10 +119,14 @@ describe.runIf(ready)("the baseline runs alongside the agent", () => {
     );
   }, 420_000);
 
-  it("a baseline failing for the environment shows its output's tail, its class and what the agent spent", async () => {
+  it("a baseline failing for the environment shows its output's tail, its class and what the agent spent", async ({
+    stack,
+    openai,
+    addRepo,
+  }) => {
     // The slim image has no pytest: the shell's own message, for real, once the test lets the baseline go.
     const command = `while [ ! -e ${RELEASE} ]; do sleep 0.2; done; pytest -q`;
-    const repo = await stack.addSampleRepo("no-pytest", {
+    const repo = await addRepo("no-pytest", {
       ".github/agent-fix.yml": `test:\n  command: ${command}\n`,
     });
     const issue = stack.addIssue(repo);
@@ -128,10 +163,14 @@ describe.runIf(ready)("the baseline runs alongside the agent", () => {
     expect(stack.pulls(issue)).toEqual([]);
   }, 420_000);
 
-  it("a gate run that times out says so, with its limit and the baseline's time, to the model and in the status", async () => {
+  it("a gate run that times out says so, with its limit and the baseline's time, to the model and in the status", async ({
+    stack,
+    openai,
+    addRepo,
+  }) => {
     // Passes at once on the unchanged code; hangs once the change adds hang.flag.
     const command = "if [ -e hang.flag ]; then sleep 600; fi; exit 0";
-    const repo = await stack.addSampleRepo("hanging-change", {
+    const repo = await addRepo("hanging-change", {
       ".github/agent-fix.yml": `test:\n  command: ${command}\n  timeoutSeconds: 5\nlimits:\n  maxSteps: 4\n`,
     });
     const issue = stack.addIssue(repo);
@@ -159,10 +198,14 @@ describe.runIf(ready)("the baseline runs alongside the agent", () => {
     expect(stack.pulls(issue)).toEqual([]);
   }, 420_000);
 
-  it("a gate run longer than test.timeoutSeconds passes within the limit the baseline's time gives it", async () => {
+  it("a gate run longer than test.timeoutSeconds passes within the limit the baseline's time gives it", async ({
+    stack,
+    openai,
+    addRepo,
+  }) => {
     // 2 s on the unchanged code; 4 s with the change, past the configured 3 s but within 3 × the baseline's.
     const command = "sleep 2; if [ -e slow.flag ]; then sleep 2; fi; exit 0";
-    const repo = await stack.addSampleRepo("slow-change", {
+    const repo = await addRepo("slow-change", {
       ".github/agent-fix.yml": `test:\n  command: ${command}\n  timeoutSeconds: 3\nlimits:\n  maxSteps: 4\n`,
     });
     const issue = stack.addIssue(repo);
@@ -177,13 +220,17 @@ describe.runIf(ready)("the baseline runs alongside the agent", () => {
     const status = await waitFor("a final status", () => stack.finalStatus(issue), 300_000);
     expect(status.body).toContain("opened draft pull request #");
     expect(stack.pulls(issue)).toHaveLength(1);
-    // Every scripted reply was asked for: the next test's model starts from its own script.
+    // Every scripted reply was asked for: the submission was confirmed once, and the run ended there.
     expect(openai.remaining()).toBe(0);
   }, 420_000);
 
-  it("a run that goes on though the tests failed before tells the model so with the gate's verdict", async () => {
+  it("a run that goes on though the tests failed before tells the model so with the gate's verdict", async ({
+    stack,
+    openai,
+    addRepo,
+  }) => {
     const command = "echo 'FAILED tests/test_old.py::test_old - assert 1 == 2'; exit 1";
-    const repo = await stack.addSampleRepo("red-before", {
+    const repo = await addRepo("red-before", {
       ".github/agent-fix.yml": `test:\n  command: ${JSON.stringify(command)}\nopenPullRequestWhenBaselineFails: true\nlimits:\n  maxSteps: 4\n`,
     });
     const issue = stack.addIssue(repo);

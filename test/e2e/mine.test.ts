@@ -44,7 +44,9 @@ interface PullSpec {
   at: string;
 }
 
-describe.runIf(ready)("agent-fix mine on a repository's history", { timeout: 1_800_000 }, () => {
+// The two tests only read the history beforeAll wrote (the refusal makes no request), so they run side by
+// side: the refusal's CLI start overlaps the mining.
+describe.runIf(ready).concurrent("agent-fix mine on a repository's history", { timeout: 1_800_000 }, () => {
   let server: GitHubServer;
   let token: string;
   let work: string;

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { InstanceResult } from "../../worker/eval/results.js";
+import { cliScript } from "./cli-build.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 export const evalFixtures = join(root, "test/fixtures/eval");
@@ -19,14 +20,17 @@ interface CliResult {
   stderr: string;
 }
 
-/** `agent-fix ARGS` through tsx, as a user runs it; `env` is laid over this process's environment. */
+/**
+ * `agent-fix ARGS` as a child process, as a user runs the installed bin (compiled, test/support/cli-build.ts);
+ * `env` is laid over this process's environment.
+ */
 export async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(
-      join(root, "node_modules/.bin/tsx"),
-      ["worker/cli.ts", ...args],
-      { cwd: root, env: { ...process.env, OPENAI_API_KEY: "", ...env }, timeout: 900_000 },
-    );
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [await cliScript(), ...args], {
+      cwd: root,
+      env: { ...process.env, OPENAI_API_KEY: "", ...env },
+      timeout: 900_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };

@@ -72,20 +72,27 @@ const LOCAL_URL = `https://localhost:${LOCAL_PORT}`;
 const CERTIFICATE_ERROR =
   /unable to get local issuer certificate|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERTIFICATE_VERIFY_FAILED|certificate signer not trusted|server certificate verification failed|PKIX path building failed/;
 
-describe.runIf(ready)("the operator's CA bundle in the setup sandbox", () => {
-  let tls: TlsStandIn;
+// Each test has its own HTTPS stand-in (its own CA and the requests it saw) and its own sandboxes: they
+// share only the source directory, copied into each sandbox, so they run side by side.
+describe.runIf(ready).concurrent("the operator's CA bundle in the setup sandbox", () => {
   let source: string;
   let checkout: string;
   const repoName = `octo/ca-devcontainer-${process.pid}-${Date.now()}`;
 
+  const stands: TlsStandIn[] = [];
+  const standIn = async () => {
+    const tls = await startTlsStandIn();
+    stands.push(tls);
+    return tls;
+  };
+
   beforeAll(async () => {
-    tls = await startTlsStandIn();
     source = await makeSourceDir();
     checkout = await mkdtemp(join(tmpdir(), "af-ca-devcontainer-"));
     await writeFile(join(checkout, "README.md"), "a repository with a devcontainer\n");
   });
   afterAll(async () => {
-    await tls?.close();
+    await Promise.all(stands.map((tls) => tls.close()));
     if (source) await rm(source, { recursive: true, force: true });
     if (checkout) await rm(checkout, { recursive: true, force: true });
     // Only what this file made: the devcontainer's image and the image the worker derived from it.
@@ -122,6 +129,7 @@ describe.runIf(ready)("the operator's CA bundle in the setup sandbox", () => {
 
   for (const which of Object.keys(images) as (keyof typeof images)[]) {
     it(`${which} image: with the bundle the tools reach the server, without it each fails on the certificate`, async () => {
+      const tls = await standIn();
       const run = fetches(LOCAL_URL);
       const trusting = new DockerSandboxProvider({
         caBundle: tls.caFile,
@@ -189,6 +197,7 @@ describe.runIf(ready)("the operator's CA bundle in the setup sandbox", () => {
   }
 
   it("a file that holds no certificate is refused with what to do; the credential scan passes over a bundle", async () => {
+    const tls = await standIn();
     expect(() => new DockerSandboxProvider({ caBundle: "/etc/hostname" })).toThrow(
       /the CA bundle \/etc\/hostname cannot be used: no PEM certificate in it/,
     );

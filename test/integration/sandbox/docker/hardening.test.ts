@@ -13,6 +13,7 @@ import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DockerSandbox, DockerSandboxProvider } from "../../../../sandbox/docker/provider.js";
 import { SandboxError } from "../../../../src/shared/errors.js";
+import { describeInOrder } from "../../../support/describe-in-order.js";
 import { makeSourceDir } from "../../../support/sandbox-contract.js";
 import { INJECT_EVERYWHERE } from "../../../support/sandbox-hardening.js";
 import { requireSandboxImage } from "../../../support/services.js";
@@ -20,7 +21,9 @@ import { requireSandboxImage } from "../../../support/services.js";
 const available = await requireSandboxImage();
 const docker = new Docker();
 
-describe.runIf(available)("docker sandbox hardening", () => {
+// Each test and suite below has its own sandbox: they run side by side, one's waits (timeouts, blocked
+// connections) overlapping the others' (describeInOrder: the tests sharing a sandbox stay in order).
+describe.runIf(available).concurrent("docker sandbox hardening", () => {
   let source: string;
   beforeAll(async () => {
     source = await makeSourceDir();
@@ -81,7 +84,7 @@ describe.runIf(available)("docker sandbox hardening", () => {
     }
   }, 600_000);
 
-  describe("workspace size limit", () => {
+  describeInOrder("workspace size limit", () => {
     let sandbox: DockerSandbox;
     beforeAll(async () => {
       sandbox = (await new DockerSandboxProvider({ workspaceSize: "32m" }).create({
@@ -121,7 +124,7 @@ describe.runIf(available)("docker sandbox hardening", () => {
     });
   });
 
-  describe("setup's network", () => {
+  describeInOrder("setup's network", () => {
     let sandbox: DockerSandbox;
     let server: Server;
     let port: number;

@@ -7,6 +7,7 @@ import { type DockerSandbox, DockerSandboxProvider, LABEL } from "../../../../sa
 import { reapSandboxes, workerAliveOnThisHost } from "../../../../sandbox/docker/reaper.js";
 import type { Sandbox } from "../../../../src/shared/contracts.js";
 import { SandboxError } from "../../../../src/shared/errors.js";
+import { describeInOrder } from "../../../support/describe-in-order.js";
 import {
   CONTRACT_MAX_OUTPUT_CHARS,
   makeSourceDir,
@@ -35,21 +36,27 @@ async function leftovers(sandbox: Sandbox): Promise<string[]> {
   return left;
 }
 
+// Each suite below has its own sandboxes: they run side by side, one's waits on timeouts and container
+// starts overlapping the others' (describeInOrder: the tests of a suite sharing a sandbox stay in order).
 describe.runIf(available)("docker driver", () => {
-  sandboxContract({
-    name: "docker",
-    provider: () => new DockerSandboxProvider({ maxOutputChars: CONTRACT_MAX_OUTPUT_CHARS }),
-    leftovers,
-  });
+  describeInOrder("contract", () =>
+    sandboxContract({
+      name: "docker",
+      provider: () => new DockerSandboxProvider({ maxOutputChars: CONTRACT_MAX_OUTPUT_CHARS }),
+      leftovers,
+    }),
+  );
 
-  sandboxContract({
-    name: "docker, workspace on tmpfs",
-    provider: () =>
-      new DockerSandboxProvider({ maxOutputChars: CONTRACT_MAX_OUTPUT_CHARS, workspaceSize: "256m" }),
-    leftovers,
-  });
+  describeInOrder("contract, workspace on tmpfs", () =>
+    sandboxContract({
+      name: "docker, workspace on tmpfs",
+      provider: () =>
+        new DockerSandboxProvider({ maxOutputChars: CONTRACT_MAX_OUTPUT_CHARS, workspaceSize: "256m" }),
+      leftovers,
+    }),
+  );
 
-  describe("workspace on tmpfs", () => {
+  describe.concurrent("workspace on tmpfs", () => {
     it("keeps /workspace in memory with the size asked for, owned by the sandbox user", async () => {
       const source = await makeSourceDir();
       const sandbox = await new DockerSandboxProvider({ workspaceSize: "64m" }).create({
@@ -99,7 +106,7 @@ describe.runIf(available)("docker driver", () => {
     });
   });
 
-  describe("isolation", () => {
+  describeInOrder("isolation", () => {
     const FAKE_TOKEN = "ghs_FAKE_worker_token_must_not_leak_0123456789";
     let source: string;
     let sandbox: DockerSandbox;
@@ -265,7 +272,7 @@ describe.runIf(available)("docker driver", () => {
     });
   });
 
-  describe("reaper", () => {
+  describe.concurrent("reaper", () => {
     it("removes the container and volume of a worker that is gone, and leaves live ones", async () => {
       // A worker id of another host: a reaper running elsewhere (another test run) leaves it alone.
       const goneWorker = `gone-host-${process.pid}-${Date.now()}:1`;

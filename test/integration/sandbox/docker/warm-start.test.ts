@@ -84,7 +84,9 @@ async function inSandbox(
 
 const STAMP = "mkdir -p deps && date +%s%N > deps/stamp && echo lib > deps/lib.txt";
 
-describe.runIf(ready)("warm start: the environment setup prepared, kept and found again", () => {
+// The tests share the store but no environment (each its own setup commands, so its own keys; the LRU
+// test its own store), so they run side by side: one's image commit overlaps another's setup.
+describe.runIf(ready).concurrent("warm start: the environment setup prepared, kept and found again", () => {
   it("skips setup for the same key with the new checkout's files in place; a changed lockfile, secret or repository prepares anew", async () => {
     // node_modules: a directory the host's tree skips, so its files live in the kept image alone.
     const commands = [STAMP, "mkdir -p node_modules/pkg && echo mod > node_modules/pkg/index.js"];
@@ -96,33 +98,43 @@ describe.runIf(ready)("warm start: the environment setup prepared, kept and foun
     expect(existsSync(join(first.prepared.dir, "node_modules/pkg/index.js"))).toBe(false);
     expect(await inSandbox(first, "cat node_modules/pkg/index.js deps/stamp")).toBe(`mod\n${stamp.trim()}`);
 
-    // Same manifests, another commit: setup is skipped, its output is there, the checkout's file is new.
-    const second = await prepare(await repository({ "app.txt": "v2\n" }), { commands, secrets });
-    expect(second.prepared.reused?.preparedAt).toBeInstanceOf(Date);
-    expect(await readFile(join(second.prepared.dir, "deps/stamp"), "utf8")).toBe(stamp);
-    expect(await readFile(join(second.prepared.dir, "app.txt"), "utf8")).toBe("v2\n");
-    // Nothing under node_modules is unpacked on the host: the sandbox lays it from its image.
-    expect(existsSync(join(second.prepared.dir, "node_modules"))).toBe(false);
-    expect(await inSandbox(second, "cat node_modules/pkg/index.js deps/stamp app.txt")).toBe(
-      `mod\n${stamp.trim()}\nv2`,
-    );
-    // What setup produced is ignored: the tree that counts is the new commit's own.
-    expect(second.prepared.tree).toBe(second.prepared.base.tree);
-
+    // Each of the next runs needs only the first one's environment kept, and none another's (their keys
+    // differ but for the reuse): they run side by side.
+    const reuse = async () => {
+      // Same manifests, another commit: setup is skipped, its output is there, the checkout's file is new.
+      const second = await prepare(await repository({ "app.txt": "v2\n" }), { commands, secrets });
+      expect(second.prepared.reused?.preparedAt).toBeInstanceOf(Date);
+      expect(await readFile(join(second.prepared.dir, "deps/stamp"), "utf8")).toBe(stamp);
+      expect(await readFile(join(second.prepared.dir, "app.txt"), "utf8")).toBe("v2\n");
+      // Nothing under node_modules is unpacked on the host: the sandbox lays it from its image.
+      expect(existsSync(join(second.prepared.dir, "node_modules"))).toBe(false);
+      expect(await inSandbox(second, "cat node_modules/pkg/index.js deps/stamp app.txt")).toBe(
+        `mod\n${stamp.trim()}\nv2`,
+      );
+      // What setup produced is ignored: the tree that counts is the new commit's own.
+      expect(second.prepared.tree).toBe(second.prepared.base.tree);
+    };
     // The kept files were scanned for the secrets setup had: another value is another environment.
-    const rotated = await prepare(await repository({}), {
-      commands,
-      secrets: { REGISTRY_TOKEN: "registry-token-value-2" },
-    });
-    expect(rotated.prepared.reused).toBeUndefined();
-    const relocked = await prepare(await repository({ "requirements.txt": "left-pad==2\n" }), {
-      commands,
-      secrets,
-    });
-    expect(relocked.prepared.reused).toBeUndefined();
-    const other = await prepare(await repository({}), { commands, secrets, repository: "other/warm" });
-    expect(other.prepared.reused).toBeUndefined();
-    expect(await readFile(join(other.prepared.dir, "deps/stamp"), "utf8")).not.toBe(stamp);
+    const rotate = async () => {
+      const rotated = await prepare(await repository({}), {
+        commands,
+        secrets: { REGISTRY_TOKEN: "registry-token-value-2" },
+      });
+      expect(rotated.prepared.reused).toBeUndefined();
+    };
+    const relock = async () => {
+      const relocked = await prepare(await repository({ "requirements.txt": "left-pad==2\n" }), {
+        commands,
+        secrets,
+      });
+      expect(relocked.prepared.reused).toBeUndefined();
+    };
+    const elsewhere = async () => {
+      const other = await prepare(await repository({}), { commands, secrets, repository: "other/warm" });
+      expect(other.prepared.reused).toBeUndefined();
+      expect(await readFile(join(other.prepared.dir, "deps/stamp"), "utf8")).not.toBe(stamp);
+    };
+    await Promise.all([reuse(), rotate(), relock(), elsewhere()]);
   }, 400_000);
 
   it("records in the trajectory the image setup ran in and the kept environment, not only the kept tag", async () => {
@@ -211,7 +223,9 @@ describe.runIf(ready)("warm start: the environment setup prepared, kept and foun
   }, 300_000);
 
   it("keeps nothing, and stops the run, when setup wrote a secret outside the workspace", async () => {
-    const before = (await storeImages()).length;
+    // This repository's environments: the other tests keep theirs in the same store meanwhile.
+    const leaky = async () => (await storeImages()).filter((image) => image.repository === "octo/leaky");
+    expect(await leaky()).toEqual([]);
     const token = "npm_s3cr3t-token-value-42";
     const error = await prepare(await repository({}), {
       commands: ['echo "//registry.example/:_authToken=$NPM_TOKEN" > /etc/npmrc', STAMP],
@@ -223,7 +237,7 @@ describe.runIf(ready)("warm start: the environment setup prepared, kept and foun
     expect(error).toMatchObject({ code: "secret_in_environment", fault: "repository" });
     expect((error as Error).message).toContain("/etc/npmrc (NPM_TOKEN)");
     expect((error as Error).message).not.toContain(token);
-    expect((await storeImages()).length).toBe(before);
+    expect(await leaky()).toEqual([]);
   }, 300_000);
 
   it("removes the least recently used environments above the operator's size", async () => {

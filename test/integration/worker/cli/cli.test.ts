@@ -61,7 +61,9 @@ async function runEndToEnd(sandbox: "local" | "docker") {
 }
 
 // Each test starts up to three CLI processes (tsx compiles on start): on a busy machine one takes tens of seconds.
-describe("agent-fix run, inspect and replay on the local sandbox", { timeout: 300_000 }, () => {
+// The tests of this file share nothing (each its own output, copy or clone; the fixture is only read), so
+// each suite's run side by side, and the suites too.
+describe.concurrent("agent-fix run, inspect and replay on the local sandbox", { timeout: 300_000 }, () => {
   it("runs an episode to an accepted patch, and inspect shows it", async () => {
     const { traj } = await runEndToEnd("local");
     const shown = await cli("inspect", traj);
@@ -167,7 +169,7 @@ describe("agent-fix run, inspect and replay on the local sandbox", { timeout: 30
   });
 });
 
-describe("agent-fix argument and config errors exit 2 and say what is wrong", () => {
+describe.concurrent("agent-fix argument and config errors exit 2 and say what is wrong", () => {
   it.each([
     [["run", "--repo", repo], "required option '--issue <file|text>' not specified"],
     [
@@ -196,7 +198,7 @@ describe("agent-fix argument and config errors exit 2 and say what is wrong", ()
   });
 });
 
-describe("agent-fix run on the Docker sandbox", async () => {
+describe.concurrent("agent-fix run on the Docker sandbox", async () => {
   const ready = await requireSandboxImage();
   it.runIf(ready)("runs the same episode in a container to an accepted patch", async () => {
     await runEndToEnd("docker");

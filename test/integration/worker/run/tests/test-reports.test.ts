@@ -105,7 +105,10 @@ async function sandboxFor(image: string, name: string, source: string): Promise<
 const run = (sandbox: Sandbox, command: string) => runTests(sandbox, { command, timeoutMs: 600_000 });
 const outcomes = (tests: Map<string, string> | undefined) => Object.fromEntries(tests ?? []);
 
-describe("per-test results from the repository's own command", () => {
+// Each test has its own sandbox (its project copied in, its own container): they share nothing but the
+// written projects, so they run side by side, the npm installs' downloads and the containers' starts
+// overlapping.
+describe.concurrent("per-test results from the repository's own command", () => {
   let source: string;
   const sandboxes: Sandbox[] = [];
   beforeAll(async () => {
