@@ -6,9 +6,8 @@ import {
   type ScriptedReply,
   startOpenAIStandIn,
 } from "../support/openai-server.js";
-import { sampleRepoInInstallation } from "../support/sample-repo-in-installation.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
-import { type SampleRepo, Stack } from "../support/stack.js";
+import { Stack } from "../support/stack.js";
 import { waitFor } from "../support/stack-parts.js";
 
 // Real Redis, real Docker sandboxes, the real app and worker, the GitHub stand-in, the OpenAI stand-in.
@@ -38,15 +37,14 @@ async function releaseBaseline(stack: Stack, jobId: string): Promise<void> {
 let installations = 0;
 
 /**
- * Each test's own OpenAI stand-in (its script is the model's one queue of replies), its own stack using
- * it, and `addRepo`, the sample repository in an installation of that test's own (see
- * sampleRepoInInstallation): with nothing shared, the tests run side by side, their baselines' and
+ * Each test's own OpenAI stand-in (its script is the model's one queue of replies) and its own stack
+ * using it, its sample repositories in an installation of its own (StackOptions.installationId): with
+ * nothing shared, the tests run side by side, their baselines' and
  * scripted models' waits overlapping.
  */
 const it = base.extend<{
   stack: Stack;
   openai: OpenAIStandIn;
-  addRepo: (name: string, files: Record<string, string>) => Promise<SampleRepo>;
 }>({
   openai: async ({ task: _ }, use) => {
     const openai = await startOpenAIStandIn();
@@ -60,6 +58,7 @@ const it = base.extend<{
     const stack = new Stack({
       model: null,
       env: { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key" },
+      installationId: ++installations,
     });
     try {
       await use(await stack.start());
@@ -67,21 +66,15 @@ const it = base.extend<{
       await stack.stop();
     }
   },
-  addRepo: async ({ stack }, use) => {
-    installations += 1;
-    const installation = installations;
-    await use((name, files) => sampleRepoInInstallation(stack, name, installation, files));
-  },
 });
 
 describe.runIf(ready).concurrent("the baseline runs alongside the agent", () => {
   it("the agent's first model request comes before the baseline ends; a failing baseline then stops the run as before", async ({
     stack,
     openai,
-    addRepo,
   }) => {
     const command = `while [ ! -e ${RELEASE} ]; do sleep 0.2; done; exit 1`;
-    const repo = await addRepo("blocked-baseline", {
+    const repo = await stack.addSampleRepo("blocked-baseline", {
       ".github/agent-fix.yml": `test:\n  command: ${command}\n`,
     });
     const issue = stack.addIssue(repo);
@@ -122,11 +115,10 @@ describe.runIf(ready).concurrent("the baseline runs alongside the agent", () => 
   it("a baseline failing for the environment shows its output's tail, its class and what the agent spent", async ({
     stack,
     openai,
-    addRepo,
   }) => {
     // The slim image has no pytest: the shell's own message, for real, once the test lets the baseline go.
     const command = `while [ ! -e ${RELEASE} ]; do sleep 0.2; done; pytest -q`;
-    const repo = await addRepo("no-pytest", {
+    const repo = await stack.addSampleRepo("no-pytest", {
       ".github/agent-fix.yml": `test:\n  command: ${command}\n`,
     });
     const issue = stack.addIssue(repo);
@@ -166,11 +158,10 @@ describe.runIf(ready).concurrent("the baseline runs alongside the agent", () => 
   it("a gate run that times out says so, with its limit and the baseline's time, to the model and in the status", async ({
     stack,
     openai,
-    addRepo,
   }) => {
     // Passes at once on the unchanged code; hangs once the change adds hang.flag.
     const command = "if [ -e hang.flag ]; then sleep 600; fi; exit 0";
-    const repo = await addRepo("hanging-change", {
+    const repo = await stack.addSampleRepo("hanging-change", {
       ".github/agent-fix.yml": `test:\n  command: ${command}\n  timeoutSeconds: 5\nlimits:\n  maxSteps: 4\n`,
     });
     const issue = stack.addIssue(repo);
@@ -201,11 +192,10 @@ describe.runIf(ready).concurrent("the baseline runs alongside the agent", () => 
   it("a gate run longer than test.timeoutSeconds passes within the limit the baseline's time gives it", async ({
     stack,
     openai,
-    addRepo,
   }) => {
     // 2 s on the unchanged code; 4 s with the change, past the configured 3 s but within 3 × the baseline's.
     const command = "sleep 2; if [ -e slow.flag ]; then sleep 2; fi; exit 0";
-    const repo = await addRepo("slow-change", {
+    const repo = await stack.addSampleRepo("slow-change", {
       ".github/agent-fix.yml": `test:\n  command: ${command}\n  timeoutSeconds: 3\nlimits:\n  maxSteps: 4\n`,
     });
     const issue = stack.addIssue(repo);
@@ -227,10 +217,9 @@ describe.runIf(ready).concurrent("the baseline runs alongside the agent", () => 
   it("a run that goes on though the tests failed before tells the model so with the gate's verdict", async ({
     stack,
     openai,
-    addRepo,
   }) => {
     const command = "echo 'FAILED tests/test_old.py::test_old - assert 1 == 2'; exit 1";
-    const repo = await addRepo("red-before", {
+    const repo = await stack.addSampleRepo("red-before", {
       ".github/agent-fix.yml": `test:\n  command: ${JSON.stringify(command)}\nopenPullRequestWhenBaselineFails: true\nlimits:\n  maxSteps: 4\n`,
     });
     const issue = stack.addIssue(repo);

@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBaseMoveQueue } from "../../src/shared/queue/base-moves.js";
 import { fixJobId } from "../../src/shared/queue/index.js";
 import { pushAs, pushEvent } from "../support/push-event.js";
-import { sampleRepoInInstallation } from "../support/sample-repo-in-installation.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import {
@@ -64,7 +63,7 @@ async function looksAt(stack: Stack, sha: string) {
 }
 
 // The file's two stacks share nothing (each its own stand-in, queue prefix and worker, their
-// repositories in different installations: sampleRepoInInstallation), so they run side by side: each
+// repositories in different installations: StackOptions.installationId), so they run side by side: each
 // outer suite is concurrent with the other, and the tests inside each run in order (`sequential`:
 // every test builds on the branch the one before left).
 describe.runIf(ready).concurrent("keep-up with the default strategy", () => {
@@ -285,6 +284,7 @@ describe.runIf(ready).concurrent("keep-up with the operator's choices", () => {
     const stack = new Stack({
       model: `replay:${replay}`,
       workerTuning: { keepUp: { strategy: "rebase", whenConflicting: true } },
+      installationId: 2,
     });
     beforeAll(async () => {
       await copyFile(SAMPLE_REPLAY, replay);
@@ -318,7 +318,7 @@ describe.runIf(ready).concurrent("keep-up with the operator's choices", () => {
       };
 
       beforeAll(async () => {
-        issue = stack.addIssue(await sampleRepoInInstallation(stack, "textstats-rebase", 2));
+        issue = stack.addIssue(await stack.addSampleRepo("textstats-rebase"));
         // The app's pull request as its run leaves it (runs are covered above; this saves one): the fix
         // committed by the app on agent-fix/issue-N and a draft opened by the app. Every commit is the app's.
         const branch = `agent-fix/issue-${issue.number}`;
@@ -453,7 +453,7 @@ describe.runIf(ready).concurrent("keep-up with the operator's choices", () => {
       beforeAll(async () => {
         // One replay serves every run here: it drops any conflict markers in README.md and writes CHANGELOG.md.
         await copyFile(join(FIXTURES, "replay", "sample-conflict-markers.jsonl"), replay);
-        issue = stack.addIssue(await sampleRepoInInstallation(stack, "textstats-dirty", 2));
+        issue = stack.addIssue(await stack.addSampleRepo("textstats-dirty"));
       });
 
       it("a run leaves its pull request conflicting -> a rebase round by itself, the agent resolves it", async () => {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { InstanceResult } from "../../worker/eval/results.js";
-import { cliScript } from "./cli-build.js";
+import { cliScript } from "./built-sources.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 export const evalFixtures = join(root, "test/fixtures/eval");
@@ -21,7 +21,7 @@ interface CliResult {
 }
 
 /**
- * `agent-fix ARGS` as a child process, as a user runs the installed bin (compiled, test/support/cli-build.ts);
+ * `agent-fix ARGS` as a child process, as a user runs the installed bin (built once, test/support/built-sources.ts);
  * `env` is laid over this process's environment.
  */
 export async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
