@@ -12,7 +12,7 @@
  * again, and outputs of deleted sources removed, so the build is never stale and a run that changed
  * nothing pays a few milliseconds of reading and hashing.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -71,7 +71,8 @@ async function readManifest(file: string, builder: string): Promise<Manifest> {
 /** Written beside its final name, then renamed: a run reading the build never sees half a file. */
 async function writeAtomically(file: string, contents: string | Uint8Array): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
-  const partial = `${file}.${process.pid}.partial`;
+  // Unique per write: two builds at once (two processes, or two calls of one) never share a partial file.
+  const partial = `${file}.${process.pid}-${randomUUID()}.partial`;
   await writeFile(partial, contents);
   await rename(partial, file);
 }
@@ -136,6 +137,9 @@ export async function buildSources(root = ROOT): Promise<BuildFigures> {
   };
 }
 
+const BUILT_KEY = Symbol.for("agent-fix.test.built-sources");
+const shared = globalThis as { [BUILT_KEY]?: Promise<BuildFigures> };
+
 /**
  * The `agent-fix` CLI for the tests that start it as a child process (tens of starts a file): the built
  * worker/cli.ts, not through tsx, whose loader hooks cost about 1.3 s of CPU of each 2.2 s start. A test
@@ -144,6 +148,11 @@ export async function buildSources(root = ROOT): Promise<BuildFigures> {
  * once agree.
  */
 export async function cliScript(): Promise<string> {
-  if (!process.env[BUILT_SOURCES_ENV]) await buildSources();
+  if (!process.env[BUILT_SOURCES_ENV]) {
+    // Once per process (kept on globalThis: each test file has its own copy of this module), however
+    // many tests start the CLI at once.
+    shared[BUILT_KEY] ??= buildSources();
+    await shared[BUILT_KEY];
+  }
   return builtEntry("worker/cli.ts");
 }
