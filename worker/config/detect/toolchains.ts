@@ -33,6 +33,18 @@ export const rustRule: EcosystemRule = {
   }),
 };
 
+/** A test name no project has: a filter of it selects no test. */
+const NO_SUCH_TEST = "AgentFixSetupRunsNoTest";
+
+/** Surefire's filter for every class and no method, allowed to match nothing. */
+const MAVEN_NO_TESTS = `-Dtest='*#${NO_SUCH_TEST}' -Dsurefire.failIfNoSpecifiedTests=false`;
+
+/** Where setup writes the Gradle init script below: the cache, which the change never holds. */
+const GRADLE_NO_TESTS_SCRIPT = '"$GRADLE_USER_HOME/agent-fix-no-tests.gradle"';
+
+/** Writes the init script that lets setup's test filter match nothing (Gradle's API since 1.10). */
+const GRADLE_NO_TESTS_INIT = `mkdir -p "$GRADLE_USER_HOME" && printf '%s\\n' 'allprojects { tasks.withType(Test) { filter.failOnNoMatchingTests = false } }' > ${GRADLE_NO_TESTS_SCRIPT}`;
+
 export const javaRule: EcosystemRule = {
   ecosystem: "java",
   marks: (names) => names.has("pom.xml") || names.has("build.gradle") || names.has("build.gradle.kts"),
@@ -48,11 +60,11 @@ export const javaRule: EcosystemRule = {
           MAVEN_USER_HOME: cachePath("m2"),
           MAVEN_OPTS: cachePath("m2/repository", "-Dmaven.repo.local="),
         },
-        // The tests once, their failures left to the baseline: surefire resolves its booter and the
-        // test framework's provider only when it runs tests, which `dependency:go-offline` never
-        // fetches (the offline `mvn -o test` then fails on a real project), while it does fetch every
-        // plugin of every later phase, which the tests never need.
-        setup: [`${mvn} -B test -Dmaven.test.failure.ignore=true`],
+        // Surefire resolves its booter and the test framework's provider only when it has test classes
+        // to run (`dependency:go-offline` never fetches them, and the offline `mvn -o test` then fails
+        // on a real project). A method filter that matches no test makes it resolve them, fork, and run
+        // nothing: the project's tests run in the baseline and the gate, not a third time here.
+        setup: [`${mvn} -B test ${MAVEN_NO_TESTS}`],
         test: `${mvn} -B -o test`,
       };
     }
@@ -63,7 +75,14 @@ export const javaRule: EcosystemRule = {
         names.has("gradlew") ? "Gradle wrapper" : "no Gradle wrapper",
       ],
       env: { GRADLE_USER_HOME: cachePath("gradle") },
-      setup: [`${gradle} --no-daemon testClasses`],
+      // `testClasses` resolves only the test compile classpath: a `testRuntimeOnly` dependency (the
+      // JUnit Platform launcher or engine, as `gradle init` writes them) would be missing from the
+      // offline test run. The test task itself, filtered to no test, resolves its runtime classpath and
+      // runs nothing; the init script lets an empty filter pass (Gradle has no flag for it).
+      setup: [
+        GRADLE_NO_TESTS_INIT,
+        `${gradle} --no-daemon --init-script ${GRADLE_NO_TESTS_SCRIPT} test --tests ${NO_SUCH_TEST}`,
+      ],
       test: `${gradle} --no-daemon --offline test`,
     };
   },

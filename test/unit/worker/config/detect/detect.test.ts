@@ -106,8 +106,10 @@ describe("Go, Rust, Ruby, Java and make", () => {
   it("pom.xml with the Maven wrapper: ./mvnw, the tests offline", async () => {
     const found = await detectFixture("java-maven");
     expect(found.setup[0]).toContain("./mvnw -B");
-    // The tests run once in setup (surefire fetches its provider only then), their failures ignored there.
-    expect(found.setup[0]).toBe("./mvnw -B test -Dmaven.test.failure.ignore=true");
+    // Setup forks surefire (which fetches its provider only then) with a filter matching no test.
+    expect(found.setup).toEqual([
+      "./mvnw -B test -Dtest='*#AgentFixSetupRunsNoTest' -Dsurefire.failIfNoSpecifiedTests=false",
+    ]);
     expect(found.test).toBe("./mvnw -B -o test");
     expect(found.env.vars).toEqual({
       MAVEN_USER_HOME: { path: ".agent-fix-cache/m2" },
@@ -116,7 +118,11 @@ describe("Go, Rust, Ruby, Java and make", () => {
   });
   it("build.gradle.kts without a wrapper: gradle", async () => {
     const found = await detectFixture("java-gradle");
-    expect(found.setup).toEqual(["gradle --no-daemon testClasses"]);
+    // The test task resolves its runtime classpath (testRuntimeOnly too) and, filtered, runs nothing.
+    expect(found.setup).toEqual([
+      `mkdir -p "$GRADLE_USER_HOME" && printf '%s\\n' 'allprojects { tasks.withType(Test) { filter.failOnNoMatchingTests = false } }' > "$GRADLE_USER_HOME/agent-fix-no-tests.gradle"`,
+      'gradle --no-daemon --init-script "$GRADLE_USER_HOME/agent-fix-no-tests.gradle" test --tests AgentFixSetupRunsNoTest',
+    ]);
     expect(found.test).toBe("gradle --no-daemon --offline test");
     expect(found.env.vars).toEqual({ GRADLE_USER_HOME: { path: ".agent-fix-cache/gradle" } });
   });
