@@ -1,4 +1,7 @@
 import { execFileSync } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OpenAIStandIn, startOpenAIStandIn } from "../support/openai-server.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
@@ -16,10 +19,15 @@ import {
 // .github/agent-fix.yml: the owner's .github repository names the model (a replay of the sample's
 // fix), and the operator's own model is the OpenAI stand-in, which must never be asked.
 const ready = (await requireRedis()) && (await requireSandboxImage());
+/** The file's runs, all of one installation. */
+const RUNS = 4;
 
-describe.runIf(ready)("a repository without .github/agent-fix.yml", () => {
+// The runs go side by side (each its own repository; the owner's quota and the worker take all four at
+// once): most of each is a sandbox's start, which overlap.
+describe.runIf(ready).concurrent("a repository without .github/agent-fix.yml", () => {
   let openai: OpenAIStandIn;
   let stack: Stack;
+  let configDir: string;
 
   const addIssue = (repo: { owner: string; name: string; id: number; installationId: number }): IssueRef =>
     stack.addIssue(repo, SAMPLE_ISSUE);
@@ -30,9 +38,17 @@ describe.runIf(ready)("a repository without .github/agent-fix.yml", () => {
 
   beforeAll(async () => {
     openai = await startOpenAIStandIn();
+    configDir = await mkdtemp(join(tmpdir(), "af-no-config-"));
+    const operatorConfig = join(configDir, "operator.yml");
+    await writeFile(operatorConfig, `quotas:\n  runsAtOnce: ${RUNS}\n`);
     stack = new Stack({
       model: null,
-      env: { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key" },
+      env: {
+        OPENAI_BASE_URL: openai.url,
+        OPENAI_API_KEY: "stand-in-key",
+        AGENT_FIX_CONFIG: operatorConfig,
+        AGENT_FIX_CONCURRENCY: String(RUNS),
+      },
     });
     await stack.start();
     await addRepo("octo", ".github", {
@@ -42,6 +58,7 @@ describe.runIf(ready)("a repository without .github/agent-fix.yml", () => {
   afterAll(async () => {
     await stack?.stop();
     await openai?.close();
+    if (configDir) await rm(configDir, { recursive: true, force: true });
   });
 
   it("is set up and tested as detected, under its organisation's defaults, and gets its pull request", async () => {
