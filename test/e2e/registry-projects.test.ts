@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SANDBOX_IMAGE, SANDBOX_RICH_IMAGE } from "../../sandbox/version.js";
+import { fixJobId } from "../../src/shared/queue/index.js";
+import type { JobResult } from "../../worker/run-end.js";
 import { type OpenAIStandIn, startOpenAIStandIn } from "../support/openai-server.js";
 import {
   crate,
@@ -171,12 +173,23 @@ describe.runIf(ready).concurrent("real projects from the registries, with no .gi
     return stack.addIssue({ owner, name, id: repo.id, installationId }, ISSUE);
   };
 
-  /** Labels the issue and waits for its final status; the time it took goes to the report. */
+  /**
+   * Labels the issue and waits for its final status; the time it took, and its steps' (the job's
+   * result, stored a moment after the status), go to the report.
+   */
   const runToEnd = async (label: string, issue: IssueRef) => {
     const started = Date.now();
     expect(await stack.label(issue)).toBeLessThan(300);
     const status = await waitFor(`${label}'s final status`, () => stack.finalStatus(issue), 1_700_000);
-    durations.push(`  ${label}: ${Math.round((Date.now() - started) / 1000)} s`);
+    const took = Math.round((Date.now() - started) / 1000);
+    const job = await waitFor(`${label}'s job result`, async () => {
+      const found = await stack.app!.queue.queue.getJob(fixJobId(issue.repoId, issue.number));
+      return found?.finishedOn ? found : undefined;
+    });
+    const timings = Object.entries((job.returnvalue as JobResult).timings ?? {})
+      .filter(([step]) => !step.startsWith("start_"))
+      .map(([step, ms]) => `${step} ${Math.round((ms ?? 0) / 1000)} s`);
+    durations.push(`  ${label}: ${took} s (${timings.join(", ")})`);
     return status;
   };
 
