@@ -31,7 +31,9 @@ const REPLAY = [
   turn("The README now says that agent-fix looked at this project.", "submit"),
 ].join("\n");
 
-describe.runIf(ready)("a real project whose optional test extra cannot be installed", () => {
+// The two runs go side by side (each its own repository, two at once being the owner's default quota):
+// most of each is PyPI's downloads and a sandbox's start, which overlap.
+describe.runIf(ready).concurrent("a real project whose optional test extra cannot be installed", () => {
   let openai: OpenAIStandIn;
   let stack: Stack;
   let dir: string;
@@ -45,7 +47,12 @@ describe.runIf(ready)("a real project whose optional test extra cannot be instal
     await writeFile(operatorConfig, "agent:\n  gate:\n    maxAttempts: 1\n");
     stack = new Stack({
       model: null,
-      env: { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "stand-in-key", AGENT_FIX_CONFIG: operatorConfig },
+      env: {
+        OPENAI_BASE_URL: openai.url,
+        OPENAI_API_KEY: "stand-in-key",
+        AGENT_FIX_CONFIG: operatorConfig,
+        AGENT_FIX_CONCURRENCY: "2",
+      },
     });
     await stack.start();
     await stack.github.addRepo({
