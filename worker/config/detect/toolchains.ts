@@ -55,15 +55,10 @@ export const javaRule: EcosystemRule = {
       return {
         evidence: ["pom.xml", names.has("mvnw") ? "Maven wrapper" : "no Maven wrapper"],
         // MAVEN_USER_HOME: where the wrapper keeps the Maven it downloads; MAVEN_OPTS: the local
-        // repository, which Maven reads as a system property; MAVEN_ARGS (Maven 3.9 and later; older
-        // ones ignore it): the resolver's breadth-first collector, which fetches the POMs of a
-        // dependency graph several at a time rather than one after another (a real project's setup
-        // fetches hundreds) and skips those of versions that lose. The offline runs collect the same
-        // way, so they look for no POM setup skipped.
+        // repository, which Maven reads as a system property.
         env: {
           MAVEN_USER_HOME: cachePath("m2"),
           MAVEN_OPTS: cachePath("m2/repository", "-Dmaven.repo.local="),
-          MAVEN_ARGS: { value: "-Daether.dependencyCollector.impl=bf" },
         },
         // Surefire resolves its booter and the test framework's provider only when it has test classes
         // to run (`dependency:go-offline` never fetches them, and the offline `mvn -o test` then fails
