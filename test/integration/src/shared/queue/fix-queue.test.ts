@@ -67,6 +67,26 @@ describe.skipIf(!up)("fix queue on real Redis", () => {
     expect(again).toMatchObject({ status: "duplicate", state: "waiting" });
   });
 
+  it("ranks a burst of one installation's runs behind each other, another's single run ahead of its later ones", async () => {
+    // Labelled at once: every rank is taken before any of these jobs exists.
+    const burst = await Promise.all(
+      [1, 2, 3, 4].map((issueNumber) =>
+        enqueueFix(fixQueue, { ...base, issueNumber, deliveryId: `b-${issueNumber}` }),
+      ),
+    );
+    const other = await enqueueFix(fixQueue, {
+      ...base,
+      installationId: 8,
+      issueNumber: 9,
+      deliveryId: "o-9",
+    });
+    const priority = async (result: { jobId?: string }) =>
+      (await fixQueue.queue.getJob(result.jobId!))!.opts.priority ?? 0;
+    // The first two keep arrival order (no priority); the third and fourth wait behind other installations.
+    expect(await Promise.all(burst.map(priority))).toEqual([0, 0, 2, 3]);
+    expect(await priority(other)).toBe(0);
+  });
+
   it("never stores anything but the ids of the schema (no token can sneak in)", async () => {
     const withToken = { ...base, token: "ghs_secret" } as unknown as FixJobData;
     await expect(enqueueFix(fixQueue, withToken)).rejects.toThrow(/token/);
