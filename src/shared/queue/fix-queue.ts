@@ -97,7 +97,7 @@ export async function enqueueFix(
     const extra = prepare ? await prepare(jobId) : {};
     const full = fixJobDataSchema.parse({ ...data, ...extra });
     // Fair between installations: ranked behind the installation's own runs queued or running. Taken
-    // just before the add: the count drops an id whose job does not exist (yet).
+    // just before the add, under the claim, which keeps this id counted by others ranked meanwhile.
     const priority = await fairPriority(fixQueue.redis, fixQueue, full.installationId, jobId);
     await fixQueue.queue.add(FIX_JOB_NAME, full, { jobId, ...(priority > 0 ? { priority } : {}) });
     return { status: "queued", jobId, data: full };
