@@ -102,7 +102,13 @@ describe.runIf(ready)("a Docker engine over SSH", () => {
       expect(error).toBeInstanceOf(InfrastructureError);
       expect(error).toMatchObject({ code: "docker_engine_lost", retryable: true });
       expect((error as Error).message).toContain(`The Docker engine ${ssh.host}`);
-      expect(log.join("\n")).toContain(`Docker engine ${ssh.host} is skipped until it answers`);
+      // The pool marks it down once a ping confirms the loss, which may end after the command's failure.
+      await waitFor(
+        "the engine marked down",
+        () => log.join("\n").includes(`Docker engine ${ssh.host} is skipped until it answers`),
+        30_000,
+        100,
+      );
     } finally {
       await sandbox.dispose();
       await engine.start();
