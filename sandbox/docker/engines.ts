@@ -64,25 +64,20 @@ export function dockerEngines(
   settings: DockerEngineSettings,
   read: (file: string) => Buffer = readFileSync,
 ): DockerEngine[] {
+  const variable = settings.variable ?? "AGENT_FIX_DOCKER_HOSTS";
   const entries = settings.hosts
     .split(",")
     .map((entry) => entry.trim())
     .filter((entry) => entry !== "");
   if (entries.length === 0)
-    throw new ConfigError(`${settings.variable ?? "AGENT_FIX_DOCKER_HOSTS"} names no engine`, {
+    throw new ConfigError(`${variable} names no engine`, {
       code: "config_invalid",
       hint: "Give one or more DOCKER_HOST addresses, comma-separated (tcp://10.0.0.5:2376,ssh://agent@host), or unset it to use this host's engine.",
     });
-  const engines = entries.map((entry) => dockerEngine(entry, settings, read));
+  const engines = entries.map((entry) => dockerEngine(entry, variable, settings, read));
   const names = new Set<string>();
   for (const engine of engines) {
-    if (names.has(engine.name))
-      refuse(
-        settings.variable ?? "AGENT_FIX_DOCKER_HOSTS",
-        engine.name,
-        "is named twice",
-        "Name each engine once.",
-      );
+    if (names.has(engine.name)) refuse(variable, engine.name, "is named twice", "Name each engine once.");
     names.add(engine.name);
   }
   return engines;
@@ -90,10 +85,10 @@ export function dockerEngines(
 
 function dockerEngine(
   entry: string,
+  variable: EngineVariable,
   settings: DockerEngineSettings,
   read: (file: string) => Buffer,
 ): DockerEngine {
-  const variable = settings.variable ?? "AGENT_FIX_DOCKER_HOSTS";
   let url: URL;
   try {
     url = new URL(entry);
