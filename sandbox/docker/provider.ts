@@ -224,10 +224,14 @@ export class DockerSandboxProvider implements SandboxProvider {
     return sandbox;
   }
 
-  /** Removes the standby sandboxes and stops the image builds in progress; a create() after it starts none. */
-  close(): Promise<void> {
+  /**
+   * Removes the standby sandboxes and stops the image builds in progress; a create() after it starts none.
+   * Then the engine's connections are let go (an ssh:// engine's SSH sessions: ssh-http-agent.ts).
+   */
+  async close(): Promise<void> {
     this.images.close();
-    return this.standbys.close();
+    await this.standbys.close();
+    (this.docker.modem as { agent?: { destroy(): void } }).agent?.destroy();
   }
 
   /**

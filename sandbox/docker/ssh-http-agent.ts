@@ -10,7 +10,7 @@
  * for as long as it lives (its shells' attached streams), so a connection takes up to
  * CHANNELS_PER_CONNECTION and another is opened beside it when all are full. A connection with no
  * channel left is closed after IDLE_MS, and SSH keepalives end one whose host vanished, so the next
- * call connects afresh.
+ * call connects afresh. The agent's destroy() ends them all.
  */
 import http from "node:http";
 import type { Duplex } from "node:stream";
@@ -137,5 +137,12 @@ export function sshHttpAgent(config: ConnectConfig): http.Agent {
     return undefined;
   };
   (agent as unknown as { createConnection: typeof createConnection }).createConnection = createConnection;
+  // The pool's close (provider.ts) ends the SSH connections too: a worker that stops leaves no session
+  // open on the engine hosts, and no keepalive timer holding its event loop for IDLE_MS.
+  const destroySockets = agent.destroy.bind(agent);
+  agent.destroy = () => {
+    destroySockets();
+    for (const connection of connections) connection.client.end();
+  };
   return agent;
 }

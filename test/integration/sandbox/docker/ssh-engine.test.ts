@@ -3,9 +3,11 @@
  * loopback port in front of a private engine, keys made at test time, the client's in an ssh agent
  * (test/support/ssh-engine.ts), its host key in a known_hosts file. The pool checks it, runs a sandbox
  * there (its shells, files and export through SSH), and a stopped engine behind it ends the sandbox's
- * command as that engine's loss; a host whose key is not the one known is not used. Nothing skips:
+ * command as that engine's loss; a host whose key is not the one known is not used; closing the pool
+ * ends its SSH connections. Nothing skips:
  * without sshd the test fails, saying what to install.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -142,5 +144,18 @@ describe.runIf(ready)("a Docker engine over SSH", () => {
     } finally {
       await wary.close();
     }
+  }, 60_000);
+
+  it("closing the pool ends its SSH connections: no session is left open on the engine host", async () => {
+    const port = new URL(ssh.host).port;
+    // This process's TCP connections to sshd, as the kernel counts them.
+    const open = () =>
+      execFileSync("ss", ["-Htn", "state", "established", `( dport = :${port} )`], { encoding: "utf8" })
+        .split("\n")
+        .filter(Boolean).length;
+    await pool.checkEngines(); // a call, so a connection is open whatever the tests before it left
+    expect(open()).toBeGreaterThan(0);
+    await pool.close();
+    await waitFor("the SSH connections ended", () => open() === 0, 10_000, 50);
   }, 60_000);
 });
