@@ -88,8 +88,11 @@ export async function runFix(
     // The check run's client is minted while the change is committed and pushed.
     const checksWriter = run.credentials.checksWriter();
     checksWriter.catch(() => {}); // startCheckRun reads its error (a refused permission) itself
+    // What the publish reads and the push does not change is read while it pushes.
+    task.publisher.readAhead?.(draft);
     const pushed = await push(run, task, checkout, config, solved.tested, draft, replaces);
-    const check = await startCheckRun(run, issue, pushed.headSha, draft, checksWriter);
+    // Created while the pull request opens: neither waits for the other's round trips.
+    const check = startCheckRun(run, issue, pushed.headSha, draft, checksWriter);
     const pr = await publish(run, task.publisher, draft, removed, check);
     clock.lap("publish");
     return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings: clock.timings };
