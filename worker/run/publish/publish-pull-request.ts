@@ -7,7 +7,7 @@ import { AgentFixError, CancelledError, type CancelReason } from "../../../src/s
 import { githubMessage } from "../../github/pull-request.js";
 import { createWorkerLogger, type Logger } from "../../log.js";
 import type { StatusReporter } from "../open/status-comment.js";
-import { CHECK_RUN_NAME, type CheckRun } from "./check-run.js";
+import type { CheckRun } from "./check-run.js";
 import type { PublishedPullRequest, Publisher, PullRequestDraft } from "./github-publisher.js";
 
 /**
@@ -21,11 +21,8 @@ export async function publishPullRequest(input: {
   draft: PullRequestDraft;
   requestedBy: string;
   alongside?: Promise<unknown>;
-  /**
-   * The app's check run on the pushed commit, being created while the pull request opens: completed
-   * here, with success or the reason it failed.
-   */
-  check?: CheckRun | Promise<CheckRun> | undefined;
+  /** The app's check run on the pushed commit: completed here, with success or the reason it failed. */
+  check?: CheckRun | undefined;
   /**
    * A cancel of the run that came by now (the issue closed or unlabelled, `/agent-fix stop`): honoured
    * until the pull request opens, so a cancelled run opens none; its check run is ended by the run's end.
@@ -33,17 +30,12 @@ export async function publishPullRequest(input: {
   cancelled?: (() => Promise<CancelReason | null>) | undefined;
   logger?: Logger | undefined;
 }): Promise<PublishedPullRequest> {
-  const { publisher, draft, requestedBy } = input;
-  const check = Promise.resolve(input.check);
+  const { publisher, draft, requestedBy, check } = input;
   const cancel = await input.cancelled?.();
-  if (cancel) {
-    // Marked and created first, so that the run's end finds the check run and completes it.
-    await check.catch(ignore);
-    throw new CancelledError("cancelled before the pull request was published", cancel);
-  }
+  if (cancel) throw new CancelledError("cancelled before the pull request was published", cancel);
   const opened = await publisher.openOrUpdatePullRequest(draft).catch(async (error: unknown) => {
     // The commit is pushed but the run fails here: its check run says so, with the reason.
-    await check.then((created) => created?.complete("failure", reasonOf(error)), ignore);
+    await check?.complete("failure", reasonOf(error));
     throw error;
   });
   const failure = (what: string) => (error: unknown) => `${what}: ${reasonOf(error)}`;
@@ -59,10 +51,7 @@ export async function publishPullRequest(input: {
     publisher
       .postSummary(opened.number, draft)
       .then(() => null, failure("The trajectory summary could not be posted on the pull request")),
-    check.then(
-      (created) => created?.complete("success") ?? null,
-      failure(`The check run "${CHECK_RUN_NAME}" could not be created`),
-    ),
+    check?.complete("success") ?? null,
     input.alongside,
   ]);
   const problems = [review.refused, ...review.problems, summary, checked].filter(
@@ -83,9 +72,6 @@ export async function publishPullRequest(input: {
   return published;
 }
 
-/** A check run that could not be created is named where it matters; here nothing is left to do. */
-const ignore = () => undefined;
-
 function reasonOf(error: unknown): string {
   const text = error instanceof AgentFixError ? error.describe() : githubMessage(error);
   return text.replace(/\s+/g, " ").trim();
@@ -97,7 +83,7 @@ export function publish(
   publisher: Publisher,
   draft: PullRequestDraft,
   alongside: Promise<unknown>,
-  check?: Promise<CheckRun>,
+  check?: CheckRun,
 ): Promise<PublishedPullRequest> {
   const { status, log: logger } = run;
   return publishPullRequest({
