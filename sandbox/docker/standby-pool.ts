@@ -91,8 +91,9 @@ export class StandbyPool<T extends { dispose(): Promise<void> }> {
   /** Removes every standby of the pool's, and starts no more. */
   async close(): Promise<void> {
     this.closed = true;
+    // Copied first: each drop takes its standby out of its kind's list.
     const all = [...this.kinds].flatMap(([fingerprint, kind]) =>
-      kind.standbys.map((standby) => this.drop(fingerprint, standby)),
+      [...kind.standbys].map((standby) => this.drop(fingerprint, standby)),
     );
     await Promise.all(all);
   }

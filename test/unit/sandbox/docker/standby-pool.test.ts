@@ -130,6 +130,16 @@ describe("StandbyPool", () => {
     expect(standbys.size).toBe(0);
   });
 
+  it("removes every standby of every kind on close, several of one kind too", async () => {
+    const { standbys, started, refill } = pool(6, 60_000, 3);
+    refill("a");
+    refill("b");
+    expect(started).toHaveLength(6);
+    await standbys.close();
+    expect(started.map((s) => s.disposed)).toEqual([true, true, true, true, true, true]);
+    expect(standbys.size).toBe(0);
+  });
+
   it("keeps none when its size is 0, and none after close", async () => {
     const none = pool(0);
     none.refill("a");
