@@ -59,7 +59,14 @@ import {
   parseSize,
   SANDBOX_PATH,
 } from "./spec.js";
-import { fillStandby, NO_STANDBY, STANDBY_JOB, type StandbySettings, standbyFingerprint } from "./standby.js";
+import {
+  fillStandby,
+  NO_STANDBY,
+  STANDBY_JOB,
+  STANDBY_PER_KIND,
+  type StandbySettings,
+  standbyFingerprint,
+} from "./standby.js";
 import { StandbyPool } from "./standby-pool.js";
 import { type SandboxPlan, type StartedSandbox, startSandbox } from "./start.js";
 import { ImageToolchainProbe } from "./toolchains.js";
@@ -174,7 +181,7 @@ export class DockerSandboxProvider implements SandboxProvider {
         [LABEL.created]: String(Date.now()),
       },
     });
-    this.standbys = new StandbyPool(options.standby ?? NO_STANDBY);
+    this.standbys = new StandbyPool({ perKind: STANDBY_PER_KIND, ...(options.standby ?? NO_STANDBY) });
     this.probe = new ImageToolchainProbe(this.docker);
   }
 

@@ -32,6 +32,12 @@ export interface StandbySettings {
   sharedImages?: boolean;
 }
 
+/**
+ * Standbys kept of one kind at most: after its agent's, a run asks for three of the same kind within
+ * moments (the baseline's and the first gate's together, then the proof's beside that gate).
+ */
+export const STANDBY_PER_KIND = 3;
+
 /** The provider's default: none (the worker asks for them: `worker.standby` of the operator's YAML). */
 export const NO_STANDBY: StandbySettings = { max: 0, idleMs: 0 };
 

@@ -53,9 +53,9 @@ export const workerTuningSchema = z
           .int()
           .min(0)
           .max(16)
-          .default(2)
+          .default(3)
           .describe(
-            "Sandboxes started ahead, one per kind the worker used last (image, limits, toolchain variables; shells ready, a kept environment's files in place), so a run's next sandbox (the baseline's, a gate's, the proof's, the next run's agent's) starts at once; one of a kept environment holds its kept files in memory; 0 keeps none.",
+            "Sandboxes started ahead, up to three of each kind the worker used last (image, limits, toolchain variables; shells ready, a kept environment's files in place), so a run's next sandboxes (the baseline's and the first gate's at once, the proof's, the next run's agent's) start at once; one of a kept environment holds its kept files in memory; 0 keeps none.",
           ),
         idleMinutes: z
           .number()

@@ -43,7 +43,11 @@ export function githubMessage(error: unknown): string {
   return parts.length > 0 ? parts.join(": ") : error instanceof Error ? error.message : String(error);
 }
 
-async function findOpen(api: GitHubApi, input: PullRequestInput) {
+/** The branch's open pull request, if any (GitHub lists at most one per head and base). */
+export async function findOpenPullRequest(
+  api: GitHubApi,
+  input: RepoRef & { branch: string },
+): Promise<{ number: number } | undefined> {
   const { data } = await api.rest.pulls.list({
     owner: input.owner,
     repo: input.repo,
@@ -53,9 +57,14 @@ async function findOpen(api: GitHubApi, input: PullRequestInput) {
   return data[0];
 }
 
+/**
+ * `listed`: the branch's open pull request as listed ahead, while the change was pushed (a pull request
+ * another worker opens meanwhile is found by the create's 422 below).
+ */
 export async function openOrUpdatePullRequest(
   api: GitHubApi,
   input: PullRequestInput,
+  listed?: Promise<{ number: number } | undefined>,
 ): Promise<PullRequestResult> {
   const body = fitComment(input.body);
   const update = async (number: number): Promise<PullRequestResult> => {
@@ -68,7 +77,7 @@ export async function openOrUpdatePullRequest(
     });
     return { number: data.number, url: data.html_url, created: false, draft: data.draft ?? true };
   };
-  const existing = await findOpen(api, input);
+  const existing = await (listed ?? findOpenPullRequest(api, input));
   if (existing) return update(existing.number);
   const create = async (draft: boolean): Promise<PullRequestResult> => {
     const { data } = await api.rest.pulls.create({
@@ -90,7 +99,7 @@ export async function openOrUpdatePullRequest(
   } catch (error) {
     // Another worker opened it between our list and create: update that one instead.
     if (httpStatus(error) === 422) {
-      const raced = await findOpen(api, input);
+      const raced = await findOpenPullRequest(api, input);
       if (raced) return update(raced.number);
     }
     const status = httpStatus(error);

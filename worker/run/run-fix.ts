@@ -29,9 +29,9 @@ import { prove, proveTests } from "./prove/prove-tests.js";
 import { startCheckRun } from "./publish/check-run.js";
 import { pullRequestDraft } from "./publish/github-publisher.js";
 import { publish } from "./publish/publish-pull-request.js";
-import { push } from "./push/push.js";
+import { commitAheadOf, push, pushTokenAhead } from "./push/push.js";
 import { agentOfRun } from "./solve/agent-runner.js";
-import { runGateSetup } from "./solve/gate.js";
+import { runGateSetup, type TestedChange } from "./solve/gate.js";
 import { solve } from "./solve/solve.js";
 import { startBaseline } from "./tests/start-baseline.js";
 
@@ -57,6 +57,17 @@ export async function runFix(
     clock.add(agentSandbox.timings);
     const baseline = startBaseline(run, task, config, sandboxes, prepared);
     const gate = runGateSetup(config, prepared, sandboxes, workDir, run.parts.intake, baseline.measuredMs);
+    // Each submission's commit is made beside its gate too, off the checkout's files (push/commit.ts),
+    // and the push token minted: the push step finds both ready.
+    const commits = new Map<string, Promise<string>>();
+    const pushToken = pushTokenAhead(run);
+    const commitBeside = (change: TestedChange) => {
+      pushToken().catch(() => {}); // the push awaits it, or mints again
+      if (task.mergeFrom || replaces || commits.has(change.tree)) return;
+      const made = commitAheadOf(run, task, checkout, config, change, prepared.base.scratch);
+      made.catch(() => {}); // the push step awaits it, and commits anew when it failed
+      commits.set(change.tree, made);
+    };
     const solved = await solve({
       agent: agentOfRun(run.parts.agent, config, run),
       sandbox: agentSandbox.sandbox,
@@ -69,7 +80,10 @@ export async function runFix(
       secrets: issue.setupSecrets,
       status: run.status,
       logger: run.log,
-      proveAlongside: (change, signal) => proveTests(gate, change, config.testPaths, signal),
+      proveAlongside: (change, signal) => {
+        commitBeside(change);
+        return proveTests(gate, change, config.testPaths, signal);
+      },
     });
     clock.add(solved.timings);
     if (solved.kind !== "submitted")
@@ -88,7 +102,10 @@ export async function runFix(
     // The check run's client is minted while the change is committed and pushed.
     const checksWriter = run.credentials.checksWriter();
     checksWriter.catch(() => {}); // startCheckRun reads its error (a refused permission) itself
-    const pushed = await push(run, task, checkout, config, solved.tested, draft, replaces);
+    // What the publish reads and the push does not change is read while it pushes.
+    task.publisher.readAhead?.(draft);
+    const ahead = { commit: commits.get(solved.tested.tree), pushToken };
+    const pushed = await push(run, task, checkout, config, solved.tested, draft, replaces, ahead);
     const check = await startCheckRun(run, issue, pushed.headSha, draft, checksWriter);
     const pr = await publish(run, task.publisher, draft, removed, check);
     clock.lap("publish");

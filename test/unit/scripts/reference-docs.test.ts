@@ -38,7 +38,7 @@ describe("the configuration and environment references", () => {
     expect(configuration).toContainEqual([
       "`worker.standby.sandboxes`",
       "integer, 0 to 16",
-      "`2`",
+      "`3`",
       expect.stringContaining("started ahead"),
     ]);
     expect(configuration).toContainEqual([

@@ -8,6 +8,8 @@ interface GitOptions {
   signal?: AbortSignal | undefined;
   /** Written to git's stdin. */
   input?: string;
+  /** An index of its own (GIT_INDEX_FILE) instead of the checkout's. */
+  indexFile?: string;
 }
 
 /** The Authorization header GitHub (and git http-backend stand-ins) accept for an installation token. */
@@ -34,6 +36,7 @@ export function git(args: string[], options: GitOptions = {}): Promise<string> {
     GIT_CONFIG_KEY_0: "credential.helper",
     GIT_CONFIG_VALUE_0: "",
   };
+  if (options.indexFile) env.GIT_INDEX_FILE = options.indexFile;
   if (options.token) {
     env.GIT_CONFIG_COUNT = "2";
     env.GIT_CONFIG_KEY_1 = "http.extraheader";

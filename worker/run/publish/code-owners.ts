@@ -23,7 +23,7 @@ interface CodeOwnersRule {
   matches: (path: string) => boolean;
 }
 
-interface CodeOwners {
+export interface CodeOwners {
   /** Where it was found. */
   path: (typeof CODEOWNERS_PATHS)[number];
   rules: CodeOwnersRule[];

@@ -9,7 +9,12 @@ import { fitComment } from "../../../src/shared/github/index.js";
 import type { LinkPolicy } from "../../../src/shared/github/inert-links.js";
 import type { FixJobData } from "../../../src/shared/queue/index.js";
 import { renderPullRequestBody } from "../../github/pr-body.js";
-import { githubMessage, openOrUpdatePullRequest, reviewRefusal } from "../../github/pull-request.js";
+import {
+  findOpenPullRequest,
+  githubMessage,
+  openOrUpdatePullRequest,
+  reviewRefusal,
+} from "../../github/pull-request.js";
 import { renderTrajectorySummary } from "../../github/summary.js";
 import { analyseTestChanges } from "../../github/test-changes.js";
 import type { ContentsApi } from "../configure/contents.js";
@@ -17,7 +22,7 @@ import type { TestProof } from "../prove/prove-tests.js";
 import { patchPaths } from "../solve/gate.js";
 import { baselineTestsPassed, proofFailed } from "../tests/per-test-verdict.js";
 import type { TestRun } from "../tests/test-run.js";
-import { ownersOf, readCodeOwners, reviewersOf } from "./code-owners.js";
+import { type CodeOwners, ownersOf, readCodeOwners, reviewersOf } from "./code-owners.js";
 
 /** Owners asked to review, of each kind: GitHub requests at most 15 reviewers on a pull request. */
 const MAX_REVIEWERS = 15;
@@ -54,6 +59,11 @@ export interface ReviewRequest {
 
 /** GitHub writes after the push: one draft PR per issue, the review request, the summary. */
 export interface Publisher {
+  /**
+   * Starts the reads the publish needs that nothing pushed changes (the branch's open pull request, the
+   * CODEOWNERS file), so they go while the change is pushed; optional, the publish reads them otherwise.
+   */
+  readAhead?(draft: PullRequestDraft): void;
   openOrUpdatePullRequest(draft: PullRequestDraft): Promise<PublishedPullRequest>;
   /**
    * Requests review of `draft`'s change: from the code owners of the files it changes when the
@@ -119,22 +129,37 @@ export function githubPublisher(
           }
         : {}),
     });
+  /** What readAhead started, for the draft it was started for. */
+  let ahead: {
+    draft: PullRequestDraft;
+    listed: Promise<{ number: number } | undefined>;
+    codeOwners: Promise<CodeOwners | null> | null;
+  } | null = null;
+  const codeOwnersOf = (draft: PullRequestDraft) =>
+    ahead?.draft === draft && ahead.codeOwners
+      ? ahead.codeOwners
+      : readCodeOwnersWith(options.contents, repo, draft.base);
   return {
+    readAhead(draft) {
+      const listed = findOpenPullRequest(api, { ...repo, branch: draft.branch });
+      const codeOwners = options.contents ? readCodeOwnersWith(options.contents, repo, draft.base) : null;
+      // Awaited by the publish, whose step reports a failure; until then none is unhandled.
+      listed.catch(() => {});
+      codeOwners?.catch(() => {});
+      ahead = { draft, listed, codeOwners };
+    },
     async openOrUpdatePullRequest(draft) {
-      const pr = await openOrUpdatePullRequest(api, {
-        ...repo,
-        branch: draft.branch,
-        base: draft.base,
-        title: draft.title,
-        body: body(draft),
-      });
+      const pr = await openOrUpdatePullRequest(
+        api,
+        { ...repo, branch: draft.branch, base: draft.base, title: draft.title, body: body(draft) },
+        ahead?.draft === draft ? ahead.listed : undefined,
+      );
       return { number: pr.number, url: pr.url, draft: pr.draft };
     },
     async requestReview(pullNumber, login, draft) {
-      const { contents } = options;
-      const owners = contents
-        ? await contents()
-            .then((reader) => codeOwnersReview(api, reader, repo, pullNumber, draft))
+      const owners = options.contents
+        ? await codeOwnersOf(draft)
+            .then((file) => codeOwnersReview(api, file, repo, pullNumber, draft))
             .catch((error: unknown) => ({
               requested: [],
               problems: [`The CODEOWNERS file could not be read: ${githubMessage(error)}`],
@@ -166,14 +191,23 @@ export function githubPublisher(
  * for one owner who is not a collaborator); null when the repository has no CODEOWNERS file or it names
  * no owner of these files. `requested`: who was.
  */
+/** The CODEOWNERS file of `base` through a contents reader (its token minted on first use). */
+function readCodeOwnersWith(
+  contents: (() => Promise<ContentsApi>) | undefined,
+  repo: { owner: string; repo: string },
+  base: string,
+): Promise<CodeOwners | null> {
+  if (!contents) return Promise.resolve(null);
+  return contents().then((reader) => readCodeOwners(reader, { ...repo, ref: base }));
+}
+
 async function codeOwnersReview(
   api: WorkerGitHubApi,
-  contents: ContentsApi,
+  file: CodeOwners | null,
   repo: { owner: string; repo: string },
   pullNumber: number,
   draft: PullRequestDraft,
 ): Promise<{ requested: string[]; problems: string[] } | null> {
-  const file = await readCodeOwners(contents, { ...repo, ref: draft.base });
   if (!file) return null;
   const owners = ownersOf(file.rules, patchPaths(draft.trajectory.info.submission ?? ""));
   if (owners.length === 0) return null;

@@ -50,23 +50,20 @@ export async function commitAndPush(input: {
   keep?: ((change: UnpushedChange) => Promise<void>) | undefined;
   /** The job's logger: a change that could not be kept is logged there, with the job's ids. */
   logger?: Logger | undefined;
+  /**
+   * The change's commit made ahead, beside its gate (commitAhead): pushed as it is. Not for a merge or a
+   * lease, which commit on the checkout's HEAD; one that failed is made here again, which says why.
+   */
+  ahead?: Promise<string> | undefined;
 }): Promise<{ branch: string; sha: string }> {
   const { dir, change } = input;
   // Minted while the commit is made on the host (a GitHub round trip less on the run's path); it never
   // leaves the host, and a change refused below leaves it unused, revoked with the run's other tokens.
   const token = input.pushToken();
   token.catch(() => {}); // awaited before the push; a commit that fails first is the error to report
-  await commitPatch({
-    dir,
-    patch: change.patch,
-    identity: input.identity,
-    ...(input.links ? { links: input.links } : {}),
-    issueNumber: input.issueNumber,
-    issueTitle: change.commitTitle,
-    forbiddenPaths: change.forbiddenPaths,
-  });
-  if (change.mergeCommit) await foldIntoMerge(dir, change.commitTitle, input.identity);
-  const sha = await assertCommittedTree(dir, change.tree);
+  const plain = !change.mergeCommit && !change.lease;
+  const ahead = plain ? await input.ahead?.catch(() => null) : null;
+  const sha = ahead ?? (await commitOnCheckout(input));
   try {
     const branch = await pushFixBranch({
       dir,
@@ -75,6 +72,7 @@ export async function commitAndPush(input: {
       signal: input.signal,
       force: change.force,
       ...(change.lease ? { lease: change.lease } : {}),
+      commit: sha,
     });
     return { branch, sha };
   } catch (error) {
@@ -85,6 +83,22 @@ export async function commitAndPush(input: {
     }
     throw error;
   }
+}
+
+/** The change committed on the checkout's HEAD (folded into the merge it resolves), its tree checked. */
+async function commitOnCheckout(input: Parameters<typeof commitAndPush>[0]): Promise<string> {
+  const { dir, change } = input;
+  await commitPatch({
+    dir,
+    patch: change.patch,
+    identity: input.identity,
+    ...(input.links ? { links: input.links } : {}),
+    issueNumber: input.issueNumber,
+    issueTitle: change.commitTitle,
+    forbiddenPaths: change.forbiddenPaths,
+  });
+  if (change.mergeCommit) await foldIntoMerge(dir, change.commitTitle, input.identity);
+  return assertCommittedTree(dir, change.tree);
 }
 
 /** A push error a later attempt may get past: the server's or the network's, or this worker stopping. */

@@ -1,3 +1,5 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { AgentFixError } from "../../../src/shared/errors.js";
 import { fixBranch } from "../../../src/shared/fix-branch.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
@@ -47,21 +49,10 @@ export async function commitPatch(
       cause: error,
     });
   });
-  const changes = await stagedChanges(options.dir);
-  const forbidden = forbiddenEntries(changes, options.forbiddenPaths);
-  if (forbidden.length > 0) {
-    const list = forbidden.map((f) => `${f.path} (${f.reason})`).join(", ");
-    throw new AgentFixError(`The change touches paths the agent may not change: ${list}`, {
-      code: "forbidden_path",
-      fault: "model",
-      hint: "Nothing was pushed. Adjust `forbiddenPaths` in .github/agent-fix.yml if this change is wanted.",
-    });
-  }
+  const changes = await refuseForbidden(options.dir, options.forbiddenPaths);
   const changed = changes.map((change) => change.path);
   const { name, email } = options.identity;
-  // The title is the issue author's text: only the run's own `Fixes #N` may close an issue, and no
-  // URL of it links a host the operator did not allow.
-  const message = `${neutralisePlainText(options.issueTitle, options.links ?? GITHUB_COM_LINKS)}\n\nFixes #${options.issueNumber}\n`;
+  const message = commitMessage(options);
   await git(
     [
       "-c",
@@ -82,7 +73,64 @@ export async function commitPatch(
 }
 
 /**
- * Pushes HEAD to the issue's branch. Only that branch is ever force-pushed (the `+` of one refspec).
+ * The title is the issue author's text: only the run's own `Fixes #N` may close an issue, and no URL of
+ * it links a host the operator did not allow.
+ */
+function commitMessage(options: Pick<CommitPatchOptions, "issueTitle" | "issueNumber" | "links">): string {
+  return `${neutralisePlainText(options.issueTitle, options.links ?? GITHUB_COM_LINKS)}\n\nFixes #${options.issueNumber}\n`;
+}
+
+/** The path check of commitPatch, on the changes staged in `dir` (its own index, or `indexFile`). */
+async function refuseForbidden(dir: string, forbiddenPaths: readonly string[], indexFile?: string) {
+  const changes = await stagedChanges(dir, indexFile);
+  const forbidden = forbiddenEntries(changes, forbiddenPaths);
+  if (forbidden.length > 0) {
+    const list = forbidden.map((f) => `${f.path} (${f.reason})`).join(", ");
+    throw new AgentFixError(`The change touches paths the agent may not change: ${list}`, {
+      code: "forbidden_path",
+      fault: "model",
+      hint: "Nothing was pushed. Adjust `forbiddenPaths` in .github/agent-fix.yml if this change is wanted.",
+    });
+  }
+  return changes;
+}
+
+let aheadIndexes = 0;
+
+/**
+ * The commit of a tested change made without touching the checkout's files, index or HEAD: the patch
+ * applied to a temporary index of `baseSha` (under `scratch`), checked as commitPatch checks it, its tree
+ * required to be the tested `tree`, then committed with commit-tree as the app, onto `baseSha`. Made
+ * beside the gate's tests, so the push step finds it ready; it rejects where commitPatch would refuse
+ * (or git fails), and the push step then commits as usual, which says why. Returns the commit.
+ */
+export async function commitAhead(
+  options: CommitPatchOptions & { baseSha: string; tree: string; scratch: string },
+): Promise<string> {
+  const { dir, identity } = options;
+  const indexFile = join(options.scratch, `commit-ahead-${process.pid}-${++aheadIndexes}.index`);
+  try {
+    await git(["read-tree", options.baseSha], { cwd: dir, indexFile });
+    const patch = options.patch.endsWith("\n") ? options.patch : `${options.patch}\n`;
+    await git(["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], {
+      cwd: dir,
+      indexFile,
+      input: patch,
+    });
+    await refuseForbidden(dir, options.forbiddenPaths, indexFile);
+    const tree = (await git(["write-tree"], { cwd: dir, indexFile })).trim();
+    if (tree !== options.tree)
+      throw new Error(`the commit's tree ${tree} is not the tested tree ${options.tree}`);
+    const author = ["-c", `user.name=${identity.name}`, "-c", `user.email=${identity.email}`];
+    const commit = ["commit-tree", tree, "-p", options.baseSha, "-F", "-"];
+    return (await git([...author, ...commit], { cwd: dir, input: commitMessage(options) })).trim();
+  } finally {
+    await rm(indexFile, { force: true });
+  }
+}
+
+/**
+ * Pushes a commit (HEAD by default) to the issue's branch. Only that branch is ever force-pushed (the `+` of one refspec).
  * `token` is minted just before the call: GitHub may refuse it for a few seconds, so that is retried.
  */
 export async function pushFixBranch(options: {
@@ -94,17 +142,28 @@ export async function pushFixBranch(options: {
   force?: boolean;
   /** Replaces the branch only while it is still at this commit (`--force-with-lease`): a rebase's replay. */
   lease?: string;
+  /** The commit to push (default HEAD): one commitAhead made. */
+  commit?: string;
 }): Promise<string> {
   const branch = fixBranch(options.issueNumber);
   const force = (options.force ?? true) && !options.lease;
   const mintedAt = Date.now();
   const lease = options.lease ? [`--force-with-lease=refs/heads/${branch}:${options.lease}`] : [];
   const push = () =>
-    git(["push", "--quiet", ...lease, "origin", `${force ? "+" : ""}HEAD:refs/heads/${branch}`], {
-      cwd: options.dir,
-      token: options.token,
-      signal: options.signal,
-    });
+    git(
+      [
+        "push",
+        "--quiet",
+        ...lease,
+        "origin",
+        `${force ? "+" : ""}${options.commit ?? "HEAD"}:refs/heads/${branch}`,
+      ],
+      {
+        cwd: options.dir,
+        token: options.token,
+        signal: options.signal,
+      },
+    );
   await retryWhileTokenIsNew(push, { mintedAt, signal: options.signal }).catch((error: unknown) => {
     // A rule refusing the push says "[remote rejected]"; only "[rejected]" means the branch moved.
     const refused = pushRefusal(error, branch);

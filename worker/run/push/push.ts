@@ -12,6 +12,7 @@ import type { Task } from "../open/task.js";
 import { secretsIn } from "../prepare/secret-scan.js";
 import type { PullRequestDraft } from "../publish/github-publisher.js";
 import type { TestedChange } from "../solve/gate.js";
+import { commitAhead } from "./commit.js";
 import { commitAndPush } from "./commit-and-push.js";
 
 export async function push(
@@ -23,6 +24,8 @@ export async function push(
   draft: PullRequestDraft,
   /** A rebase round's linear replay: the branch's commit it replaces, force-pushed over only while there. */
   replaces?: string,
+  /** What was made beside the gate: the change's commit (commitAheadOf), the push token (pushTokenAhead). */
+  ahead: { commit?: Promise<string> | undefined; pushToken?: () => Promise<string> } = {},
 ): Promise<{ headSha: string }> {
   refuseSecretsInChange(tested.patch, task.issue.setupSecrets);
   const store = run.parts.pendingPublishes;
@@ -42,7 +45,7 @@ export async function push(
     identity: run.parts.identity,
     links: run.parts.links,
     issueNumber: task.issue.number,
-    pushToken: () => run.credentials.token("push"),
+    pushToken: ahead.pushToken ?? (() => run.credentials.token("push")),
     signal: run.signal,
     // A resolved merge is made on a commit that was never pushed: a later attempt could not make it again.
     keep:
@@ -51,9 +54,60 @@ export async function push(
         ? undefined
         : (unpushed) => store.save(run.keptKey, { run: run.name, draft, unpushed })),
     logger: run.log,
+    ahead: ahead.commit,
   });
   // The commit pushed: the app's check run goes on it.
   return { headSha: sha };
+}
+
+/**
+ * The tested change's commit made ahead, off the checkout's files, index and HEAD (commit.ts
+ * commitAhead): started beside each gate, so the push step finds it ready and pushes it as it is. Not
+ * for a round that resolves a merge or replays linearly: those commit on the checkout's HEAD.
+ */
+export function commitAheadOf(
+  run: OpenRun,
+  task: Task,
+  checkout: Checkout,
+  config: LoadedRepoConfig,
+  tested: TestedChange,
+  scratch: string,
+): Promise<string> {
+  return commitAhead({
+    dir: checkout.dir,
+    patch: tested.patch,
+    tree: tested.tree,
+    baseSha: checkout.headSha,
+    scratch,
+    identity: run.parts.identity,
+    links: run.parts.links,
+    issueNumber: task.issue.number,
+    issueTitle: task.commitTitle,
+    forbiddenPaths: config.forbiddenPaths,
+  });
+}
+
+/** How long a push token minted ahead is used: half the hour GitHub's installation tokens last. */
+const PUSH_TOKEN_FRESH_MS = 30 * 60_000;
+
+/**
+ * The run's push token, minted ahead (beside each gate, with its commit) so the push finds it ready
+ * rather than asking GitHub on the run's path; minted again once older than PUSH_TOKEN_FRESH_MS, or
+ * when minting failed. It stays on the host, and is revoked with the run's other tokens.
+ */
+export function pushTokenAhead(run: Pick<OpenRun, "credentials">): () => Promise<string> {
+  let held: { at: number; token: Promise<string> } | null = null;
+  return () => {
+    if (!held || Date.now() - held.at > PUSH_TOKEN_FRESH_MS) {
+      const token = run.credentials.token("push");
+      const minted = { at: Date.now(), token };
+      token.catch(() => {
+        if (held === minted) held = null; // the push mints again, and reports its own failure
+      });
+      held = minted;
+    }
+    return held.token;
+  };
 }
 
 function refuseSecretsInChange(patch: string, secrets: Record<string, string>): void {

@@ -8,10 +8,13 @@ import type { ChangedEntry } from "./forbidden-paths.js";
 
 const SYMLINK_MODE = "120000";
 
-/** The index's changes against HEAD in the host checkout `dir`. */
-export async function stagedChanges(dir: string): Promise<ChangedEntry[]> {
+/** The index's changes against HEAD in the host checkout `dir` (`indexFile`: another index than its own). */
+export async function stagedChanges(dir: string, indexFile?: string): Promise<ChangedEntry[]> {
   // --no-renames lists both sides of a rename, so moving a file out of a forbidden path is caught too.
-  const raw = await git(["diff", "--cached", "--raw", "--no-renames", "--no-abbrev", "-z"], { cwd: dir });
+  const raw = await git(["diff", "--cached", "--raw", "--no-renames", "--no-abbrev", "-z"], {
+    cwd: dir,
+    ...(indexFile ? { indexFile } : {}),
+  });
   const fields = raw.split("\0");
   const entries: ChangedEntry[] = [];
   // -z: ":OLDMODE NEWMODE OLDSHA NEWSHA STATUS" NUL "PATH" NUL, repeated.

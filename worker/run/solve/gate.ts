@@ -20,6 +20,7 @@ import {
   treeOfDirectory,
 } from "../prepare/workspace-tree.js";
 import { perTestVerdict } from "../tests/per-test-verdict.js";
+import { prepareTestReports } from "../tests/test-reports.js";
 import { runTests, type TestCommand, type TestRun } from "../tests/test-run.js";
 import { gateTimeLimit, type TestTimeLimit } from "../tests/test-time-limit.js";
 import { gateVerdictText, perTestVerdictText, withBaselineNote } from "../tests/test-verdicts.js";
@@ -185,21 +186,24 @@ const CHANGE_FILE = ".git/agent-fix-change.patch";
 
 /**
  * The tests in a sandbox started from the prepared tree, with the part of `change` under `paths` (all
- * of it by default) applied first: nothing the agent left anywhere can act on this run.
+ * of it by default) applied first: nothing the agent left anywhere can act on this run. A change still
+ * being captured (a promise) is waited for in the sandbox already taken, its test reports prepared
+ * meanwhile; one that rejects releases the sandbox untested.
  */
 export async function testChange(
   setup: GateSetup,
-  change: TestedChange,
+  change: TestedChange | Promise<TestedChange>,
   options: { signal?: AbortSignal | undefined; paths?: string[]; prewarmNext?: boolean } = {},
 ): Promise<TestRun> {
   const { prepared } = setup;
   const { signal, paths } = options;
   // The whole change on the base commit's own tree (no setup) is the patch the change already holds.
   const whole = paths === undefined && prepared.tree === prepared.base.tree;
-  const patch = whole ? change.patch : await diffTrees(prepared.base, prepared.tree, change.tree, paths);
+  const patchOf = async (known: TestedChange) =>
+    whole ? known.patch : await diffTrees(prepared.base, prepared.tree, known.tree, paths);
   const prewarm = options.prewarmNext ? { prewarmNext: true } : {};
   /** The change written and applied with git in the sandbox (the file shell writes, the agent's shell applies). */
-  const apply = async (sandbox: Sandbox) => {
+  const apply = async (sandbox: Sandbox, patch: string) => {
     await sandbox.writeFile(CHANGE_FILE, patch);
     const applied = await sandbox.exec(
       `git apply --binary --whitespace=nowarn ${CHANGE_FILE}; s=$?; rm -f ${CHANGE_FILE}; exit $s`,
@@ -218,10 +222,24 @@ export async function testChange(
       );
     }
   };
+  if (!(change instanceof Promise)) {
+    const patch = await patchOf(change);
+    return setup.sandboxes.using(
+      prepared.dir,
+      (sandbox) =>
+        runTests(sandbox, limitedTest(setup), signal, patch === "" ? undefined : () => apply(sandbox, patch)),
+      prewarm,
+    );
+  }
   return setup.sandboxes.using(
     prepared.dir,
-    (sandbox) =>
-      runTests(sandbox, limitedTest(setup), signal, patch === "" ? undefined : () => apply(sandbox)),
+    async (sandbox) => {
+      const reports = prepareTestReports(sandbox, signal);
+      reports.catch(() => {}); // awaited by runTests, unless the change never comes
+      const patch = await patchOf(await change);
+      const first = patch === "" ? undefined : () => apply(sandbox, patch);
+      return runTests(sandbox, limitedTest(setup), signal, first, reports);
+    },
     prewarm,
   );
 }
@@ -247,9 +265,19 @@ export function createGate<T = never>(
   const gate: Gate = async (_agentPatch, signal) => {
     // A new submission: what ran beside the last gate is of no use any more.
     stopAlongside();
+    const captured = captureChange(setup, workspace);
+    // The gate's sandbox is taken, and its test reports prepared, while the change is captured; a change
+    // refused or empty releases it untested. Without work beside it, the next attempt (or the proof)
+    // gets a sandbox started while this one tests.
+    const judged = verdictOf(
+      captured.then((known) => (known.patch === "" ? Promise.reject(new Error("no change")) : known)),
+      signal,
+      !alongside,
+    );
+    judged.catch(() => {}); // awaited below once the change is known to be tested
     let change: TestedChange;
     try {
-      change = await captureChange(setup, workspace);
+      change = await captured;
     } catch (error) {
       if (!(error instanceof SandboxError)) throw error;
       const hint = error.hint ? `\n${error.hint}` : "";
@@ -264,9 +292,7 @@ export function createGate<T = never>(
           "The repository's files are the same as the commit you started from: there is no change to test.",
       };
     }
-    // Without work beside it, the next attempt (or the proof) gets a sandbox started while this one tests.
-    const judged = verdictOf(change, signal, !alongside);
-    // Begun second: the gate, which the agent waits for, takes the sandbox started ahead.
+    // Begun second: the gate, which the agent waits for, took the sandbox started ahead.
     const beside = alongside ? startBeside(alongside, change, signal) : null;
     const verdict = await judged.catch((error: unknown) => {
       beside?.stop.abort();
@@ -280,9 +306,14 @@ export function createGate<T = never>(
     }
     return verdict;
   };
-  /** The tests on the change in a fresh sandbox, and what the agent is told of them. */
-  const verdictOf = async (change: TestedChange, signal: AbortSignal | undefined, prewarmNext: boolean) => {
-    const run = await testChange(setup, change, { signal, prewarmNext });
+  /** The tests on the change (once captured) in a fresh sandbox, and what the agent is told of them. */
+  const verdictOf = async (
+    testable: Promise<TestedChange>,
+    signal: AbortSignal | undefined,
+    prewarmNext: boolean,
+  ) => {
+    const run = await testChange(setup, testable, { signal, prewarmNext });
+    const change = await testable;
     tested = change;
     lastRun = { change, run };
     onRun?.(run);

@@ -29,15 +29,17 @@ export interface TestCommand {
  * Runs the repository's test command in the sandbox's workspace; a failure is a result. The command runs
  * as written, with the environment that makes its runners report each test (test-reports.ts). `first`
  * (the gate's change applied) is done before the command, while the reports are prepared: each goes
- * through the shell the other is not using, so neither waits for the other's round trips.
+ * through the shell the other is not using, so neither waits for the other's round trips. `reports`:
+ * their preparation already begun (prepareTestReports), as a gate does while its change is captured.
  */
 export async function runTests(
   sandbox: Sandbox,
   test: TestCommand,
   signal?: AbortSignal,
   first?: () => Promise<void>,
+  reports?: Promise<Record<string, string>>,
 ): Promise<TestRun> {
-  const [env] = await Promise.all([prepareTestReports(sandbox, signal), first?.()]);
+  const [env] = await Promise.all([reports ?? prepareTestReports(sandbox, signal), first?.()]);
   const run = await sandbox.exec(test.command, {
     cwd: sandbox.workdir,
     timeoutMs: test.timeoutMs,

@@ -86,7 +86,8 @@ describe.runIf(ready)("standby sandboxes of kept environments", () => {
     const { sandboxes, dir } = await prepared("octo/one");
     const first = await sandboxes.start(dir);
     expect(fromStandby(first)).toBe(false);
-    await waitFor("a standby", async () => (await standbyContainers()).length === 1, 60_000);
+    // Two of its kind (the pool's size): a run asks for several at once.
+    await waitFor("the standbys", async () => (await standbyContainers()).length === 2, 60_000);
     // Hostile: what the first sandbox's agent leaves behind must not reach the next one.
     await output(
       first,
@@ -106,14 +107,15 @@ describe.runIf(ready)("standby sandboxes of kept environments", () => {
       await sandboxHardening(provider.docker, first.id),
     );
     // Taken: another one is started for the sandbox after it.
-    await waitFor("the next standby", async () => (await standbyContainers()).length === 1, 60_000);
+    await waitFor("the next standby", async () => (await standbyContainers()).length === 2, 60_000);
     await sandboxes.disposeAll();
   }, 300_000);
 
   it("never serves another repository's environment, and a standby that died is not used", async () => {
     const one = await prepared("octo/one", { "app.txt": "v2\n" });
     const two = await prepared("octo/two");
-    // octo/one's standby is there from the test before; octo/two's environment is another image.
+    // octo/one's two standbys are there from the test before; octo/two's environment is another image,
+    // whose standby takes the place of one of octo/one's: two kinds in use share the pool.
     const other = await two.sandboxes.start(two.dir);
     expect(fromStandby(other)).toBe(false);
     expect(await output(other, "cat deps/lib.txt")).toBe("octo/two");
@@ -171,7 +173,7 @@ describe.runIf(ready)("standby sandboxes of the shared image", () => {
     const one = await run("octo/one", { "one.txt": "one\n" });
     const first = await one.sandboxes.start(one.dir);
     expect(fromStandby(first)).toBe(false);
-    await waitFor("a standby of the shared image", async () => (await waiting()) === 1, 60_000);
+    await waitFor("the standbys of the shared image", async () => (await waiting()) === 2, 60_000);
     // Hostile: what the first run's agent leaves behind must not reach the next run's sandbox.
     await output(first, "echo planted > /tmp/planted; echo 'echo pwned' >> ~/.bashrc; (sleep 900 &)");
 
@@ -185,7 +187,7 @@ describe.runIf(ready)("standby sandboxes of the shared image", () => {
     expect(await sandboxHardening(shared.docker, second.id)).toEqual(
       await sandboxHardening(shared.docker, first.id),
     );
-    await waitFor("the next standby", async () => (await waiting()) === 1, 60_000);
+    await waitFor("the next standby", async () => (await waiting()) === 2, 60_000);
 
     // Other limits are another kind of sandbox: the standby waits for one like it.
     const three = await run("octo/three", { "three.txt": "three\n" }, { cpus: 0.5 });

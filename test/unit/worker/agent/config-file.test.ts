@@ -52,7 +52,7 @@ describe("loading config/default.yaml with a user's file on top", () => {
       stalledIntervalMs: null,
       reaperIntervalMs: 300_000,
       keptEnvironments: { size: "20g" },
-      standby: { sandboxes: 2, idleMinutes: 30, sharedImages: true },
+      standby: { sandboxes: 3, idleMinutes: 30, sharedImages: true },
       keepUp: { strategy: "merge", whenConflicting: false },
       engineWatch: { everyMs: 5_000, timeoutMs: 5_000, misses: 2 },
     });
