@@ -113,7 +113,10 @@ describe("Go, Rust, Ruby, Java and make", () => {
     expect(found.test).toBe("./mvnw -B -o test");
     expect(found.env.vars).toEqual({
       MAVEN_USER_HOME: { path: ".agent-fix-cache/m2" },
-      MAVEN_OPTS: { path: ".agent-fix-cache/m2/repository", prefix: "-Dmaven.repo.local=" },
+      MAVEN_OPTS: {
+        path: ".agent-fix-cache/m2/repository",
+        prefix: "-XX:TieredStopAtLevel=1 -Dmaven.repo.local=",
+      },
     });
   });
   it("build.gradle.kts without a wrapper: gradle", async () => {
@@ -175,9 +178,9 @@ describe("the snippet that would change it", () => {
     expect(detectedSnippet(await detectFixture("monorepo"))).toContain(
       'command: export GOMODCACHE="$PWD/.agent-fix-cache/go/mod" GOCACHE="$PWD/.agent-fix-cache/go/build" && (cd web && npm test)',
     );
-    // Maven's local repository is a system property in MAVEN_OPTS.
+    // Maven's local repository is a system property in MAVEN_OPTS, beside its JVM's C1-only option.
     expect(detectedSnippet(await detectFixture("java-maven"))).toContain(
-      'command: MAVEN_USER_HOME="$PWD/.agent-fix-cache/m2" MAVEN_OPTS="-Dmaven.repo.local=$PWD/.agent-fix-cache/m2/repository" ./mvnw -B -o test',
+      'command: MAVEN_USER_HOME="$PWD/.agent-fix-cache/m2" MAVEN_OPTS="-XX:TieredStopAtLevel=1 -Dmaven.repo.local=$PWD/.agent-fix-cache/m2/repository" ./mvnw -B -o test',
     );
   });
   it("with a chosen image and a provided Node: names the image, installs Node first, puts it on PATH", async () => {
