@@ -127,7 +127,10 @@ describe("Go, Rust, Ruby, Java and make", () => {
       'gradle --no-daemon --init-script "$GRADLE_USER_HOME/agent-fix-no-tests.gradle" test --tests AgentFixSetupRunsNoTest',
     ]);
     expect(found.test).toBe("gradle --no-daemon --offline test");
-    expect(found.env.vars).toEqual({ GRADLE_USER_HOME: { path: ".agent-fix-cache/gradle" } });
+    expect(found.env.vars).toEqual({
+      GRADLE_USER_HOME: { path: ".agent-fix-cache/gradle" },
+      GRADLE_OPTS: { value: "-XX:TieredStopAtLevel=1" },
+    });
   });
   it("a Makefile with a test target (and .PHONY naming it): make test, no setup", async () => {
     const found = await detectFixture("make");
