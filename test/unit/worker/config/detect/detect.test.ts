@@ -44,7 +44,7 @@ describe("Python: a virtual environment in the workspace; pytest where the proje
   it("pyproject.toml with a test extra and pytest settings", async () => {
     const found = await detectFixture("python-pytest");
     expect(found.setup).toEqual([
-      "python3 -m venv --system-site-packages .venv",
+      "python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
       // The test extra is optional: the project alone, then its requirements one by one, when it fails.
       ".venv/bin/python -m pip install -e \".[test]\" || (.venv/bin/python -m pip install -e . && { .venv/bin/python -m pip install 'pytest>=7'; true; })",
       ".venv/bin/python -m pip install pytest",
@@ -54,7 +54,7 @@ describe("Python: a virtual environment in the workspace; pytest where the proje
   it("requirements files and no pytest: unittest, naming the tests directory that is not a package", async () => {
     const found = await detectFixture("python-unittest");
     expect(found.setup).toEqual([
-      "python3 -m venv --system-site-packages .venv",
+      "python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
       ".venv/bin/python -m pip install -r requirements.txt",
       ".venv/bin/python -m pip install -r requirements-dev.txt || { .venv/bin/python -m pip install coverage; true; }",
     ]);
@@ -148,7 +148,9 @@ describe("a monorepo: each part found", () => {
       "go:services/worker",
     ]);
     expect(found.setup[0]).toBe("cd web && npm ci");
-    expect(found.setup).toContain("cd services/api && python3 -m venv --system-site-packages .venv");
+    expect(found.setup).toContain(
+      "cd services/api && python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
+    );
     expect(found.test).toBe(
       "(cd web && npm test) && (cd services/api && .venv/bin/python -m pytest) && (cd services/worker && go test ./...)",
     );
