@@ -3,7 +3,8 @@
  * under test/fixtures/toolchains, the commands detection finds from its files (the same pure function the
  * pipeline calls on the files GitHub's API gives) run in one sandbox of the rich image: every setup with
  * setup's network (the npm registry reached through this host's CA bundle, as a worker would), then,
- * with the network cut as for the agent, every test command, which must pass.
+ * with the network cut as for the agent, every test command, which must pass; the fixtures side by side
+ * (`sideBySide`), each one's commands in order.
  *
  * Python with pytest and Ruby with rake and minitest run on what the image has from Debian's packages
  * (the venv sees the system's pytest; bundler sees the system's gems), as rubygems.org is not reachable
