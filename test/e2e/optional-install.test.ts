@@ -148,7 +148,7 @@ describe.runIf(ready).concurrent("a real project whose optional test extra canno
       "```yaml",
       "setup:",
       "  commands:",
-      "    - python3 -m venv --system-site-packages .venv",
+      "    - python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
       `    - ${PIP} -r requirements.txt`,
       "test:",
       "  command: .venv/bin/python -m unittest discover -s tests",

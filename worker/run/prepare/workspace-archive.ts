@@ -182,6 +182,10 @@ async function writeEntry(
   const handle = await open(path, flags, mode);
   try {
     for await (const chunk of content) await handle.write(chunk as Buffer);
+    // The file's time as the sandbox had it, as tar keeps it: setup's build output (target/, Maven's
+    // classes) is then newer than the sources it was built from in every sandbox after setup, and
+    // incremental builds (cargo, Maven, make) do not build it all again.
+    if (header.mtime) await handle.utimes(header.mtime, header.mtime);
   } finally {
     await handle.close();
   }

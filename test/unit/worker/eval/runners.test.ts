@@ -37,7 +37,9 @@ describe("chooseRunner: the runner of the repository's root part", () => {
     expect(found?.runner.reportCommand(["tests/test_a.py", "tests/b c.py"])).toBe(
       `${PYTHON} -m pytest -p no:cacheprovider -rA tests/test_a.py 'tests/b c.py'`,
     );
-    expect(found?.setup[0]).toBe("python3 -m venv --system-site-packages .venv");
+    expect(found?.setup[0]).toBe(
+      "python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
+    );
   });
 
   it("unittest: dotted names, the report by module", async () => {

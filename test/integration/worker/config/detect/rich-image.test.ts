@@ -3,7 +3,8 @@
  * under test/fixtures/toolchains, the commands detection finds from its files (the same pure function the
  * pipeline calls on the files GitHub's API gives) run in one sandbox of the rich image: every setup with
  * setup's network (the npm registry reached through this host's CA bundle, as a worker would), then,
- * with the network cut as for the agent, every test command, which must pass.
+ * with the network cut as for the agent, every test command, which must pass; the fixtures side by side
+ * (`sideBySide`), each one's commands in order.
  *
  * Python with pytest and Ruby with rake and minitest run on what the image has from Debian's packages
  * (the venv sees the system's pytest; bundler sees the system's gems), as rubygems.org is not reachable
@@ -47,6 +48,49 @@ const RUNNABLE = {
   "gradle-junit": { ecosystems: ["java"], passes: /BUILD SUCCESSFUL/ },
 } as const;
 
+/** How one fixture's commands went: the first that failed (or the last), its exit code and its output. */
+interface FixtureRun {
+  command: string;
+  exitCode: number;
+  output: string;
+}
+
+/**
+ * Each fixture's commands in its directory, in order and stopping at the first that fails (as the run's
+ * setup does), the fixtures side by side: they share no directory, and most of a setup is waiting on a
+ * registry. One exec starts them all in the background (the sandbox has one shell); each writes its
+ * output and how it ended to /tmp, read back after.
+ */
+async function sideBySide(
+  sandbox: Sandbox,
+  step: "setup" | "test",
+  jobs: [name: string, commands: readonly string[]][],
+): Promise<Map<string, FixtureRun>> {
+  const file = (name: string, what: "sh" | "out" | "rc") => `/tmp/af-${step}-${name}.${what}`;
+  const scripts = jobs.map(([name, commands]) => {
+    const lines = commands.map(
+      (command, i) => `( ${command}\n) || { s=$?; echo "$s ${i}" > ${file(name, "rc")}; exit $s; }`,
+    );
+    const script = [
+      `cd ${name} || exit 1`,
+      ...lines,
+      `echo "0 ${commands.length - 1}" > ${file(name, "rc")}`,
+    ];
+    return `cat > ${file(name, "sh")} <<'AF_SCRIPT_END'\n${script.join("\n")}\nAF_SCRIPT_END`;
+  });
+  const start = jobs.map(([name]) => `bash ${file(name, "sh")} > ${file(name, "out")} 2>&1 &`);
+  const all = await sandbox.exec([...scripts, ...start, "wait"].join("\n"), { timeoutMs: 1_500_000 });
+  expect(all.exitCode, all.output).toBe(0);
+  const runs = new Map<string, FixtureRun>();
+  for (const [name, commands] of jobs) {
+    const ended = (await sandbox.exec(`cat ${file(name, "rc")}`)).output.trim().split(" ");
+    const output = (await sandbox.exec(`cat ${file(name, "out")}`, { timeoutMs: 60_000 })).output;
+    const [code, index] = ended.length === 2 ? ended.map(Number) : [Number.NaN, 0];
+    runs.set(name, { command: commands[index ?? 0] ?? "", exitCode: code ?? Number.NaN, output });
+  }
+  return runs;
+}
+
 describe.runIf(ready)("detected commands in the rich image", () => {
   let source: string;
   let sandbox: Sandbox;
@@ -80,17 +124,24 @@ describe.runIf(ready)("detected commands in the rich image", () => {
         found.parts.map((p) => p.ecosystem),
         name,
       ).toEqual(expected.ecosystems);
-      for (const command of found.setup) {
-        const r = await sandbox.exec(command, { cwd: name, timeoutMs: 1_500_000 });
-        expect(r.exitCode, `${name} setup: ${command}\n${r.output}`).toBe(0);
-      }
     }
+    const names = Object.keys(RUNNABLE);
+    const setups = await sideBySide(
+      sandbox,
+      "setup",
+      names.map((name) => [name, detected.get(name)?.setup ?? []]),
+    );
+    for (const [name, r] of setups) expect(r.exitCode, `${name} setup: ${r.command}\n${r.output}`).toBe(0);
     await sandbox.setNetwork(false);
+    const tests = await sideBySide(
+      sandbox,
+      "test",
+      names.map((name) => [name, [detected.get(name)?.test ?? ""]]),
+    );
     for (const [name, expected] of Object.entries(RUNNABLE)) {
-      const test = detected.get(name)?.test ?? "";
-      const r = await sandbox.exec(test, { cwd: name, timeoutMs: 1_500_000 });
-      expect(r.exitCode, `${name} test: ${test}\n${r.output}`).toBe(0);
-      expect(r.output, name).toMatch(expected.passes);
+      const r = tests.get(name);
+      expect(r?.exitCode, `${name} test: ${r?.command}\n${r?.output}`).toBe(0);
+      expect(r?.output, name).toMatch(expected.passes);
     }
     // Gradle ran both tests, the one needing the runtime-only dependency too (it prints no counts).
     const report = await sandbox.exec("cat gradle-junit/build/test-results/test/TEST-example.TwiceTest.xml");

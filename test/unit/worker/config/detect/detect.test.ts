@@ -44,7 +44,7 @@ describe("Python: a virtual environment in the workspace; pytest where the proje
   it("pyproject.toml with a test extra and pytest settings", async () => {
     const found = await detectFixture("python-pytest");
     expect(found.setup).toEqual([
-      "python3 -m venv --system-site-packages .venv",
+      "python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
       // The test extra is optional: the project alone, then its requirements one by one, when it fails.
       ".venv/bin/python -m pip install -e \".[test]\" || (.venv/bin/python -m pip install -e . && { .venv/bin/python -m pip install 'pytest>=7'; true; })",
       ".venv/bin/python -m pip install pytest",
@@ -54,7 +54,7 @@ describe("Python: a virtual environment in the workspace; pytest where the proje
   it("requirements files and no pytest: unittest, naming the tests directory that is not a package", async () => {
     const found = await detectFixture("python-unittest");
     expect(found.setup).toEqual([
-      "python3 -m venv --system-site-packages .venv",
+      "python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
       ".venv/bin/python -m pip install -r requirements.txt",
       ".venv/bin/python -m pip install -r requirements-dev.txt || { .venv/bin/python -m pip install coverage; true; }",
     ]);
@@ -113,7 +113,10 @@ describe("Go, Rust, Ruby, Java and make", () => {
     expect(found.test).toBe("./mvnw -B -o test");
     expect(found.env.vars).toEqual({
       MAVEN_USER_HOME: { path: ".agent-fix-cache/m2" },
-      MAVEN_OPTS: { path: ".agent-fix-cache/m2/repository", prefix: "-Dmaven.repo.local=" },
+      MAVEN_OPTS: {
+        path: ".agent-fix-cache/m2/repository",
+        prefix: "-XX:TieredStopAtLevel=1 -Dmaven.repo.local=",
+      },
     });
   });
   it("build.gradle.kts without a wrapper: gradle", async () => {
@@ -124,7 +127,10 @@ describe("Go, Rust, Ruby, Java and make", () => {
       'gradle --no-daemon --init-script "$GRADLE_USER_HOME/agent-fix-no-tests.gradle" test --tests AgentFixSetupRunsNoTest',
     ]);
     expect(found.test).toBe("gradle --no-daemon --offline test");
-    expect(found.env.vars).toEqual({ GRADLE_USER_HOME: { path: ".agent-fix-cache/gradle" } });
+    expect(found.env.vars).toEqual({
+      GRADLE_USER_HOME: { path: ".agent-fix-cache/gradle" },
+      GRADLE_OPTS: { value: "-XX:TieredStopAtLevel=1" },
+    });
   });
   it("a Makefile with a test target (and .PHONY naming it): make test, no setup", async () => {
     const found = await detectFixture("make");
@@ -142,7 +148,9 @@ describe("a monorepo: each part found", () => {
       "go:services/worker",
     ]);
     expect(found.setup[0]).toBe("cd web && npm ci");
-    expect(found.setup).toContain("cd services/api && python3 -m venv --system-site-packages .venv");
+    expect(found.setup).toContain(
+      "cd services/api && python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
+    );
     expect(found.test).toBe(
       "(cd web && npm test) && (cd services/api && .venv/bin/python -m pytest) && (cd services/worker && go test ./...)",
     );
@@ -175,9 +183,9 @@ describe("the snippet that would change it", () => {
     expect(detectedSnippet(await detectFixture("monorepo"))).toContain(
       'command: export GOMODCACHE="$PWD/.agent-fix-cache/go/mod" GOCACHE="$PWD/.agent-fix-cache/go/build" && (cd web && npm test)',
     );
-    // Maven's local repository is a system property in MAVEN_OPTS.
+    // Maven's local repository is a system property in MAVEN_OPTS, beside its JVM's C1-only option.
     expect(detectedSnippet(await detectFixture("java-maven"))).toContain(
-      'command: MAVEN_USER_HOME="$PWD/.agent-fix-cache/m2" MAVEN_OPTS="-Dmaven.repo.local=$PWD/.agent-fix-cache/m2/repository" ./mvnw -B -o test',
+      'command: MAVEN_USER_HOME="$PWD/.agent-fix-cache/m2" MAVEN_OPTS="-XX:TieredStopAtLevel=1 -Dmaven.repo.local=$PWD/.agent-fix-cache/m2/repository" ./mvnw -B -o test',
     );
   });
   it("with a chosen image and a provided Node: names the image, installs Node first, puts it on PATH", async () => {

@@ -17,14 +17,19 @@ describe("a Python repository with tests and no project file", () => {
     expect(found.parts.map((p) => [p.ecosystem, p.dir, p.evidence])).toEqual([
       ["python", "", ["tests/test_wordcount.py, no project file", "unittest"]],
     ]);
-    expect(found.setup).toEqual(["python3 -m venv --system-site-packages .venv"]);
+    expect(found.setup).toEqual([
+      "python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
+    ]);
     expect(found.test).toBe(".venv/bin/python -m unittest discover -s tests");
     // The test file was read for how it is written.
     expect(found.read).toEqual(["tests/test_wordcount.py"]);
   });
   it("tests/test_*.py with plain test functions: pytest, installed in setup", async () => {
     const found = await detectFixture("python-tests-only-pytest");
-    expect(found.setup).toEqual(["python3 -m venv --system-site-packages .venv", `${PIP} pytest`]);
+    expect(found.setup).toEqual([
+      "python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
+      `${PIP} pytest`,
+    ]);
     expect(found.test).toBe(".venv/bin/python -m pytest");
     expect(found.parts[0]?.evidence).toEqual(["tests/test_slug.py, no project file", "pytest"]);
   });
@@ -86,7 +91,7 @@ describe("optional installs: tried as written, with what the tests need when the
       },
     ]);
     expect(found.setup).toEqual([
-      "python3 -m venv --system-site-packages .venv",
+      "python3 -m venv --system-site-packages --without-pip .venv && (.venv/bin/python -m pip --version || .venv/bin/python -m ensurepip)",
       `${PIP} -e ".[dev]" || (${PIP} -e . && { ${PIP} 'pytest>=7'; ${PIP} pytest-mock; ${PIP} 'tomli; python_version < "3.11"'; ${PIP} flake8==0.0.0; true; })`,
       `${PIP} pytest`,
     ]);

@@ -19,6 +19,7 @@ type Entry = {
   body?: string;
   linkname?: string;
   mode?: number;
+  mtime?: Date;
 };
 
 /** A tar stream holding `entries`, as a hostile sandbox could send it. */
@@ -56,6 +57,21 @@ describe("unpacking a sandbox's tar on the host", () => {
     expect((await lstat(join(dir, "run.sh"))).mode & 0o7777).toBe(0o755);
     expect(await readlink(join(dir, "link"))).toBe("src/a.py");
     await expect(lstat(join(dir, "fifo"))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("keeps each file's modification time, so that setup's build output stays newer than its sources", async () => {
+    const source = new Date("2026-01-02T03:04:05Z");
+    const built = new Date("2026-01-02T03:09:00Z");
+    await extractArchive(
+      archive([
+        { name: "./src/lib.rs", body: "pub fn f() {}\n", mtime: source },
+        { name: "./target/debug/lib.rlib", body: "built", mtime: built },
+      ]),
+      dir,
+      LIMITS,
+    );
+    expect((await lstat(join(dir, "src/lib.rs"))).mtime).toEqual(source);
+    expect((await lstat(join(dir, "target/debug/lib.rlib"))).mtime).toEqual(built);
   });
 
   it("never writes under .git, at the top or nested", async () => {
