@@ -13,6 +13,17 @@ if (!Number.isInteger(workers) || workers < 1)
     `TEST_WORKERS=${process.env.TEST_WORKERS} is not a whole number of workers: set e.g. TEST_WORKERS=2`,
   );
 
+/**
+ * Integration files that need a process of their own: a dependency keeps state per process that the
+ * file tests. `throttle-redis`: @octokit/plugin-throttling builds its limiters once a process, so an
+ * earlier file's app would have built them without Redis. `health`: its workers' stop hung past the
+ * hook's 120 s once after other files in the same process (the cause not found yet).
+ */
+const OWN_PROCESS = [
+  "test/integration/src/server/throttle-redis.test.ts",
+  "test/integration/worker/health.test.ts",
+];
+
 export default defineConfig({
   test: {
     // Integration and e2e tests start containers; two cores on CI machines.
@@ -26,8 +37,19 @@ export default defineConfig({
     // .test-build/ (gitignored), not node_modules/, which worktrees may share.
     experimental: { fsModuleCache: true, fsModuleCachePath: ".test-build/vitest-modules" },
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
-      { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"] } },
+      // One process per worker for all its files (`isolate: false`), not one per file: the modules load
+      // once a worker, not once a file (the unit project: import 32 s -> 7 s of file time, 65 s -> 20 s).
+      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false } },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: ["test/integration/**/*.test.ts"],
+          exclude: OWN_PROCESS,
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: "integration-own-process", include: OWN_PROCESS } },
       // The whole product against the stand-ins, and the faults injected into it.
       {
         extends: true,
