@@ -11,7 +11,7 @@ import { FIXTURES, type IssueRef, waitFor } from "./stack-parts.js";
 import { type Delivery, reviewEvent } from "./webhooks.js";
 
 /** The recorded review run's model turns: a comment on why the two middle values are averaged. */
-export const REVIEW_REPLAY = join(FIXTURES, "replay", "sample-review-comment.jsonl");
+const REVIEW_REPLAY = join(FIXTURES, "replay", "sample-review-comment.jsonl");
 
 /** The line the recorded answer addresses: textstats/stats.py's averaging of the middle values. */
 const REVIEWED_LINE = { path: "textstats/stats.py", line: 21 };
