@@ -27,7 +27,7 @@ const OWN_PROCESS = [
   "test/e2e/metrics.test.ts",
 ];
 
-/** What the two e2e projects share (the whole product against the stand-ins, and the faults injected into it). */
+/** What the two e2e projects share: the whole product against the stand-ins, and faults injected. */
 const e2e = {
   // The sources built once for the workers these files spawn (test/support/built-sources.ts).
   globalSetup: ["test/support/global-setup.ts"],
