@@ -62,7 +62,7 @@ await vitest.standalone();
 const relevant = await vitest.getRelevantTestSpecifications(filter);
 const chosen = relevant.filter(
   (spec) =>
-    spec.project.name !== "e2e" ||
+    !spec.project.name.startsWith("e2e") ||
     changed.has(spec.moduleId) ||
     ownImports(spec.moduleId).some((path) => changed.has(path)),
 );

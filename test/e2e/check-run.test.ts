@@ -5,15 +5,15 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { fixJobId } from "../../src/shared/queue/index.js";
 import { CHECK_RUN_NAME } from "../../worker/run/publish/check-run.js";
+import { branchHead, requestChanges, reviewRunPushed } from "../support/review-round.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
-import { FIXTURES, type IssueRef, SAMPLE_REPLAY, waitFor } from "../support/stack-parts.js";
-import { commentEvent, reviewEvent } from "../support/webhooks.js";
+import { type IssueRef, SAMPLE_REPLAY, waitFor } from "../support/stack-parts.js";
+import { commentEvent } from "../support/webhooks.js";
 
 // Real Redis, real Docker sandboxes, the real app and worker; GitHub is the stand-in (check runs, the
 // contents API for CODEOWNERS, review requests), the model a replay the test swaps between runs.
 const ready = (await requireRedis()) && (await requireSandboxImage());
-const REVIEW_REPLAY = join(FIXTURES, "replay", "sample-review-comment.jsonl");
 
 // The fix changes textstats/stats.py and tests/test_stats.py: the last matching pattern decides, so the
 // team of `*` owns neither, and @stranger (no access) and the address cannot be asked.
@@ -33,8 +33,6 @@ describe.runIf(ready).concurrent("the app's check run, code owners' review, /age
     const stack = new Stack({ model: `replay:${replay}` });
     let issue: IssueRef;
     const ownChecks = () => stack.github.ci.checkRuns.filter((run) => run.name === CHECK_RUN_NAME);
-    const branchHead = async (number: number) =>
-      (await stack.github.branches(issue.owner, issue.repo))[`agent-fix/issue-${number}`];
     const repliesTo = (login: string, on: number) =>
       stack.github.state
         .commentsOn(issue.owner, issue.repo, on)
@@ -79,7 +77,7 @@ describe.runIf(ready).concurrent("the app's check run, code owners' review, /age
       expect(final.body).toContain("opened draft pull request #");
 
       // One check run, on the commit pushed, completed with the gate's account, linking the run's page.
-      const head = await branchHead(issue.number);
+      const head = await branchHead(stack, issue);
       const [check] = ownChecks();
       expect(ownChecks()).toHaveLength(1);
       expect(check).toMatchObject({ headSha: head, status: "completed", conclusion: "success" });
@@ -114,32 +112,15 @@ describe.runIf(ready).concurrent("the app's check run, code owners' review, /age
     }, 540_000);
 
     it.sequential("a review round's new commit gets a check run of its own", async ({ expect }) => {
-      const [pr] = stack.pulls(issue);
-      const first = await branchHead(issue.number);
-      await copyFile(REVIEW_REPLAY, replay);
-      const review = reviewEvent(
-        stack.github,
-        { owner: issue.owner, repo: issue.repo, pull: pr!.number },
-        "changes_requested",
-        { login: "maintainer" },
-        {
-          body: "Good fix, one thing before it can go in.",
-          comments: [
-            {
-              path: "textstats/stats.py",
-              line: 21,
-              body: "Say in a comment why the two middle values are averaged.",
-            },
-          ],
-        },
-      );
-      expect(await stack.send(review.event, review.payload)).toBeLessThan(300);
-      await waitFor(
-        "the review run to push and finish",
-        async () => (await branchHead(issue.number)) !== first && stack.finalStatus(issue),
-        240_000,
-      );
-      const second = await branchHead(issue.number);
+      const first = await branchHead(stack, issue);
+      const { answered } = await requestChanges(stack, issue, {
+        replay,
+        body: "Good fix, one thing before it can go in.",
+        comment: "Say in a comment why the two middle values are averaged.",
+      });
+      expect(answered).toBeLessThan(300);
+      await reviewRunPushed(stack, issue, first, 240_000);
+      const second = await branchHead(stack, issue);
       expect(ownChecks().map((c) => [c.headSha, c.status, c.conclusion])).toEqual([
         [first, "completed", "success"],
         [second, "completed", "success"],

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { copyFile, rm, writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEPT_LABEL } from "../../sandbox/docker/kept-environments.js";
 import { fixJobId } from "../../src/shared/queue/index.js";
 import { sampleFixWith, turn, writeTurn } from "../support/replay-turns.js";
+import { branchHead, requestChanges, reviewRunPushed } from "../support/review-round.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { type SampleRepo, Stack } from "../support/stack.js";
-import { FIXTURES, type IssueRef, waitFor } from "../support/stack-parts.js";
-import { reviewEvent } from "../support/webhooks.js";
+import { type IssueRef, waitFor } from "../support/stack-parts.js";
 
 // A review run works on the pull request's branch, which the agent wrote. Real Redis, real Docker
 // sandboxes, the real app and worker, the GitHub stand-in, replayed models swapped between runs: the
@@ -19,7 +19,6 @@ import { reviewEvent } from "../support/webhooks.js";
 // requests changes, and the review run's setup must neither run that with the operator's secret nor keep
 // what it planted for the next default-branch run.
 const ready = (await requireRedis()) && (await requireSandboxImage());
-const REVIEW_REPLAY = join(FIXTURES, "replay", "sample-review-comment.jsonl");
 const docker = new Docker();
 
 /** Runs git on the stand-in's bare repository. */
@@ -47,25 +46,15 @@ async function jobDone(stack: Stack, issue: IssueRef): Promise<void> {
 }
 
 /** Requests changes on the issue's pull request and waits for the review run to push and finish. */
-async function requestChanges(stack: Stack, issue: IssueRef): Promise<string> {
-  const branch = `agent-fix/issue-${issue.number}`;
-  const [pr] = stack.pulls(issue);
-  expect(pr).toBeDefined();
-  const before = (await stack.github.branches(issue.owner, issue.repo))[branch];
-  const review = reviewEvent(
-    stack.github,
-    { owner: issue.owner, repo: issue.repo, pull: pr!.number },
-    "changes_requested",
-    { login: "maintainer" },
-    { comments: [{ path: "textstats/stats.py", line: 21, body: "Say why the middle values are averaged." }] },
-  );
-  expect(await stack.send(review.event, review.payload)).toBeLessThan(300);
-  await waitFor(
-    "the review run to push and finish",
-    async () =>
-      (await stack.github.branches(issue.owner, issue.repo))[branch] !== before && stack.finalStatus(issue),
-    420_000,
-  );
+async function reviewRound(stack: Stack, issue: IssueRef, replay: string): Promise<string> {
+  expect(stack.pulls(issue)[0]).toBeDefined();
+  const before = await branchHead(stack, issue);
+  const { answered } = await requestChanges(stack, issue, {
+    replay,
+    comment: "Say why the middle values are averaged.",
+  });
+  expect(answered).toBeLessThan(300);
+  await reviewRunPushed(stack, issue, before, 420_000);
   await jobDone(stack, issue);
   return stack.finalStatus(issue)!.body;
 }
@@ -130,8 +119,7 @@ describe.runIf(ready)("a review run's setup never runs the branch's files with a
     const branch = `agent-fix/issue-${issue.number}`;
     expect(standInGit(stack, issue, "show", `${branch}:package.json`)).toContain("postinstall");
 
-    await copyFile(REVIEW_REPLAY, replay);
-    const status = await requestChanges(stack, issue);
+    const status = await reviewRound(stack, issue, replay);
     expect(status).toContain("pushed a commit addressing the review");
 
     // What setup ran on was the default branch's files: the postinstall never ran, so no file it writes
@@ -222,8 +210,7 @@ describe.runIf(ready)(
         for (const tag of image.RepoTags ?? []) await docker.getImage(tag).remove({ force: true });
       }
 
-      await copyFile(REVIEW_REPLAY, replay);
-      expect(await requestChanges(stack, first)).toContain("pushed a commit addressing the review");
+      expect(await reviewRound(stack, first, replay)).toContain("pushed a commit addressing the review");
       expect((await keptImages()).some((image) => (image.RepoTags ?? []).length > 0)).toBe(true);
 
       // A default-branch run with a change whose code throws: its baseline and gate run the runner of the

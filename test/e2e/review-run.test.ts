@@ -5,15 +5,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixJobId } from "../../src/shared/queue/index.js";
+import { requestChanges, reviewRunPushed } from "../support/review-round.js";
 import { requireRedis, requireSandboxImage } from "../support/services.js";
 import { Stack } from "../support/stack.js";
 import { FIXTURES, type IssueRef, SAMPLE_REPLAY, waitFor } from "../support/stack-parts.js";
-import { pullCommentEvent, reviewEvent } from "../support/webhooks.js";
+import { pullCommentEvent } from "../support/webhooks.js";
 
 // Real Redis, real Docker sandboxes, the real app and worker; GitHub is the stand-in, the model a
 // replay read from a file that the test swaps between the issue run and the review run.
 const ready = (await requireRedis()) && (await requireSandboxImage());
-const REVIEW_REPLAY = join(FIXTURES, "replay", "sample-review-comment.jsonl");
 const LINE_COMMENT = "Say in a comment why the two middle values are averaged.";
 
 describe.runIf(ready)(
@@ -50,18 +50,12 @@ describe.runIf(ready)(
       expect(first).toBeDefined();
 
       // The maintainer asks for changes with a line comment; the next run replays the review's answer.
-      await copyFile(REVIEW_REPLAY, replay);
-      const review = reviewEvent(
-        stack.github,
-        { owner: issue.owner, repo: issue.repo, pull: pr!.number },
-        "changes_requested",
-        { login: "maintainer" },
-        {
-          body: "Good fix, one thing before it can go in.",
-          comments: [{ path: "textstats/stats.py", line: 21, body: LINE_COMMENT }],
-        },
-      );
-      expect(await stack.send(review.event, review.payload)).toBeLessThan(300);
+      const { review, answered } = await requestChanges(stack, issue, {
+        replay,
+        body: "Good fix, one thing before it can go in.",
+        comment: LINE_COMMENT,
+      });
+      expect(answered).toBeLessThan(300);
       // Acknowledged on the pull request at once (not refused as a duplicate of the issue run).
       const acknowledged = stack.github.state
         .commentsOn(issue.owner, issue.repo, pr!.number)
@@ -70,14 +64,7 @@ describe.runIf(ready)(
       expect(acknowledged).toEqual([
         expect.stringContaining("@maintainer agent-fix is working on your review"),
       ]);
-      await waitFor(
-        "the review run to push and finish",
-        async () =>
-          (await stack.github.branches(issue.owner, issue.repo))[branch] !== first &&
-          stack.finalStatus(issue),
-        240_000,
-      );
-      const reviewStatus = stack.finalStatus(issue)?.body;
+      const reviewStatus = await reviewRunPushed(stack, issue, first, 240_000);
       expect(reviewStatus).toContain(
         `pushed a commit addressing the review to pull request #${pr!.number}: http`,
       );

@@ -73,11 +73,27 @@ describe.runIf(ready)("docker-compose.yml with Debian's docker-compose", () => {
       ...["-v", `${ROOT}:/repo:ro`, "-w", "/repo", "--entrypoint", "node", image],
       ...["--import", "tsx", "test/integration/deploy/github-in-compose.ts"],
     );
-    const line = await poll(
-      async () => (await docker("logs", github).catch(() => "")).split("\n")[0] ?? "",
-      (first) => first.startsWith("{"),
+    // Its first line is the app, as JSON; a container that exited first will print none.
+    const seen = await poll(
+      async () => ({
+        line: (await docker("logs", github).catch(() => "")).split("\n")[0] ?? "",
+        running: (await docker("inspect", "-f", "{{.State.Running}}", github).catch(() => "")) === "true",
+      }),
+      ({ line, running }) => line.startsWith("{") || !running,
     );
-    const app = JSON.parse(line) as { appId: number; privateKey: string };
+    if (!seen.line.startsWith("{")) {
+      const output = await run("docker", ["logs", github], { maxBuffer: 16 << 20 }).then(
+        (out) => `${out.stdout}${out.stderr}`,
+        (error: unknown) => String(error),
+      );
+      throw new Error(
+        `The GitHub stand-in's container ${github} ${seen.running ? "printed no app line in 120 s" : "exited"} ` +
+          `before printing its app as JSON. Its output:\n${output.slice(-3000)}\nIt runs this checkout ` +
+          "(mounted at /repo) with the image's node: node_modules must be this checkout's own directory, " +
+          "not a symlink to one outside it (as a git worktree sharing another's).",
+      );
+    }
+    const app = JSON.parse(seen.line) as { appId: number; privateKey: string };
     await env({ APP_ID: String(app.appId), PRIVATE_KEY: app.privateKey.trim().replace(/\n/g, "\\n") });
   }, 30 * 60_000);
 
