@@ -197,6 +197,9 @@ export async function testChange(
 ): Promise<TestRun> {
   const { prepared } = setup;
   const { signal, paths } = options;
+  // Awaited once the sandbox is taken: a change refused before then is no unhandled rejection (which
+  // would end the worker's process), it releases the sandbox untested.
+  if (change instanceof Promise) change.catch(() => {});
   // The whole change on the base commit's own tree (no setup) is the patch the change already holds.
   const whole = paths === undefined && prepared.tree === prepared.base.tree;
   const patchOf = async (known: TestedChange) =>

@@ -119,7 +119,12 @@ describe.runIf(ready)("standby sandboxes of kept environments", () => {
     const other = await two.sandboxes.start(two.dir);
     expect(fromStandby(other)).toBe(false);
     expect(await output(other, "cat deps/lib.txt")).toBe("octo/two");
-    await waitFor("both standbys", async () => (await standbyContainers()).length === 2, 60_000);
+    // Two standbys are there at once (octo/one's), so wait for the swap: one of each kind.
+    const kinds = async () =>
+      (await standbyContainers())
+        .map((c) => c.Labels["agent-fix.image"] === one.sandboxes.imageChoice)
+        .sort();
+    await waitFor("one standby of each kind", async () => (await kinds()).join() === "false,true", 60_000);
 
     // The engine lost octo/one's standby while it waited: the sandbox starts afresh, and works.
     const ofOne = (await standbyContainers()).filter(
