@@ -38,10 +38,9 @@ export async function commitPatch(
   if (options.patch.trim() === "") {
     throw new AgentFixError("The agent submitted no change", { code: "empty_patch", fault: "model" });
   }
-  const patch = options.patch.endsWith("\n") ? options.patch : `${options.patch}\n`;
   await git(["apply", "--index", "--binary", "--whitespace=nowarn", "-"], {
     cwd: options.dir,
-    input: patch,
+    input: endedByNewline(options.patch),
   }).catch((error: unknown) => {
     throw new AgentFixError(`The submitted patch does not apply to the default branch: ${String(error)}`, {
       code: "patch_does_not_apply",
@@ -55,10 +54,7 @@ export async function commitPatch(
   const message = commitMessage(options);
   await git(
     [
-      "-c",
-      `user.name=${name}`,
-      "-c",
-      `user.email=${email}`,
+      ...asIdentity(options.identity),
       "commit",
       "--quiet",
       "--no-verify",
@@ -78,6 +74,16 @@ export async function commitPatch(
  */
 function commitMessage(options: Pick<CommitPatchOptions, "issueTitle" | "issueNumber" | "links">): string {
   return `${neutralisePlainText(options.issueTitle, options.links ?? GITHUB_COM_LINKS)}\n\nFixes #${options.issueNumber}\n`;
+}
+
+/** git applies a patch only when its last line ends: a submission's final newline may be trimmed. */
+function endedByNewline(patch: string): string {
+  return patch.endsWith("\n") ? patch : `${patch}\n`;
+}
+
+/** git's options that make the app the committer (and, with no --author, the author). */
+function asIdentity({ name, email }: CommitIdentity): string[] {
+  return ["-c", `user.name=${name}`, "-c", `user.email=${email}`];
 }
 
 /** The path check of commitPatch, on the changes staged in `dir` (its own index, or `indexFile`). */
@@ -107,23 +113,23 @@ let aheadIndexes = 0;
 export async function commitAhead(
   options: CommitPatchOptions & { baseSha: string; tree: string; scratch: string },
 ): Promise<string> {
-  const { dir, identity } = options;
+  const { dir } = options;
   const indexFile = join(options.scratch, `commit-ahead-${process.pid}-${++aheadIndexes}.index`);
   try {
     await git(["read-tree", options.baseSha], { cwd: dir, indexFile });
-    const patch = options.patch.endsWith("\n") ? options.patch : `${options.patch}\n`;
     await git(["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], {
       cwd: dir,
       indexFile,
-      input: patch,
+      input: endedByNewline(options.patch),
     });
     await refuseForbidden(dir, options.forbiddenPaths, indexFile);
     const tree = (await git(["write-tree"], { cwd: dir, indexFile })).trim();
     if (tree !== options.tree)
       throw new Error(`the commit's tree ${tree} is not the tested tree ${options.tree}`);
-    const author = ["-c", `user.name=${identity.name}`, "-c", `user.email=${identity.email}`];
     const commit = ["commit-tree", tree, "-p", options.baseSha, "-F", "-"];
-    return (await git([...author, ...commit], { cwd: dir, input: commitMessage(options) })).trim();
+    return (
+      await git([...asIdentity(options.identity), ...commit], { cwd: dir, input: commitMessage(options) })
+    ).trim();
   } finally {
     await rm(indexFile, { force: true });
   }
