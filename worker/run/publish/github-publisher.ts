@@ -133,19 +133,17 @@ export function githubPublisher(
   let ahead: {
     draft: PullRequestDraft;
     listed: Promise<{ number: number } | undefined>;
-    codeOwners: Promise<CodeOwners | null> | null;
+    codeOwners: Promise<CodeOwners | null>;
   } | null = null;
   const codeOwnersOf = (draft: PullRequestDraft) =>
-    ahead?.draft === draft && ahead.codeOwners
-      ? ahead.codeOwners
-      : readCodeOwnersWith(options.contents, repo, draft.base);
+    ahead?.draft === draft ? ahead.codeOwners : readCodeOwnersWith(options.contents, repo, draft.base);
   return {
     readAhead(draft) {
       const listed = findOpenPullRequest(api, { ...repo, branch: draft.branch });
-      const codeOwners = options.contents ? readCodeOwnersWith(options.contents, repo, draft.base) : null;
+      const codeOwners = readCodeOwnersWith(options.contents, repo, draft.base);
       // Awaited by the publish, whose step reports a failure; until then none is unhandled.
       listed.catch(() => {});
-      codeOwners?.catch(() => {});
+      codeOwners.catch(() => {});
       ahead = { draft, listed, codeOwners };
     },
     async openOrUpdatePullRequest(draft) {
@@ -186,11 +184,6 @@ export function githubPublisher(
   };
 }
 
-/**
- * Review requested from the code owners of the change's files, one by one (GitHub refuses a whole request
- * for one owner who is not a collaborator); null when the repository has no CODEOWNERS file or it names
- * no owner of these files. `requested`: who was.
- */
 /** The CODEOWNERS file of `base` through a contents reader (its token minted on first use). */
 function readCodeOwnersWith(
   contents: (() => Promise<ContentsApi>) | undefined,
@@ -201,6 +194,11 @@ function readCodeOwnersWith(
   return contents().then((reader) => readCodeOwners(reader, { ...repo, ref: base }));
 }
 
+/**
+ * Review requested from the code owners of the change's files, one by one (GitHub refuses a whole request
+ * for one owner who is not a collaborator); null when the repository has no CODEOWNERS file or it names
+ * no owner of these files. `requested`: who was.
+ */
 async function codeOwnersReview(
   api: WorkerGitHubApi,
   file: CodeOwners | null,
