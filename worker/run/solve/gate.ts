@@ -186,8 +186,8 @@ const CHANGE_FILE = ".git/agent-fix-change.patch";
 
 /**
  * The tests in a sandbox started from the prepared tree, with the part of `change` under `paths` (all
- * of it by default) applied first: nothing the agent left anywhere can act on this run. A change still
- * being captured (a promise) is waited for in the sandbox already taken, its test reports prepared
+ * of it by default) applied first: nothing the agent left anywhere can act on this run. The change (or
+ * its capture, still going) is waited for in the sandbox already taken, its test reports prepared
  * meanwhile; one that rejects releases the sandbox untested.
  */
 export async function testChange(
@@ -199,11 +199,12 @@ export async function testChange(
   const { signal, paths } = options;
   // Awaited once the sandbox is taken: a change refused before then is no unhandled rejection (which
   // would end the worker's process), it releases the sandbox untested.
-  if (change instanceof Promise) change.catch(() => {});
+  const known = Promise.resolve(change);
+  known.catch(() => {});
   // The whole change on the base commit's own tree (no setup) is the patch the change already holds.
   const whole = paths === undefined && prepared.tree === prepared.base.tree;
-  const patchOf = async (known: TestedChange) =>
-    whole ? known.patch : await diffTrees(prepared.base, prepared.tree, known.tree, paths);
+  const patchOf = async (tested: TestedChange) =>
+    whole ? tested.patch : await diffTrees(prepared.base, prepared.tree, tested.tree, paths);
   const prewarm = options.prewarmNext ? { prewarmNext: true } : {};
   /** The change written and applied with git in the sandbox (the file shell writes, the agent's shell applies). */
   const apply = async (sandbox: Sandbox, patch: string) => {
@@ -225,21 +226,12 @@ export async function testChange(
       );
     }
   };
-  if (!(change instanceof Promise)) {
-    const patch = await patchOf(change);
-    return setup.sandboxes.using(
-      prepared.dir,
-      (sandbox) =>
-        runTests(sandbox, limitedTest(setup), signal, patch === "" ? undefined : () => apply(sandbox, patch)),
-      prewarm,
-    );
-  }
   return setup.sandboxes.using(
     prepared.dir,
     async (sandbox) => {
       const reports = prepareTestReports(sandbox, signal);
       reports.catch(() => {}); // awaited by runTests, unless the change never comes
-      const patch = await patchOf(await change);
+      const patch = await patchOf(await known);
       const first = patch === "" ? undefined : () => apply(sandbox, patch);
       return runTests(sandbox, limitedTest(setup), signal, first, reports);
     },
