@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STANDBY_JOB } from "../../sandbox/docker/standby.js";
 import { metrics } from "../../src/shared/metrics/registry.js";
@@ -121,10 +122,15 @@ describe.runIf(ready)("label an issue, get a tested draft pull request", () => {
 
     // Standbys served the run's later sandboxes (the baseline's, the gate's, the proof's: up to three of
     // a kind are started ahead as the first of that kind starts), and no sandbox is left behind: what
-    // remains are idle standbys, at most the default cap of three (a taken one goes with its run).
+    // remains are idle standbys, at most the default cap of three (a taken one goes with its run, once
+    // the status says done).
     expect(await standbyStarts()).toBeGreaterThan(standbysBefore);
-    const left = await stack.containers();
-    expect(left.every((c) => c.Labels["agent-fix.job"] === STANDBY_JOB && c.State === "running")).toBe(true);
+    const idle = (c: Docker.ContainerInfo) =>
+      c.Labels["agent-fix.job"] === STANDBY_JOB && c.State === "running";
+    const left = await waitFor("the run's sandboxes to go", async () => {
+      const containers = await stack.containers();
+      return containers.every(idle) && containers;
+    });
     expect(left.length).toBeLessThanOrEqual(3);
   });
 

@@ -62,6 +62,7 @@ describe.runIf(ready)("AGENT_FIX_WORKSPACE_SIZE: the sandbox's workspace in memo
       expect(volume.options).toMatchObject({ type: "tmpfs", device: "tmpfs" });
       expect(volume.options?.o).toMatch(/(^|,)size=768m(,|$)/);
     }
-    expect(await stack.containers()).toEqual([]);
+    // The run's sandboxes go once the status says done.
+    await waitFor("no sandbox left", async () => (await stack.containers()).length === 0, 60_000);
   });
 });

@@ -6,12 +6,12 @@
  *   3. start the agent's sandbox, then the baseline (the tests before any change) alongside the agent
  *   4. solve: the agent works in its sandbox, and each submission is gated by the tests; the proof
  *      of a submission starts beside its gate, in a sandbox of its own
- *   5. prove: the new tests fail without the fix (the passing gate's proof, waited for)
- *   6. commit and push the change the gate tested
+ *   5. prove: the new tests fail without the fix (the passing gate's proof, waited for), while
+ *   6. the change the gate tested (committed beside its gate) is pushed
  *   7. the app's check run on the pushed commit, in progress
  *   8. publish: the draft pull request, the review request, the summary; the check run completed
  * A review round (review-round.ts) is this run with its own task. Every sandbox of the run is removed,
- * and its work dir deleted, when the run leaves this function.
+ * and its work dir deleted, when the run leaves this function: after the status says done.
  */
 import { rm } from "node:fs/promises";
 import type { RunOutcome } from "../run-end.js";
@@ -88,26 +88,35 @@ export async function runFix(
     clock.add(solved.timings);
     if (solved.kind !== "submitted")
       return await noPullRequest(run, issue, config, solved, baseline, clock.timings);
-    const proved = await prove(gate, solved.tested, config.testPaths, run.signal, solved.proof);
-    clock.add(proved.timings);
-    // The sandboxes go while the change is pushed and published; the status says done once they are gone.
-    const removed = sandboxes.disposeAll();
-    void run.status.progress("publishing").catch(progressIsBestEffort);
     const { trajectory } = solved;
-    const draft = pullRequestDraft(issue, config.testCommand, {
-      trajectory,
-      baseline: await baseline.settled,
-      proof: proved.proof,
-    });
-    // The check run's client is minted while the change is committed and pushed.
+    void run.status.progress("publishing").catch(progressIsBestEffort);
+    // The change is pushed while its proof is waited for: the push needs only the commit the gate
+    // tested, the proof goes into the pull request's body. A proof that fails ends the run once the push
+    // settled, as a publish that fails does after it: the job's next attempt pushes over the branch.
+    const proving = prove(gate, solved.tested, config.testPaths, run.signal, solved.proof);
+    const drafted = proving.then(async ({ proof }) =>
+      pullRequestDraft(issue, config.testCommand, { trajectory, baseline: await baseline.settled, proof }),
+    );
+    drafted.catch(() => {}); // awaited below; a push that fails keeps it for the next attempt (push.ts)
+    const ahead = { commit: commits.get(solved.tested.tree), pushToken };
+    const pushing = push(run, task, checkout, config, solved.tested, drafted, replaces, ahead);
+    pushing.catch(() => {}); // awaited once the proof is in
+    // The check run's client is minted while the change is pushed.
     const checksWriter = run.credentials.checksWriter();
     checksWriter.catch(() => {}); // startCheckRun reads its error (a refused permission) itself
+    const proved = await proving.catch(async (error: unknown) => {
+      await pushing.catch(() => {});
+      throw error;
+    });
+    clock.add(proved.timings);
+    const draft = await drafted;
     // What the publish reads and the push does not change is read while it pushes.
     task.publisher.readAhead?.(draft);
-    const ahead = { commit: commits.get(solved.tested.tree), pushToken };
-    const pushed = await push(run, task, checkout, config, solved.tested, draft, replaces, ahead);
-    const check = await startCheckRun(run, issue, pushed.headSha, draft, checksWriter);
-    const pr = await publish(run, task.publisher, draft, removed, check);
+    const { headSha } = await pushing;
+    const check = await startCheckRun(run, issue, headSha, draft, checksWriter);
+    // What is left of the sandboxes (each gate's and proof's went with its tests) goes once the status
+    // says done, in `finally`: removing it sooner took the CPU the push and the publish need.
+    const pr = await publish(run, task.publisher, draft, check);
     clock.lap("publish");
     return { kind: "pull_request", number: pr.number, url: pr.url, trajectory, timings: clock.timings };
   } finally {

@@ -13,14 +13,13 @@ import type { PublishedPullRequest, Publisher, PullRequestDraft } from "./github
 /**
  * Opens (or updates) the pull request, then requests review and posts the
  * summary. Once the pull request is open nothing makes the run fail: what did not work is named in
- * the final status beside the pull request. `alongside` is awaited before the status says done.
+ * the final status beside the pull request.
  */
 export async function publishPullRequest(input: {
   publisher: Publisher;
   status: StatusReporter;
   draft: PullRequestDraft;
   requestedBy: string;
-  alongside?: Promise<unknown>;
   /** The app's check run on the pushed commit: completed here, with success or the reason it failed. */
   check?: CheckRun | undefined;
   /**
@@ -52,7 +51,6 @@ export async function publishPullRequest(input: {
       .postSummary(opened.number, draft)
       .then(() => null, failure("The trajectory summary could not be posted on the pull request")),
     check?.complete("success") ?? null,
-    input.alongside,
   ]);
   const problems = [review.refused, ...review.problems, summary, checked].filter(
     (problem): problem is string => problem !== null,
@@ -77,12 +75,11 @@ function reasonOf(error: unknown): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
-/** The publish step of a run: its task's publisher, status and requester; `alongside` awaited before "done". */
+/** The publish step of a run: its task's publisher, status and requester. */
 export function publish(
   run: RunCancels & { status: StatusReporter; job: { data: { requestedBy: string } }; log: Logger },
   publisher: Publisher,
   draft: PullRequestDraft,
-  alongside: Promise<unknown>,
   check?: CheckRun,
 ): Promise<PublishedPullRequest> {
   const { status, log: logger } = run;
@@ -91,7 +88,6 @@ export function publish(
     status,
     draft,
     requestedBy: run.job.data.requestedBy,
-    alongside,
     check,
     cancelled: () => cancelOf(run),
     logger,

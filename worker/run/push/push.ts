@@ -21,7 +21,8 @@ export async function push(
   checkout: Checkout,
   config: LoadedRepoConfig,
   tested: TestedChange,
-  draft: PullRequestDraft,
+  /** For the job's next attempt, should the push fail in a way it may get through: kept once known. */
+  draft: Promise<PullRequestDraft>,
   /** A rebase round's linear replay: the branch's commit it replaces, force-pushed over only while there. */
   replaces?: string,
   /** What was made beside the gate: the change's commit (commitAheadOf), the push token (pushTokenAhead). */
@@ -52,7 +53,7 @@ export async function push(
       store &&
       (task.mergeFrom
         ? undefined
-        : (unpushed) => store.save(run.keptKey, { run: run.name, draft, unpushed })),
+        : async (unpushed) => store.save(run.keptKey, { run: run.name, draft: await draft, unpushed })),
     logger: run.log,
     ahead: ahead.commit,
   });
