@@ -179,9 +179,20 @@ export async function diffTrees(
  * headers quote a name holding `"`, a space at the end or a control character, so they cannot be read
  * back as names.
  */
-export async function changedPaths(base: BaseCommit, from: string, to: string): Promise<string[]> {
-  const out = await trustedGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to], {
+export function changedPaths(base: BaseCommit, from: string, to: string): Promise<readonly string[]> {
+  // Trees are named by their content: the gate's limit, the proof and the commit ask for the same pair.
+  const known = pathsBetween.get(base) ?? new Map<string, Promise<readonly string[]>>();
+  pathsBetween.set(base, known);
+  const key = `${from}..${to}`;
+  const cached = known.get(key);
+  if (cached) return cached;
+  const listed = trustedGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to], {
     gitDir: base.gitDir,
-  });
-  return out.toString("utf8").split("\0").filter(Boolean);
+  }).then((out) => out.toString("utf8").split("\0").filter(Boolean));
+  known.set(key, listed);
+  listed.catch(() => known.delete(key)); // asked again, it runs again
+  return listed;
 }
+
+/** The paths between two trees, per base commit (gone with it). */
+const pathsBetween = new WeakMap<BaseCommit, Map<string, Promise<readonly string[]>>>();

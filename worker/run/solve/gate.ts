@@ -102,7 +102,7 @@ function submitLimits(base: BaseCommit, intake: IntakeLimits): ReceiveLimits {
 }
 
 /** The top directories of `paths` with most of them, for a refusal the agent can act on. */
-function busiestDirs(paths: string[]): string {
+function busiestDirs(paths: readonly string[]): string {
   const counts = new Map<string, number>();
   for (const path of paths) {
     const top = path.includes("/") ? `${path.split("/")[0]}/` : path;
