@@ -64,7 +64,7 @@ export async function runFix(
     const commitBeside = (change: TestedChange) => {
       pushToken().catch(() => {}); // the push awaits it, or mints again
       if (task.mergeFrom || replaces || commits.has(change.tree)) return;
-      const made = commitAheadOf(run, task, checkout, config, change, prepared.base.scratch);
+      const made = commitAheadOf(run, task, checkout, config, change);
       made.catch(() => {}); // the push step awaits it, and commits anew when it failed
       commits.set(change.tree, made);
     };

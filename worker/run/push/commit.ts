@@ -1,13 +1,11 @@
-import { rm } from "node:fs/promises";
-import { join } from "node:path";
 import { AgentFixError } from "../../../src/shared/errors.js";
 import { fixBranch } from "../../../src/shared/fix-branch.js";
 import { GITHUB_COM_LINKS, type LinkPolicy } from "../../../src/shared/github/inert-links.js";
 import { neutralisePlainText } from "../../../src/shared/github/neutralise.js";
 import { git } from "../checkout/git.js";
 import { pushRefusal, retryWhileTokenIsNew } from "../checkout/git-refusals.js";
-import { forbiddenEntries } from "./forbidden-paths.js";
-import { stagedChanges } from "./staged-changes.js";
+import { type ChangedEntry, forbiddenEntries } from "./forbidden-paths.js";
+import { changesBetween, stagedChanges } from "./staged-changes.js";
 
 export interface CommitIdentity {
   name: string;
@@ -86,9 +84,12 @@ function asIdentity({ name, email }: CommitIdentity): string[] {
   return ["-c", `user.name=${name}`, "-c", `user.email=${email}`];
 }
 
-/** The path check of commitPatch, on the changes staged in `dir` (its own index, or `indexFile`). */
-async function refuseForbidden(dir: string, forbiddenPaths: readonly string[], indexFile?: string) {
-  const changes = await stagedChanges(dir, indexFile);
+/** The path check of commitPatch, on the changes staged in `dir`. */
+async function refuseForbidden(dir: string, forbiddenPaths: readonly string[]) {
+  return refuseForbiddenChanges(await stagedChanges(dir), forbiddenPaths);
+}
+
+function refuseForbiddenChanges(changes: ChangedEntry[], forbiddenPaths: readonly string[]): ChangedEntry[] {
   const forbidden = forbiddenEntries(changes, forbiddenPaths);
   if (forbidden.length > 0) {
     const list = forbidden.map((f) => `${f.path} (${f.reason})`).join(", ");
@@ -101,38 +102,27 @@ async function refuseForbidden(dir: string, forbiddenPaths: readonly string[], i
   return changes;
 }
 
-let aheadIndexes = 0;
-
 /**
- * The commit of a tested change made without touching the checkout's files, index or HEAD: the patch
- * applied to a temporary index of `baseSha` (under `scratch`), checked as commitPatch checks it, its tree
- * required to be the tested `tree`, then committed with commit-tree as the app, onto `baseSha`. Made
- * beside the gate's tests, so the push step finds it ready; it rejects where commitPatch would refuse
- * (or git fails), and the push step then commits as usual, which says why. Returns the commit.
+ * The commit of a tested change made without touching the checkout's files, index or HEAD: the tested
+ * `tree` itself, whose objects the gate wrote into the checkout's store (prepare/workspace-tree.ts), so
+ * the commit has exactly the tree the tests ran on. Checked as commitPatch checks a change (the paths
+ * from `baseSha` to it), then committed with commit-tree as the app, onto `baseSha`. Made beside the
+ * gate's tests, so the push step finds it ready; it rejects where commitPatch would refuse (or git
+ * fails), and the push step then commits as usual, which says why. Returns the commit.
  */
 export async function commitAhead(
-  options: CommitPatchOptions & { baseSha: string; tree: string; scratch: string },
+  options: Omit<CommitPatchOptions, "patch"> & { baseSha: string; tree: string },
 ): Promise<string> {
   const { dir } = options;
-  const indexFile = join(options.scratch, `commit-ahead-${process.pid}-${++aheadIndexes}.index`);
-  try {
-    await git(["read-tree", options.baseSha], { cwd: dir, indexFile });
-    await git(["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], {
-      cwd: dir,
-      indexFile,
-      input: endedByNewline(options.patch),
-    });
-    await refuseForbidden(dir, options.forbiddenPaths, indexFile);
-    const tree = (await git(["write-tree"], { cwd: dir, indexFile })).trim();
-    if (tree !== options.tree)
-      throw new Error(`the commit's tree ${tree} is not the tested tree ${options.tree}`);
-    const commit = ["commit-tree", tree, "-p", options.baseSha, "-F", "-"];
-    return (
-      await git([...asIdentity(options.identity), ...commit], { cwd: dir, input: commitMessage(options) })
-    ).trim();
-  } finally {
-    await rm(indexFile, { force: true });
+  const changes = await changesBetween(dir, options.baseSha, options.tree);
+  if (changes.length === 0) {
+    throw new AgentFixError("The agent submitted no change", { code: "empty_patch", fault: "model" });
   }
+  refuseForbiddenChanges(changes, options.forbiddenPaths);
+  const commit = ["commit-tree", options.tree, "-p", options.baseSha, "-F", "-"];
+  return (
+    await git([...asIdentity(options.identity), ...commit], { cwd: dir, input: commitMessage(options) })
+  ).trim();
 }
 
 /**

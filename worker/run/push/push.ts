@@ -62,8 +62,8 @@ export async function push(
 }
 
 /**
- * The tested change's commit made ahead, off the checkout's files, index and HEAD (commit.ts
- * commitAhead): started beside each gate, so the push step finds it ready and pushes it as it is. Not
+ * The tested change's commit made ahead, of its tested tree, off the checkout's files, index and HEAD
+ * (commit.ts commitAhead): started beside each gate, so the push step finds it ready and pushes it as it is. Not
  * for a round that resolves a merge or replays linearly: those commit on the checkout's HEAD.
  */
 export function commitAheadOf(
@@ -72,14 +72,11 @@ export function commitAheadOf(
   checkout: Checkout,
   config: LoadedRepoConfig,
   tested: TestedChange,
-  scratch: string,
 ): Promise<string> {
   return commitAhead({
     dir: checkout.dir,
-    patch: tested.patch,
     tree: tested.tree,
     baseSha: checkout.headSha,
-    scratch,
     identity: run.parts.identity,
     links: run.parts.links,
     issueNumber: task.issue.number,

@@ -1,5 +1,5 @@
 /**
- * What a staged change does to each path, as the forbidden-path check needs it: both sides of a rename
+ * What a change (staged, or between two trees) does to each path, as the forbidden-path check needs it: both sides of a rename
  * (listed as a deletion and an addition), deletions, mode changes and symlinks with their targets.
  */
 
@@ -15,9 +15,21 @@ export async function stagedChanges(dir: string, indexFile?: string): Promise<Ch
     cwd: dir,
     ...(indexFile ? { indexFile } : {}),
   });
+  return changedEntries(dir, raw);
+}
+
+/** What changes from one tree (or commit) to another, both in the host checkout `dir`'s object store. */
+export async function changesBetween(dir: string, from: string, to: string): Promise<ChangedEntry[]> {
+  const raw = await git(["diff-tree", "-r", "--raw", "--no-renames", "--no-abbrev", "-z", from, to], {
+    cwd: dir,
+  });
+  return changedEntries(dir, raw);
+}
+
+/** git's raw diff (-z): ":OLDMODE NEWMODE OLDSHA NEWSHA STATUS" NUL "PATH" NUL, repeated. */
+async function changedEntries(dir: string, raw: string): Promise<ChangedEntry[]> {
   const fields = raw.split("\0");
   const entries: ChangedEntry[] = [];
-  // -z: ":OLDMODE NEWMODE OLDSHA NEWSHA STATUS" NUL "PATH" NUL, repeated.
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const [oldMode = "", newMode = "", , newSha = ""] = (fields[i] ?? "").replace(/^:/, "").split(" ");
     const path = fields[i + 1] ?? "";

@@ -4,10 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cloneRepository } from "../../../../../worker/run/checkout/clone.js";
-import { commitPatch } from "../../../../../worker/run/push/commit.js";
+import { commitAhead, commitPatch } from "../../../../../worker/run/push/commit.js";
 
 // Real git: the agent's change is made in one clone and submitted as `git diff --binary` (as the
-// sandbox's submit does), then applied by commitPatch on a fresh host clone of the same commit.
+// sandbox's submit does), then applied by commitPatch on a fresh host clone of the same commit; the
+// commit made ahead of its tree (commitAhead) is refused for the same reason.
 function sh(cwd: string, ...args: string[]): string {
   return execFileSync("git", args, {
     cwd,
@@ -71,6 +72,21 @@ describe("the commit's forbidden-path check sees renames, deletions, modes and s
     }).catch((error: unknown) => error as Error & { code?: string });
     // A refused change leaves no commit behind.
     if (outcome instanceof Error) expect(sh(dir, "rev-parse", "HEAD").trim()).toBe(headSha);
+    // The tested tree in the host's store, as the gate leaves it: the commit ahead agrees.
+    sh(scratch, "commit", "--quiet", "-m", "tested");
+    sh(dir, "fetch", "--quiet", scratch, "HEAD");
+    const tree = sh(dir, "rev-parse", "FETCH_HEAD^{tree}").trim();
+    const ahead = await commitAhead({
+      dir,
+      baseSha: headSha,
+      tree,
+      identity,
+      issueNumber: 1,
+      issueTitle: "x",
+      forbiddenPaths,
+    }).catch((error: unknown) => error as Error & { code?: string });
+    if (outcome instanceof Error) expect(ahead).toMatchObject({ code: outcome.code });
+    else expect(sh(dir, "rev-parse", `${ahead as string}^{tree}`).trim()).toBe(tree);
     return outcome;
   }
 

@@ -96,62 +96,68 @@ describe("clone, commit and push on the host", () => {
     expect(sh(bare, "rev-parse", "main").trim()).toBe(checkout.headSha);
   });
 
-  it("commits ahead the commit commitPatch makes, leaving the checkout's files, index and HEAD as they were", async () => {
+  it("commits ahead the commit commitPatch makes, of the tested tree, leaving the checkout's files, index and HEAD as they were", async () => {
     const dir = join(root, "work");
-    const scratch = await mkdtemp(join(root, "scratch-"));
     const { headSha } = await cloneRepository({ cloneUrl: `file://${bare}`, token, dir, branch: "main" });
     const patch =
       "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+three\n";
     const change = {
       dir,
-      patch,
       identity,
       issueNumber: 7,
       issueTitle: "Two should be three",
       forbiddenPaths: [],
     };
-    // The tested tree, as the gate computed it on the host.
+    // The tested tree, as the gate computed it on the host: its objects in the checkout's store.
     await writeFile(join(root, "three.txt"), "one\nthree\n");
     const blob = sh(dir, "hash-object", "-w", join(root, "three.txt")).trim();
     const tested = execFileSync("git", ["mktree"], { cwd: dir, input: `100644 blob ${blob}\ta.txt\n` })
       .toString()
       .trim();
 
-    const sha = await commitAhead({ ...change, baseSha: headSha, tree: tested, scratch });
+    const sha = await commitAhead({ ...change, baseSha: headSha, tree: tested });
     expect(sh(dir, "rev-parse", "HEAD").trim()).toBe(headSha);
     expect(sh(dir, "status", "--porcelain")).toBe("");
     expect(await readFile(join(dir, "a.txt"), "utf8")).toBe("one\ntwo\n");
     expect(sh(dir, "rev-parse", `${sha}^{tree}`, `${sha}^`).trim().split("\n")).toEqual([tested, headSha]);
-    const made = await commitPatch(change);
-    // The same commit but for its time: author, committer and message as commitPatch writes them.
+    const made = await commitPatch({ ...change, patch });
+    // The same commit but for its time: author, committer, tree and message as commitPatch writes them.
     const described = (commit: string) =>
       sh(dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%T|%P|%B", commit);
     expect(described(sha)).toBe(described(made.sha));
     await pushFixBranch({ dir, issueNumber: 7, token, commit: sha });
     expect(sh(bare, "rev-parse", fixBranch(7)).trim()).toBe(sha);
-    // Its temporary index is gone.
-    expect(execFileSync("ls", ["-A", scratch]).toString()).toBe("");
   });
 
-  it("commits nothing ahead for a change under a forbidden path, or whose tree is not the tested one", async () => {
+  it("commits nothing ahead for a change under a forbidden path, a tree the checkout does not hold, or no change", async () => {
     const dir = join(root, "work");
-    const scratch = await mkdtemp(join(root, "scratch-"));
     const { headSha } = await cloneRepository({ cloneUrl: `file://${bare}`, token, dir, branch: "main" });
-    const workflow =
-      "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\nnew file mode 100644\n--- /dev/null\n+++ b/.github/workflows/ci.yml\n@@ -0,0 +1 @@\n+on: push\n";
-    const base = { dir, identity, issueNumber: 3, issueTitle: "x", baseSha: headSha, scratch };
-    const tree = sh(dir, "rev-parse", "HEAD^{tree}").trim();
-    const forbidden = await commitAhead({
-      ...base,
-      patch: workflow,
-      tree,
-      forbiddenPaths: [".github/workflows/**"],
-    }).catch((e: unknown) => e);
-    expect(forbidden).toMatchObject({ code: "forbidden_path" });
-    const other = await commitAhead({ ...base, patch: workflow, tree, forbiddenPaths: [] }).catch(
+    const base = { dir, identity, issueNumber: 3, issueTitle: "x", baseSha: headSha };
+    // The base's files plus a workflow: a tree the agent could have left.
+    const listing = sh(dir, "ls-tree", "HEAD");
+    const workflowBlob = execFileSync("git", ["hash-object", "-w", "--stdin"], {
+      cwd: dir,
+      input: "on: push\n",
+    })
+      .toString()
+      .trim();
+    const mktree = (input: string) => execFileSync("git", ["mktree"], { cwd: dir, input }).toString().trim();
+    const workflows = mktree(`100644 blob ${workflowBlob}\tci.yml\n`);
+    const github = mktree(`040000 tree ${workflows}\tworkflows\n`);
+    const tree = mktree(`${listing}040000 tree ${github}\t.github\n`);
+    const forbidden = await commitAhead({ ...base, tree, forbiddenPaths: [".github/workflows/**"] }).catch(
       (e: unknown) => e,
     );
-    expect(String(other)).toContain("is not the tested tree");
+    expect(forbidden).toMatchObject({ code: "forbidden_path" });
+    expect(String((forbidden as Error).message)).toContain(".github/workflows/ci.yml");
+    // A tree whose objects are elsewhere: git refuses, and the push step commits as usual.
+    const elsewhere = await commitAhead({ ...base, tree: "0".repeat(39) + "1", forbiddenPaths: [] }).catch(
+      (e: unknown) => e,
+    );
+    expect(String(elsewhere)).toMatch(/git diff-tree failed/);
+    const same = sh(dir, "rev-parse", "HEAD^{tree}").trim();
+    const empty = await commitAhead({ ...base, tree: same, forbiddenPaths: [] }).catch((e: unknown) => e);
+    expect(empty).toMatchObject({ code: "empty_patch" });
     expect(sh(dir, "rev-parse", "HEAD").trim()).toBe(headSha);
     expect(sh(dir, "status", "--porcelain")).toBe("");
   });
