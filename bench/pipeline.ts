@@ -10,8 +10,9 @@
  * - overhead_s: a whole run on the sample repository with the replay model (median of 5 after a warm-up), minus agent and test time
  *   (clone, sandbox, setup, publish, queueing), beside baseline_s: a bare `git clone` of the same
  *   repository plus `docker run` of the sandbox image on it, measured in the same run (after each run: the
- *   median of the runs' own ratios is printed too). Goal: overhead <= 2x baseline. The worker keeps
- *   standbys of the shared image, as by default (the test stack turns them off).
+ *   median of the runs' own ratios is printed too). Goal: overhead <= 2x baseline. The worker is its own
+ *   process, as deployed, and keeps standbys of the shared image, as by default (the test stack turns
+ *   them off).
  *   Printed by part (medians): the webhook and the queue, opening and ending the run (tokens, the issue,
  *   the status, the bench noticing it), clone and config, setup, the agent's sandbox start, the gate's
  *   and the proof's sandboxes (beyond their tests), publishing.
@@ -25,7 +26,7 @@ import { SANDBOX_IMAGE } from "../sandbox/version.js";
 import { silentLogger } from "../test/support/logs.js";
 import { requireRedis, requireSandboxImage } from "../test/support/services.js";
 import { Stack } from "../test/support/stack.js";
-import { waitFor } from "../test/support/stack-parts.js";
+import { childOutput, waitFor } from "../test/support/stack-parts.js";
 import { createProcessorFromEnv, startFixWorker } from "../worker/main.js";
 import { authHeader } from "../worker/run/checkout/git.js";
 import { completed, type JobResult } from "../worker/run-end.js";
@@ -122,8 +123,12 @@ async function main(): Promise<void> {
     const waiting = await stack.app!.queue.queue.getWaitingCount();
     await stack.app!.queue.queue.obliterate({ force: true });
 
-    // 3. Whole runs with the replay model, and the bare baseline, alternating in the same run.
-    await stack.startWorker();
+    // 3. Whole runs with the replay model, and the bare baseline, alternating in the same run. The
+    // worker is its own process, as deployed (`npm run start:worker`): in this one it would share its
+    // event loop with the GitHub stand-in, whose every answer about a repository runs git here, and
+    // each process it spawns would fork this larger one.
+    const worker = stack.spawnWorker();
+    const workerOutput = childOutput(worker);
     const overheads: number[] = [];
     const totals: number[] = [];
     const baselines: number[] = [];
@@ -134,7 +139,15 @@ async function main(): Promise<void> {
       const issue = stack.addIssue(runRepo);
       const sent = epochMs();
       await stack.label(issue);
-      await waitFor("the pull request", () => stack.finalStatus(issue), 300_000, 20);
+      await waitFor(
+        "the pull request",
+        () => {
+          if (worker.exitCode !== null) throw new Error(`the worker exited:\n${workerOutput()}`);
+          return stack.finalStatus(issue);
+        },
+        300_000,
+        20,
+      );
       const total = (epochMs() - sent) / 1000;
       const jobId = `fix-${runRepo.id}-${issue.number}`;
       await waitFor(
@@ -166,6 +179,11 @@ async function main(): Promise<void> {
       overheadParts.add("publish", ms("publish"));
       baselines.push(await bareBaseline(stack, runRepo.owner, runRepo.name));
     }
+
+    // SIGTERM, as an operator stops it: it removes its standbys before it exits.
+    const exited = new Promise((resolve) => worker.once("exit", resolve));
+    worker.kill("SIGTERM");
+    await exited;
 
     const p50 = median(latencies);
     const p99 = quantile(latencies, 0.99);
