@@ -61,8 +61,8 @@ export class RunSandboxes {
   private closed = false;
   /** Aborted by disposeAll (the run's cancel, its end): a build of the repository's image stops. */
   private readonly stopping = new AbortController();
-  /** A fresh sandbox started ahead of need (while the agent thinks), and the directory it came from. */
-  private spare: { sourceDir: string; sandbox: Promise<Sandbox> } | null = null;
+  /** Fresh sandboxes started ahead of need (while the agent thinks), and the directory each came from. */
+  private spares: { sourceDir: string; sandbox: Promise<Sandbox> }[] = [];
   /** Milliseconds spent in create() so far. */
   startMs = 0;
 
@@ -157,24 +157,27 @@ export class RunSandboxes {
     this.removals.add(removal);
   }
 
-  /** Starts a sandbox from `sourceDir` in the background, for the next `using` of that directory. */
-  prewarm(sourceDir: string): void {
-    if (this.closed || this.spare) return;
-    const sandbox = this.start(sourceDir);
-    // Not lost: take() awaits it and starts another when it failed.
-    sandbox.catch(() => {});
-    this.spare = { sourceDir, sandbox };
+  /**
+   * Starts sandboxes from `sourceDir` in the background until `count` wait for the next `using`s of that
+   * directory (a gate's, and the proof beside it).
+   */
+  prewarm(sourceDir: string, count = 1): void {
+    while (!this.closed && this.spares.filter((spare) => spare.sourceDir === sourceDir).length < count) {
+      const sandbox = this.start(sourceDir);
+      // Not lost: take() awaits it and starts another when it failed.
+      sandbox.catch(() => {});
+      this.spares.push({ sourceDir, sandbox });
+    }
   }
 
-  /** The spare sandbox when it came from `sourceDir` and started well, else a new one. */
+  /** A spare sandbox that came from `sourceDir` and started well, else a new one. */
   private async take(sourceDir: string): Promise<Sandbox> {
-    const spare = this.spare;
-    if (spare?.sourceDir === sourceDir) {
-      this.spare = null;
-      const sandbox = await spare.sandbox.catch(() => null);
-      if (sandbox) return sandbox;
-    }
-    return this.start(sourceDir);
+    const at = this.spares.findIndex((spare) => spare.sourceDir === sourceDir);
+    // None: asked for at once, not a tick later (the baseline's start goes out beside the spares').
+    if (at < 0) return this.start(sourceDir);
+    const [spare] = this.spares.splice(at, 1);
+    const sandbox = await spare?.sandbox.catch(() => null);
+    return sandbox ?? this.start(sourceDir);
   }
 
   /**
@@ -201,15 +204,17 @@ export class RunSandboxes {
     this.closed = true;
     this.stopping.abort();
     // A spare still starting is disposed by start() itself once `closed` is seen; wait for that too.
-    const spare = this.spare?.sandbox.then(
-      (sandbox) => this.dispose(sandbox),
-      () => {},
+    const spares = this.spares.map((spare) =>
+      spare.sandbox.then(
+        (sandbox) => this.dispose(sandbox),
+        () => {},
+      ),
     );
     const all = [
       ...[...this.live].map((sandbox) => this.dispose(sandbox)),
       ...this.removals,
       ...this.starting,
-      spare,
+      ...spares,
     ];
     return Promise.all(all).then(() => {});
   }

@@ -296,8 +296,9 @@ export function createGate<T = never>(
     if (verdict.passed) passedBeside = beside;
     else if (beside) {
       beside.stop.abort();
-      // The sandbox the work beside it held is gone: the next attempt's starts now, while the agent reads.
-      setup.sandboxes.prewarm(setup.prepared.dir);
+      // The sandboxes the attempt held are gone: the next attempt's (and its proof's) start now, while
+      // the agent reads.
+      setup.sandboxes.prewarm(setup.prepared.dir, 2);
     }
     return verdict;
   };

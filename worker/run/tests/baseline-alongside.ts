@@ -27,6 +27,8 @@ interface BaselineOptions {
   signal: AbortSignal;
   /** Why the run cannot go on after this baseline, or null when it can. */
   stopsRun: (run: TestRun) => string | null;
+  /** Sandboxes started with the baseline's for the first submission: its gate's, and its proof's (2). */
+  spares?: number;
 }
 
 export function startBaselineAlongside(options: BaselineOptions): Baseline {
@@ -36,9 +38,10 @@ export function startBaselineAlongside(options: BaselineOptions): Baseline {
   const running = options.sandboxes.using(options.dir, (sandbox) =>
     runBaseline(sandbox, options.test, options.signal),
   );
-  // The first gate's sandbox starts with the baseline's (using() has taken its own already), not once
-  // it is up: an agent that submits quickly would otherwise wait for two starts in series.
-  options.sandboxes.prewarm(options.dir);
+  // The first gate's sandbox (and its proof's) starts with the baseline's (using() has taken its own
+  // already), not once it is up: an agent that submits quickly would otherwise wait for two starts in
+  // series, and the submission's push would share the CPU with a sandbox starting.
+  options.sandboxes.prewarm(options.dir, options.spares ?? 1);
   const settled = running.then(
     (run) => {
       measuredMs = run.durationMs;

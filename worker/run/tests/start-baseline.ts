@@ -29,6 +29,8 @@ export function startBaseline(
     dir: prepared.dir,
     test: { command: config.testCommand, timeoutMs: config.testTimeoutMs },
     signal: run.signal,
+    // The first gate's sandbox and its proof's, ready when the agent submits.
+    spares: 2,
     stopsRun: (baseline) => {
       // A rebase round's tree holds git's conflict markers until the agent resolves them: failing tests
       // before are expected there, and the gate still wants the tests to pass on the resolved merge.

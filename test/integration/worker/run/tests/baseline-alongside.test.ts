@@ -66,4 +66,34 @@ describe("the baseline alongside the agent", () => {
     expect(ran.output.trim()).toBe("gate");
     expect(provider.asked.slice(before)).toHaveLength(2);
   });
+
+  it("with two spares, the first gate's and its proof's sandboxes both start with the baseline's", async () => {
+    const sample = await preparedSample(sandboxes, { source: SAMPLE, test: TEST, prefix: "af-alongside-" });
+    root = sample.root;
+    const dir = sample.gateSetup.prepared.dir;
+    const before = provider.asked.length;
+    provider.hold();
+    const baseline = startBaselineAlongside({
+      sandboxes,
+      dir,
+      test: TEST,
+      signal: new AbortController().signal,
+      stopsRun: () => null,
+      spares: 2,
+    });
+    expect(provider.asked.slice(before)).toEqual([dir, dir, dir]);
+    provider.letGo();
+    expect((await baseline.settled).passed).toBe(true);
+    // The gate and the proof beside it take the two: nothing more starts.
+    const [gate, proof] = await Promise.all([
+      sandboxes.using(dir, (sandbox) => sandbox.exec("echo gate")),
+      sandboxes.using(dir, (sandbox) => sandbox.exec("echo proof")),
+    ]);
+    expect([gate.output.trim(), proof.output.trim()]).toEqual(["gate", "proof"]);
+    expect(provider.asked.slice(before)).toHaveLength(3);
+    // Asked for two again: two start; asked once more, none (two wait already).
+    sandboxes.prewarm(dir, 2);
+    sandboxes.prewarm(dir, 2);
+    expect(provider.asked.slice(before)).toHaveLength(5);
+  });
 });
