@@ -139,11 +139,13 @@ export async function exportWithTar(
   docker.modem.demuxStream(stream, tarOut, errors);
   tarOut.pipe(archive, { end: false });
   const exitStatus = async (): Promise<number | null> => {
-    for (let i = 0; i < 50; i++) {
+    // The engine marks the exec ended moments after its output ends: asked again soon at first, every
+    // 20 ms after (about a second in all).
+    for (let i = 0; i < 55; i++) {
       const info = await exec.inspect().catch(() => null); // gone: exit status unknown
       if (!info) return null;
       if (!info.Running) return info.ExitCode ?? null;
-      await sleep(20);
+      await sleep(Math.min(20, 2 ** i));
     }
     return null;
   };
