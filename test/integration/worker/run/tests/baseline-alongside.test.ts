@@ -1,6 +1,6 @@
 /**
- * The baseline's sandbox and the first gate's start together, once the agent's is up: with a quick
- * agent (a replay, a one-line fix) the gate no longer waits for two starts in series.
+ * The baseline's sandbox and the first gate's (and its proof's) start together, once the agent's is up:
+ * with a quick agent (a replay, a one-line fix) the gate no longer waits for two starts in series.
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -44,7 +44,8 @@ describe("the baseline alongside the agent", () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  it("asks for the first gate's sandbox with the baseline's, and the gate takes it", async () => {
+  /** The baseline started on the sample with `spares`, its starts held: what it asked for at once. */
+  async function started(spares?: number) {
     const sample = await preparedSample(sandboxes, { source: SAMPLE, test: TEST, prefix: "af-alongside-" });
     root = sample.root;
     const dir = sample.gateSetup.prepared.dir;
@@ -56,33 +57,27 @@ describe("the baseline alongside the agent", () => {
       test: TEST,
       signal: new AbortController().signal,
       stopsRun: () => null,
+      ...(spares ? { spares } : {}),
     });
-    // Both asked for before either has started.
-    expect(provider.asked.slice(before)).toEqual([dir, dir]);
+    const askedAtOnce = provider.asked.slice(before);
     provider.letGo();
+    return { dir, baseline, askedAtOnce, askedSince: () => provider.asked.slice(before) };
+  }
+
+  it("asks for the first gate's sandbox with the baseline's, and the gate takes it", async () => {
+    const { dir, baseline, askedAtOnce, askedSince } = await started();
+    // Both asked for before either has started.
+    expect(askedAtOnce).toEqual([dir, dir]);
     expect((await baseline.settled).passed).toBe(true);
     // The gate's sandbox is that spare: no third start.
     const ran = await sandboxes.using(dir, (sandbox) => sandbox.exec("echo gate"));
     expect(ran.output.trim()).toBe("gate");
-    expect(provider.asked.slice(before)).toHaveLength(2);
+    expect(askedSince()).toHaveLength(2);
   });
 
   it("with two spares, the first gate's and its proof's sandboxes both start with the baseline's", async () => {
-    const sample = await preparedSample(sandboxes, { source: SAMPLE, test: TEST, prefix: "af-alongside-" });
-    root = sample.root;
-    const dir = sample.gateSetup.prepared.dir;
-    const before = provider.asked.length;
-    provider.hold();
-    const baseline = startBaselineAlongside({
-      sandboxes,
-      dir,
-      test: TEST,
-      signal: new AbortController().signal,
-      stopsRun: () => null,
-      spares: 2,
-    });
-    expect(provider.asked.slice(before)).toEqual([dir, dir, dir]);
-    provider.letGo();
+    const { dir, baseline, askedAtOnce, askedSince } = await started(2);
+    expect(askedAtOnce).toEqual([dir, dir, dir]);
     expect((await baseline.settled).passed).toBe(true);
     // The gate and the proof beside it take the two: nothing more starts.
     const [gate, proof] = await Promise.all([
@@ -90,10 +85,10 @@ describe("the baseline alongside the agent", () => {
       sandboxes.using(dir, (sandbox) => sandbox.exec("echo proof")),
     ]);
     expect([gate.output.trim(), proof.output.trim()]).toEqual(["gate", "proof"]);
-    expect(provider.asked.slice(before)).toHaveLength(3);
+    expect(askedSince()).toHaveLength(3);
     // Asked for two again: two start; asked once more, none (two wait already).
     sandboxes.prewarm(dir, 2);
     sandboxes.prewarm(dir, 2);
-    expect(provider.asked.slice(before)).toHaveLength(5);
+    expect(askedSince()).toHaveLength(5);
   });
 });
