@@ -4,7 +4,7 @@
  * stand-in (`Authorization: basic x-access-token:TOKEN`, as GitHub accepts). It records every push.
  */
 import { execFile, spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -183,16 +183,67 @@ async function serveCgi(
   res.writeHead(status, headers).end(before ? withGitHubReasons(answer) : answer);
 }
 
+const OBJECT_ID = /^[0-9a-f]{40}$/;
+
+/**
+ * The refs of a bare repository, name -> object, sorted by name: what `git for-each-ref
+ * --format='%(refname) %(objectname)'` prints, read from the repository's files as git's files backend
+ * stores them (`packed-refs`, then the loose files under `refs/`, which win) instead of from a git
+ * process. The stand-in reads refs on most requests and around every push, and a spawn blocks the
+ * event loop for as long as the kernel copies the page tables of the test's whole process (tens of ms
+ * in a vitest worker that has run many files). git writes a ref through a lock file and a rename, so a
+ * read sees the ref before or after, never half of it.
+ */
 export async function listRefs(repoDir: string): Promise<Record<string, string>> {
-  const { stdout } = await run("git", ["for-each-ref", "--format=%(refname) %(objectname)"], {
-    cwd: repoDir,
+  const found = new Map<string, string>();
+  const packed = await readFile(join(repoDir, "packed-refs"), "utf8").catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "";
+    throw error;
   });
-  const refs: Record<string, string> = {};
-  for (const line of stdout.split("\n")) {
-    const [ref, sha] = line.split(" ");
-    if (ref && sha) refs[ref] = sha;
+  for (const line of packed.split("\n")) {
+    // "# pack-refs with: ..." heads the file; "^SHA" is the peeled object of the annotated tag above.
+    const [sha = "", ref = ""] = line.split(" ");
+    if (OBJECT_ID.test(sha) && ref.startsWith("refs/")) found.set(ref, sha);
   }
-  return refs;
+  const symbolic = new Map<string, string>();
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const ref = `${prefix}/${entry.name}`;
+      if (entry.isDirectory()) await walk(join(dir, entry.name), ref);
+      // A name ending in .lock is a write in progress, not a ref (git refuses such names).
+      else if (entry.isFile() && !entry.name.endsWith(".lock")) {
+        const text = (await readFile(join(dir, entry.name), "utf8").catch(() => "")).trim();
+        if (OBJECT_ID.test(text)) found.set(ref, text);
+        else if (text.startsWith("ref: ")) symbolic.set(ref, text.slice("ref: ".length));
+      }
+    }
+  };
+  await walk(join(repoDir, "refs"), "refs");
+  // A symbolic ref (refs/remotes/origin/HEAD) lists the object of the ref it points to.
+  for (const [ref, target] of symbolic) {
+    const sha = found.get(target);
+    if (sha) found.set(ref, sha);
+  }
+  return Object.fromEntries([...found].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * The commit `ref` names when it names a branch as `git rev-parse` reads a name (refs/NAME, then
+ * refs/tags/NAME, then refs/heads/NAME; git-scm.com/docs/gitrevisions), read from the repository's
+ * files; undefined when it names something else (an object id, a tag, `HEAD`, a revision expression, or
+ * nothing), which only git can resolve.
+ */
+export async function branchCommit(repoDir: string, ref: string): Promise<string | undefined> {
+  // An object id is read as one before any ref; an all-capitals name (HEAD, FETCH_HEAD) is a file of
+  // the repository's own directory, which rev-parse reads first.
+  if (OBJECT_ID.test(ref) || /^[A-Z_]+$/.test(ref)) return undefined;
+  // A repository that cannot be read (gone with its stand-in) is git's to answer.
+  const refs = await listRefs(repoDir).catch(() => ({}) as Record<string, string>);
+  const candidates = ref.startsWith("refs/")
+    ? [ref]
+    : [`refs/${ref}`, `refs/tags/${ref}`, `refs/heads/${ref}`];
+  const named = candidates.find((candidate) => refs[candidate] !== undefined);
+  return named?.startsWith("refs/heads/") ? refs[named] : undefined;
 }
 
 const GIT_IDENTITY = {

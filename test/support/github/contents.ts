@@ -7,6 +7,7 @@
 import { execFile } from "node:child_process";
 import { posix } from "node:path";
 import { promisify } from "node:util";
+import { branchCommit } from "../git-server.js";
 
 const run = promisify(execFile);
 
@@ -24,16 +25,23 @@ type ContentsEntry =
 
 interface TreeEntry {
   mode: string;
+  type: string;
   sha: string;
 }
 
-async function treeEntry(bare: string, ref: string, path: string): Promise<TreeEntry | null> {
-  const { stdout } = await run("git", ["ls-tree", "-z", ref, "--", path], { cwd: bare }).catch(() => ({
-    stdout: "",
-  }));
-  const match = /^(\d+) (\w+) ([0-9a-f]+)\t/.exec(stdout);
+/**
+ * The entry of `path` on `ref` (a blob, tree or submodule): null when there is none there, undefined
+ * when `ref` names no commit (git ls-tree fails; a path that is not there is an empty answer).
+ */
+async function treeEntry(bare: string, ref: string, path: string): Promise<TreeEntry | null | undefined> {
+  const listed = await run("git", ["ls-tree", "-z", ref, "--", path], { cwd: bare }).then(
+    ({ stdout }) => stdout,
+    () => undefined,
+  );
+  if (listed === undefined) return undefined;
+  const match = /^(\d+) (\w+) ([0-9a-f]+)\t/.exec(listed);
   const [, mode = "", type = "", sha = ""] = match ?? [];
-  return type === "blob" ? { mode, sha } : null;
+  return match ? { mode, type, sha } : null;
 }
 
 async function blob(bare: string, sha: string): Promise<Buffer> {
@@ -54,17 +62,15 @@ function fileEntry(path: string, sha: string, content: Buffer): ContentsEntry {
   };
 }
 
-/** The entry at `path` on `ref` of the bare repository, or null when there is no file there. */
-export async function contentsEntry(bare: string, ref: string, path: string): Promise<ContentsEntry | null> {
-  const entry = await treeEntry(bare, ref, path);
-  if (!entry) return null;
+/** The entry of the blob at `path` (its tree entry `entry`) on `ref`: a file, or a symlink resolved. */
+async function blobEntry(bare: string, ref: string, path: string, entry: TreeEntry): Promise<ContentsEntry> {
   const data = await blob(bare, entry.sha);
   if (entry.mode !== "120000") return fileEntry(path, entry.sha, data);
   const target = data.toString("utf8");
   const resolved = posix.normalize(posix.join(posix.dirname(path), target));
   const inside = !posix.isAbsolute(target) && resolved !== ".." && !resolved.startsWith("../");
   const pointee = inside ? await treeEntry(bare, ref, resolved) : null;
-  if (pointee && pointee.mode !== "120000")
+  if (pointee?.type === "blob" && pointee.mode !== "120000")
     return fileEntry(resolved, pointee.sha, await blob(bare, pointee.sha));
   const name = path.split("/").pop() ?? path;
   return { type: "symlink", target, path, name, size: data.length, sha: entry.sha };
@@ -79,22 +85,15 @@ interface ListingEntry {
   size: number;
 }
 
-/** The entries of the directory at `path` ("" for the root) on `ref`, or null when there is no directory there. */
-export async function contentsListing(
-  bare: string,
-  ref: string,
-  path: string,
-): Promise<ListingEntry[] | null> {
-  const dir = path.replace(/\/+$/, "");
-  if (dir !== "") {
-    const { stdout } = await run("git", ["ls-tree", "-z", ref, "--", dir], { cwd: bare }).catch(() => ({
-      stdout: "",
-    }));
-    if (!/^\d+ tree /.test(stdout)) return null;
-  }
-  const { stdout } = await run("git", ["ls-tree", "-z", "--long", ref, "--", dir === "" ? "." : `${dir}/`], {
+/** The entries of the directory `dir` ("" for the root) on `ref`; undefined when `ref` names no commit. */
+async function listing(bare: string, ref: string, dir: string): Promise<ListingEntry[] | undefined> {
+  const stdout = await run("git", ["ls-tree", "-z", "--long", ref, "--", dir === "" ? "." : `${dir}/`], {
     cwd: bare,
-  }).catch(() => ({ stdout: "" }));
+  }).then(
+    (listed) => listed.stdout,
+    () => undefined,
+  );
+  if (stdout === undefined) return undefined;
   return stdout
     .split("\0")
     .filter((line) => line !== "")
@@ -111,4 +110,45 @@ export async function contentsListing(
         size: size === "-" ? 0 : Number(size),
       };
     });
+}
+
+/** What the contents API answers for a path: a file or symlink, a directory's entries, or nothing (404). */
+type Contents = ContentsEntry | ListingEntry[] | null;
+
+/**
+ * Answers by repository, the commit (or tree) they were read from and the path, which never change: every run reads
+ * the same few files (the config, CODEOWNERS, the devcontainer) of the same commit, mostly absent, and
+ * each read was two or three git processes. A name (a branch) is resolved to its commit on each request,
+ * so a branch that moves is read again. Bounded, so that a vitest worker that runs many files keeps
+ * little of it.
+ */
+const answers = new Map<string, Contents>();
+const KEPT_ANSWERS = 2_000;
+
+/**
+ * The contents at `path` on `ref` of the bare repository: the file (or symlink) there, the entries of
+ * the directory there (the root for an empty path), or null when there is neither or `ref` names no
+ * commit.
+ */
+export async function contentsAt(bare: string, ref: string, path: string): Promise<Contents> {
+  const objectId = /^[0-9a-f]{40}$/.test(ref) ? ref : await branchCommit(bare, ref);
+  const key = objectId ? `${bare}\0${objectId}\0${path}` : undefined;
+  const known = key === undefined ? undefined : answers.get(key);
+  if (known !== undefined) return structuredClone(known);
+  const at = objectId ?? ref;
+  const dir = path.replace(/\/+$/, "");
+  const entry = dir === "" ? null : await treeEntry(bare, at, dir);
+  let answer: Contents | undefined;
+  if (entry === undefined) answer = undefined;
+  else if (dir === "" || entry?.type === "tree") answer = await listing(bare, at, dir);
+  // A file's path with a slash after it names a directory, and there is none.
+  else if (entry?.type === "blob" && dir === path) answer = await blobEntry(bare, at, dir, entry);
+  else answer = null;
+  // `ref` names no commit: not kept, as an object id that names nothing now may be pushed later.
+  if (answer === undefined) return null;
+  if (key !== undefined) {
+    if (answers.size >= KEPT_ANSWERS) answers.delete(answers.keys().next().value ?? "");
+    answers.set(key, answer);
+  }
+  return structuredClone(answer);
 }

@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { branchCommit } from "../git-server.js";
 
 const run = promisify(execFile);
 
@@ -60,8 +61,10 @@ export async function readCommit(bare: string, sha: string): Promise<GitCommit> 
   return commit;
 }
 
-/** The commit a ref (branch, tag, SHA) names, or null. */
-export function resolveCommit(bare: string, ref: string): Promise<string | null> {
+/** The commit a ref (branch, tag, SHA) names, or null. A branch is read from the ref files, without git. */
+export async function resolveCommit(bare: string, ref: string): Promise<string | null> {
+  const branch = await branchCommit(bare, ref);
+  if (branch) return branch;
   return git(bare, "rev-parse", "--verify", "--quiet", `${ref}^{commit}`).then(
     (out) => out.trim(),
     () => null,
