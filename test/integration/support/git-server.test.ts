@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { branchCommit, createBareRepo, listRefs } from "../../support/git-server.js";
-import { contentsAt } from "../../support/github/contents.js";
 import { commitOnBranch, resolveCommit } from "../../support/github/git-history.js";
 
 const run = promisify(execFile);
@@ -66,22 +65,5 @@ describe("the git stand-in's refs, read from the repository's files", () => {
     expect(await resolveCommit(bare, "topic")).toBe(main);
     expect(await resolveCommit(bare, "heads/topic")).toBe(branch);
     expect(await resolveCommit(bare, "missing")).toBeNull();
-  });
-
-  it("answers contents from the branch's commit now, after the branch moves, and 404s a ref that names nothing", async () => {
-    const before = await contentsAt(bare, "main", "docs");
-    expect(Array.isArray(before) && before.map((e) => e.path)).toEqual(["docs/guide.md"]);
-    expect(await contentsAt(bare, "main", "docs/new.md")).toBeNull();
-    const moved = await commitOnBranch(bare, "main", main, { "docs/new.md": "new\n" }, "new", author);
-    const after = await contentsAt(bare, "main", "docs/new.md");
-    expect(after && !Array.isArray(after) && after.type === "file" && after.content).toBe(
-      Buffer.from("new\n").toString("base64"),
-    );
-    // The old commit's answer stays what it was.
-    expect(await contentsAt(bare, main, "docs/new.md")).toBeNull();
-    expect(await contentsAt(bare, moved, "README.md/")).toBeNull();
-    const unknown = "0".repeat(40);
-    expect(await contentsAt(bare, unknown, "")).toBeNull();
-    expect(await contentsAt(bare, "no-such-branch", "README.md")).toBeNull();
   });
 });

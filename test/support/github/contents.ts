@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import { posix } from "node:path";
 import { promisify } from "node:util";
-import { branchCommit } from "../git-server.js";
+import { resolveCommit } from "./git-history.js";
 
 const run = promisify(execFile);
 
@@ -23,25 +23,55 @@ type ContentsEntry =
     }
   | { type: "symlink"; target: string; path: string; name: string; size: number; sha: string };
 
+/** An entry of a commit's tree, as `git ls-tree --long` lists it. */
 interface TreeEntry {
+  path: string;
   mode: string;
-  type: string;
+  type: "blob" | "tree" | "commit";
   sha: string;
+  /** A blob's size; 0 for a tree or a submodule. */
+  size: number;
+}
+
+/** Every entry of a commit's tree, in git's order, and by path. */
+interface Tree {
+  entries: TreeEntry[];
+  byPath: Map<string, TreeEntry>;
 }
 
 /**
- * The entry of `path` on `ref` (a blob, tree or submodule): null when there is none there, undefined
- * when `ref` names no commit (git ls-tree fails; a path that is not there is an empty answer).
+ * Whole trees by repository and commit, each read with one git process: a run reads a handful of paths
+ * of the same commit (the config, CODEOWNERS where GitHub looks for it, the devcontainer, the PR
+ * template, mostly absent), which were a process or three each. Bounded: a few runs' commits.
  */
-async function treeEntry(bare: string, ref: string, path: string): Promise<TreeEntry | null | undefined> {
-  const listed = await run("git", ["ls-tree", "-z", ref, "--", path], { cwd: bare }).then(
+const trees = new Map<string, Tree>();
+const KEPT_TREES = 50;
+
+/** The tree of `commit` (an object id), or undefined when the repository has no such commit. */
+async function treeOf(bare: string, commit: string): Promise<Tree | undefined> {
+  const key = `${bare}\0${commit}`;
+  const kept = trees.get(key);
+  if (kept) return kept;
+  const listed = await run("git", ["ls-tree", "-r", "-t", "-z", "--long", commit], {
+    cwd: bare,
+    maxBuffer: 256 * 1024 * 1024,
+  }).then(
     ({ stdout }) => stdout,
     () => undefined,
   );
   if (listed === undefined) return undefined;
-  const match = /^(\d+) (\w+) ([0-9a-f]+)\t/.exec(listed);
-  const [, mode = "", type = "", sha = ""] = match ?? [];
-  return match ? { mode, type, sha } : null;
+  const entries = listed
+    .split("\0")
+    .filter((line) => line !== "")
+    .map((line): TreeEntry => {
+      const [meta = "", path = ""] = line.split("\t");
+      const [mode = "", type = "", sha = "", size = "-"] = meta.trim().split(/\s+/);
+      return { path, mode, type: type as TreeEntry["type"], sha, size: size === "-" ? 0 : Number(size) };
+    });
+  const tree = { entries, byPath: new Map(entries.map((entry) => [entry.path, entry])) };
+  if (trees.size >= KEPT_TREES) trees.delete(trees.keys().next().value ?? "");
+  trees.set(key, tree);
+  return tree;
 }
 
 async function blob(bare: string, sha: string): Promise<Buffer> {
@@ -62,14 +92,15 @@ function fileEntry(path: string, sha: string, content: Buffer): ContentsEntry {
   };
 }
 
-/** The entry of the blob at `path` (its tree entry `entry`) on `ref`: a file, or a symlink resolved. */
-async function blobEntry(bare: string, ref: string, path: string, entry: TreeEntry): Promise<ContentsEntry> {
+/** The blob `entry` of `tree` as the contents API answers it: a file, or a symlink resolved. */
+async function blobEntry(bare: string, tree: Tree, entry: TreeEntry): Promise<ContentsEntry> {
+  const { path } = entry;
   const data = await blob(bare, entry.sha);
   if (entry.mode !== "120000") return fileEntry(path, entry.sha, data);
   const target = data.toString("utf8");
   const resolved = posix.normalize(posix.join(posix.dirname(path), target));
   const inside = !posix.isAbsolute(target) && resolved !== ".." && !resolved.startsWith("../");
-  const pointee = inside ? await treeEntry(bare, ref, resolved) : null;
+  const pointee = inside ? tree.byPath.get(resolved) : undefined;
   if (pointee?.type === "blob" && pointee.mode !== "120000")
     return fileEntry(resolved, pointee.sha, await blob(bare, pointee.sha));
   const name = path.split("/").pop() ?? path;
@@ -85,70 +116,59 @@ interface ListingEntry {
   size: number;
 }
 
-/** The entries of the directory `dir` ("" for the root) on `ref`; undefined when `ref` names no commit. */
-async function listing(bare: string, ref: string, dir: string): Promise<ListingEntry[] | undefined> {
-  const stdout = await run("git", ["ls-tree", "-z", "--long", ref, "--", dir === "" ? "." : `${dir}/`], {
-    cwd: bare,
-  }).then(
-    (listed) => listed.stdout,
-    () => undefined,
-  );
-  if (stdout === undefined) return undefined;
-  return stdout
-    .split("\0")
-    .filter((line) => line !== "")
-    .map((line) => {
-      const [meta = "", entryPath = ""] = line.split("\t");
-      const [mode = "", type = "", sha = "", size = "-"] = meta.trim().split(/\s+/);
-      const kind =
-        type === "tree" ? "dir" : type === "commit" ? "submodule" : mode === "120000" ? "symlink" : "file";
-      return {
-        type: kind,
-        name: entryPath.split("/").pop() ?? entryPath,
-        path: entryPath,
-        sha,
-        size: size === "-" ? 0 : Number(size),
-      };
-    });
+/** The entries of the directory `dir` ("" for the root) of `tree`, in git's order. */
+function listing(tree: Tree, dir: string): ListingEntry[] {
+  return tree.entries
+    .filter((entry) => posix.dirname(entry.path) === (dir === "" ? "." : dir))
+    .map((entry) => ({
+      type:
+        entry.type === "tree"
+          ? "dir"
+          : entry.type === "commit"
+            ? "submodule"
+            : entry.mode === "120000"
+              ? "symlink"
+              : "file",
+      name: entry.path.split("/").pop() ?? entry.path,
+      path: entry.path,
+      sha: entry.sha,
+      size: entry.size,
+    }));
 }
 
 /** What the contents API answers for a path: a file or symlink, a directory's entries, or nothing (404). */
 type Contents = ContentsEntry | ListingEntry[] | null;
 
 /**
- * Answers by repository, the commit (or tree) they were read from and the path, which never change: every run reads
- * the same few files (the config, CODEOWNERS, the devcontainer) of the same commit, mostly absent, and
- * each read was two or three git processes. A name (a branch) is resolved to its commit on each request,
- * so a branch that moves is read again. Bounded, so that a vitest worker that runs many files keeps
- * little of it.
+ * Answers by repository, commit and path, which never change: every run reads the same few files of
+ * its commit, and a file's content is a git process more. A name (a branch) is resolved to its commit
+ * on each request, so a branch that moves is read again. Bounded, so that a vitest worker that runs many
+ * files keeps little of it.
  */
 const answers = new Map<string, Contents>();
 const KEPT_ANSWERS = 2_000;
 
 /**
- * The contents at `path` on `ref` of the bare repository: the file (or symlink) there, the entries of
- * the directory there (the root for an empty path), or null when there is neither or `ref` names no
- * commit.
+ * The contents at `path` on `ref` (a branch, tag or commit) of the bare repository: the file (or
+ * symlink) there, the entries of the directory there (the root for an empty path), or null when there
+ * is neither or `ref` names no commit.
  */
 export async function contentsAt(bare: string, ref: string, path: string): Promise<Contents> {
-  const objectId = /^[0-9a-f]{40}$/.test(ref) ? ref : await branchCommit(bare, ref);
-  const key = objectId ? `${bare}\0${objectId}\0${path}` : undefined;
-  const known = key === undefined ? undefined : answers.get(key);
+  const commit = /^[0-9a-f]{40}$/.test(ref) ? ref : await resolveCommit(bare, ref);
+  if (!commit) return null;
+  const key = `${bare}\0${commit}\0${path}`;
+  const known = answers.get(key);
   if (known !== undefined) return structuredClone(known);
-  const at = objectId ?? ref;
+  // No such commit (an object id not pushed yet): not kept, it may be pushed later.
+  const tree = await treeOf(bare, commit);
+  if (!tree) return null;
   const dir = path.replace(/\/+$/, "");
-  const entry = dir === "" ? null : await treeEntry(bare, at, dir);
-  let answer: Contents | undefined;
-  if (entry === undefined) answer = undefined;
-  else if (dir === "" || entry?.type === "tree") answer = await listing(bare, at, dir);
+  const entry = dir === "" ? undefined : tree.byPath.get(dir);
+  let answer: Contents = null;
+  if (dir === "" || entry?.type === "tree") answer = listing(tree, dir);
   // A file's path with a slash after it names a directory, and there is none.
-  else if (entry?.type === "blob" && dir === path) answer = await blobEntry(bare, at, dir, entry);
-  else answer = null;
-  // `ref` names no commit: not kept, as an object id that names nothing now may be pushed later.
-  if (answer === undefined) return null;
-  if (key !== undefined) {
-    if (answers.size >= KEPT_ANSWERS) answers.delete(answers.keys().next().value ?? "");
-    answers.set(key, answer);
-  }
+  else if (entry?.type === "blob" && dir === path) answer = await blobEntry(bare, tree, entry);
+  if (answers.size >= KEPT_ANSWERS) answers.delete(answers.keys().next().value ?? "");
+  answers.set(key, answer);
   return structuredClone(answer);
 }
