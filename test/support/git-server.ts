@@ -230,20 +230,23 @@ export async function listRefs(repoDir: string): Promise<Record<string, string>>
 /**
  * The commit `ref` names when it names a branch as `git rev-parse` reads a name (refs/NAME, then
  * refs/tags/NAME, then refs/heads/NAME; git-scm.com/docs/gitrevisions), read from the repository's
- * files; undefined when it names something else (an object id, a tag, `HEAD`, a revision expression, or
- * nothing), which only git can resolve.
+ * files; null when it is a plain name that no ref has (a branch not pushed yet: what git answers too);
+ * undefined when only git can say (an object id or a part of one, a tag, `HEAD`, an expression).
  */
-export async function branchCommit(repoDir: string, ref: string): Promise<string | undefined> {
-  // An object id is read as one before any ref; an all-capitals name (HEAD, FETCH_HEAD) is a file of
-  // the repository's own directory, which rev-parse reads first.
-  if (OBJECT_ID.test(ref) || /^[A-Z_]+$/.test(ref)) return undefined;
+export async function branchCommit(repoDir: string, ref: string): Promise<string | null | undefined> {
+  // An object id (or its start) is read as one before any ref; an all-capitals name (HEAD,
+  // FETCH_HEAD) is a file of the repository's own directory, which rev-parse reads first.
+  if (/^[0-9a-f]{4,40}$/.test(ref) || /^[A-Z_]+$/.test(ref)) return undefined;
   // A repository that cannot be read (gone with its stand-in) is git's to answer.
-  const refs = await listRefs(repoDir).catch(() => ({}) as Record<string, string>);
+  const refs = await listRefs(repoDir).catch(() => undefined);
+  if (!refs) return undefined;
   const candidates = ref.startsWith("refs/")
     ? [ref]
     : [`refs/${ref}`, `refs/tags/${ref}`, `refs/heads/${ref}`];
   const named = candidates.find((candidate) => refs[candidate] !== undefined);
-  return named?.startsWith("refs/heads/") ? refs[named] : undefined;
+  if (named) return named.startsWith("refs/heads/") ? refs[named] : undefined;
+  // Letters, digits, dots, dashes and slashes and no "..": no expression, only a ref could name it.
+  return /^[\w./-]+$/.test(ref) && !ref.includes("..") ? null : undefined;
 }
 
 const GIT_IDENTITY = {

@@ -57,8 +57,15 @@ describe("the git stand-in's refs, read from the repository's files", () => {
     expect(await branchCommit(bare, "topic")).toBe(branch);
     expect(await branchCommit(bare, "refs/heads/topic")).toBe(branch);
     expect(await branchCommit(bare, "heads/topic")).toBe(branch);
-    for (const other of ["HEAD", main, "v1", "topic~1", "missing"])
+    for (const other of ["HEAD", main, main.slice(0, 7), "v1", "topic~1", "topic@{1}", "a..b"])
       expect(await branchCommit(bare, other)).toBeUndefined();
+    // A plain name no ref has names nothing, as git says.
+    for (const missing of ["missing", "agent-fix/issue-9", "refs/heads/missing"]) {
+      expect(await branchCommit(bare, missing)).toBeNull();
+      await expect(
+        run("git", ["rev-parse", "--verify", "--quiet", `${missing}^{commit}`], { cwd: bare }),
+      ).rejects.toThrow();
+    }
     // A tag of the same name is what rev-parse reads first.
     await run("git", ["tag", "topic", main], { cwd: bare });
     expect(await branchCommit(bare, "topic")).toBeUndefined();

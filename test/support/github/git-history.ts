@@ -94,13 +94,23 @@ export function readCommit(bare: string, sha: string): Promise<GitCommit> {
   });
 }
 
-/** The commit a ref (branch, tag, SHA) names, or null. A branch is read from the ref files, without git. */
+/**
+ * The commit a ref (branch, tag, SHA) names, or null. A branch is read from the ref files, without git;
+ * an object id git found is kept.
+ */
 export async function resolveCommit(bare: string, ref: string): Promise<string | null> {
   const branch = await branchCommit(bare, ref);
-  if (branch) return branch;
-  return git(bare, "rev-parse", "--verify", "--quiet", `${ref}^{commit}`).then(
-    (out) => out.trim(),
-    () => null,
+  if (branch !== undefined) return branch;
+  return byObjectIds(
+    bare,
+    "commit-of",
+    [ref],
+    () =>
+      git(bare, "rev-parse", "--verify", "--quiet", `${ref}^{commit}`).then(
+        (out) => out.trim(),
+        () => null,
+      ),
+    (commit) => commit !== null,
   );
 }
 
