@@ -3,12 +3,11 @@
  * node http server, with bare repositories in a temp dir and the same token check as the GitHub
  * stand-in (`Authorization: basic x-access-token:TOKEN`, as GitHub accepts). It records every push.
  */
-import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { promisify } from "node:util";
+import { type ExecFailure, execInHelper } from "./exec-in-helper.js";
 import {
   type FreshTokenRefusal,
   type PushFaults,
@@ -16,7 +15,9 @@ import {
   withGitHubReasons,
 } from "./git-refusals.js";
 
-const run = promisify(execFile);
+/** A command from the exec helper (test/support/exec-in-helper.ts), not a spawn of the test process. */
+const run = (file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
+  execInHelper(file, args, options);
 
 /** Answers whether a token is currently valid, and for which owner/repo ("" when it is not). */
 type TokenCheck = (
@@ -129,7 +130,10 @@ async function serveCgi(
 ): Promise<void> {
   const repoDir = join(options.root, owner, `${repo}.git`);
   const before = isPush && req.method === "POST" ? await listRefs(repoDir) : null;
-  const child = spawn("git", ["http-backend"], {
+  // The request whole, then the CGI's answer whole (as before: its headers come first in its output).
+  const body: Buffer[] = [];
+  for await (const chunk of req) body.push(chunk as Buffer);
+  const { code, output } = await execInHelper("git", ["http-backend"], {
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       GIT_PROJECT_ROOT: options.root,
@@ -144,13 +148,14 @@ async function serveCgi(
       REMOTE_USER: "x-access-token",
       REMOTE_ADDR: "127.0.0.1",
     },
-  });
-  req.pipe(child.stdin);
-  const chunks: Buffer[] = [];
-  child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
-  child.stderr.on("data", () => {});
-  const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? 1)));
-  const output = Buffer.concat(chunks);
+    input: Buffer.concat(body),
+  }).then(
+    ({ stdout }) => ({ code: 0, output: stdout }),
+    (failure: ExecFailure) => ({
+      code: typeof failure.code === "number" ? failure.code : 1,
+      output: failure.stdout ?? Buffer.alloc(0),
+    }),
+  );
   let split = output.indexOf("\r\n\r\n");
   let sepLength = 4;
   if (split < 0) {

@@ -4,12 +4,9 @@
  * file's content; any other symlink answers `type: "symlink"` with its `target` and no content; a
  * directory (the root too: an empty path) answers the array of its entries, without content.
  */
-import { execFile } from "node:child_process";
 import { posix } from "node:path";
-import { promisify } from "node:util";
+import { execInHelper } from "../exec-in-helper.js";
 import { resolveCommit } from "./git-history.js";
-
-const run = promisify(execFile);
 
 type ContentsEntry =
   | {
@@ -52,11 +49,10 @@ async function treeOf(bare: string, commit: string): Promise<Tree | undefined> {
   const key = `${bare}\0${commit}`;
   const kept = trees.get(key);
   if (kept) return kept;
-  const listed = await run("git", ["ls-tree", "-r", "-t", "-z", "--long", commit], {
+  const listed = await execInHelper("git", ["ls-tree", "-r", "-t", "-z", "--long", commit], {
     cwd: bare,
-    maxBuffer: 256 * 1024 * 1024,
   }).then(
-    ({ stdout }) => stdout,
+    ({ stdout }) => stdout.toString("utf8"),
     () => undefined,
   );
   if (listed === undefined) return undefined;
@@ -75,7 +71,7 @@ async function treeOf(bare: string, commit: string): Promise<Tree | undefined> {
 }
 
 async function blob(bare: string, sha: string): Promise<Buffer> {
-  const { stdout } = await run("git", ["cat-file", "blob", sha], { cwd: bare, encoding: "buffer" });
+  const { stdout } = await execInHelper("git", ["cat-file", "blob", sha], { cwd: bare });
   return stdout;
 }
 

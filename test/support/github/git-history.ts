@@ -3,14 +3,15 @@
  * pull request endpoints: commits with their authors, merge bases, and merges computed by git
  * (`git merge-tree --write-tree`, no work tree), so every answer agrees with the git server.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { execInHelper } from "../exec-in-helper.js";
 import { branchCommit } from "../git-server.js";
 
-const run = promisify(execFile);
+/** git in the stand-in's bare repository `cwd`: its stdout as text. */
+const run = (file: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) =>
+  execInHelper(file, args, options).then(({ stdout }) => ({ stdout: stdout.toString("utf8") }));
 
 interface GitPerson {
   name: string;
@@ -27,8 +28,7 @@ export interface GitCommit {
   message: string;
 }
 
-const git = (bare: string, ...args: string[]) =>
-  run("git", args, { cwd: bare, maxBuffer: 64 * 1024 * 1024 }).then(({ stdout }) => stdout);
+const git = (bare: string, ...args: string[]) => run("git", args, { cwd: bare }).then(({ stdout }) => stdout);
 
 const FORMAT = ["%H", "%T", "%P", "%an", "%ae", "%aI", "%cn", "%ce", "%cI", "%B"].join("%x00");
 
