@@ -15,10 +15,6 @@ import {
   withGitHubReasons,
 } from "./git-refusals.js";
 
-/** A command from the exec helper (test/support/exec-in-helper.ts), not a spawn of the test process. */
-const run = (file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
-  execInHelper(file, args, options);
-
 /** Answers whether a token is currently valid, and for which owner/repo ("" when it is not). */
 type TokenCheck = (
   token: string,
@@ -130,7 +126,8 @@ async function serveCgi(
 ): Promise<void> {
   const repoDir = join(options.root, owner, `${repo}.git`);
   const before = isPush && req.method === "POST" ? await listRefs(repoDir) : null;
-  // The request whole, then the CGI's answer whole (as before: its headers come first in its output).
+  // The request goes in whole and the answer comes out whole (CGI headers, a blank line, the body); git
+  // runs from the exec helper, not as a spawn of the test process.
   const body: Buffer[] = [];
   for await (const chunk of req) body.push(chunk as Buffer);
   const { code, output } = await execInHelper("git", ["http-backend"], {
@@ -276,7 +273,7 @@ export async function createBareRepo(
   const work = await mkdtemp(join(tmpdir(), "af-git-seed-"));
   try {
     await mkdir(dirname(bare), { recursive: true });
-    await run("git", ["init", "--quiet", "--bare", "--initial-branch", defaultBranch, bare]);
+    await execInHelper("git", ["init", "--quiet", "--bare", "--initial-branch", defaultBranch, bare]);
     for (const [path, content] of Object.entries(files)) {
       await mkdir(dirname(join(work, path)), { recursive: true });
       await writeFile(join(work, path), content);
@@ -285,8 +282,8 @@ export async function createBareRepo(
     // as `git add -A` reads them (.gitignore, .gitattributes): three git processes, not a clone and a
     // push's five, each of which blocks the test process while it starts.
     const env = { ...process.env, ...GIT_IDENTITY, GIT_DIR: bare, GIT_WORK_TREE: work };
-    await run("git", ["add", "-A"], { cwd: work, env });
-    await run("git", ["commit", "--quiet", "-m", "Initial commit"], { cwd: work, env });
+    await execInHelper("git", ["add", "-A"], { cwd: work, env });
+    await execInHelper("git", ["commit", "--quiet", "-m", "Initial commit"], { cwd: work, env });
     // What committing left that a pushed-to bare repository does not have.
     for (const left of ["index", "COMMIT_EDITMSG", "logs"])
       await rm(join(bare, left), { recursive: true, force: true });
