@@ -19,8 +19,15 @@ if (!Number.isInteger(workers) || workers < 1)
  * whole process while the event loop waits. `bounded-receipt` streams archives up to its caps (64-256
  * MiB) through the worker in the test's process: the process went from 240 to 425 MB during it and
  * stayed there, and a spawn there cost 30-50 ms after it against 9-15 ms before (docs/testing.md).
+ * `declared-toolchain` moves setup's 330 MB Go cache through it, from 153 to 840-900 MB, its spawns
+ * 60-230 ms: as the second longest file it ran first on one of the two workers, which then ran a
+ * hundred files at that size. `registry-projects`, the longest, took the other from 154 to 340-377 MB.
  */
-const HEAVY = ["test/e2e/bounded-receipt.test.ts"];
+const HEAVY = [
+  "test/e2e/bounded-receipt.test.ts",
+  "test/e2e/declared-toolchain.test.ts",
+  "test/e2e/registry-projects.test.ts",
+];
 
 /**
  * Files that need a process of their own, as vitest gives every file by default: each depends on what
