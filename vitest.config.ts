@@ -14,17 +14,35 @@ if (!Number.isInteger(workers) || workers < 1)
   );
 
 /**
+ * Files that leave their process holding much more memory than they found it, which every later spawn
+ * of that process pays for: Node 20 spawns with fork(), and the kernel copies the page tables of the
+ * whole process while the event loop waits. `bounded-receipt` streams archives up to its caps (64-256
+ * MiB) through the worker in the test's process: the process went from 240 to 425 MB during it and
+ * stayed there, and a spawn there cost 30-50 ms after it against 9-15 ms before (docs/testing.md).
+ * `declared-toolchain` moves setup's 330 MB Go cache through it, from 153 to 840-900 MB, its spawns
+ * 60-230 ms: as the second longest file it ran first on one of the two workers, which then ran a
+ * hundred files at that size. `registry-projects`, the longest, took the other from 154 to 340-377 MB.
+ */
+const HEAVY = [
+  "test/e2e/bounded-receipt.test.ts",
+  "test/e2e/declared-toolchain.test.ts",
+  "test/e2e/registry-projects.test.ts",
+];
+
+/**
  * Files that need a process of their own, as vitest gives every file by default: each depends on what
  * its process did before it. `throttle-redis`: @octokit/plugin-throttling builds its limiters once a
  * process, so an earlier file's app would have built them without Redis. `health`: its workers' stop
  * hung past the hook's 120 s once after other files in its process. `metrics` (its worker in the test's
  * process): the peak resident memory read below the resident memory an earlier scrape read, once,
- * after other files in its process. Their projects are `integration-own-process` and `e2e-own-process`.
+ * after other files in its process. And HEAVY's, above. Their projects are `integration-own-process` and
+ * `e2e-own-process`.
  */
 const OWN_PROCESS = [
   "test/integration/src/server/throttle-redis.test.ts",
   "test/integration/worker/health.test.ts",
   "test/e2e/metrics.test.ts",
+  ...HEAVY,
 ];
 
 /** What the two e2e projects share: the whole product against the stand-ins, and faults injected. */

@@ -3,20 +3,17 @@
  * node http server, with bare repositories in a temp dir and the same token check as the GitHub
  * stand-in (`Authorization: basic x-access-token:TOKEN`, as GitHub accepts). It records every push.
  */
-import { execFile, spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { promisify } from "node:util";
+import { type ExecFailure, execInHelper } from "./exec-in-helper.js";
 import {
   type FreshTokenRefusal,
   type PushFaults,
   REFUSED_TOKEN_ANSWER,
   withGitHubReasons,
 } from "./git-refusals.js";
-
-const run = promisify(execFile);
 
 /** Answers whether a token is currently valid, and for which owner/repo ("" when it is not). */
 type TokenCheck = (
@@ -129,7 +126,11 @@ async function serveCgi(
 ): Promise<void> {
   const repoDir = join(options.root, owner, `${repo}.git`);
   const before = isPush && req.method === "POST" ? await listRefs(repoDir) : null;
-  const child = spawn("git", ["http-backend"], {
+  // The request goes in whole and the answer comes out whole (CGI headers, a blank line, the body); git
+  // runs from the exec helper, not as a spawn of the test process.
+  const body: Buffer[] = [];
+  for await (const chunk of req) body.push(chunk as Buffer);
+  const { code, output } = await execInHelper("git", ["http-backend"], {
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       GIT_PROJECT_ROOT: options.root,
@@ -144,13 +145,14 @@ async function serveCgi(
       REMOTE_USER: "x-access-token",
       REMOTE_ADDR: "127.0.0.1",
     },
-  });
-  req.pipe(child.stdin);
-  const chunks: Buffer[] = [];
-  child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
-  child.stderr.on("data", () => {});
-  const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? 1)));
-  const output = Buffer.concat(chunks);
+    input: Buffer.concat(body),
+  }).then(
+    ({ stdout }) => ({ code: 0, output: stdout }),
+    (failure: ExecFailure) => ({
+      code: typeof failure.code === "number" ? failure.code : 1,
+      output: failure.stdout ?? Buffer.alloc(0),
+    }),
+  );
   let split = output.indexOf("\r\n\r\n");
   let sepLength = 4;
   if (split < 0) {
@@ -183,16 +185,70 @@ async function serveCgi(
   res.writeHead(status, headers).end(before ? withGitHubReasons(answer) : answer);
 }
 
+const OBJECT_ID = /^[0-9a-f]{40}$/;
+
+/**
+ * The refs of a bare repository, name -> object, sorted by name: what `git for-each-ref
+ * --format='%(refname) %(objectname)'` prints, read from the repository's files as git's files backend
+ * stores them (`packed-refs`, then the loose files under `refs/`, which win) instead of from a git
+ * process. The stand-in reads refs on most requests and around every push, and a spawn blocks the
+ * event loop for as long as the kernel copies the page tables of the test's whole process (tens of ms
+ * in a vitest worker that has run many files). git writes a ref through a lock file and a rename, so a
+ * read sees the ref before or after, never half of it.
+ */
 export async function listRefs(repoDir: string): Promise<Record<string, string>> {
-  const { stdout } = await run("git", ["for-each-ref", "--format=%(refname) %(objectname)"], {
-    cwd: repoDir,
+  const found = new Map<string, string>();
+  const packed = await readFile(join(repoDir, "packed-refs"), "utf8").catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "";
+    throw error;
   });
-  const refs: Record<string, string> = {};
-  for (const line of stdout.split("\n")) {
-    const [ref, sha] = line.split(" ");
-    if (ref && sha) refs[ref] = sha;
+  for (const line of packed.split("\n")) {
+    // "# pack-refs with: ..." heads the file; "^SHA" is the peeled object of the annotated tag above.
+    const [sha = "", ref = ""] = line.split(" ");
+    if (OBJECT_ID.test(sha) && ref.startsWith("refs/")) found.set(ref, sha);
   }
-  return refs;
+  const symbolic = new Map<string, string>();
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const ref = `${prefix}/${entry.name}`;
+      if (entry.isDirectory()) await walk(join(dir, entry.name), ref);
+      // A name ending in .lock is a write in progress, not a ref (git refuses such names).
+      else if (entry.isFile() && !entry.name.endsWith(".lock")) {
+        const text = (await readFile(join(dir, entry.name), "utf8").catch(() => "")).trim();
+        if (OBJECT_ID.test(text)) found.set(ref, text);
+        else if (text.startsWith("ref: ")) symbolic.set(ref, text.slice("ref: ".length));
+      }
+    }
+  };
+  await walk(join(repoDir, "refs"), "refs");
+  // A symbolic ref (refs/remotes/origin/HEAD) lists the object of the ref it points to.
+  for (const [ref, target] of symbolic) {
+    const sha = found.get(target);
+    if (sha) found.set(ref, sha);
+  }
+  return Object.fromEntries([...found].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * The commit `ref` names when it names a branch as `git rev-parse` reads a name (refs/NAME, then
+ * refs/tags/NAME, then refs/heads/NAME; git-scm.com/docs/gitrevisions), read from the repository's
+ * files; null when it is a plain name that no ref has (a branch not pushed yet: what git answers too);
+ * undefined when only git can say (an object id or a part of one, a tag, `HEAD`, an expression).
+ */
+export async function branchCommit(repoDir: string, ref: string): Promise<string | null | undefined> {
+  // An object id (or its start) is read as one before any ref; an all-capitals name (HEAD,
+  // FETCH_HEAD) is a file of the repository's own directory, which rev-parse reads first.
+  if (/^[0-9a-f]{4,40}$/.test(ref) || /^[A-Z_]+$/.test(ref)) return undefined;
+  // A repository that cannot be read (gone with its stand-in) is git's to answer.
+  const refs = await listRefs(repoDir).catch(() => undefined);
+  if (!refs) return undefined;
+  const candidates = ref.startsWith("refs/")
+    ? [ref]
+    : [`refs/${ref}`, `refs/tags/${ref}`, `refs/heads/${ref}`];
+  const named = candidates.find((candidate) => refs[candidate] !== undefined);
+  if (named) return named.startsWith("refs/heads/") ? refs[named] : undefined;
+  // Letters, digits, dots, dashes and slashes and no "..": no expression, only a ref could name it.
+  return /^[\w./-]+$/.test(ref) && !ref.includes("..") ? null : undefined;
 }
 
 const GIT_IDENTITY = {
@@ -217,16 +273,20 @@ export async function createBareRepo(
   const work = await mkdtemp(join(tmpdir(), "af-git-seed-"));
   try {
     await mkdir(dirname(bare), { recursive: true });
-    await run("git", ["init", "--quiet", "--bare", "--initial-branch", defaultBranch, bare]);
-    await run("git", ["init", "--quiet", "--initial-branch", defaultBranch, work]);
+    await execInHelper("git", ["init", "--quiet", "--bare", "--initial-branch", defaultBranch, bare]);
     for (const [path, content] of Object.entries(files)) {
       await mkdir(dirname(join(work, path)), { recursive: true });
       await writeFile(join(work, path), content);
     }
-    const env = { ...process.env, ...GIT_IDENTITY };
-    await run("git", ["add", "-A"], { cwd: work, env });
-    await run("git", ["commit", "--quiet", "-m", "Initial commit"], { cwd: work, env });
-    await run("git", ["push", "--quiet", bare, `HEAD:refs/heads/${defaultBranch}`], { cwd: work, env });
+    // Committed from the files straight into the bare repository (its own work tree for two commands),
+    // as `git add -A` reads them (.gitignore, .gitattributes): three git processes, not a clone and a
+    // push's five, each of which blocks the test process while it starts.
+    const env = { ...process.env, ...GIT_IDENTITY, GIT_DIR: bare, GIT_WORK_TREE: work };
+    await execInHelper("git", ["add", "-A"], { cwd: work, env });
+    await execInHelper("git", ["commit", "--quiet", "-m", "Initial commit"], { cwd: work, env });
+    // What committing left that a pushed-to bare repository does not have.
+    for (const left of ["index", "COMMIT_EDITMSG", "logs"])
+      await rm(join(bare, left), { recursive: true, force: true });
     const hook = `#!/bin/sh\nif [ "$1" = "refs/heads/${defaultBranch}" ]; then echo "protected branch ${defaultBranch}: push refused" >&2; exit 1; fi\n`;
     await writeFile(join(bare, "hooks", "update"), hook, { mode: 0o755 });
     return bare;

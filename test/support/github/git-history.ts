@@ -3,13 +3,15 @@
  * pull request endpoints: commits with their authors, merge bases, and merges computed by git
  * (`git merge-tree --write-tree`, no work tree), so every answer agrees with the git server.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { execInHelper } from "../exec-in-helper.js";
+import { branchCommit } from "../git-server.js";
 
-const run = promisify(execFile);
+/** git in the stand-in's bare repository `cwd`: its stdout as text. */
+const run = (file: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) =>
+  execInHelper(file, args, options).then(({ stdout }) => ({ stdout: stdout.toString("utf8") }));
 
 interface GitPerson {
   name: string;
@@ -26,8 +28,7 @@ export interface GitCommit {
   message: string;
 }
 
-const git = (bare: string, ...args: string[]) =>
-  run("git", args, { cwd: bare, maxBuffer: 64 * 1024 * 1024 }).then(({ stdout }) => stdout);
+const git = (bare: string, ...args: string[]) => run("git", args, { cwd: bare }).then(({ stdout }) => stdout);
 
 const FORMAT = ["%H", "%T", "%P", "%an", "%ae", "%aI", "%cn", "%ce", "%cI", "%B"].join("%x00");
 
@@ -54,24 +55,77 @@ async function log(bare: string, ...args: string[]): Promise<GitCommit[]> {
     .map(parse);
 }
 
-export async function readCommit(bare: string, sha: string): Promise<GitCommit> {
-  const [commit] = await log(bare, "-1", sha);
-  if (!commit) throw new Error(`no commit ${sha}`);
-  return commit;
+const OBJECT_ID = /^[0-9a-f]{40}$/;
+
+/**
+ * What git answered about objects of a repository, by the object ids asked about: a commit, a merge
+ * base or a merge's tree never changes once its objects exist, and a pull request's mergeability, a
+ * check suite's head commit or a compare reads the same ones over and over (each a git process, which
+ * blocks the event loop of the test's process). Only answers about object ids are kept, never about a
+ * name (a branch moves), and only those git gave (an object id that names nothing now may be pushed
+ * later). Bounded, so that a vitest worker that runs many files keeps little of it.
+ */
+const known = new Map<string, unknown>();
+const KEPT = 2_000;
+
+async function byObjectIds<T>(
+  bare: string,
+  what: string,
+  ids: string[],
+  ask: () => Promise<T>,
+  keep: (answer: T) => boolean = () => true,
+): Promise<T> {
+  if (!ids.every((id) => OBJECT_ID.test(id))) return ask();
+  const key = [bare, what, ...ids].join("\0");
+  if (known.has(key)) return known.get(key) as T;
+  const answer = await ask();
+  if (keep(answer)) {
+    if (known.size >= KEPT) known.delete(known.keys().next().value ?? "");
+    known.set(key, answer);
+  }
+  return answer;
 }
 
-/** The commit a ref (branch, tag, SHA) names, or null. */
-export function resolveCommit(bare: string, ref: string): Promise<string | null> {
-  return git(bare, "rev-parse", "--verify", "--quiet", `${ref}^{commit}`).then(
-    (out) => out.trim(),
-    () => null,
+export function readCommit(bare: string, sha: string): Promise<GitCommit> {
+  return byObjectIds(bare, "commit", [sha], async () => {
+    const [commit] = await log(bare, "-1", sha);
+    if (!commit) throw new Error(`no commit ${sha}`);
+    return commit;
+  });
+}
+
+/**
+ * The commit a ref (branch, tag, SHA) names, or null. A branch is read from the ref files, without git;
+ * an object id git found is kept.
+ */
+export async function resolveCommit(bare: string, ref: string): Promise<string | null> {
+  const branch = await branchCommit(bare, ref);
+  if (branch !== undefined) return branch;
+  return byObjectIds(
+    bare,
+    "commit-of",
+    [ref],
+    () =>
+      git(bare, "rev-parse", "--verify", "--quiet", `${ref}^{commit}`).then(
+        (out) => out.trim(),
+        () => null,
+      ),
+    (commit) => commit !== null,
   );
 }
 
 export function mergeBase(bare: string, a: string, b: string): Promise<string | null> {
-  return git(bare, "merge-base", a, b).then(
-    (out) => out.trim(),
-    () => null,
+  return byObjectIds(
+    bare,
+    "merge-base",
+    [a, b],
+    () =>
+      git(bare, "merge-base", a, b).then(
+        (out) => out.trim(),
+        () => null,
+      ),
+    // No merge base, or an object git does not have (yet): asked again next time.
+    (base) => base !== null,
   );
 }
 
@@ -82,11 +136,20 @@ export function commitsBetween(bare: string, base: string, head: string): Promis
 
 /** The tree of merging `theirs` into `ours`, or null when they conflict. */
 export async function mergeTree(bare: string, ours: string, theirs: string): Promise<string | null> {
-  return git(bare, "merge-tree", "--write-tree", ours, theirs).then(
-    (out) => out.split("\n")[0]?.trim() ?? null,
-    // git merge-tree exits 1 on conflicts, printing the conflicted tree and the paths.
-    () => null,
+  const tree = await byObjectIds(
+    bare,
+    "merge-tree",
+    [ours, theirs],
+    () =>
+      git(bare, "merge-tree", "--write-tree", ours, theirs).then(
+        (out) => out.split("\n")[0]?.trim() ?? null,
+        // git merge-tree exits 1 on conflicts, printing the conflicted tree and the paths; anything else
+        // (an object it does not have) is no answer, asked again next time.
+        (error: unknown) => ((error as { code?: unknown }).code === 1 ? null : undefined),
+      ),
+    (answer) => answer !== undefined,
   );
+  return tree ?? null;
 }
 
 /**

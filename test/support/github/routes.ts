@@ -5,7 +5,7 @@ import { actionsRoutes } from "./actions-routes.js";
 import { checkRoutes } from "./check-routes.js";
 import type { CiState } from "./ci-state.js";
 import { compareRoutes, mergeability } from "./compare-routes.js";
-import { contentsEntry, contentsListing } from "./contents.js";
+import { contentsAt } from "./contents.js";
 import { paged, pullFilesJson, sortPulls } from "./history-routes.js";
 import { commentJson, issueJson, pullJson, repoJson, userJson } from "./render.js";
 import { reviewRoutes } from "./review-routes.js";
@@ -193,11 +193,9 @@ export const routes: Route[] = [
       const path = decodeURIComponent(ctx.params[2] ?? "");
       const ref = ctx.query.get("ref") ?? repo.defaultBranch;
       const bare = join(ctx.gitRoot, repo.owner, `${repo.name}.git`);
-      const entry = path === "" ? null : await contentsEntry(bare, ref, path);
-      if (!entry) {
-        const listing = await contentsListing(bare, ref, path);
-        return listing ? { status: 200, body: listing } : notFound();
-      }
+      const entry = await contentsAt(bare, ref, path);
+      if (!entry) return notFound();
+      if (Array.isArray(entry)) return { status: 200, body: entry };
       if (ctx.accept.includes(".raw") && entry.type === "file") {
         return { status: 200, raw: Buffer.from(entry.content, "base64") };
       }

@@ -3,13 +3,10 @@
  * tree"): `tree_sha` is a tree or commit SHA or a branch or tag name; with `recursive` (any value)
  * every entry below it, else the top level; blobs carry their size; an unknown tree is 404.
  */
-import { execFile } from "node:child_process";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { execInHelper } from "../exec-in-helper.js";
 import type { Route, RouteContext, RouteResult } from "./routes.js";
 import type { StandInRepo } from "./state.js";
-
-const run = promisify(execFile);
 
 interface Helpers {
   withRepo(
@@ -21,7 +18,8 @@ interface Helpers {
 async function getTree(ctx: RouteContext, repo: StandInRepo, helpers: Helpers): Promise<RouteResult> {
   const bare = join(ctx.gitRoot, repo.owner, `${repo.name}.git`);
   const ref = decodeURIComponent(ctx.params[2] ?? "");
-  const git = (...args: string[]) => run("git", args, { cwd: bare, maxBuffer: 64 * 1024 * 1024 });
+  const git = (...args: string[]) =>
+    execInHelper("git", args, { cwd: bare }).then(({ stdout }) => ({ stdout: stdout.toString("utf8") }));
   const sha = await git("rev-parse", "--verify", "--quiet", `${ref}^{tree}`).then(
     ({ stdout }) => stdout.trim(),
     () => null,
