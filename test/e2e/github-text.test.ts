@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixJobId } from "../../src/shared/queue/index.js";
 import { TOKEN_PERMISSIONS } from "../../worker/run/open/installation-auth.js";
 import { liveClosingReferences, liveMentions, liveOutsideUrls } from "../support/github/live-text.js";
 import type { RequestRecord } from "../support/github-server.js";
@@ -28,6 +29,12 @@ describe.runIf(ready)("what the app writes on GitHub, and with which tokens", ()
     // The webhook server is done once the label was answered: later requests are the worker's.
     const from = stack.github.state.requests.length;
     await waitFor("the final status", () => stack.finalStatus(issue), 240_000);
+    // The run's end comes after the status says done (its sandboxes removed, its tokens revoked): the
+    // next test's requests are its own.
+    const job = fixJobId(issue.repoId, issue.number);
+    await waitFor("the job to end", async () =>
+      ["completed", "failed"].includes(await stack.app!.queue.queue.getJobState(job)),
+    );
     const requests = stack.github.state.requests.slice(from).filter((r) => r.token);
     return { issue, requests };
   }
