@@ -160,9 +160,19 @@ interface Beside<T> {
   stop: AbortController;
 }
 
-function startBeside<T>(alongside: AlongsideGate<T>, change: TestedChange, signal?: AbortSignal): Beside<T> {
+function startBeside<T>(
+  alongside: AlongsideGate<T>,
+  change: TestedChange,
+  signal: AbortSignal | undefined,
+  after: Promise<void>,
+): Beside<T> {
   const stop = new AbortController();
-  const work = alongside(change, signal ? AbortSignal.any([stop.signal, signal]) : stop.signal);
+  const both = signal ? AbortSignal.any([stop.signal, signal]) : stop.signal;
+  // Stopped while it waited (the gate failed first): it takes no sandbox.
+  const work = after.then(() => {
+    both.throwIfAborted();
+    return alongside(change, both);
+  });
   work.catch(() => {}); // its taker awaits it; a stopped one is nobody's
   return { tree: change.tree, work, stop };
 }
@@ -193,7 +203,13 @@ const CHANGE_FILE = ".git/agent-fix-change.patch";
 export async function testChange(
   setup: GateSetup,
   change: TestedChange | Promise<TestedChange>,
-  options: { signal?: AbortSignal | undefined; paths?: string[]; prewarmNext?: boolean } = {},
+  options: {
+    signal?: AbortSignal | undefined;
+    paths?: string[];
+    prewarmNext?: boolean;
+    /** Called once the change is in the sandbox, just before the tests run. */
+    onApplied?: () => void;
+  } = {},
 ): Promise<TestRun> {
   const { prepared } = setup;
   const { signal, paths } = options;
@@ -232,7 +248,10 @@ export async function testChange(
       const reports = prepareTestReports(sandbox, signal);
       reports.catch(() => {}); // awaited by runTests, unless the change never comes
       const patch = await patchOf(await known);
-      const first = patch === "" ? undefined : () => apply(sandbox, patch);
+      const first = async () => {
+        if (patch !== "") await apply(sandbox, patch);
+        options.onApplied?.();
+      };
       return runTests(sandbox, limitedTest(setup), signal, first, reports);
     },
     prewarm,
@@ -264,11 +283,17 @@ export function createGate<T = never>(
     // The gate's sandbox is taken, and its test reports prepared, while the change is captured; a change
     // refused or empty releases it untested. Without work beside it, the next attempt (or the proof)
     // gets a sandbox started while this one tests.
+    let appliedNow = () => {};
+    const applied = new Promise<void>((resolve) => {
+      appliedNow = resolve;
+    });
     const judged = verdictOf(
       captured.then((known) => (known.patch === "" ? Promise.reject(new Error("no change")) : known)),
       signal,
       !alongside,
+      appliedNow,
     );
+    void judged.finally(appliedNow).catch(() => {});
     judged.catch(() => {}); // awaited below once the change is known to be tested
     let change: TestedChange;
     try {
@@ -287,8 +312,9 @@ export function createGate<T = never>(
           "The repository's files are the same as the commit you started from: there is no change to test.",
       };
     }
-    // Begun second: the gate, which the agent waits for, took the sandbox started ahead.
-    const beside = alongside ? startBeside(alongside, change, signal) : null;
+    // Begun once the gate's change is in its sandbox: the gate, which the agent waits for, took the
+    // sandbox started ahead and applies its change without the proof's applying beside it.
+    const beside = alongside ? startBeside(alongside, change, signal, applied) : null;
     const verdict = await judged.catch((error: unknown) => {
       beside?.stop.abort();
       throw error;
@@ -307,8 +333,9 @@ export function createGate<T = never>(
     testable: Promise<TestedChange>,
     signal: AbortSignal | undefined,
     prewarmNext: boolean,
+    onApplied: () => void,
   ) => {
-    const run = await testChange(setup, testable, { signal, prewarmNext });
+    const run = await testChange(setup, testable, { signal, prewarmNext, onApplied });
     const change = await testable;
     tested = change;
     lastRun = { change, run };

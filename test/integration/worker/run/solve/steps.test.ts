@@ -2,7 +2,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalSandboxProvider } from "../../../../../sandbox/local.js";
-import type { Sandbox } from "../../../../../src/shared/contracts.js";
+import type { Sandbox, SandboxCreateOptions } from "../../../../../src/shared/contracts.js";
 import { RunSandboxes } from "../../../../../worker/run/prepare/run-sandboxes.js";
 import { runSetup } from "../../../../../worker/run/prepare/setup.js";
 import { prove, proveTests } from "../../../../../worker/run/prove/prove-tests.js";
@@ -169,11 +169,26 @@ describe("the proof of a new test file whose name git quotes", () => {
   });
 });
 
+/** The local driver, noting every command its sandboxes run, in order. */
+class NotedCommands extends LocalSandboxProvider {
+  readonly noted: string[] = [];
+  override async create(options: SandboxCreateOptions): Promise<Sandbox> {
+    const sandbox = await super.create(options);
+    const exec = sandbox.exec.bind(sandbox);
+    sandbox.exec = (command, execOptions) => {
+      this.noted.push(command);
+      return exec(command, execOptions);
+    };
+    return sandbox;
+  }
+}
+
 describe("the proof begun beside the gate", () => {
   let root: string;
   let sandbox: Sandbox;
   let gateSetup: GateSetup;
-  const sandboxes = new RunSandboxes(new LocalSandboxProvider({ warn: () => {} }), { jobId: "beside" });
+  const provider = new NotedCommands({ warn: () => {} });
+  const sandboxes = new RunSandboxes(provider, { jobId: "beside" });
 
   beforeAll(async () => {
     ({ root, gateSetup, sandbox } = await preparedSample(sandboxes, {
@@ -191,6 +206,7 @@ describe("the proof begun beside the gate", () => {
     const signals: AbortSignal[] = [];
     const gate = createGate(gateSetup, sandbox, undefined, (change, signal) => {
       signals.push(signal);
+      provider.noted.push("(the proof begins)");
       return proveTests(gateSetup, change, undefined, signal);
     });
     await sandbox.writeFile("patch.diff", NEW_TEST);
@@ -204,6 +220,13 @@ describe("the proof begun beside the gate", () => {
     expect((await gate.gate("")).passed).toBe(true);
     const change = gate.lastTested()!;
     expect(signals[1]?.aborted).toBe(false);
+    // The proof began once the gate's change was in the gate's sandbox, not beside its applying.
+    const applies = provider.noted.flatMap((command, i) =>
+      command.startsWith("git apply --binary") ? [i] : [],
+    );
+    const begins = provider.noted.flatMap((command, i) => (command === "(the proof begins)" ? [i] : []));
+    expect(begins).toHaveLength(2);
+    expect(applies[0]).toBeLessThan(begins[0]!);
     const begun = gate.alongsideOf(change);
     expect(begun).not.toBeNull();
     const proved = await prove(gateSetup, change, undefined, new AbortController().signal, begun);
