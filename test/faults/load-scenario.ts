@@ -143,6 +143,10 @@ export async function runLoad(plan: LoadPlan): Promise<LoadFigures> {
       Array.from({ length: plan.workers }, () => startWorkerProcess(stack, plan.concurrency, events)),
     );
     const started = Date.now();
+    // Labelled while the queue is paused, so "at once" holds however fast a run is: a trivial run
+    // could otherwise end, and its installation's next run start, before the last label arrives.
+    const queue = stack.app!.queue.queue;
+    await queue.pause();
     await Promise.all(
       issues
         .slice(0, -1)
@@ -150,6 +154,7 @@ export async function runLoad(plan: LoadPlan): Promise<LoadFigures> {
         .map((issue) => stack.label(issue)),
     );
     await Promise.all(issues.at(-1)!.map((issue) => stack.label(issue)));
+    await queue.resume();
     const all = issues.flat();
     await waitFor("every run to end", () => all.every((issue) => stack.finalStatus(issue)), 1_800_000, 500);
     // The status is final before the run's cleanup: its job completes a moment later.
