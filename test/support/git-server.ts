@@ -185,7 +185,8 @@ async function serveCgi(
   res.writeHead(status, headers).end(before ? withGitHubReasons(answer) : answer);
 }
 
-const OBJECT_ID = /^[0-9a-f]{40}$/;
+/** A whole object id, as git prints one. */
+export const OBJECT_ID = /^[0-9a-f]{40}$/;
 
 /**
  * The refs of a bare repository, name -> object, sorted by name: what `git for-each-ref

@@ -5,7 +5,9 @@
  * directory (the root too: an empty path) answers the array of its entries, without content.
  */
 import { posix } from "node:path";
+import { BoundedMap } from "../bounded-map.js";
 import { execInHelper } from "../exec-in-helper.js";
+import { OBJECT_ID } from "../git-server.js";
 import { resolveCommit } from "./git-history.js";
 
 type ContentsEntry =
@@ -41,8 +43,7 @@ interface Tree {
  * of the same commit (the config, CODEOWNERS where GitHub looks for it, the devcontainer, the PR
  * template, mostly absent), which were a process or three each. Bounded: a few runs' commits.
  */
-const trees = new Map<string, Tree>();
-const KEPT_TREES = 50;
+const trees = new BoundedMap<string, Tree>(50);
 
 /** The tree of `commit` (an object id), or undefined when the repository has no such commit. */
 async function treeOf(bare: string, commit: string): Promise<Tree | undefined> {
@@ -65,7 +66,6 @@ async function treeOf(bare: string, commit: string): Promise<Tree | undefined> {
       return { path, mode, type: type as TreeEntry["type"], sha, size: size === "-" ? 0 : Number(size) };
     });
   const tree = { entries, byPath: new Map(entries.map((entry) => [entry.path, entry])) };
-  if (trees.size >= KEPT_TREES) trees.delete(trees.keys().next().value ?? "");
   trees.set(key, tree);
   return tree;
 }
@@ -141,8 +141,7 @@ type Contents = ContentsEntry | ListingEntry[] | null;
  * on each request, so a branch that moves is read again. Bounded, so that a vitest worker that runs many
  * files keeps little of it.
  */
-const answers = new Map<string, Contents>();
-const KEPT_ANSWERS = 2_000;
+const answers = new BoundedMap<string, Contents>(2_000);
 
 /**
  * The contents at `path` on `ref` (a branch, tag or commit) of the bare repository: the file (or
@@ -150,7 +149,7 @@ const KEPT_ANSWERS = 2_000;
  * is neither or `ref` names no commit.
  */
 export async function contentsAt(bare: string, ref: string, path: string): Promise<Contents> {
-  const commit = /^[0-9a-f]{40}$/.test(ref) ? ref : await resolveCommit(bare, ref);
+  const commit = OBJECT_ID.test(ref) ? ref : await resolveCommit(bare, ref);
   if (!commit) return null;
   const key = `${bare}\0${commit}\0${path}`;
   const known = answers.get(key);
@@ -164,7 +163,6 @@ export async function contentsAt(bare: string, ref: string, path: string): Promi
   if (dir === "" || entry?.type === "tree") answer = listing(tree, dir);
   // A file's path with a slash after it names a directory, and there is none.
   else if (entry?.type === "blob" && dir === path) answer = await blobEntry(bare, tree, entry);
-  if (answers.size >= KEPT_ANSWERS) answers.delete(answers.keys().next().value ?? "");
   answers.set(key, answer);
   return structuredClone(answer);
 }

@@ -6,8 +6,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { BoundedMap } from "../bounded-map.js";
 import { execInHelper } from "../exec-in-helper.js";
-import { branchCommit } from "../git-server.js";
+import { branchCommit, OBJECT_ID } from "../git-server.js";
 
 /** git in the stand-in's bare repository `cwd`: its stdout as text. */
 const run = (file: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) =>
@@ -55,8 +56,6 @@ async function log(bare: string, ...args: string[]): Promise<GitCommit[]> {
     .map(parse);
 }
 
-const OBJECT_ID = /^[0-9a-f]{40}$/;
-
 /**
  * What git answered about objects of a repository, by the object ids asked about: a commit, a merge
  * base or a merge's tree never changes once its objects exist, and a pull request's mergeability, a
@@ -65,8 +64,7 @@ const OBJECT_ID = /^[0-9a-f]{40}$/;
  * name (a branch moves), and only those git gave (an object id that names nothing now may be pushed
  * later). Bounded, so that a vitest worker that runs many files keeps little of it.
  */
-const known = new Map<string, unknown>();
-const KEPT = 2_000;
+const known = new BoundedMap<string, unknown>(2_000);
 
 async function byObjectIds<T>(
   bare: string,
@@ -79,10 +77,7 @@ async function byObjectIds<T>(
   const key = [bare, what, ...ids].join("\0");
   if (known.has(key)) return known.get(key) as T;
   const answer = await ask();
-  if (keep(answer)) {
-    if (known.size >= KEPT) known.delete(known.keys().next().value ?? "");
-    known.set(key, answer);
-  }
+  if (keep(answer)) known.set(key, answer);
   return answer;
 }
 
