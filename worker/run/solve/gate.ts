@@ -194,6 +194,9 @@ export async function captureChange(setup: GateSetup, workspace: Sandbox): Promi
 
 const CHANGE_FILE = ".git/agent-fix-change.patch";
 
+/** The sandboxes a submission takes when its proof runs beside its gate: the gate's and the proof's. */
+export const SUBMISSION_SANDBOXES = 2;
+
 /**
  * The tests in a sandbox started from the prepared tree, with the part of `change` under `paths` (all
  * of it by default) applied first: nothing the agent left anywhere can act on this run. The change (or
@@ -324,7 +327,7 @@ export function createGate<T = never>(
       beside.stop.abort();
       // The sandboxes the attempt held are gone: the next attempt's (and its proof's) start now, while
       // the agent reads.
-      setup.sandboxes.prewarm(setup.prepared.dir, 2);
+      setup.sandboxes.prewarm(setup.prepared.dir, SUBMISSION_SANDBOXES);
     }
     return verdict;
   };

@@ -10,6 +10,7 @@ import type { Task } from "../open/task.js";
 import { reuseNote } from "../prepare/prepare.js";
 import type { PreparedTree } from "../prepare/prepare-tree.js";
 import type { RunSandboxes } from "../prepare/run-sandboxes.js";
+import { SUBMISSION_SANDBOXES } from "../solve/gate.js";
 import { type Baseline, startBaselineAlongside } from "./baseline-alongside.js";
 import { baselineTestsUsable } from "./per-test-verdict.js";
 import { classifyTestFailure } from "./test-failure-class.js";
@@ -30,7 +31,7 @@ export function startBaseline(
     test: { command: config.testCommand, timeoutMs: config.testTimeoutMs },
     signal: run.signal,
     // The first gate's sandbox and its proof's, ready when the agent submits.
-    spares: 2,
+    spares: SUBMISSION_SANDBOXES,
     stopsRun: (baseline) => {
       // A rebase round's tree holds git's conflict markers until the agent resolves them: failing tests
       // before are expected there, and the gate still wants the tests to pass on the resolved merge.
