@@ -149,9 +149,9 @@ describe("clone, commit and push on the host", () => {
       (e: unknown) => e,
     );
     expect(forbidden).toMatchObject({ code: "forbidden_path" });
-    expect(String((forbidden as Error).message)).toContain(".github/workflows/ci.yml");
+    expect((forbidden as Error).message).toContain(".github/workflows/ci.yml");
     // A tree whose objects are elsewhere: git refuses, and the push step commits as usual.
-    const elsewhere = await commitAhead({ ...base, tree: "0".repeat(39) + "1", forbiddenPaths: [] }).catch(
+    const elsewhere = await commitAhead({ ...base, tree: `${"0".repeat(39)}1`, forbiddenPaths: [] }).catch(
       (e: unknown) => e,
     );
     expect(String(elsewhere)).toMatch(/git diff-tree failed/);
